@@ -1,0 +1,20 @@
+#!/bin/bash
+#
+# Configure and build mlx5_umr in BUILD_DIR (default: ./build) with -Werror.
+# Extra arguments go to configure.
+#
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build}
+
+cd "$top"
+[ -x configure ] && [ configure -nt configure.ac ] || ./autogen.sh >/dev/null
+mkdir -p "$build"
+cd "$build"
+if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
+    "$top/configure" --enable-werror --with-ucx-src="$top/ucx-src/ucx-$(ucx_info -v | sed -n 's/^# Version //p')" "$@" >configure.out ||
+        { tail -20 configure.out; exit 1; }
+    sed -n '/mlx5_umr .* configured:/,$p' configure.out
+fi
+make -j"$(nproc)" >make.out 2>&1 || { tail -40 make.out; exit 1; }
+echo "build: ok ($build)"

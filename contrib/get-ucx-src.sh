@@ -1,0 +1,72 @@
+#!/bin/bash
+#
+# Provide UCX's internal headers for the installed UCX.
+#
+# mlx5_umr derives from UCX's internal classes (uct_base_iface_t, ...), whose
+# headers Debian does not ship. This script puts the source tree of exactly
+# the installed UCX version into DEST and writes the installed build's
+# config.h (from `ucx_info -b`) into DEST/include-config/config.h.
+#
+# Usage: contrib/get-ucx-src.sh [--from TARBALL|DIR] [DEST]
+#   DEST defaults to ./ucx-src. Prints the source directory on success.
+#   --from  use a source tarball or an unpacked tree instead of apt.
+#
+set -eu
+
+from=""
+if [ "${1:-}" = "--from" ]; then
+    from=$2
+    shift 2
+fi
+dest=$(realpath -m "${1:-ucx-src}")
+
+die() { echo "get-ucx-src: $*" >&2; exit 1; }
+
+command -v ucx_info >/dev/null || die "ucx_info not found: install ucx-utils (Debian) or put UCX's bin on PATH"
+version=$(ucx_info -v | sed -n 's/^# Version \([0-9.]*\).*/\1/p')
+[ -n "$version" ] || die "cannot read the UCX version from 'ucx_info -v'"
+
+srcdir="$dest/ucx-$version"
+mkdir -p "$dest"
+
+if [ -f "$srcdir/src/uct/base/uct_iface.h" ]; then
+    : # already there
+elif [ -n "$from" ]; then
+    if [ -d "$from" ]; then
+        cp -a "$from/." "$srcdir/"
+    else
+        mkdir -p "$srcdir"
+        tar -xf "$from" -C "$srcdir" --strip-components=1
+    fi
+elif command -v apt-get >/dev/null; then
+    # Debian: enable deb-src for the main archive if it is missing.
+    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/*.sources &&
+       ! grep -qs '^deb-src' /etc/apt/sources.list; then
+        src=/etc/apt/sources.list.d/debian.sources
+        [ -w "$src" ] || die "no deb-src entry and cannot edit $src (run as root, or use --from)"
+        # Only the first stanza (the main archive) gets deb-src.
+        sed -i '0,/^Types: deb$/s//Types: deb deb-src/' "$src"
+        apt-get update -qq
+    fi
+    command -v dpkg-source >/dev/null || die "dpkg-dev is needed for 'apt-get source'"
+    pkgver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
+    [ -n "$pkgver" ] || pkgver="$version-1"
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"   # apt drops to user _apt for the download
+    (cd "$tmp" && apt-get source -qq "ucx=$pkgver" >/dev/null) ||
+        die "'apt-get source ucx=$pkgver' failed"
+    rm -rf "$srcdir"
+    mv "$tmp/ucx-$version" "$srcdir"
+    rm -rf "$tmp"
+else
+    die "no UCX $version source: pass --from TARBALL|DIR"
+fi
+
+# The source must match the installed library version.
+srcver=$(sed -n 's/^define(\[ucx_ver_major\], \([0-9]*\)).*/\1/p;s/^define(\[ucx_ver_minor\], \([0-9]*\)).*/\1/p;s/^define(\[ucx_ver_patch\], \([0-9]*\)).*/\1/p' \
+         "$srcdir/configure.ac" | paste -sd.)
+[ "$srcver" = "$version" ] || die "source tree is UCX $srcver but the installed UCX is $version"
+
+mkdir -p "$srcdir/include-config"
+ucx_info -b > "$srcdir/include-config/config.h"
+echo "$srcdir"

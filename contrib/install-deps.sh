@@ -1,0 +1,34 @@
+#!/bin/bash
+#
+# Install what building and testing mlx5_umr needs on Debian 12, then fetch
+# UCX's source headers for the installed UCX (contrib/get-ucx-src.sh).
+# Idempotent; needs root (or sudo) only when something is missing.
+#
+set -eu
+cd "$(dirname "$0")/.."
+
+packages=(
+    build-essential autoconf automake libtool pkg-config dpkg-dev
+    libucx-dev ucx-utils                  # UCX 1.13.1
+    libibverbs-dev ibverbs-providers      # rdma-core 44: mlx5dv.h, libmlx5
+    libopenmpi-dev openmpi-bin            # MPI benchmarks and tests
+    googletest libgtest-dev               # make check
+    clang                                 # make fuzz (libFuzzer)
+    valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    echo "install-deps: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+contrib/get-ucx-src.sh ucx-src >/dev/null
+echo "install-deps: ok (UCX $(ucx_info -v | sed -n 's/^# Version //p'), sources in ucx-src/)"

@@ -1,0 +1,30 @@
+#!/bin/bash
+#
+# Sum up GoogleTest results over the logs of 'make check' and print one line:
+#   tests: N passed, N failed, N skipped
+# A test program that crashed before printing its summary counts as failed.
+#
+set -u
+dir=${1:-build/test/gtest}
+passed=0 failed=0 skipped=0
+
+for trs in "$dir"/*.trs; do
+    [ -e "$trs" ] || continue
+    log=${trs%.trs}.log
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$log" | tail -1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?,.*/\1/p;s/^\[  FAILED  \] \([0-9]*\) tests\?\.$/\1/p' "$log" | tail -1)
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?,.*/\1/p' "$log" | tail -1)
+    passed=$((passed + ${p:-0}))
+    skipped=$((skipped + ${s:-0}))
+    if [ -n "$f" ]; then
+        failed=$((failed + f))
+    elif ! grep -q '^:test-result: PASS' "$trs"; then
+        echo "$(basename "${trs%.trs}"): exited without a test summary" >&2
+        failed=$((failed + 1))
+    fi
+    # Name the skipped tests: a skip is never a pass.
+    sed -n 's/^\[  SKIPPED \] \([a-zA-Z].*\)/  skipped: \1/p' "$log" | sort -u
+done
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

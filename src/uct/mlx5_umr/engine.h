@@ -1,0 +1,225 @@
+/**
+ * mlx5_umr engine: the narrow, verbs-shaped interface the transport runs on.
+ *
+ * Two backends implement it:
+ *  - mlx5 (engine_mlx5.c): rdma-core 44, DEVX, UMR through the extended QP API.
+ *  - sw   (engine_sw.c):   software emulation across processes of one host
+ *                          through cross-memory attach; enforces the NIC's
+ *                          contract so the layers above are tested for real.
+ *
+ * Semantics both backends follow (those of an mlx5 RC QP):
+ *  - Memory regions (mr) are addressed by virtual address. Indirect keys
+ *    (mkey) are zero-based: addresses through them are byte offsets.
+ *  - A 32-bit key is (index << 8 | tag). Every UMR post rotates the tag of
+ *    the mkey (mkey->lkey/rkey change), so remote keys packed before a
+ *    reconfiguration fail with a remote access error instead of aliasing.
+ *  - Work requests on one QP execute in order; a UMR is fenced against the
+ *    WRs that follow it on the same QP. Work only progresses and completes
+ *    through cq_poll: never inside a post call.
+ *  - Completions are generated for SIGNALED WRs and for every failed WR.
+ *    After a failure the QP is in error state and every later WR on it
+ *    completes with UMR_ENG_WC_WR_FLUSH_ERR.
+ *  - A QP has sq_size slots. A slot is taken at post and freed when the
+ *    completion of that WR, or of a later signaled WR of the same QP, is
+ *    polled. Posting with no free slot returns UCS_ERR_NO_RESOURCE.
+ *  - Limits are enforced at post: a descriptor that breaks a hardware limit
+ *    (entries per UMR, 16-bit fields, SGEs per RDMA, message size) is
+ *    refused with UCS_ERR_EXCEEDS_LIMIT/UCS_ERR_INVALID_PARAM before the
+ *    NIC could see it; nothing is posted in that case.
+ */
+#ifndef UMR_ENGINE_H_
+#define UMR_ENGINE_H_
+
+#include <ucs/type/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UMR_ENG_NAME_MAX      32
+#define UMR_ENG_ADDR_MAX      64   /* max size of a device or QP address */
+
+/* Access flags: values equal to IBV_ACCESS_* on purpose. */
+enum {
+    UMR_ENG_ACCESS_LOCAL_WRITE   = 1u << 0,
+    UMR_ENG_ACCESS_REMOTE_WRITE  = 1u << 1,
+    UMR_ENG_ACCESS_REMOTE_READ   = 1u << 2,
+    UMR_ENG_ACCESS_REMOTE_ATOMIC = 1u << 3
+};
+
+/* Work request flags */
+enum {
+    UMR_ENG_WR_SIGNALED = 1u << 0,
+    UMR_ENG_WR_FENCE    = 1u << 1   /* wait for prior RDMA reads */
+};
+
+typedef enum {
+    UMR_ENG_OP_RDMA_WRITE,
+    UMR_ENG_OP_RDMA_READ,
+    UMR_ENG_OP_UMR,
+    UMR_ENG_OP_LOCAL_INV
+} umr_eng_opcode_t;
+
+typedef enum {
+    UMR_ENG_WC_SUCCESS,
+    UMR_ENG_WC_LOC_LEN_ERR,      /* local length/limit violation */
+    UMR_ENG_WC_LOC_PROT_ERR,     /* bad lkey, access or bounds (local) */
+    UMR_ENG_WC_REM_ACCESS_ERR,   /* bad rkey, tag, access or bounds (remote) */
+    UMR_ENG_WC_REM_OP_ERR,       /* remote operation failed */
+    UMR_ENG_WC_RETRY_EXC_ERR,    /* peer unreachable / gone */
+    UMR_ENG_WC_WR_FLUSH_ERR,     /* flushed: QP already in error */
+    UMR_ENG_WC_MW_BIND_ERR,      /* UMR could not be applied */
+    UMR_ENG_WC_GENERAL_ERR
+} umr_eng_wc_status_t;
+
+/* Mirrors struct ibv_sge. */
+typedef struct umr_eng_sge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} umr_eng_sge_t;
+
+/* Mirrors struct mlx5dv_mr_interleaved. */
+typedef struct umr_eng_interleaved {
+    uint64_t addr;
+    uint32_t bytes_count;
+    uint32_t bytes_skip;
+    uint32_t lkey;
+} umr_eng_interleaved_t;
+
+typedef struct umr_eng_dev  umr_eng_dev_t;
+typedef struct umr_eng_cq   umr_eng_cq_t;
+typedef struct umr_eng_qp   umr_eng_qp_t;
+
+/* Registered contiguous memory. Backends embed this as the first member. */
+typedef struct umr_eng_mr {
+    void     *addr;
+    size_t   length;
+    uint32_t lkey;
+    uint32_t rkey;
+} umr_eng_mr_t;
+
+/* Indirect (UMR) key. Backends embed this as the first member. */
+typedef struct umr_eng_mkey {
+    uint32_t lkey;          /* current key, tag included */
+    uint32_t rkey;          /* equal to lkey on both backends */
+    uint32_t max_entries;   /* as created */
+} umr_eng_mkey_t;
+
+typedef struct umr_eng_caps {
+    char     name[UMR_ENG_NAME_MAX];  /* device name, e.g. "mlx5_0", "sw" */
+    uint32_t max_interleaved;   /* entries per UMR interleaved (inline) */
+    uint32_t max_list;          /* entries per UMR list (inline) */
+    uint32_t max_bytes_count;   /* 16-bit field limit */
+    uint32_t max_stride;        /* bytes_count + bytes_skip limit */
+    uint32_t max_sge;           /* SGEs per RDMA write/read */
+    uint32_t max_qp_wr;         /* largest sq_size */
+    uint32_t max_mkeys;         /* indirect keys the device can hold */
+    uint64_t max_msg;           /* largest RDMA message */
+    uint64_t max_mr_size;
+    unsigned num_ports;
+    size_t   dev_addr_len;      /* <= UMR_ENG_ADDR_MAX */
+    size_t   qp_addr_len;       /* <= UMR_ENG_ADDR_MAX */
+    double   latency;           /* seconds, for iface performance estimates */
+    double   bandwidth;         /* bytes/second */
+} umr_eng_caps_t;
+
+typedef struct umr_eng_dev_params {
+    unsigned port;              /* 1-based; 0 = first active port */
+    int      gid_index;         /* RoCE GID index; -1 = auto */
+    size_t   sw_max_keys;       /* sw: key table capacity */
+    double   sw_span_density;   /* sw: read whole span when the layout
+                                   covers at least this fraction of it */
+} umr_eng_dev_params_t;
+
+typedef struct umr_eng_qp_params {
+    unsigned sq_size;           /* send queue slots */
+    unsigned max_sge;           /* SGEs per RDMA WR */
+    unsigned max_umr_entries;   /* sizes the inline UMR WQE */
+} umr_eng_qp_params_t;
+
+typedef struct umr_eng_wc {
+    uint64_t            wr_id;
+    umr_eng_opcode_t    opcode;
+    umr_eng_wc_status_t status;
+    umr_eng_qp_t        *qp;
+} umr_eng_wc_t;
+
+typedef struct umr_eng_ops {
+    const char *name;           /* "mlx5" or "sw" */
+
+    /* Names of the devices this backend can open, NUL-separated into
+     * names[max][UMR_ENG_NAME_MAX]. No device: *num_p = 0, UCS_OK. */
+    ucs_status_t (*query_devices)(char (*names)[UMR_ENG_NAME_MAX],
+                                  unsigned max, unsigned *num_p);
+
+    ucs_status_t (*dev_open)(const char *name,
+                             const umr_eng_dev_params_t *params,
+                             umr_eng_dev_t **dev_p);
+    void         (*dev_close)(umr_eng_dev_t *dev);
+    void         (*dev_query)(umr_eng_dev_t *dev, umr_eng_caps_t *caps);
+    /* Device address: what a peer needs to judge reachability. */
+    void         (*dev_get_addr)(umr_eng_dev_t *dev, void *addr);
+    int          (*dev_is_reachable)(umr_eng_dev_t *dev,
+                                     const void *remote_dev_addr);
+
+    ucs_status_t (*mr_reg)(umr_eng_dev_t *dev, void *addr, size_t length,
+                           unsigned access, umr_eng_mr_t **mr_p);
+    ucs_status_t (*mr_dereg)(umr_eng_dev_t *dev, umr_eng_mr_t *mr);
+
+    ucs_status_t (*mkey_create)(umr_eng_dev_t *dev, uint32_t max_entries,
+                                umr_eng_mkey_t **mkey_p);
+    ucs_status_t (*mkey_destroy)(umr_eng_dev_t *dev, umr_eng_mkey_t *mkey);
+
+    ucs_status_t (*cq_create)(umr_eng_dev_t *dev, unsigned size,
+                              umr_eng_cq_t **cq_p);
+    void         (*cq_destroy)(umr_eng_cq_t *cq);
+    /* Returns the number of completions written (>= 0), or a negative
+     * ucs_status_t on a fatal CQ error. Drives the sw backend's work. */
+    int          (*cq_poll)(umr_eng_cq_t *cq, umr_eng_wc_t *wcs, int max);
+
+    ucs_status_t (*qp_create)(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
+                              const umr_eng_qp_params_t *params,
+                              umr_eng_qp_t **qp_p);
+    void         (*qp_destroy)(umr_eng_qp_t *qp);
+    void         (*qp_get_addr)(umr_eng_qp_t *qp, void *addr);
+    ucs_status_t (*qp_connect)(umr_eng_qp_t *qp, const void *remote_dev_addr,
+                               const void *remote_qp_addr);
+
+    ucs_status_t (*post_umr_interleaved)(umr_eng_qp_t *qp,
+                                         umr_eng_mkey_t *mkey,
+                                         unsigned access, uint32_t repeat,
+                                         unsigned num_entries,
+                                         const umr_eng_interleaved_t *entries,
+                                         uint64_t wr_id, unsigned flags);
+    ucs_status_t (*post_umr_list)(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
+                                  unsigned access, unsigned num_sge,
+                                  const umr_eng_sge_t *sge,
+                                  uint64_t wr_id, unsigned flags);
+    ucs_status_t (*post_local_inv)(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
+                                   uint64_t wr_id, unsigned flags);
+    /* opcode is UMR_ENG_OP_RDMA_WRITE or UMR_ENG_OP_RDMA_READ. */
+    ucs_status_t (*post_rdma)(umr_eng_qp_t *qp, umr_eng_opcode_t opcode,
+                              const umr_eng_sge_t *sge, unsigned num_sge,
+                              uint64_t remote_addr, uint32_t rkey,
+                              uint64_t wr_id, unsigned flags);
+} umr_eng_ops_t;
+
+extern const umr_eng_ops_t umr_eng_sw_ops;
+extern const umr_eng_ops_t umr_eng_mlx5_ops;   /* only when built with rdma-core */
+
+/* Backend by name ("mlx5", "sw"); NULL if not built in. */
+const umr_eng_ops_t *umr_eng_find(const char *name);
+
+/* Human-readable status and its UCS mapping. */
+const char   *umr_eng_wc_status_str(umr_eng_wc_status_t status);
+ucs_status_t umr_eng_wc_status_to_ucs(umr_eng_wc_status_t status);
+const char   *umr_eng_opcode_str(umr_eng_opcode_t opcode);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
