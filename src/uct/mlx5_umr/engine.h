@@ -10,9 +10,12 @@
  * Semantics both backends follow (those of an mlx5 RC QP):
  *  - Memory regions (mr) are addressed by virtual address. Indirect keys
  *    (mkey) are zero-based: addresses through them are byte offsets.
- *  - A 32-bit key is (index << 8 | tag). Every UMR post rotates the tag of
+ *  - A 32-bit key is (index << 8 | tag). Every UMR post changes the key of
  *    the mkey (mkey->lkey/rkey change), so remote keys packed before a
- *    reconfiguration fail with a remote access error instead of aliasing.
+ *    reconfiguration fail with a remote access error instead of aliasing
+ *    (sw: rotates the tag; mlx5: rdma-core 44 cannot rotate the tag, so it
+ *    moves to the next of a ring of hardware mkeys - see engine_mlx5.h; an
+ *    old key fails once the transport has invalidated it, as it must).
  *  - Work requests on one QP execute in order; a UMR is fenced against the
  *    WRs that follow it on the same QP. Work only progresses and completes
  *    through cq_poll: never inside a post call.

@@ -1,0 +1,200 @@
+/**
+ * mlx5_umr engine, mlx5 backend (rdma-core 44): internal objects.
+ *
+ * Included by engine_mlx5*.c and by the wrap tests, which inspect what the
+ * backend built. Nothing above the engine includes it.
+ *
+ * Key rotation. engine.h asks that every UMR post changes the key, so a
+ * remote key packed before a reconfiguration fails instead of aliasing the
+ * new layout. rdma-core 44 does not let the caller rotate the tag byte of
+ * an indirect mkey: mlx5dv_wr_mr_interleaved/list write (lkey & 0xff) into
+ * the mkey context segment but leave MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY out of
+ * the UMR mask, so the NIC keeps the variant the mkey was created with, and
+ * a caller-modified mkey->lkey would only make the WQE name a key that does
+ * not exist (providers/mlx5/qp.c, mlx5_send_wr_mr / mkey_configure).
+ * Instead, one engine mkey is a ring of UMR_ENG_MLX5_MKEY_RING hardware
+ * mkeys: each UMR configures the next ring member, so lkey/rkey change on
+ * every post. The transport invalidates (LOCAL_INV) a key before it
+ * reconfigures it, so a stale key then fails with a remote access error;
+ * it could alias again only after the ring wrapped, i.e. after
+ * UMR_ENG_MLX5_MKEY_RING reconfigurations of the same engine mkey - the
+ * same kind of bound that an 8-bit tag has (256). A raw UMR WQE
+ * (mlx5dv_wr_raw_wqe) with the MKEY mask bit set would rotate the real tag;
+ * it is not used because it cannot be validated without a device.
+ */
+#ifndef UMR_ENGINE_MLX5_H_
+#define UMR_ENGINE_MLX5_H_
+
+#include "engine.h"
+
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+#include <ucs/sys/compiler_def.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hardware mkeys behind one engine mkey (see "Key rotation" above). */
+#define UMR_ENG_MLX5_MKEY_RING        8
+
+/* Inline UMR entries a QP is sized for: a 1 KiB WQE (DESIGN.md). */
+#define UMR_ENG_MLX5_MAX_UMR_ENTRIES  51
+
+/* 16-bit bytes_count and stride (bytes_count + bytes_skip) fields. */
+#define UMR_ENG_MLX5_MAX_BYTES_COUNT  UINT16_MAX
+#define UMR_ENG_MLX5_MAX_STRIDE       UINT16_MAX
+
+/* rdma-core 44 sums list lengths in an int and the interleaved length as
+ * (int)sum(bytes_count) * (uint32_t)repeat, in 32 bits. */
+#define UMR_ENG_MLX5_MAX_LIST_BYTES   ((uint64_t)INT32_MAX)
+#define UMR_ENG_MLX5_MAX_ILV_BYTES    ((uint64_t)UINT32_MAX)
+
+#define UMR_ENG_MLX5_ACCESS_MASK \
+    (UMR_ENG_ACCESS_LOCAL_WRITE | UMR_ENG_ACCESS_REMOTE_WRITE | \
+     UMR_ENG_ACCESS_REMOTE_READ | UMR_ENG_ACCESS_REMOTE_ATOMIC)
+
+/* Inline data that makes room for `n` UMR entries:
+ * interleaved n <= (inl + 4) / 16 - 1, list n <= (inl + 4) / 16. */
+#define UMR_ENG_MLX5_INLINE_FOR(_n)   (16u * ((_n) + 1u) - 4u)
+
+/* What a peer needs to judge reachability and build an address vector. */
+typedef struct UCS_S_PACKED umr_eng_mlx5_dev_addr {
+    uint8_t  link_layer;        /* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
+    uint8_t  port_num;
+    uint16_t lid;               /* IB only */
+    uint8_t  gid[16];           /* IB: port GID 0; RoCE: GID at gid_index */
+} umr_eng_mlx5_dev_addr_t;
+
+typedef struct UCS_S_PACKED umr_eng_mlx5_qp_addr {
+    uint32_t qp_num;
+    uint8_t  mtu;               /* enum ibv_mtu */
+} umr_eng_mlx5_qp_addr_t;
+
+typedef struct umr_eng_mlx5_dev {
+    struct ibv_context  *ctx;
+    struct ibv_pd       *pd;
+    uint8_t             port_num;
+    uint8_t             link_layer;
+    uint16_t            lid;
+    int                 gid_index;
+    union ibv_gid       gid;
+    enum ibv_mtu        active_mtu;
+    uint8_t             max_rd_atomic;      /* initiator depth */
+    uint8_t             max_dest_rd_atomic; /* responder depth */
+    umr_eng_caps_t      caps;
+} umr_eng_mlx5_dev_t;
+
+typedef struct umr_eng_mlx5_mr {
+    umr_eng_mr_t        super;
+    struct ibv_mr       *mr;
+} umr_eng_mlx5_mr_t;
+
+typedef struct umr_eng_mlx5_mkey {
+    umr_eng_mkey_t      super;
+    unsigned            cur;                /* ring member in use */
+    struct mlx5dv_mkey  *ring[UMR_ENG_MLX5_MKEY_RING];
+} umr_eng_mlx5_mkey_t;
+
+typedef struct umr_eng_mlx5_cq {
+    umr_eng_mlx5_dev_t  *dev;
+    struct ibv_cq_ex    *cq;
+} umr_eng_mlx5_cq_t;
+
+typedef struct umr_eng_mlx5_qp umr_eng_mlx5_qp_t;
+
+/* One send queue slot. The verbs wr_id of a WR is the address of its slot,
+ * which gives back the QP, the caller's wr_id and the opcode (error
+ * completions carry no valid opcode). */
+typedef struct umr_eng_mlx5_wr {
+    umr_eng_mlx5_qp_t   *qp;
+    uint64_t            seq;
+    uint64_t            wr_id;
+    umr_eng_opcode_t    opcode;
+} umr_eng_mlx5_wr_t;
+
+struct umr_eng_mlx5_qp {
+    umr_eng_mlx5_dev_t  *dev;
+    umr_eng_mlx5_cq_t   *cq;
+    struct ibv_qp       *qp;
+    struct ibv_qp_ex    *qpx;
+    struct mlx5dv_qp_ex *mqpx;
+    int                 connected;
+    unsigned            sq_size;
+    unsigned            max_sge;
+    uint32_t            max_inline_data;    /* as read back after create */
+    uint32_t            max_interleaved;
+    uint32_t            max_list;
+    uint64_t            sq_head;            /* WRs posted */
+    uint64_t            sq_tail;            /* WRs whose slot was freed */
+    umr_eng_mlx5_wr_t   *wrs;               /* sq_size slots */
+};
+
+/* engine_mlx5_dev.c */
+ucs_status_t umr_eng_mlx5_query_devices(char (*names)[UMR_ENG_NAME_MAX],
+                                        unsigned max, unsigned *num_p);
+ucs_status_t umr_eng_mlx5_dev_open(const char *name,
+                                   const umr_eng_dev_params_t *params,
+                                   umr_eng_dev_t **dev_p);
+void         umr_eng_mlx5_dev_close(umr_eng_dev_t *dev);
+void         umr_eng_mlx5_dev_query(umr_eng_dev_t *dev, umr_eng_caps_t *caps);
+void         umr_eng_mlx5_dev_get_addr(umr_eng_dev_t *dev, void *addr);
+int          umr_eng_mlx5_dev_is_reachable(umr_eng_dev_t *dev,
+                                           const void *remote_dev_addr);
+
+/* engine_mlx5_mem.c */
+ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *dev, void *addr,
+                                 size_t length, unsigned access,
+                                 umr_eng_mr_t **mr_p);
+ucs_status_t umr_eng_mlx5_mr_dereg(umr_eng_dev_t *dev, umr_eng_mr_t *mr);
+ucs_status_t umr_eng_mlx5_mkey_create(umr_eng_dev_t *dev,
+                                      uint32_t max_entries,
+                                      umr_eng_mkey_t **mkey_p);
+ucs_status_t umr_eng_mlx5_mkey_destroy(umr_eng_dev_t *dev,
+                                       umr_eng_mkey_t *mkey);
+
+/* engine_mlx5_qp.c */
+ucs_status_t umr_eng_mlx5_cq_create(umr_eng_dev_t *dev, unsigned size,
+                                    umr_eng_cq_t **cq_p);
+void         umr_eng_mlx5_cq_destroy(umr_eng_cq_t *cq);
+ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
+                                    const umr_eng_qp_params_t *params,
+                                    umr_eng_qp_t **qp_p);
+void         umr_eng_mlx5_qp_destroy(umr_eng_qp_t *qp);
+void         umr_eng_mlx5_qp_get_addr(umr_eng_qp_t *qp, void *addr);
+ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *qp,
+                                     const void *remote_dev_addr,
+                                     const void *remote_qp_addr);
+
+/* engine_mlx5_post.c */
+int          umr_eng_mlx5_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs,
+                                  int max);
+ucs_status_t umr_eng_mlx5_post_umr_interleaved(
+        umr_eng_qp_t *qp, umr_eng_mkey_t *mkey, unsigned access,
+        uint32_t repeat, unsigned num_entries,
+        const umr_eng_interleaved_t *entries, uint64_t wr_id, unsigned flags);
+ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *qp,
+                                        umr_eng_mkey_t *mkey,
+                                        unsigned access, unsigned num_sge,
+                                        const umr_eng_sge_t *sge,
+                                        uint64_t wr_id, unsigned flags);
+ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *qp,
+                                         umr_eng_mkey_t *mkey,
+                                         uint64_t wr_id, unsigned flags);
+ucs_status_t umr_eng_mlx5_post_rdma(umr_eng_qp_t *qp,
+                                    umr_eng_opcode_t opcode,
+                                    const umr_eng_sge_t *sge,
+                                    unsigned num_sge, uint64_t remote_addr,
+                                    uint32_t rkey, uint64_t wr_id,
+                                    unsigned flags);
+
+/* Map a verbs completion status / opcode (success only) to the engine's. */
+umr_eng_wc_status_t umr_eng_mlx5_wc_status(enum ibv_wc_status status);
+int                 umr_eng_mlx5_wc_opcode(enum ibv_wc_opcode opcode,
+                                           umr_eng_opcode_t *opcode_p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

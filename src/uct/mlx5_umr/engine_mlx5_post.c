@@ -1,0 +1,580 @@
+/**
+ * mlx5_umr engine, mlx5 backend: the data path. Posts UMR, LOCAL_INV and
+ * RDMA work requests through the extended send API and polls completions.
+ *
+ * Every limit is checked before ibv_wr_start(): a descriptor the NIC cannot
+ * take never reaches it (rdma-core would either reject it inside the WR
+ * builder or, for the 16-bit fields, truncate it silently).
+ */
+#include "umr_config.h"
+
+#include "engine_mlx5.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/compiler_def.h>
+#include <ucs/sys/math.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+
+/* The engine descriptors mirror the verbs ones: pass them through as is. */
+#define UMR_ENG_MLX5_SAME_FIELD(_a, _b, _f) \
+    _Static_assert(offsetof(_a, _f) == offsetof(_b, _f), \
+                   #_a "." #_f " mirrors " #_b)
+_Static_assert(sizeof(umr_eng_sge_t) == sizeof(struct ibv_sge),
+               "umr_eng_sge_t mirrors struct ibv_sge");
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_sge_t, struct ibv_sge, addr);
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_sge_t, struct ibv_sge, length);
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_sge_t, struct ibv_sge, lkey);
+_Static_assert(sizeof(umr_eng_interleaved_t) ==
+               sizeof(struct mlx5dv_mr_interleaved),
+               "umr_eng_interleaved_t mirrors struct mlx5dv_mr_interleaved");
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_interleaved_t, struct mlx5dv_mr_interleaved,
+                        addr);
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_interleaved_t, struct mlx5dv_mr_interleaved,
+                        bytes_count);
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_interleaved_t, struct mlx5dv_mr_interleaved,
+                        bytes_skip);
+UMR_ENG_MLX5_SAME_FIELD(umr_eng_interleaved_t, struct mlx5dv_mr_interleaved,
+                        lkey);
+_Static_assert(((int)UMR_ENG_ACCESS_LOCAL_WRITE ==
+                (int)IBV_ACCESS_LOCAL_WRITE) &&
+               ((int)UMR_ENG_ACCESS_REMOTE_WRITE ==
+                (int)IBV_ACCESS_REMOTE_WRITE) &&
+               ((int)UMR_ENG_ACCESS_REMOTE_READ ==
+                (int)IBV_ACCESS_REMOTE_READ) &&
+               ((int)UMR_ENG_ACCESS_REMOTE_ATOMIC ==
+                (int)IBV_ACCESS_REMOTE_ATOMIC),
+               "UMR_ENG_ACCESS_* equal IBV_ACCESS_*");
+
+#define UMR_ENG_MLX5_WR_FLAGS (UMR_ENG_WR_SIGNALED | UMR_ENG_WR_FENCE)
+
+/* Checks shared by every post: connection, flags. */
+static ucs_status_t umr_eng_mlx5_post_check(umr_eng_mlx5_qp_t *qp,
+                                            unsigned flags, const char *what)
+{
+    if (!qp->connected) {
+        ucs_error("%s: %s on QP 0x%x before qp_connect", qp->dev->caps.name,
+                  what, qp->qp->qp_num);
+        return UCS_ERR_NOT_CONNECTED;
+    }
+
+    if (flags & ~UMR_ENG_MLX5_WR_FLAGS) {
+        ucs_error("%s: %s: unknown WR flags 0x%x", qp->dev->caps.name, what,
+                  flags & ~UMR_ENG_MLX5_WR_FLAGS);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    return UCS_OK;
+}
+
+static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
+                                           umr_eng_mlx5_mkey_t *mkey,
+                                           unsigned access, unsigned num,
+                                           uint32_t max, const char *what)
+{
+    if (mkey == NULL) {
+        ucs_error("%s: %s: mkey must not be NULL", qp->dev->caps.name, what);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (access & ~UMR_ENG_MLX5_ACCESS_MASK) {
+        ucs_error("%s: %s: access 0x%x not allowed on a UMR key (only "
+                  "LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC)",
+                  qp->dev->caps.name, what, access);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (num == 0) {
+        ucs_error("%s: %s: no entries", qp->dev->caps.name, what);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (num > ucs_min(max, mkey->super.max_entries)) {
+        ucs_error("%s: %s: %u entries exceed the limit (QP inline %u, "
+                  "mkey 0x%x max_entries %u)", qp->dev->caps.name, what, num,
+                  max, mkey->super.lkey, mkey->super.max_entries);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    return UCS_OK;
+}
+
+static ucs_status_t umr_eng_mlx5_slot_check(umr_eng_mlx5_qp_t *qp)
+{
+    if ((qp->sq_head - qp->sq_tail) >= qp->sq_size) {
+        ucs_trace_data("%s: QP 0x%x send queue full (%u)", qp->dev->caps.name,
+                       qp->qp->qp_num, qp->sq_size);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* The slot of the next WR; its address is the verbs wr_id. */
+static umr_eng_mlx5_wr_t *umr_eng_mlx5_slot_get(umr_eng_mlx5_qp_t *qp,
+                                                uint64_t wr_id,
+                                                umr_eng_opcode_t opcode)
+{
+    umr_eng_mlx5_wr_t *wr = &qp->wrs[qp->sq_head % qp->sq_size];
+
+    wr->qp     = qp;
+    wr->seq    = qp->sq_head;
+    wr->wr_id  = wr_id;
+    wr->opcode = opcode;
+    return wr;
+}
+
+static void umr_eng_mlx5_wr_begin(umr_eng_mlx5_qp_t *qp,
+                                  umr_eng_mlx5_wr_t *wr, unsigned wr_flags,
+                                  unsigned flags)
+{
+    ibv_wr_start(qp->qpx);
+    qp->qpx->wr_id    = (uintptr_t)wr;
+    qp->qpx->wr_flags = wr_flags |
+                        ((flags & UMR_ENG_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+                        ((flags & UMR_ENG_WR_FENCE) ? IBV_SEND_FENCE : 0);
+}
+
+/* rdma-core rolls the WR back on error: then nothing was posted. */
+static ucs_status_t umr_eng_mlx5_wr_end(umr_eng_mlx5_qp_t *qp,
+                                        const char *what)
+{
+    int ret;
+
+    ret = ibv_wr_complete(qp->qpx);
+    if (ret) {
+        ucs_error("%s: %s on QP 0x%x: ibv_wr_complete() failed: %s",
+                  qp->dev->caps.name, what, qp->qp->qp_num, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    ++qp->sq_head;
+    return UCS_OK;
+}
+
+/* Each UMR configures the next hardware mkey of the ring (engine_mlx5.h). */
+static struct mlx5dv_mkey *
+umr_eng_mlx5_mkey_next(umr_eng_mlx5_mkey_t *mkey, unsigned *index_p)
+{
+    *index_p = (mkey->cur + 1) % UMR_ENG_MLX5_MKEY_RING;
+    return mkey->ring[*index_p];
+}
+
+static void umr_eng_mlx5_mkey_rotate(umr_eng_mlx5_mkey_t *mkey,
+                                     unsigned index)
+{
+    mkey->cur        = index;
+    mkey->super.lkey = mkey->ring[index]->lkey;
+    mkey->super.rkey = mkey->ring[index]->rkey;
+}
+
+ucs_status_t umr_eng_mlx5_post_umr_interleaved(
+        umr_eng_qp_t *nqp, umr_eng_mkey_t *umkey, unsigned access,
+        uint32_t repeat, unsigned num_entries,
+        const umr_eng_interleaved_t *entries, uint64_t wr_id, unsigned flags)
+{
+    static const char *what = "UMR interleaved";
+    umr_eng_mlx5_qp_t *qp     = (umr_eng_mlx5_qp_t*)nqp;
+    umr_eng_mlx5_mkey_t *mkey = ucs_derived_of(umkey, umr_eng_mlx5_mkey_t);
+    uint64_t row_bytes        = 0;
+    struct mlx5dv_mkey *hw_mkey;
+    umr_eng_mlx5_wr_t *wr;
+    ucs_status_t status;
+    unsigned i, index;
+
+    status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = umr_eng_mlx5_umr_check(qp, mkey, access, num_entries,
+                                    qp->max_interleaved, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if ((repeat == 0) || (entries == NULL)) {
+        ucs_error("%s: %s: repeat %u / entries %p invalid", qp->dev->caps.name,
+                  what, repeat, entries);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    for (i = 0; i < num_entries; ++i) {
+        if (entries[i].bytes_count == 0) {
+            ucs_error("%s: %s: entry %u has bytes_count 0", qp->dev->caps.name,
+                      what, i);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        /* 16-bit hardware fields: the NIC would truncate, not fail */
+        if ((entries[i].bytes_count > UMR_ENG_MLX5_MAX_BYTES_COUNT) ||
+            (((uint64_t)entries[i].bytes_count + entries[i].bytes_skip) >
+             UMR_ENG_MLX5_MAX_STRIDE)) {
+            ucs_error("%s: %s: entry %u bytes_count %u + bytes_skip %u "
+                      "exceeds the 16-bit limit %u", qp->dev->caps.name, what,
+                      i, entries[i].bytes_count, entries[i].bytes_skip,
+                      UMR_ENG_MLX5_MAX_STRIDE);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        row_bytes += entries[i].bytes_count;
+    }
+
+    if ((row_bytes * repeat) > UMR_ENG_MLX5_MAX_ILV_BYTES) {
+        ucs_error("%s: %s: %lu bytes x %u repeats exceed %lu bytes",
+                  qp->dev->caps.name, what, row_bytes, repeat,
+                  UMR_ENG_MLX5_MAX_ILV_BYTES);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    status = umr_eng_mlx5_slot_check(qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
+        for (i = 0; i < num_entries; ++i) {
+            ucs_trace_data("UMR ilv [%u] addr 0x%lx count %u skip %u "
+                           "lkey 0x%x", i, entries[i].addr,
+                           entries[i].bytes_count, entries[i].bytes_skip,
+                           entries[i].lkey);
+        }
+    }
+
+    hw_mkey = umr_eng_mlx5_mkey_next(mkey, &index);
+    wr      = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_UMR);
+    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE, flags);
+    mlx5dv_wr_mr_interleaved(qp->mqpx, hw_mkey, access, repeat, num_entries,
+                             (struct mlx5dv_mr_interleaved*)entries);
+    status = umr_eng_mlx5_wr_end(qp, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    umr_eng_mlx5_mkey_rotate(mkey, index);
+    ucs_trace_data("%s: QP 0x%x: UMR interleaved %u x %u -> key 0x%x",
+                   qp->dev->caps.name, qp->qp->qp_num, num_entries, repeat,
+                   mkey->super.lkey);
+    return UCS_OK;
+}
+
+ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *nqp,
+                                        umr_eng_mkey_t *umkey,
+                                        unsigned access, unsigned num_sge,
+                                        const umr_eng_sge_t *sge,
+                                        uint64_t wr_id, unsigned flags)
+{
+    static const char *what = "UMR list";
+    umr_eng_mlx5_qp_t *qp     = (umr_eng_mlx5_qp_t*)nqp;
+    umr_eng_mlx5_mkey_t *mkey = ucs_derived_of(umkey, umr_eng_mlx5_mkey_t);
+    uint64_t total            = 0;
+    struct mlx5dv_mkey *hw_mkey;
+    umr_eng_mlx5_wr_t *wr;
+    ucs_status_t status;
+    unsigned i, index;
+
+    status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = umr_eng_mlx5_umr_check(qp, mkey, access, num_sge, qp->max_list,
+                                    what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (sge == NULL) {
+        ucs_error("%s: %s: sge must not be NULL", qp->dev->caps.name, what);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    for (i = 0; i < num_sge; ++i) {
+        /* a zero length means 2 GiB to the NIC */
+        if (sge[i].length == 0) {
+            ucs_error("%s: %s: entry %u has length 0", qp->dev->caps.name,
+                      what, i);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        total += sge[i].length;
+    }
+
+    if (total > UMR_ENG_MLX5_MAX_LIST_BYTES) {
+        ucs_error("%s: %s: %lu bytes exceed %lu bytes", qp->dev->caps.name,
+                  what, total, UMR_ENG_MLX5_MAX_LIST_BYTES);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    status = umr_eng_mlx5_slot_check(qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
+        for (i = 0; i < num_sge; ++i) {
+            ucs_trace_data("UMR list [%u] addr 0x%lx length %u lkey 0x%x", i,
+                           sge[i].addr, sge[i].length, sge[i].lkey);
+        }
+    }
+
+    hw_mkey = umr_eng_mlx5_mkey_next(mkey, &index);
+    wr      = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_UMR);
+    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE, flags);
+    mlx5dv_wr_mr_list(qp->mqpx, hw_mkey, access, num_sge,
+                      (struct ibv_sge*)sge);
+    status = umr_eng_mlx5_wr_end(qp, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    umr_eng_mlx5_mkey_rotate(mkey, index);
+    ucs_trace_data("%s: QP 0x%x: UMR list %u -> key 0x%x", qp->dev->caps.name,
+                   qp->qp->qp_num, num_sge, mkey->super.lkey);
+    return UCS_OK;
+}
+
+ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *nqp,
+                                         umr_eng_mkey_t *umkey,
+                                         uint64_t wr_id, unsigned flags)
+{
+    static const char *what = "LOCAL_INV";
+    umr_eng_mlx5_qp_t *qp   = (umr_eng_mlx5_qp_t*)nqp;
+    umr_eng_mlx5_wr_t *wr;
+    ucs_status_t status;
+
+    status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (umkey == NULL) {
+        ucs_error("%s: %s: mkey must not be NULL", qp->dev->caps.name, what);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_eng_mlx5_slot_check(qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    wr = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_LOCAL_INV);
+    umr_eng_mlx5_wr_begin(qp, wr, 0, flags);
+    ibv_wr_local_inv(qp->qpx, umkey->lkey);
+    return umr_eng_mlx5_wr_end(qp, what);
+}
+
+ucs_status_t umr_eng_mlx5_post_rdma(umr_eng_qp_t *nqp,
+                                    umr_eng_opcode_t opcode,
+                                    const umr_eng_sge_t *sge,
+                                    unsigned num_sge, uint64_t remote_addr,
+                                    uint32_t rkey, uint64_t wr_id,
+                                    unsigned flags)
+{
+    umr_eng_mlx5_qp_t *qp = (umr_eng_mlx5_qp_t*)nqp;
+    uint64_t total        = 0;
+    const char *what;
+    umr_eng_mlx5_wr_t *wr;
+    ucs_status_t status;
+    unsigned i;
+
+    if (opcode == UMR_ENG_OP_RDMA_WRITE) {
+        what = "RDMA_WRITE";
+    } else if (opcode == UMR_ENG_OP_RDMA_READ) {
+        what = "RDMA_READ";
+    } else {
+        ucs_error("%s: post_rdma: opcode %d is not an RDMA opcode",
+                  qp->dev->caps.name, opcode);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if ((num_sge > 0) && (sge == NULL)) {
+        ucs_error("%s: %s: sge must not be NULL", qp->dev->caps.name, what);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (num_sge > qp->max_sge) {
+        ucs_error("%s: %s: %u SGEs exceed the QP limit %u",
+                  qp->dev->caps.name, what, num_sge, qp->max_sge);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    for (i = 0; i < num_sge; ++i) {
+        total += sge[i].length;
+    }
+
+    if (total > qp->dev->caps.max_msg) {
+        ucs_error("%s: %s: %lu bytes exceed the message limit %lu",
+                  qp->dev->caps.name, what, total, qp->dev->caps.max_msg);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    status = umr_eng_mlx5_slot_check(qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    wr = umr_eng_mlx5_slot_get(qp, wr_id, opcode);
+    umr_eng_mlx5_wr_begin(qp, wr, 0, flags);
+    if (opcode == UMR_ENG_OP_RDMA_WRITE) {
+        ibv_wr_rdma_write(qp->qpx, rkey, remote_addr);
+    } else {
+        ibv_wr_rdma_read(qp->qpx, rkey, remote_addr);
+    }
+    ibv_wr_set_sge_list(qp->qpx, num_sge, (const struct ibv_sge*)sge);
+    status = umr_eng_mlx5_wr_end(qp, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ucs_trace_data("%s: QP 0x%x: %s %lu bytes -> 0x%lx rkey 0x%x",
+                   qp->dev->caps.name, qp->qp->qp_num, what, total,
+                   remote_addr, rkey);
+    return UCS_OK;
+}
+
+umr_eng_wc_status_t umr_eng_mlx5_wc_status(enum ibv_wc_status status)
+{
+    switch (status) {
+    case IBV_WC_SUCCESS:
+        return UMR_ENG_WC_SUCCESS;
+    case IBV_WC_LOC_LEN_ERR:
+        return UMR_ENG_WC_LOC_LEN_ERR;
+    case IBV_WC_LOC_PROT_ERR:
+    case IBV_WC_LOC_ACCESS_ERR:
+        return UMR_ENG_WC_LOC_PROT_ERR;
+    case IBV_WC_REM_ACCESS_ERR:
+        return UMR_ENG_WC_REM_ACCESS_ERR;
+    case IBV_WC_REM_INV_REQ_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_REM_INV_RD_REQ_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return UMR_ENG_WC_REM_OP_ERR;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+    case IBV_WC_RESP_TIMEOUT_ERR:
+        return UMR_ENG_WC_RETRY_EXC_ERR;
+    case IBV_WC_WR_FLUSH_ERR:
+        return UMR_ENG_WC_WR_FLUSH_ERR;
+    case IBV_WC_MW_BIND_ERR:
+        return UMR_ENG_WC_MW_BIND_ERR;
+    default:
+        return UMR_ENG_WC_GENERAL_ERR;
+    }
+}
+
+int umr_eng_mlx5_wc_opcode(enum ibv_wc_opcode opcode,
+                           umr_eng_opcode_t *opcode_p)
+{
+    switch ((int)opcode) {
+    case IBV_WC_RDMA_WRITE:
+        *opcode_p = UMR_ENG_OP_RDMA_WRITE;
+        return 1;
+    case IBV_WC_RDMA_READ:
+        *opcode_p = UMR_ENG_OP_RDMA_READ;
+        return 1;
+    case IBV_WC_LOCAL_INV:
+        *opcode_p = UMR_ENG_OP_LOCAL_INV;
+        return 1;
+    case MLX5DV_WC_UMR:
+        *opcode_p = UMR_ENG_OP_UMR;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void umr_eng_mlx5_wc_fill(umr_eng_mlx5_cq_t *cq, umr_eng_wc_t *wc)
+{
+    struct ibv_cq_ex *cqx = cq->cq;
+    umr_eng_mlx5_wr_t *wr = (umr_eng_mlx5_wr_t*)(uintptr_t)cqx->wr_id;
+    umr_eng_mlx5_qp_t *qp = wr->qp;
+    enum ibv_wc_opcode hw_opcode;
+    umr_eng_opcode_t opcode;
+
+    wc->wr_id  = wr->wr_id;
+    wc->qp     = (umr_eng_qp_t*)qp;
+    wc->opcode = wr->opcode;
+    wc->status = umr_eng_mlx5_wc_status(cqx->status);
+
+    if (cqx->status == IBV_WC_SUCCESS) {
+        /* the opcode is only valid on success */
+        hw_opcode = ibv_wc_read_opcode(cqx);
+        if (!umr_eng_mlx5_wc_opcode(hw_opcode, &opcode)) {
+            ucs_error("%s: QP 0x%x: completion with unexpected opcode %d",
+                      cq->dev->caps.name, qp->qp->qp_num, hw_opcode);
+            wc->status = UMR_ENG_WC_GENERAL_ERR;
+        } else if (opcode != wr->opcode) {
+            ucs_error("%s: QP 0x%x: completion opcode %s, posted %s",
+                      cq->dev->caps.name, qp->qp->qp_num,
+                      umr_eng_opcode_str(opcode),
+                      umr_eng_opcode_str(wr->opcode));
+            wc->status = UMR_ENG_WC_GENERAL_ERR;
+        }
+    } else {
+        if ((cqx->status == IBV_WC_LOC_QP_OP_ERR) &&
+            (wr->opcode == UMR_ENG_OP_UMR)) {
+            wc->status = UMR_ENG_WC_MW_BIND_ERR;
+        }
+        ucs_debug("%s: QP 0x%x: %s wr_id 0x%lx failed: %s (vendor 0x%x)",
+                  cq->dev->caps.name, qp->qp->qp_num,
+                  umr_eng_opcode_str(wr->opcode), wr->wr_id,
+                  ibv_wc_status_str(cqx->status),
+                  ibv_wc_read_vendor_err(cqx));
+    }
+
+    /* completions are in order: this one frees every earlier slot too */
+    if (wr->seq >= qp->sq_tail) {
+        qp->sq_tail = wr->seq + 1;
+    }
+}
+
+int umr_eng_mlx5_cq_poll(umr_eng_cq_t *ncq, umr_eng_wc_t *wcs, int max)
+{
+    umr_eng_mlx5_cq_t *cq          = (umr_eng_mlx5_cq_t*)ncq;
+    struct ibv_poll_cq_attr attr   = {};
+    int n                          = 0;
+    int ret;
+
+    if ((max < 0) || ((wcs == NULL) && (max > 0))) {
+        ucs_error("%s: cq_poll: invalid wcs %p / max %d", cq->dev->caps.name,
+                  wcs, max);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (max == 0) {
+        return 0;
+    }
+
+    ret = ibv_start_poll(cq->cq, &attr);
+    if (ret == ENOENT) {
+        return 0;
+    } else if (ret) {
+        ucs_error("%s: ibv_start_poll() failed: %s", cq->dev->caps.name,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    for (;;) {
+        umr_eng_mlx5_wc_fill(cq, &wcs[n++]);
+        if (n == max) {
+            break;
+        }
+        ret = ibv_next_poll(cq->cq);
+        if (ret) {
+            break;
+        }
+    }
+    ibv_end_poll(cq->cq);
+
+    if (ret && (ret != ENOENT)) {
+        /* keep what was polled: those completions are real */
+        ucs_error("%s: ibv_next_poll() failed: %s", cq->dev->caps.name,
+                  strerror(ret));
+    }
+    return n;
+}

@@ -1,0 +1,372 @@
+/**
+ * mlx5_umr engine, mlx5 backend: completion queues, RC QPs with the extended
+ * send API and UMR, and their connection (INIT -> RTR -> RTS).
+ */
+#include "umr_config.h"
+
+#include "engine_mlx5.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/math.h>
+
+#include <errno.h>
+#include <string.h>
+
+enum {
+    UMR_ENG_MLX5_QP_TIMEOUT    = 14,   /* 4.096us * 2^14 = 67ms per retry */
+    UMR_ENG_MLX5_QP_RETRY_CNT  = 7,
+    UMR_ENG_MLX5_QP_RNR_RETRY  = 7,
+    UMR_ENG_MLX5_QP_MIN_RNR    = 12,
+    UMR_ENG_MLX5_QP_HOP_LIMIT  = 64,
+    UMR_ENG_MLX5_QP_ACCESS     = IBV_ACCESS_LOCAL_WRITE |
+                                 IBV_ACCESS_REMOTE_WRITE |
+                                 IBV_ACCESS_REMOTE_READ |
+                                 IBV_ACCESS_REMOTE_ATOMIC
+};
+
+ucs_status_t umr_eng_mlx5_cq_create(umr_eng_dev_t *ndev, unsigned size,
+                                    umr_eng_cq_t **cq_p)
+{
+    umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
+    struct ibv_cq_init_attr_ex attr;
+    umr_eng_mlx5_cq_t *cq;
+
+    if (size == 0) {
+        ucs_error("%s: cq_create: size must be > 0", dev->caps.name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    cq = ucs_calloc(1, sizeof(*cq), "umr_eng_mlx5_cq");
+    if (cq == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    /* wr_id, status and opcode are always there; nothing else is read */
+    memset(&attr, 0, sizeof(attr));
+    attr.cqe      = size;
+    attr.wc_flags = 0;
+    cq->dev       = dev;
+    cq->cq        = ibv_create_cq_ex(dev->ctx, &attr);
+    if (cq->cq == NULL) {
+        ucs_error("%s: ibv_create_cq_ex(cqe %u) failed: %m", dev->caps.name,
+                  size);
+        ucs_free(cq);
+        return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+    }
+
+    *cq_p = (umr_eng_cq_t*)cq;
+    return UCS_OK;
+}
+
+void umr_eng_mlx5_cq_destroy(umr_eng_cq_t *ncq)
+{
+    umr_eng_mlx5_cq_t *cq = (umr_eng_mlx5_cq_t*)ncq;
+    int ret;
+
+    if (cq == NULL) {
+        return;
+    }
+
+    ret = ibv_destroy_cq(ibv_cq_ex_to_cq(cq->cq));
+    if (ret) {
+        ucs_warn("%s: ibv_destroy_cq() failed: %s", cq->dev->caps.name,
+                 strerror(ret));
+    }
+    ucs_free(cq);
+}
+
+static ucs_status_t
+umr_eng_mlx5_qp_check_params(umr_eng_mlx5_dev_t *dev,
+                             const umr_eng_qp_params_t *params)
+{
+    if ((params->sq_size == 0) || (params->sq_size > dev->caps.max_qp_wr)) {
+        ucs_error("%s: qp_create: sq_size %u out of range [1, %u]",
+                  dev->caps.name, params->sq_size, dev->caps.max_qp_wr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((params->max_sge == 0) || (params->max_sge > dev->caps.max_sge)) {
+        ucs_error("%s: qp_create: max_sge %u out of range [1, %u]",
+                  dev->caps.name, params->max_sge, dev->caps.max_sge);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (params->max_umr_entries == 0) {
+        ucs_error("%s: qp_create: max_umr_entries must be > 0",
+                  dev->caps.name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (params->max_umr_entries > UMR_ENG_MLX5_MAX_UMR_ENTRIES) {
+        ucs_error("%s: qp_create: max_umr_entries %u exceeds the inline UMR "
+                  "limit %u", dev->caps.name, params->max_umr_entries,
+                  UMR_ENG_MLX5_MAX_UMR_ENTRIES);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
+                                    const umr_eng_qp_params_t *params,
+                                    umr_eng_qp_t **qp_p)
+{
+    umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
+    umr_eng_mlx5_cq_t *cq   = (umr_eng_mlx5_cq_t*)ncq;
+    struct mlx5dv_qp_init_attr dv_attr;
+    struct ibv_qp_init_attr_ex attr;
+    umr_eng_mlx5_qp_t *qp;
+    ucs_status_t status;
+    uint32_t inl;
+
+    if ((cq == NULL) || (params == NULL) || (qp_p == NULL)) {
+        ucs_error("%s: qp_create: cq/params/qp_p must not be NULL",
+                  dev->caps.name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_eng_mlx5_qp_check_params(dev, params);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    qp = ucs_calloc(1, sizeof(*qp), "umr_eng_mlx5_qp");
+    if (qp == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    qp->wrs = ucs_calloc(params->sq_size, sizeof(*qp->wrs),
+                         "umr_eng_mlx5_wrs");
+    if (qp->wrs == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_qp;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_type             = IBV_QPT_RC;
+    attr.send_cq             = ibv_cq_ex_to_cq(cq->cq);
+    attr.recv_cq             = ibv_cq_ex_to_cq(cq->cq);
+    attr.sq_sig_all          = 0;
+    attr.cap.max_send_wr     = params->sq_size;
+    attr.cap.max_send_sge    = params->max_sge;
+    attr.cap.max_recv_wr     = 1;
+    attr.cap.max_recv_sge    = 1;
+    /* UMR is posted inline only: the inline size bounds the entries */
+    attr.cap.max_inline_data = UMR_ENG_MLX5_INLINE_FOR(params->max_umr_entries);
+    attr.pd                  = dev->pd;
+    attr.comp_mask           = IBV_QP_INIT_ATTR_PD |
+                               IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    /* LOCAL_INV also works around rdma-core 44 sizing the SQ too small
+     * for UMR WQEs when it is missing */
+    attr.send_ops_flags      = IBV_QP_EX_WITH_RDMA_WRITE |
+                               IBV_QP_EX_WITH_RDMA_READ |
+                               IBV_QP_EX_WITH_LOCAL_INV;
+
+    memset(&dv_attr, 0, sizeof(dv_attr));
+    dv_attr.comp_mask      = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+    dv_attr.send_ops_flags = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                             MLX5DV_QP_EX_WITH_MR_LIST;
+
+    qp->qp = mlx5dv_create_qp(dev->ctx, &attr, &dv_attr);
+    if (qp->qp == NULL) {
+        ucs_error("%s: mlx5dv_create_qp(RC, sq %u, sge %u, inline %u) "
+                  "failed: %m", dev->caps.name, params->sq_size,
+                  params->max_sge, UMR_ENG_MLX5_INLINE_FOR(
+                          params->max_umr_entries));
+        status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+        goto err_free_wrs;
+    }
+
+    qp->qpx = ibv_qp_to_qp_ex(qp->qp);
+    if (qp->qpx == NULL) {
+        ucs_error("%s: ibv_qp_to_qp_ex() failed", dev->caps.name);
+        status = UCS_ERR_UNSUPPORTED;
+        goto err_destroy_qp;
+    }
+
+    qp->mqpx = mlx5dv_qp_ex_from_ibv_qp_ex(qp->qpx);
+    if (qp->mqpx == NULL) {
+        ucs_error("%s: mlx5dv_qp_ex_from_ibv_qp_ex() failed", dev->caps.name);
+        status = UCS_ERR_UNSUPPORTED;
+        goto err_destroy_qp;
+    }
+
+    /* The provider writes the real capabilities back: trust those */
+    inl = attr.cap.max_inline_data;
+    if (((inl + 4) / 16) < 2) {
+        ucs_error("%s: QP 0x%x got max_inline_data %u: no room for UMR",
+                  dev->caps.name, qp->qp->qp_num, inl);
+        status = UCS_ERR_UNSUPPORTED;
+        goto err_destroy_qp;
+    }
+
+    qp->dev             = dev;
+    qp->cq              = cq;
+    qp->sq_size         = params->sq_size;
+    qp->max_sge         = ucs_min(params->max_sge, attr.cap.max_send_sge);
+    qp->max_inline_data = inl;
+    qp->max_interleaved = ((inl + 4) / 16) - 1;
+    qp->max_list        = (inl + 4) / 16;
+    ucs_debug("%s: QP 0x%x: sq %u, sge %u, inline %u -> UMR %u interleaved "
+              "/ %u list entries", dev->caps.name, qp->qp->qp_num,
+              qp->sq_size, qp->max_sge, inl, qp->max_interleaved,
+              qp->max_list);
+    *qp_p = (umr_eng_qp_t*)qp;
+    return UCS_OK;
+
+err_destroy_qp:
+    ibv_destroy_qp(qp->qp);
+err_free_wrs:
+    ucs_free(qp->wrs);
+err_free_qp:
+    ucs_free(qp);
+    return status;
+}
+
+void umr_eng_mlx5_qp_destroy(umr_eng_qp_t *nqp)
+{
+    umr_eng_mlx5_qp_t *qp = (umr_eng_mlx5_qp_t*)nqp;
+    int ret;
+
+    if (qp == NULL) {
+        return;
+    }
+
+    ret = ibv_destroy_qp(qp->qp);
+    if (ret) {
+        ucs_warn("%s: ibv_destroy_qp(0x%x) failed: %s", qp->dev->caps.name,
+                 qp->qp->qp_num, strerror(ret));
+    }
+    ucs_free(qp->wrs);
+    ucs_free(qp);
+}
+
+void umr_eng_mlx5_qp_get_addr(umr_eng_qp_t *nqp, void *addr)
+{
+    umr_eng_mlx5_qp_t *qp          = (umr_eng_mlx5_qp_t*)nqp;
+    umr_eng_mlx5_qp_addr_t *qaddr  = addr;
+
+    memset(qaddr, 0, sizeof(*qaddr));
+    qaddr->qp_num = qp->qp->qp_num;
+    qaddr->mtu    = qp->dev->active_mtu;
+}
+
+static ucs_status_t umr_eng_mlx5_qp_modify(umr_eng_mlx5_qp_t *qp,
+                                           struct ibv_qp_attr *attr,
+                                           int mask, const char *state)
+{
+    int ret;
+
+    ret = ibv_modify_qp(qp->qp, attr, mask);
+    if (ret) {
+        ucs_error("%s: ibv_modify_qp(0x%x -> %s) failed: %s",
+                  qp->dev->caps.name, qp->qp->qp_num, state, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *nqp,
+                                     const void *remote_dev_addr,
+                                     const void *remote_qp_addr)
+{
+    umr_eng_mlx5_qp_t *qp                 = (umr_eng_mlx5_qp_t*)nqp;
+    umr_eng_mlx5_dev_t *dev               = qp->dev;
+    const umr_eng_mlx5_dev_addr_t *rdev   = remote_dev_addr;
+    const umr_eng_mlx5_qp_addr_t *rqp     = remote_qp_addr;
+    struct ibv_qp_attr attr;
+    enum ibv_mtu path_mtu;
+    ucs_status_t status;
+
+    if ((rdev == NULL) || (rqp == NULL)) {
+        ucs_error("%s: qp_connect: remote addresses must not be NULL",
+                  dev->caps.name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (qp->connected) {
+        ucs_error("%s: QP 0x%x is already connected", dev->caps.name,
+                  qp->qp->qp_num);
+        return UCS_ERR_ALREADY_EXISTS;
+    }
+
+    if (rdev->link_layer != dev->link_layer) {
+        ucs_error("%s: qp_connect: peer link layer %u differs from ours (%u)",
+                  dev->caps.name, rdev->link_layer, dev->link_layer);
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.pkey_index      = 0;
+    attr.port_num        = dev->port_num;
+    attr.qp_access_flags = UMR_ENG_MLX5_QP_ACCESS;
+    status = umr_eng_mlx5_qp_modify(qp, &attr,
+                                    IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+                                    "INIT");
+    if (status != UCS_OK) {
+        goto err_reset;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state              = IBV_QPS_RTR;
+    path_mtu                   = ucs_min(dev->active_mtu,
+                                         (enum ibv_mtu)rqp->mtu);
+    attr.path_mtu              = path_mtu;
+    attr.dest_qp_num           = rqp->qp_num;
+    attr.rq_psn                = 0;
+    attr.max_dest_rd_atomic    = dev->max_dest_rd_atomic;
+    attr.min_rnr_timer         = UMR_ENG_MLX5_QP_MIN_RNR;
+    attr.ah_attr.port_num      = dev->port_num;
+    attr.ah_attr.sl            = 0;
+    if (dev->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        /* RoCE: address by GID; the LID is meaningless */
+        attr.ah_attr.is_global      = 1;
+        attr.ah_attr.grh.sgid_index = dev->gid_index;
+        attr.ah_attr.grh.hop_limit  = UMR_ENG_MLX5_QP_HOP_LIMIT;
+        memcpy(attr.ah_attr.grh.dgid.raw, rdev->gid,
+               sizeof(attr.ah_attr.grh.dgid.raw));
+    } else {
+        attr.ah_attr.is_global = 0;
+        attr.ah_attr.dlid      = rdev->lid;
+    }
+    status = umr_eng_mlx5_qp_modify(qp, &attr,
+                                    IBV_QP_STATE | IBV_QP_AV |
+                                    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                    IBV_QP_RQ_PSN |
+                                    IBV_QP_MAX_DEST_RD_ATOMIC |
+                                    IBV_QP_MIN_RNR_TIMER, "RTR");
+    if (status != UCS_OK) {
+        goto err_reset;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state      = IBV_QPS_RTS;
+    attr.timeout       = UMR_ENG_MLX5_QP_TIMEOUT;
+    attr.retry_cnt     = UMR_ENG_MLX5_QP_RETRY_CNT;
+    attr.rnr_retry     = UMR_ENG_MLX5_QP_RNR_RETRY;
+    attr.sq_psn        = 0;
+    attr.max_rd_atomic = dev->max_rd_atomic;
+    status = umr_eng_mlx5_qp_modify(qp, &attr,
+                                    IBV_QP_STATE | IBV_QP_TIMEOUT |
+                                    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+                                    "RTS");
+    if (status != UCS_OK) {
+        goto err_reset;
+    }
+
+    ucs_debug("%s: QP 0x%x connected to QP 0x%x (mtu %d)", dev->caps.name,
+              qp->qp->qp_num, rqp->qp_num, path_mtu);
+    qp->connected = 1;
+    return UCS_OK;
+
+err_reset:
+    /* back to RESET so that a later connect can start over */
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RESET;
+    (void)umr_eng_mlx5_qp_modify(qp, &attr, IBV_QP_STATE, "RESET");
+    return status;
+}

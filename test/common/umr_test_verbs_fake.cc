@@ -1,0 +1,717 @@
+/**
+ * A fake rdma-core for tests that need no device: see umr_test_verbs_fake.h.
+ */
+#include "umr_test_verbs_fake.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <map>
+
+namespace umr_test {
+
+namespace {
+
+struct fake_qp {
+    struct ibv_qp_ex    qpx;    /* qp_base first: ibv_qp* == ibv_qp_ex* */
+    struct mlx5dv_qp_ex mqpx;
+};
+
+struct fake_cq_state {
+    std::deque<fake_cqe> queue;
+    fake_cqe             cur;
+    bool                 polling;
+};
+
+struct fake_globals {
+    verbs_fake                                      state;
+    std::vector<struct ibv_device*>                 ibdevs;
+    std::map<struct ibv_cq_ex*, fake_cq_state>      cqs;
+    uint32_t                                        mr_seq;
+    uint32_t                                        mkey_seq;
+    int                                             mkey_creates;
+    uint32_t                                        qp_seq;
+
+    ~fake_globals();
+};
+
+fake_globals &globals()
+{
+    static fake_globals g;
+    return g;
+}
+
+void free_ibdevs()
+{
+    for (struct ibv_device *dev : globals().ibdevs) {
+        free(dev);
+    }
+    globals().ibdevs.clear();
+}
+
+void record(struct ibv_qp_ex *qpx, fake_wr_call::kind_t kind,
+            fake_wr_call &call)
+{
+    call.kind     = kind;
+    call.qpx      = qpx;
+    call.wr_id    = qpx->wr_id;
+    call.wr_flags = qpx->wr_flags;
+    fake().calls.push_back(call);
+}
+
+void record(struct ibv_qp_ex *qpx, fake_wr_call::kind_t kind)
+{
+    fake_wr_call call = {};
+    record(qpx, kind, call);
+}
+
+fake_globals::~fake_globals()
+{
+    for (struct ibv_device *dev : ibdevs) {
+        free(dev);
+    }
+    for (auto &cq : cqs) {
+        free(cq.first);
+    }
+}
+
+/* ---- WR builders of the fake QP ---- */
+
+void fake_wr_start(struct ibv_qp_ex *qpx)
+{
+    record(qpx, fake_wr_call::START);
+}
+
+int fake_wr_complete(struct ibv_qp_ex *qpx)
+{
+    fake_wr_call call = {};
+
+    call.ret = fake().wr_complete_ret;
+    record(qpx, fake_wr_call::COMPLETE, call);
+    return call.ret;
+}
+
+void fake_wr_abort(struct ibv_qp_ex *qpx)
+{
+    record(qpx, fake_wr_call::ABORT);
+}
+
+void fake_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+                        uint64_t remote_addr)
+{
+    fake_wr_call call = {};
+
+    call.key         = rkey;
+    call.remote_addr = remote_addr;
+    record(qpx, fake_wr_call::RDMA_WRITE, call);
+}
+
+void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+                       uint64_t remote_addr)
+{
+    fake_wr_call call = {};
+
+    call.key         = rkey;
+    call.remote_addr = remote_addr;
+    record(qpx, fake_wr_call::RDMA_READ, call);
+}
+
+void fake_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+    fake_wr_call call = {};
+
+    call.key = invalidate_rkey;
+    record(qpx, fake_wr_call::LOCAL_INV, call);
+}
+
+void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+                          const struct ibv_sge *sg_list)
+{
+    fake_wr_call call = {};
+
+    call.sge.assign(sg_list, sg_list + num_sge);
+    record(qpx, fake_wr_call::SET_SGE_LIST, call);
+}
+
+struct ibv_qp_ex *qpx_of(struct mlx5dv_qp_ex *mqpx)
+{
+    return &((fake_qp*)((char*)mqpx - offsetof(fake_qp, mqpx)))->qpx;
+}
+
+void fake_wr_mr_interleaved(struct mlx5dv_qp_ex *mqpx,
+                            struct mlx5dv_mkey *mkey, uint32_t access_flags,
+                            uint32_t repeat_count, uint16_t num_interleaved,
+                            struct mlx5dv_mr_interleaved *data)
+{
+    fake_wr_call call = {};
+
+    call.mkey   = mkey;
+    call.key    = mkey->lkey;
+    call.access = access_flags;
+    call.repeat = repeat_count;
+    call.ilv.assign(data, data + num_interleaved);
+    record(qpx_of(mqpx), fake_wr_call::MR_INTERLEAVED, call);
+}
+
+void fake_wr_mr_list(struct mlx5dv_qp_ex *mqpx, struct mlx5dv_mkey *mkey,
+                     uint32_t access_flags, uint16_t num_sges,
+                     struct ibv_sge *sge)
+{
+    fake_wr_call call = {};
+
+    call.mkey   = mkey;
+    call.key    = mkey->lkey;
+    call.access = access_flags;
+    call.sge.assign(sge, sge + num_sges);
+    record(qpx_of(mqpx), fake_wr_call::MR_LIST, call);
+}
+
+/* ---- fake extended CQ ---- */
+
+fake_cq_state *cq_state(struct ibv_cq_ex *cq)
+{
+    auto it = globals().cqs.find(cq);
+    return (it == globals().cqs.end()) ? NULL : &it->second;
+}
+
+void cq_load(struct ibv_cq_ex *cq, fake_cq_state *st)
+{
+    st->cur = st->queue.front();
+    st->queue.pop_front();
+    cq->wr_id  = st->cur.wr_id;
+    cq->status = st->cur.status;
+}
+
+int fake_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+    fake_cq_state *st = cq_state(cq);
+
+    ++fake().num_start_poll;
+    if (st->polling) {
+        ++fake().poll_misuse;
+    }
+    if (fake().start_poll_ret) {
+        return fake().start_poll_ret;
+    }
+    if (st->queue.empty()) {
+        return ENOENT;
+    }
+    cq_load(cq, st);
+    st->polling = true;
+    return 0;
+}
+
+int fake_next_poll(struct ibv_cq_ex *cq)
+{
+    fake_cq_state *st = cq_state(cq);
+
+    if (!st->polling) {
+        ++fake().poll_misuse;
+    }
+    if (st->queue.empty()) {
+        return ENOENT;
+    }
+    cq_load(cq, st);
+    return 0;
+}
+
+void fake_end_poll(struct ibv_cq_ex *cq)
+{
+    fake_cq_state *st = cq_state(cq);
+
+    ++fake().num_end_poll;
+    if (!st->polling) {
+        ++fake().poll_misuse;
+    }
+    st->polling = false;
+}
+
+enum ibv_wc_opcode fake_read_opcode(struct ibv_cq_ex *cq)
+{
+    fake_cq_state *st = cq_state(cq);
+
+    if (!st->polling) {
+        ++fake().poll_misuse;
+    }
+    return st->cur.opcode;
+}
+
+uint32_t fake_read_vendor_err(struct ibv_cq_ex *cq)
+{
+    return cq_state(cq)->cur.vendor_err;
+}
+
+/* ---- ops of the fake verbs_context (the inline verbs call these) ---- */
+
+int fake_query_device_ex(struct ibv_context *ctx,
+                         const struct ibv_query_device_ex_input *input,
+                         struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+    memcpy(attr, &fake().dev_attr,
+           (attr_size < sizeof(*attr)) ? attr_size : sizeof(*attr));
+    return 0;
+}
+
+int fake_query_port(struct ibv_context *ctx, uint8_t port_num,
+                    struct ibv_port_attr *attr, size_t attr_len)
+{
+    if ((port_num == 0) || (port_num > fake().ports.size())) {
+        return EINVAL;
+    }
+    memcpy(attr, &fake().ports[port_num - 1].attr,
+           (attr_len < sizeof(*attr)) ? attr_len : sizeof(*attr));
+    return 0;
+}
+
+struct ibv_cq_ex *fake_create_cq_ex(struct ibv_context *ctx,
+                                    struct ibv_cq_init_attr_ex *attr)
+{
+    struct ibv_cq_ex *cq;
+
+    fake().cq_attrs.push_back(*attr);
+    cq = (struct ibv_cq_ex*)calloc(1, sizeof(*cq));
+    cq->context             = ctx;
+    cq->cqe                 = attr->cqe;
+    cq->start_poll          = fake_start_poll;
+    cq->next_poll           = fake_next_poll;
+    cq->end_poll            = fake_end_poll;
+    cq->read_opcode         = fake_read_opcode;
+    cq->read_vendor_err     = fake_read_vendor_err;
+    globals().cqs[cq].polling = false;
+    ++fake().num_cq;
+    return cq;
+}
+
+} // namespace
+
+verbs_fake &fake()
+{
+    return globals().state;
+}
+
+fake_port fake_ib_port(uint16_t lid, enum ibv_mtu mtu)
+{
+    fake_port port = {};
+    struct ibv_gid_entry gid = {};
+
+    port.attr.state        = IBV_PORT_ACTIVE;
+    port.attr.link_layer   = IBV_LINK_LAYER_INFINIBAND;
+    port.attr.lid          = lid;
+    port.attr.active_mtu   = mtu;
+    port.attr.max_mtu      = IBV_MTU_4096;
+    port.attr.max_msg_sz   = 1u << 30;
+    port.attr.gid_tbl_len  = 1;
+    port.attr.active_width = 2;   /* 4x */
+    port.attr.active_speed = 32;  /* EDR */
+    gid.gid.raw[0]         = 0xfe;
+    gid.gid.raw[1]         = 0x80;
+    gid.gid.raw[15]        = (uint8_t)lid;
+    gid.gid_type           = IBV_GID_TYPE_IB;
+    port.gids.push_back(gid);
+    return port;
+}
+
+fake_port fake_roce_port(enum ibv_mtu mtu)
+{
+    fake_port port = {};
+    struct ibv_gid_entry gid = {};
+
+    port.attr.state        = IBV_PORT_ACTIVE;
+    port.attr.link_layer   = IBV_LINK_LAYER_ETHERNET;
+    port.attr.active_mtu   = mtu;
+    port.attr.max_mtu      = IBV_MTU_4096;
+    port.attr.max_msg_sz   = 1u << 30;
+    port.attr.active_width = 2;
+    port.attr.active_speed = 64;
+
+    /* 0: RoCE v1 link-local, 1: RoCE v2 IPv6, 2: RoCE v2 IPv4-mapped */
+    gid.gid.raw[0]  = 0xfe;
+    gid.gid.raw[1]  = 0x80;
+    gid.gid.raw[15] = 0x01;
+    gid.gid_type    = IBV_GID_TYPE_ROCE_V1;
+    port.gids.push_back(gid);
+    gid.gid_type    = IBV_GID_TYPE_ROCE_V2;
+    port.gids.push_back(gid);
+    memset(gid.gid.raw, 0, sizeof(gid.gid.raw));
+    gid.gid.raw[10] = 0xff;
+    gid.gid.raw[11] = 0xff;
+    gid.gid.raw[12] = 10;
+    gid.gid.raw[15] = 7;
+    port.gids.push_back(gid);
+    port.attr.gid_tbl_len = port.gids.size();
+    return port;
+}
+
+void verbs_fake::reset()
+{
+    free_ibdevs();
+    for (auto &cq : globals().cqs) {
+        free(cq.first);
+    }
+    globals().cqs.clear();
+    globals().mr_seq       = 0;
+    globals().mkey_seq     = 0;
+    globals().mkey_creates = 0;
+    globals().qp_seq       = 0;
+
+    devices.assign(1, fake_device{"mlx5_0", true});
+    device_list_fails = false;
+    open_errno        = 0;
+    memset(&dev_attr, 0, sizeof(dev_attr));
+    dev_attr.orig_attr.max_qp_wr           = 32768;
+    dev_attr.orig_attr.max_sge             = 30;
+    dev_attr.orig_attr.max_mr              = 1 << 24;
+    dev_attr.orig_attr.max_mr_size         = ~0ull;
+    dev_attr.orig_attr.phys_port_cnt       = 1;
+    dev_attr.orig_attr.max_qp_rd_atom      = 16;
+    dev_attr.orig_attr.max_qp_init_rd_atom = 16;
+    ports.assign(1, fake_ib_port(7, IBV_MTU_4096));
+    alloc_pd_fails    = false;
+    mkey_fail_at      = 0;
+    create_qp_errno   = 0;
+    qp_inline_grant   = 0;
+    modify_fail_state = IBV_QPS_ERR;
+    wr_complete_ret   = 0;
+    start_poll_ret    = 0;
+
+    open_flags = 0;
+    calls.clear();
+    qp_attrs.clear();
+    dv_qp_attrs.clear();
+    modify_calls.clear();
+    mkey_attrs.clear();
+    cq_attrs.clear();
+    poll_misuse    = 0;
+    num_start_poll = 0;
+    num_end_poll   = 0;
+    num_ctx = num_pd = num_mr = num_mkey = num_cq = num_qp = 0;
+    num_dev_lists = 0;
+}
+
+int verbs_fake::live_objects() const
+{
+    return num_ctx + num_pd + num_mr + num_mkey + num_cq + num_qp +
+           num_dev_lists;
+}
+
+std::vector<fake_wr_call> verbs_fake::posted() const
+{
+    std::vector<fake_wr_call> out, batch;
+
+    for (const fake_wr_call &call : calls) {
+        switch (call.kind) {
+        case fake_wr_call::START:
+        case fake_wr_call::ABORT:
+            batch.clear();
+            break;
+        case fake_wr_call::COMPLETE:
+            if (call.ret == 0) {
+                out.insert(out.end(), batch.begin(), batch.end());
+            }
+            batch.clear();
+            break;
+        default:
+            batch.push_back(call);
+            break;
+        }
+    }
+    return out;
+}
+
+void verbs_fake::push_cqe(struct ibv_cq_ex *cq, const fake_cqe &cqe)
+{
+    cq_state(cq)->queue.push_back(cqe);
+}
+
+size_t verbs_fake::cq_depth(struct ibv_cq_ex *cq) const
+{
+    return cq_state(cq)->queue.size();
+}
+
+const char *fake_wr_kind_str(fake_wr_call::kind_t kind)
+{
+    static const char *names[] = {
+        "START", "RDMA_WRITE", "RDMA_READ", "LOCAL_INV", "SET_SGE_LIST",
+        "MR_INTERLEAVED", "MR_LIST", "COMPLETE", "ABORT"
+    };
+    return names[kind];
+}
+
+} // namespace umr_test
+
+using namespace umr_test;
+
+/* ---- the wrapped (exported) verbs ---- */
+extern "C" {
+
+struct ibv_device **__wrap_ibv_get_device_list(int *num_devices)
+{
+    struct ibv_device **list;
+    size_t i;
+
+    if (fake().device_list_fails) {
+        errno = ENOSYS;
+        return NULL;
+    }
+
+    if (globals().ibdevs.size() != fake().devices.size()) {
+        free_ibdevs();
+        for (const fake_device &d : fake().devices) {
+            struct ibv_device *dev =
+                    (struct ibv_device*)calloc(1, sizeof(*dev));
+            strncpy(dev->name, d.name.c_str(), sizeof(dev->name) - 1);
+            strncpy(dev->dev_name, d.name.c_str(), sizeof(dev->dev_name) - 1);
+            globals().ibdevs.push_back(dev);
+        }
+    }
+
+    list = (struct ibv_device**)calloc(globals().ibdevs.size() + 1,
+                                       sizeof(*list));
+    for (i = 0; i < globals().ibdevs.size(); ++i) {
+        list[i] = globals().ibdevs[i];
+    }
+    if (num_devices != NULL) {
+        *num_devices = (int)i;
+    }
+    ++fake().num_dev_lists;
+    return list;
+}
+
+void __wrap_ibv_free_device_list(struct ibv_device **list)
+{
+    --fake().num_dev_lists;
+    free(list);
+}
+
+const char *__wrap_ibv_get_device_name(struct ibv_device *device)
+{
+    return device->name;
+}
+
+bool __wrap_mlx5dv_is_supported(struct ibv_device *device)
+{
+    for (size_t i = 0; i < globals().ibdevs.size(); ++i) {
+        if (globals().ibdevs[i] == device) {
+            return fake().devices[i].mlx5;
+        }
+    }
+    return false;
+}
+
+struct ibv_context *
+__wrap_mlx5dv_open_device(struct ibv_device *device,
+                          struct mlx5dv_context_attr *attr)
+{
+    struct verbs_context *vctx;
+
+    fake().open_flags = attr->flags;
+    if (fake().open_errno) {
+        errno = fake().open_errno;
+        return NULL;
+    }
+
+    vctx = (struct verbs_context*)calloc(1, sizeof(*vctx));
+    vctx->sz                 = sizeof(*vctx);
+    vctx->query_device_ex    = fake_query_device_ex;
+    vctx->query_port         = fake_query_port;
+    vctx->create_cq_ex       = fake_create_cq_ex;
+    vctx->context.device     = device;
+    vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    ++fake().num_ctx;
+    return &vctx->context;
+}
+
+int __wrap_ibv_close_device(struct ibv_context *ctx)
+{
+    free((char*)ctx - offsetof(struct verbs_context, context));
+    --fake().num_ctx;
+    return 0;
+}
+
+int __wrap_ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
+                         union ibv_gid *gid)
+{
+    if ((port_num == 0) || (port_num > fake().ports.size()) || (index < 0) ||
+        ((size_t)index >= fake().ports[port_num - 1].gids.size())) {
+        return -1;
+    }
+    *gid = fake().ports[port_num - 1].gids[index].gid;
+    return 0;
+}
+
+int __wrap__ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
+                             uint32_t gid_index, struct ibv_gid_entry *entry,
+                             uint32_t flags, size_t entry_size)
+{
+    if ((port_num == 0) || (port_num > fake().ports.size()) ||
+        (gid_index >= fake().ports[port_num - 1].gids.size())) {
+        return EINVAL;
+    }
+    *entry            = fake().ports[port_num - 1].gids[gid_index];
+    entry->gid_index  = gid_index;
+    entry->port_num   = port_num;
+    return 0;
+}
+
+struct ibv_pd *__wrap_ibv_alloc_pd(struct ibv_context *ctx)
+{
+    struct ibv_pd *pd;
+
+    if (fake().alloc_pd_fails) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pd          = (struct ibv_pd*)calloc(1, sizeof(*pd));
+    pd->context = ctx;
+    pd->handle  = 0x77;
+    ++fake().num_pd;
+    return pd;
+}
+
+int __wrap_ibv_dealloc_pd(struct ibv_pd *pd)
+{
+    free(pd);
+    --fake().num_pd;
+    return 0;
+}
+
+static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
+                                  size_t length)
+{
+    struct ibv_mr *mr = (struct ibv_mr*)calloc(1, sizeof(*mr));
+
+    mr->context = pd->context;
+    mr->pd      = pd;
+    mr->addr    = addr;
+    mr->length  = length;
+    mr->lkey    = 0x1000u + (++globals().mr_seq) * 0x100u + 0x11u;
+    mr->rkey    = mr->lkey;
+    ++fake().num_mr;
+    return mr;
+}
+
+struct ibv_mr *__wrap_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+                                 int access)
+{
+    return fake_reg_mr(pd, addr, length);
+}
+
+struct ibv_mr *__wrap_ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+                                       size_t length, uint64_t iova,
+                                       unsigned int access)
+{
+    return fake_reg_mr(pd, addr, length);
+}
+
+int __wrap_ibv_dereg_mr(struct ibv_mr *mr)
+{
+    free(mr);
+    --fake().num_mr;
+    return 0;
+}
+
+struct mlx5dv_mkey *
+__wrap_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
+{
+    struct mlx5dv_mkey *mkey;
+
+    fake().mkey_attrs.push_back(*attr);
+    if (++globals().mkey_creates == fake().mkey_fail_at) {
+        errno = ENOMEM;
+        return NULL;
+    }
+
+    mkey       = (struct mlx5dv_mkey*)calloc(1, sizeof(*mkey));
+    mkey->lkey = ((0x200u + (++globals().mkey_seq)) << 8) | 0x42u;
+    mkey->rkey = mkey->lkey;
+    ++fake().num_mkey;
+    return mkey;
+}
+
+int __wrap_mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
+{
+    free(mkey);
+    --fake().num_mkey;
+    return 0;
+}
+
+int __wrap_ibv_destroy_cq(struct ibv_cq *cq)
+{
+    struct ibv_cq_ex *cqx = (struct ibv_cq_ex*)cq;
+
+    globals().cqs.erase(cqx);
+    free(cqx);
+    --fake().num_cq;
+    return 0;
+}
+
+struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
+                                       struct ibv_qp_init_attr_ex *attr,
+                                       struct mlx5dv_qp_init_attr *dv_attr)
+{
+    fake_qp *qp;
+
+    fake().qp_attrs.push_back(*attr);
+    fake().dv_qp_attrs.push_back(*dv_attr);
+    if (fake().create_qp_errno) {
+        errno = fake().create_qp_errno;
+        return NULL;
+    }
+
+    qp = (fake_qp*)calloc(1, sizeof(*qp));
+    qp->qpx.qp_base.context = ctx;
+    qp->qpx.qp_base.pd      = attr->pd;
+    qp->qpx.qp_base.qp_num  = 0x300u + (++globals().qp_seq);
+    qp->qpx.qp_base.qp_type = attr->qp_type;
+    qp->qpx.qp_base.state   = IBV_QPS_RESET;
+    qp->qpx.wr_start        = fake_wr_start;
+    qp->qpx.wr_complete     = fake_wr_complete;
+    qp->qpx.wr_abort        = fake_wr_abort;
+    qp->qpx.wr_rdma_write   = fake_wr_rdma_write;
+    qp->qpx.wr_rdma_read    = fake_wr_rdma_read;
+    qp->qpx.wr_local_inv    = fake_wr_local_inv;
+    qp->qpx.wr_set_sge_list = fake_wr_set_sge_list;
+    qp->mqpx.wr_mr_interleaved = fake_wr_mr_interleaved;
+    qp->mqpx.wr_mr_list        = fake_wr_mr_list;
+
+    /* the provider writes back what it granted */
+    if (fake().qp_inline_grant != 0) {
+        attr->cap.max_inline_data = fake().qp_inline_grant;
+    }
+    ++fake().num_qp;
+    return &qp->qpx.qp_base;
+}
+
+struct ibv_qp_ex *__wrap_ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+    return &((fake_qp*)qp)->qpx;
+}
+
+struct mlx5dv_qp_ex *__wrap_mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qpx)
+{
+    return &((fake_qp*)qpx)->mqpx;
+}
+
+int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                         int mask)
+{
+    fake().modify_calls.push_back(std::make_pair(*attr, mask));
+    if ((mask & IBV_QP_STATE) && (attr->qp_state == fake().modify_fail_state)) {
+        return EINVAL;
+    }
+    if (mask & IBV_QP_STATE) {
+        qp->state = attr->qp_state;
+    }
+    return 0;
+}
+
+int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
+{
+    free(qp);
+    --fake().num_qp;
+    return 0;
+}
+
+} // extern "C"
