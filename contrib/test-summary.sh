@@ -18,12 +18,12 @@ for trs in "$dir"/*.trs; do
     skipped=$((skipped + ${s:-0}))
     if [ -n "$f" ]; then
         failed=$((failed + f))
-    elif ! grep -q '^:test-result: PASS' "$trs"; then
+    elif ! grep -q '^:test-result: \(PASS\|SKIP\)' "$trs"; then
         echo "$(basename "${trs%.trs}"): exited without a test summary" >&2
         failed=$((failed + 1))
     fi
     # Name the skipped tests: a skip is never a pass.
-    sed -n 's/^\[  SKIPPED \] \([a-zA-Z].*\)/  skipped: \1/p' "$log" | sort -u
+    sed -n '/ ms)$/d;s/^\[  SKIPPED \] \([a-zA-Z].*\)/  skipped: \1/p' "$log" | sort -u
 done
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
