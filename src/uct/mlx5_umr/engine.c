@@ -1,0 +1,102 @@
+/**
+ * mlx5_umr engine: code common to every backend (lookup by name, status and
+ * opcode strings, completion status mapping).
+ */
+#include "umr_config.h"
+
+#include "engine.h"
+
+#include <string.h>
+
+static const umr_eng_ops_t *const umr_eng_backends[] = {
+#if HAVE_UMR_MLX5_ENGINE
+    &umr_eng_mlx5_ops,
+#endif
+    &umr_eng_sw_ops
+};
+
+const umr_eng_ops_t *umr_eng_find(const char *name)
+{
+    size_t i;
+
+    if (name == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < sizeof(umr_eng_backends) / sizeof(umr_eng_backends[0]);
+         ++i) {
+        if (!strcmp(umr_eng_backends[i]->name, name)) {
+            return umr_eng_backends[i];
+        }
+    }
+
+    return NULL;
+}
+
+const char *umr_eng_wc_status_str(umr_eng_wc_status_t status)
+{
+    switch (status) {
+    case UMR_ENG_WC_SUCCESS:
+        return "success";
+    case UMR_ENG_WC_LOC_LEN_ERR:
+        return "local length error";
+    case UMR_ENG_WC_LOC_PROT_ERR:
+        return "local protection error";
+    case UMR_ENG_WC_REM_ACCESS_ERR:
+        return "remote access error";
+    case UMR_ENG_WC_REM_OP_ERR:
+        return "remote operation error";
+    case UMR_ENG_WC_RETRY_EXC_ERR:
+        return "transport retry counter exceeded";
+    case UMR_ENG_WC_WR_FLUSH_ERR:
+        return "work request flushed";
+    case UMR_ENG_WC_MW_BIND_ERR:
+        return "memory key configuration error";
+    case UMR_ENG_WC_GENERAL_ERR:
+        return "general error";
+    }
+
+    return "unknown completion status";
+}
+
+/* Same choices as UCX's ib transports make for the matching ibv_wc_status. */
+ucs_status_t umr_eng_wc_status_to_ucs(umr_eng_wc_status_t status)
+{
+    switch (status) {
+    case UMR_ENG_WC_SUCCESS:
+        return UCS_OK;
+    case UMR_ENG_WC_LOC_LEN_ERR:
+        return UCS_ERR_MESSAGE_TRUNCATED;
+    case UMR_ENG_WC_LOC_PROT_ERR:
+    case UMR_ENG_WC_REM_ACCESS_ERR:
+        return UCS_ERR_INVALID_ADDR;
+    case UMR_ENG_WC_REM_OP_ERR:
+        return UCS_ERR_IO_ERROR;
+    case UMR_ENG_WC_RETRY_EXC_ERR:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    case UMR_ENG_WC_WR_FLUSH_ERR:
+        return UCS_ERR_CANCELED;
+    case UMR_ENG_WC_MW_BIND_ERR:
+        return UCS_ERR_INVALID_PARAM;
+    case UMR_ENG_WC_GENERAL_ERR:
+        return UCS_ERR_IO_ERROR;
+    }
+
+    return UCS_ERR_IO_ERROR;
+}
+
+const char *umr_eng_opcode_str(umr_eng_opcode_t opcode)
+{
+    switch (opcode) {
+    case UMR_ENG_OP_RDMA_WRITE:
+        return "RDMA_WRITE";
+    case UMR_ENG_OP_RDMA_READ:
+        return "RDMA_READ";
+    case UMR_ENG_OP_UMR:
+        return "UMR";
+    case UMR_ENG_OP_LOCAL_INV:
+        return "LOCAL_INV";
+    }
+
+    return "UNKNOWN";
+}
