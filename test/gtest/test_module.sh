@@ -11,6 +11,8 @@ builddir=${builddir:-.}
 module=$builddir/../../src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 skew=$builddir/.libs/libuct_mlx5_umr_skew.so
 ucx_info=${UCX_INFO:-ucx_info}
+# Sanitizer builds preload their runtimes first (contrib/run-sanitizers.sh).
+preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
 passed=0 failed=0
 
 check() {   # name, command...
@@ -25,7 +27,7 @@ check() {   # name, command...
 
 lists_transport() {
     local out
-    out=$(UCX_MLX5_UMR_ENGINE=sw LD_PRELOAD=$module $ucx_info -d 2>&1)
+    out=$(UCX_MLX5_UMR_ENGINE=sw LD_PRELOAD=$preload$module $ucx_info -d 2>&1)
     grep -q "Transport: mlx5_umr" <<<"$out" || { echo "$out" | head -40; return 1; }
     grep -q "Component: mlx5_umr" <<<"$out" || { echo "no 'Component: mlx5_umr'"; return 1; }
 }
@@ -36,7 +38,7 @@ stock_ucx_does_not_list_it() {
 
 documents_variables() {
     local out var
-    out=$(LD_PRELOAD=$module $ucx_info -c -f 2>&1)
+    out=$(LD_PRELOAD=$preload$module $ucx_info -c -f 2>&1)
     for var in UCX_MLX5_UMR_ENGINE; do
         grep -q "^$var=" <<<"$out" || { echo "$var not listed"; return 1; }
     done
@@ -48,17 +50,33 @@ documents_variables() {
 skewed_module_refuses() {
     local out
     [ -f "$skew" ] || { echo "missing $skew"; return 1; }
-    out=$(LD_PRELOAD=$skew $ucx_info -d 2>&1)
+    out=$(LD_PRELOAD=$preload$skew $ucx_info -d 2>&1)
     if grep -q "Transport: mlx5_umr" <<<"$out"; then
         echo "skewed module registered the transport"; return 1
     fi
     grep -q "mlx5_umr: not registering" <<<"$out" || { echo "no refusal line:"; echo "$out" | head; return 1; }
 }
 
+# Loading the module never changes what UCP picks: with every transport
+# allowed, the endpoint's lanes are the same with and without the module.
+ucp_lanes_unchanged() {
+    local with without
+    # resource and md indices shift with one more component: compare names
+    local norm='s/ [0-9]*:/ /; s/md\[[0-9]*\]//g'
+    without=$(UCX_TLS=all $ucx_info -u t -e 2>&1 | grep 'lane\[' | sed "$norm")
+    with=$(UCX_TLS=all LD_PRELOAD=$preload$module $ucx_info -u t -e 2>&1 | grep 'lane\[' | sed "$norm")
+    [ -n "$without" ] || { echo "no lanes printed by ucx_info -e"; return 1; }
+    if [ "$with" != "$without" ]; then
+        echo "lanes differ with the module loaded:"; echo "$with"; echo "without:"; echo "$without"
+        return 1
+    fi
+}
+
 check lists_transport lists_transport
 check stock_ucx_does_not_list_it stock_ucx_does_not_list_it
 check documents_variables documents_variables
 check skewed_module_refuses skewed_module_refuses
+check ucp_lanes_unchanged ucp_lanes_unchanged
 
 total=$((passed + failed))
 echo "[==========] $total tests ran."

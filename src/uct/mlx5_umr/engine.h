@@ -163,7 +163,8 @@ typedef struct umr_eng_ops {
                              umr_eng_dev_t **dev_p);
     void         (*dev_close)(umr_eng_dev_t *dev);
     void         (*dev_query)(umr_eng_dev_t *dev, umr_eng_caps_t *caps);
-    /* Device address: what a peer needs to judge reachability. */
+    /* Device address: what a peer needs to judge reachability. Address
+     * buffers (device and QP) may be unaligned: backends memcpy them. */
     void         (*dev_get_addr)(umr_eng_dev_t *dev, void *addr);
     int          (*dev_is_reachable)(umr_eng_dev_t *dev,
                                      const void *remote_dev_addr);

@@ -251,17 +251,19 @@ static void umr_eng_sw_dev_query(umr_eng_dev_t *edev, umr_eng_caps_t *caps)
 
 static void umr_eng_sw_dev_get_addr(umr_eng_dev_t *edev, void *addr)
 {
-    umr_eng_sw_dev_t *dev        = (umr_eng_sw_dev_t*)edev;
-    umr_eng_sw_dev_addr_t *daddr = addr;
+    umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
+    umr_eng_sw_dev_addr_t daddr;
 
-    memset(daddr, 0, sizeof(*daddr));
-    daddr->boot_id[0] = dev->boot_id[0];
-    daddr->boot_id[1] = dev->boot_id[1];
-    daddr->pid_ns     = dev->pid_ns;
-    daddr->table      = (uintptr_t)dev->table;
-    daddr->cookie     = dev->hdr->cookie;
-    daddr->pid        = getpid();
-    daddr->max_keys   = dev->max_keys;
+    /* addr may be unaligned (UCX packs addresses): build, then copy */
+    memset(&daddr, 0, sizeof(daddr));
+    daddr.boot_id[0] = dev->boot_id[0];
+    daddr.boot_id[1] = dev->boot_id[1];
+    daddr.pid_ns     = dev->pid_ns;
+    daddr.table      = (uintptr_t)dev->table;
+    daddr.cookie     = dev->hdr->cookie;
+    daddr.pid        = getpid();
+    daddr.max_keys   = dev->max_keys;
+    memcpy(addr, &daddr, sizeof(daddr));
 }
 
 static int umr_eng_sw_dev_is_reachable(umr_eng_dev_t *edev,
@@ -603,12 +605,13 @@ static void umr_eng_sw_qp_destroy(umr_eng_qp_t *qp)
 
 static void umr_eng_sw_qp_get_addr(umr_eng_qp_t *qp, void *addr)
 {
-    umr_eng_sw_qp_addr_t *qaddr = addr;
+    umr_eng_sw_qp_addr_t qaddr;
 
-    memset(qaddr, 0, sizeof(*qaddr));
-    qaddr->cookie = qp->dev->hdr->cookie;
-    qaddr->pid    = getpid();
-    qaddr->qpn    = qp->qpn;
+    memset(&qaddr, 0, sizeof(qaddr));
+    qaddr.cookie = qp->dev->hdr->cookie;
+    qaddr.pid    = getpid();
+    qaddr.qpn    = qp->qpn;
+    memcpy(addr, &qaddr, sizeof(qaddr));   /* addr may be unaligned */
 }
 
 static ucs_status_t umr_eng_sw_qp_connect(umr_eng_qp_t *qp,

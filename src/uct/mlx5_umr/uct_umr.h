@@ -52,6 +52,34 @@ typedef struct uct_umr_md_stats {
 
 ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
 
+/**
+ * Put/get between a local layout over registered contiguous memory and a
+ * remote key (contiguous, or a layout key: remote_addr is then a byte offset).
+ * The local side is `count` elements of `layout` at `base`, all inside `memh`
+ * (from uct_md_mem_reg); the operation moves bytes [offset, offset + length)
+ * of its packed stream. The endpoint configures a UMR key for
+ * (memh, layout, base, count) on its own queue pair once and caches it, so a
+ * halo loop pays for the UMR on its first iteration only (see
+ * uct_umr_ep_stats_t); layouts of tiny blocks are packed through a bounce
+ * buffer instead (UCX_MLX5_UMR_PACK_THRESH). `layout` may be freed as soon
+ * as the call returns. Deregistering `memh` drops its cached keys.
+ *
+ * Returns like uct_ep_put_zcopy: UCS_INPROGRESS (comp is called from
+ * progress), UCS_OK (done, length 0), UCS_ERR_NO_RESOURCE (retry or
+ * pending_add), UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh,
+ * range outside the layout, memh or remote key) or another error.
+ */
+ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
+                                   const uct_umr_layout_t *layout,
+                                   size_t count, size_t offset, size_t length,
+                                   uint64_t remote_addr, uct_rkey_t rkey,
+                                   uct_completion_t *comp);
+ucs_status_t uct_umr_ep_get_layout(uct_ep_h ep, uct_mem_h memh, void *base,
+                                   const uct_umr_layout_t *layout,
+                                   size_t count, size_t offset, size_t length,
+                                   uint64_t remote_addr, uct_rkey_t rkey,
+                                   uct_completion_t *comp);
+
 /** Endpoint counters: key cache and data path choices. */
 typedef struct uct_umr_ep_stats {
     uint64_t cache_hits;        /* local UMR key found in the ep cache */
@@ -59,13 +87,27 @@ typedef struct uct_umr_ep_stats {
     uint64_t cache_evictions;   /* LRU evictions at the cache bound */
     uint64_t cache_invalidations; /* entries dropped by a mem_dereg */
     uint64_t cache_entries;     /* entries now */
-    uint64_t rkey_hits;         /* remote key cache hits */
-    uint64_t rkey_misses;
+    uint64_t rkey_hits;         /* ep remote key cache: same packed key */
+    uint64_t rkey_misses;       /* ep remote key cache: unpacked anew */
     uint64_t zcopy_ops;         /* put/get zcopy calls accepted */
     uint64_t rdma_wrs;          /* RDMA work requests posted */
     uint64_t pack_fallbacks;    /* zcopy served by packing (tiny blocks) */
     uint64_t no_resource;       /* calls that returned UCS_ERR_NO_RESOURCE */
 } uct_umr_ep_stats_t;
+
+/**
+ * Unpack a packed mlx5_umr key through the endpoint's remote key cache: the
+ * same packed bytes give the same uct_rkey_t, without an allocation (an MPI
+ * layer receives its peers' layout keys every iteration). The key is valid
+ * for operations on any mlx5_umr endpoint until uct_umr_ep_rkey_release();
+ * idle entries are evicted least recently used beyond
+ * UCX_MLX5_UMR_RCACHE_SIZE and freed with the endpoint.
+ * Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr ep or key, or a key this
+ * endpoint's cache did not hand out).
+ */
+ucs_status_t uct_umr_ep_rkey_unpack(uct_ep_h ep, const void *rkey_buffer,
+                                    uct_rkey_t *rkey_p);
+ucs_status_t uct_umr_ep_rkey_release(uct_ep_h ep, uct_rkey_t rkey);
 
 /** Returns UCS_ERR_INVALID_PARAM when ep is not an mlx5_umr endpoint. */
 ucs_status_t uct_umr_ep_get_stats(uct_ep_h ep, uct_umr_ep_stats_t *stats);

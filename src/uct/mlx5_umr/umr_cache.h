@@ -1,0 +1,87 @@
+/**
+ * mlx5_umr transport: per-endpoint cache of local UMR keys.
+ *
+ * A local iov with more entries than the NIC takes SGEs becomes one UMR
+ * list key configured on the endpoint's own QP (the next WR on that QP is
+ * fenced behind the UMR, so no wait is needed). Applications send the same
+ * iov every iteration, so keys are cached, identified by the exact
+ * descriptor list plus the ids of the memory handles it uses, or, for a
+ * local layout, by (memory handle, layout hash, base, count) and the layout
+ * itself (a hash match alone never aliases two layouts):
+ *
+ *   lru: [most recent] <-> entry <-> ... <-> [least recent]
+ *   entry: hash, identity blob, indirect keys (children..., top), in-flight
+ *
+ * Bounded: at max_entries the least recent entry with no operation in flight
+ * is evicted and its keys go back to the md pool. A mem_dereg of any memory
+ * handle an entry uses drops the entry (the md calls the listener).
+ */
+#ifndef UCT_MLX5_UMR_CACHE_H_
+#define UCT_MLX5_UMR_CACHE_H_
+
+#include "umr_md.h"
+
+
+typedef struct uct_mlx5_umr_cache_entry {
+    ucs_list_link_t     list;        /* in cache->lru */
+    uint64_t            hash;
+    size_t              blob_len;
+    void                *blob;       /* identity */
+    uct_umr_layout_t    *layout;     /* identity too, when set (own copy) */
+    unsigned            num_memhs;
+    uint64_t            *memh_ids;
+    unsigned            num_mkeys;
+    uct_mlx5_umr_mkey_t **mkeys;     /* top key last */
+    uint32_t            lkey;        /* top key, valid once configured */
+    uint64_t            length;
+    unsigned            inflight;    /* operations using the key */
+    int                 stale;       /* out of the cache, freed when idle */
+} uct_mlx5_umr_cache_entry_t;
+
+
+typedef struct uct_mlx5_umr_cache {
+    uct_mlx5_umr_md_listener_t listener;
+    uct_mlx5_umr_md_t          *md;
+    ucs_list_link_t            lru;
+    unsigned                   num_entries;
+    unsigned                   max_entries;
+    uct_umr_ep_stats_t         *stats;
+} uct_mlx5_umr_cache_t;
+
+
+void uct_mlx5_umr_cache_init(uct_mlx5_umr_cache_t *cache,
+                             uct_mlx5_umr_md_t *md, unsigned max_entries,
+                             uct_umr_ep_stats_t *stats);
+void uct_mlx5_umr_cache_cleanup(uct_mlx5_umr_cache_t *cache);
+
+uint64_t uct_mlx5_umr_cache_hash(const void *blob, size_t len);
+
+/* Hit: the entry (moved to the LRU head, one more in flight), else NULL. */
+uct_mlx5_umr_cache_entry_t *
+uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, uint64_t hash,
+                          const void *blob, size_t blob_len,
+                          const uct_umr_layout_t *layout);
+
+/*
+ * Miss: a new entry with num_mkeys keys from the md pool, evicting the least
+ * recent idle entry at the bound; one operation in flight. The caller
+ * configures the keys and sets lkey/length. UCS_ERR_NO_RESOURCE when every
+ * entry is in flight or the pool is empty.
+ */
+ucs_status_t
+uct_mlx5_umr_cache_insert(uct_mlx5_umr_cache_t *cache, uint64_t hash,
+                          const void *blob, size_t blob_len,
+                          const uct_umr_layout_t *layout,
+                          const uint64_t *memh_ids, unsigned num_memhs,
+                          unsigned num_mkeys,
+                          uct_mlx5_umr_cache_entry_t **entry_p);
+
+/* Drop a just-inserted entry whose keys could not be configured. */
+void uct_mlx5_umr_cache_remove(uct_mlx5_umr_cache_t *cache,
+                               uct_mlx5_umr_cache_entry_t *entry);
+
+/* An operation using the entry completed. */
+void uct_mlx5_umr_cache_release(uct_mlx5_umr_cache_t *cache,
+                                uct_mlx5_umr_cache_entry_t *entry);
+
+#endif

@@ -1,0 +1,538 @@
+/**
+ * mlx5_umr transport: interface (see umr_iface.h).
+ */
+#include "umr_config.h"
+
+#include "umr_iface.h"
+#include "umr_ep.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/sys.h>
+#include <inttypes.h>
+#include <string.h>
+
+
+static ucs_config_field_t uct_mlx5_umr_iface_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+
+    {"TX_QUEUE_LEN", "256",
+     "Send queue length of each endpoint's queue pair: the number of work\n"
+     "requests (RDMA fragments and UMRs) an endpoint may have outstanding;\n"
+     "beyond it operations return UCS_ERR_NO_RESOURCE.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, tx_queue_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_IOV", "256",
+     "Maximal iovcnt of put/get zcopy. Local entries beyond the NIC's SGE limit\n"
+     "are combined into one UMR list key (two levels above the UMR list limit),\n"
+     "so this may be far above the hardware SGE count.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, max_iov), UCS_CONFIG_TYPE_UINT},
+
+    {"CACHE_SIZE", "64",
+     "Entries of each endpoint's cache of local UMR keys (least recently used\n"
+     "entries are evicted at this bound; their keys return to the md pool).",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, cache_size),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"RCACHE_SIZE", "64",
+     "Idle entries kept in each endpoint's cache of unpacked remote keys\n"
+     "(uct_umr_ep_rkey_unpack); keys in use are never evicted.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, rcache_size),
+     UCS_CONFIG_TYPE_UINT},
+
+    /* 24 B: below it a UMR descriptor entry costs about as much as the data */
+    {"PACK_THRESH", "24",
+     "Zero-copy operations whose local blocks average at most this many bytes\n"
+     "are packed into a bounce buffer instead (when they fit in SEG_SIZE):\n"
+     "packing tiny blocks is cheaper than one descriptor entry per block.\n"
+     "0 disables packing.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, pack_thresh),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"SEG_SIZE", "8k",
+     "Size of a bounce buffer: the largest put_short/put_bcopy/get_bcopy and\n"
+     "the largest packed zero-copy operation.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, seg_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"NUM_BUFS", "128",
+     "Number of registered bounce buffers per interface.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, num_bufs),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_MSG", "inf",
+     "Largest RDMA message; longer transfers are split into fragments of at\n"
+     "most this size (each one work request). 'inf' takes the device limit.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, max_msg),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"MAX_POLL", "16",
+     "Completions polled per call to progress.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, max_poll),
+     UCS_CONFIG_TYPE_UINT},
+
+    /* keeps UCP from preferring this transport for plain contiguous data */
+    {"LATENCY_OVERHEAD", "2us",
+     "Added to the engine's latency in the performance estimate, so that UCP,\n"
+     "when it loads this transport, prefers established transports for plain\n"
+     "contiguous data: the value of mlx5_umr is noncontiguous layouts.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, latency_overhead),
+     UCS_CONFIG_TYPE_TIME},
+
+    /* UCP 1.13 connects a connect-to-ep transport through an auxiliary
+     * wireup transport (as rc needs ud); shared-memory-only jobs have none,
+     * and UCP never passes layouts: stay out of its way by default. */
+    {"UCP_LANES", "n",
+     "Report capabilities to an interface opened with a feature request\n"
+     "(UCT_IFACE_PARAM_FIELD_FEATURES, as UCP opens them). With 'n' such an\n"
+     "interface reports none, so UCP never selects mlx5_umr and a UCP job runs\n"
+     "as if the module were not loaded. With 'y' UCP may use it as an RMA lane;\n"
+     "it then needs an auxiliary wireup transport (like rc needs ud) and fails\n"
+     "to connect in shared-memory-only jobs.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, ucp_lanes),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {NULL}
+};
+
+
+static ucs_status_t uct_mlx5_umr_iface_query(uct_iface_h tl_iface,
+                                             uct_iface_attr_t *iface_attr)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+    const umr_eng_caps_t *caps  = &iface->md->caps;
+    size_t max_zcopy;
+
+    uct_base_iface_query(&iface->super, iface_attr);
+
+    /* every fragment is one WR: bound a zcopy by what one queue holds */
+    max_zcopy = ucs_min(iface->config.max_msg *
+                        (iface->config.tx_queue_len / 2),
+                        caps->max_mr_size);
+
+    iface_attr->cap.put.max_short       = iface->config.seg_size;
+    iface_attr->cap.put.max_bcopy       = iface->config.seg_size;
+    iface_attr->cap.put.min_zcopy       = 0;
+    iface_attr->cap.put.max_zcopy       = max_zcopy;
+    iface_attr->cap.put.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    iface_attr->cap.put.align_mtu       = UCS_SYS_PCI_MAX_PAYLOAD;
+    iface_attr->cap.put.max_iov         = iface->config.max_iov;
+
+    iface_attr->cap.get.max_bcopy       = iface->config.seg_size;
+    iface_attr->cap.get.min_zcopy       = 0;
+    iface_attr->cap.get.max_zcopy       = max_zcopy;
+    iface_attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    iface_attr->cap.get.align_mtu       = UCS_SYS_PCI_MAX_PAYLOAD;
+    iface_attr->cap.get.max_iov         = iface->config.max_iov;
+
+    iface_attr->device_addr_len = sizeof(uint64_t);
+    iface_attr->iface_addr_len  = sizeof(uct_mlx5_umr_iface_addr_t) +
+                                  caps->dev_addr_len;
+    iface_attr->ep_addr_len     = caps->qp_addr_len + caps->dev_addr_len;
+    iface_attr->max_conn_priv   = 0;
+    iface_attr->cap.flags       = UCT_IFACE_FLAG_PUT_SHORT |
+                                  UCT_IFACE_FLAG_PUT_BCOPY |
+                                  UCT_IFACE_FLAG_PUT_ZCOPY |
+                                  UCT_IFACE_FLAG_GET_BCOPY |
+                                  UCT_IFACE_FLAG_GET_ZCOPY |
+                                  UCT_IFACE_FLAG_PENDING   |
+                                  UCT_IFACE_FLAG_CONNECT_TO_EP;
+    iface_attr->cap.event_flags = 0;
+
+    iface_attr->latency             = ucs_linear_func_make(
+            caps->latency + iface->config.latency_overhead, 0);
+    iface_attr->bandwidth.dedicated = 0;
+    iface_attr->bandwidth.shared    = caps->bandwidth;
+    iface_attr->overhead            = 1e-6;
+    iface_attr->priority            = 0;
+
+    if (iface->config.hide_caps) {
+        /* see UCP_LANES: no operation, so a multi-transport layer never
+         * selects us; UCP still requires a connection mode */
+        iface_attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_EP;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_mlx5_umr_iface_get_device_address(uct_iface_h tl_iface,
+                                      uct_device_addr_t *addr)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+
+    uint64_t dev_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
+    uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a */
+    size_t i;
+
+    iface->eng->dev_get_addr(iface->md->dev, dev_addr);
+    for (i = 0; i < iface->md->caps.dev_addr_len; ++i) {
+        hash = (hash ^ ((uint8_t*)dev_addr)[i]) * 0x100000001b3ull;
+    }
+    memcpy(addr, &hash, sizeof(hash));
+    return UCS_OK;
+}
+
+static uint8_t uct_mlx5_umr_iface_engine_id(uct_mlx5_umr_iface_t *iface)
+{
+    return iface->eng->name[0]; /* 's' or 'm' */
+}
+
+static ucs_status_t uct_mlx5_umr_iface_get_address(uct_iface_h tl_iface,
+                                                   uct_iface_addr_t *addr)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+
+    uct_mlx5_umr_iface_addr_t *iface_addr = (uct_mlx5_umr_iface_addr_t*)addr;
+    uint64_t dev_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
+
+    /* the engine writes an aligned buffer; the address is unaligned */
+    iface->eng->dev_get_addr(iface->md->dev, dev_addr);
+    iface_addr->engine = uct_mlx5_umr_iface_engine_id(iface);
+    memcpy(iface_addr->dev_addr, dev_addr, iface->md->caps.dev_addr_len);
+    return UCS_OK;
+}
+
+static int uct_mlx5_umr_iface_is_reachable(const uct_iface_h tl_iface,
+                                           const uct_device_addr_t *dev_addr,
+                                           const uct_iface_addr_t *iface_addr)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+
+    const uct_mlx5_umr_iface_addr_t *addr = (const void*)iface_addr;
+    uint64_t peer_dev[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
+
+    /* sw reaches processes of this host only; engines never mix */
+    if ((addr == NULL) ||
+        (addr->engine != uct_mlx5_umr_iface_engine_id(iface))) {
+        return 0;
+    }
+
+    /* addresses come unaligned off the wire: the engine gets an aligned copy */
+    memcpy(peer_dev, addr->dev_addr, iface->md->caps.dev_addr_len);
+    return iface->eng->dev_is_reachable(iface->md->dev, peer_dev);
+}
+
+unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+    umr_eng_wc_t wcs[iface->config.max_poll];
+    uct_mlx5_umr_ep_t *ep;
+    uct_mlx5_umr_op_t *op;
+    ucs_status_t status;
+    int i, n;
+
+    n = iface->eng->cq_poll(iface->cq, wcs, iface->config.max_poll);
+    if (ucs_unlikely(n < 0)) {
+        ucs_error("mlx5_umr iface %p: CQ error: %s", iface,
+                  ucs_status_string((ucs_status_t)n));
+        return 0;
+    }
+
+    iface->cq_avail += n;
+    for (i = 0; i < n; ++i) {
+        op     = (uct_mlx5_umr_op_t*)(uintptr_t)wcs[i].wr_id;
+        status = umr_eng_wc_status_to_ucs(wcs[i].status);
+        if (ucs_unlikely(status != UCS_OK)) {
+            ucs_log((wcs[i].status == UMR_ENG_WC_WR_FLUSH_ERR) ?
+                    UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_DIAG,
+                    "mlx5_umr ep %p: %s failed: %s", op->ep,
+                    umr_eng_opcode_str(wcs[i].opcode),
+                    umr_eng_wc_status_str(wcs[i].status));
+        }
+        uct_mlx5_umr_ep_wr_done(op, status);
+    }
+
+    if (n > 0) {
+        ucs_list_for_each(ep, &iface->eps, list) {
+            if (!ucs_queue_is_empty(&ep->pending)) {
+                uct_mlx5_umr_ep_dispatch_pending(ep);
+            }
+        }
+    }
+
+    return n;
+}
+
+static ucs_status_t uct_mlx5_umr_iface_flush(uct_iface_h tl_iface,
+                                             unsigned flags,
+                                             uct_completion_t *comp)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+
+    if (comp != NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if (iface->outstanding != 0) {
+        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
+        return UCS_INPROGRESS;
+    }
+
+    UCT_TL_IFACE_STAT_FLUSH(&iface->super);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_mlx5_umr_iface_fence(uct_iface_h tl_iface,
+                                             unsigned flags)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+    uct_mlx5_umr_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        ep->fence = 1;
+    }
+    UCT_TL_IFACE_STAT_FENCE(&iface->super);
+    return UCS_OK;
+}
+
+/* RMA only; a stub of the right type: ssize_t, not a cast int stub */
+static ssize_t uct_mlx5_umr_ep_am_bcopy(uct_ep_h ep, uint8_t id,
+                                        uct_pack_callback_t pack_cb, void *arg,
+                                        unsigned flags)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static UCS_CLASS_DECLARE_DELETE_FUNC(uct_mlx5_umr_iface_t, uct_iface_t);
+
+static uct_iface_ops_t uct_mlx5_umr_iface_tl_ops = {
+    .ep_put_short             = uct_mlx5_umr_ep_put_short,
+    .ep_put_bcopy             = uct_mlx5_umr_ep_put_bcopy,
+    .ep_put_zcopy             = uct_mlx5_umr_ep_put_zcopy,
+    .ep_get_short             = (uct_ep_get_short_func_t)ucs_empty_function_return_unsupported,
+    .ep_get_bcopy             = uct_mlx5_umr_ep_get_bcopy,
+    .ep_get_zcopy             = uct_mlx5_umr_ep_get_zcopy,
+    .ep_am_short              = (uct_ep_am_short_func_t)ucs_empty_function_return_unsupported,
+    .ep_am_short_iov          = (uct_ep_am_short_iov_func_t)ucs_empty_function_return_unsupported,
+    .ep_am_bcopy              = uct_mlx5_umr_ep_am_bcopy,
+    .ep_am_zcopy              = (uct_ep_am_zcopy_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic_cswap64        = (uct_ep_atomic_cswap64_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic64_post         = (uct_ep_atomic64_post_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)ucs_empty_function_return_unsupported,
+    .ep_atomic64_fetch        = (uct_ep_atomic64_fetch_func_t)ucs_empty_function_return_unsupported,
+    .ep_pending_add           = uct_mlx5_umr_ep_pending_add,
+    .ep_pending_purge         = uct_mlx5_umr_ep_pending_purge,
+    .ep_flush                 = uct_mlx5_umr_ep_flush,
+    .ep_fence                 = uct_mlx5_umr_ep_fence,
+    .ep_check                 = (uct_ep_check_func_t)ucs_empty_function_return_unsupported,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_mlx5_umr_ep_t),
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_mlx5_umr_ep_t),
+    .ep_get_address           = uct_mlx5_umr_ep_get_address,
+    .ep_connect_to_ep         = uct_mlx5_umr_ep_connect_to_ep,
+    .iface_flush              = uct_mlx5_umr_iface_flush,
+    .iface_fence              = uct_mlx5_umr_iface_fence,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_mlx5_umr_iface_progress,
+    .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)ucs_empty_function_return_unsupported,
+    .iface_event_arm          = (uct_iface_event_arm_func_t)ucs_empty_function_return_unsupported,
+    .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_mlx5_umr_iface_t),
+    .iface_query              = uct_mlx5_umr_iface_query,
+    .iface_get_device_address = uct_mlx5_umr_iface_get_device_address,
+    .iface_get_address        = uct_mlx5_umr_iface_get_address,
+    .iface_is_reachable       = uct_mlx5_umr_iface_is_reachable
+};
+
+static uct_iface_internal_ops_t uct_mlx5_umr_iface_internal_ops = {
+    .iface_estimate_perf = uct_base_iface_estimate_perf,
+    .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
+    .ep_query            = (uct_ep_query_func_t)ucs_empty_function_return_unsupported,
+    .ep_invalidate       = (uct_ep_invalidate_func_t)ucs_empty_function_return_unsupported
+};
+
+static ucs_mpool_ops_t uct_mlx5_umr_op_mpool_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free,
+    .obj_init      = NULL,
+    .obj_cleanup   = NULL,
+    .obj_str       = NULL
+};
+
+static ucs_status_t uct_mlx5_umr_iface_bufs_init(uct_mlx5_umr_iface_t *self)
+{
+    size_t size = (size_t)self->config.num_bufs * self->config.seg_size;
+    ucs_status_t status;
+    unsigned i;
+
+    if (posix_memalign(&self->bufs, UCS_SYS_CACHE_LINE_SIZE, size) != 0) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    self->free_bufs = ucs_malloc(self->config.num_bufs * sizeof(unsigned),
+                                 "mlx5_umr free bufs");
+    if (self->free_bufs == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_bufs;
+    }
+
+    status = self->eng->mr_reg(self->md->dev, self->bufs, size,
+                               UMR_ENG_ACCESS_LOCAL_WRITE, &self->bufs_mr);
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr: registering %zu bytes of bounce buffers failed: "
+                  "%s", size, ucs_status_string(status));
+        goto err_free;
+    }
+
+    for (i = 0; i < self->config.num_bufs; ++i) {
+        self->free_bufs[i] = self->config.num_bufs - 1 - i;
+    }
+    self->num_free_bufs = self->config.num_bufs;
+    return UCS_OK;
+
+err_free:
+    ucs_free(self->free_bufs);
+err_bufs:
+    free(self->bufs);
+    return status;
+}
+
+static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
+                           uct_worker_h worker,
+                           const uct_iface_params_t *params,
+                           const uct_iface_config_t *tl_config)
+{
+    const uct_mlx5_umr_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_mlx5_umr_iface_config_t);
+    uct_mlx5_umr_md_t *md = ucs_derived_of(tl_md, uct_mlx5_umr_md_t);
+    ucs_status_t status;
+
+    UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
+                    "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
+    if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
+        ucs_error("mlx5_umr: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    UCS_CLASS_CALL_SUPER_INIT(
+            uct_base_iface_t, &uct_mlx5_umr_iface_tl_ops,
+            &uct_mlx5_umr_iface_internal_ops, tl_md, worker, params,
+            tl_config UCS_STATS_ARG(
+                    (params->field_mask & UCT_IFACE_PARAM_FIELD_STATS_ROOT) ?
+                            params->stats_root :
+                            NULL) UCS_STATS_ARG(params->mode.device.dev_name));
+
+    if ((config->tx_queue_len < 2) || (config->max_iov < 1) ||
+        (config->cache_size < 1) || (config->num_bufs < 1) ||
+        (config->seg_size < 64) || (config->max_poll < 1)) {
+        ucs_error("mlx5_umr: invalid configuration: TX_QUEUE_LEN=%u (>= 2) "
+                  "MAX_IOV=%u CACHE_SIZE=%u NUM_BUFS=%u MAX_POLL=%u (>= 1) "
+                  "SEG_SIZE=%zu (>= 64)", config->tx_queue_len,
+                  config->max_iov, config->cache_size, config->num_bufs,
+                  config->max_poll, config->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (sizeof(uct_mlx5_umr_iface_addr_t) + md->caps.dev_addr_len >
+        UCT_MLX5_UMR_IFACE_ADDR_MAX) {
+        ucs_error("mlx5_umr: %s engine device address of %zu bytes does not "
+                  "fit an iface address", md->eng->name,
+                  md->caps.dev_addr_len);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    self->md                      = md;
+    self->eng                     = md->eng;
+    self->outstanding             = 0;
+    self->config.tx_queue_len     = ucs_min(config->tx_queue_len,
+                                            md->caps.max_qp_wr);
+    self->config.max_sge          = ucs_max(md->caps.max_sge, 1);
+    /* two levels of UMR lists at most */
+    self->config.max_iov          = ucs_min(config->max_iov,
+                                            md->limits.max_list *
+                                            md->limits.max_list);
+    self->config.cache_size       = config->cache_size;
+    self->config.rcache_size      = config->rcache_size;
+    self->config.pack_thresh      = config->pack_thresh;
+    self->config.seg_size         = config->seg_size;
+    self->config.num_bufs         = config->num_bufs;
+    self->config.max_poll         = config->max_poll;
+    self->config.max_msg          = ucs_max(ucs_min(config->max_msg,
+                                                    md->caps.max_msg), 1);
+    self->config.latency_overhead = config->latency_overhead;
+    self->config.hide_caps        = !config->ucp_lanes &&
+                                    (params->field_mask &
+                                     UCT_IFACE_PARAM_FIELD_FEATURES);
+    ucs_list_head_init(&self->eps);
+
+    /* every ep's queue fits: a CQ overrun would be fatal on hardware */
+    self->cq_avail = self->config.tx_queue_len * 16;
+    status = self->eng->cq_create(md->dev, self->cq_avail, &self->cq);
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr: cq_create failed: %s", ucs_status_string(status));
+        goto err;
+    }
+
+    status = ucs_mpool_init(&self->op_mp, 0, sizeof(uct_mlx5_umr_op_t), 0,
+                            UCS_SYS_CACHE_LINE_SIZE, 256, UINT_MAX,
+                            &uct_mlx5_umr_op_mpool_ops, "mlx5_umr ops");
+    if (status != UCS_OK) {
+        goto err_cq;
+    }
+
+    status = uct_mlx5_umr_iface_bufs_init(self);
+    if (status != UCS_OK) {
+        goto err_mpool;
+    }
+
+    return UCS_OK;
+
+err_mpool:
+    ucs_mpool_cleanup(&self->op_mp, 0);
+err_cq:
+    self->eng->cq_destroy(self->cq);
+err:
+    return status;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_mlx5_umr_iface_t)
+{
+    if (!ucs_list_is_empty(&self->eps)) {
+        ucs_warn("mlx5_umr iface %p: closed with endpoints still open", self);
+    }
+
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    self->eng->mr_dereg(self->md->dev, self->bufs_mr);
+    ucs_free(self->free_bufs);
+    free(self->bufs);
+    ucs_mpool_cleanup(&self->op_mp, 1);
+    self->eng->cq_destroy(self->cq);
+}
+
+UCS_CLASS_DEFINE(uct_mlx5_umr_iface_t, uct_base_iface_t);
+
+static UCS_CLASS_DEFINE_NEW_FUNC(uct_mlx5_umr_iface_t, uct_iface_t, uct_md_h,
+                                 uct_worker_h, const uct_iface_params_t*,
+                                 const uct_iface_config_t*);
+static UCS_CLASS_DEFINE_DELETE_FUNC(uct_mlx5_umr_iface_t, uct_iface_t);
+
+static ucs_status_t
+uct_mlx5_umr_query_tl_devices(uct_md_h tl_md,
+                              uct_tl_device_resource_t **tl_devices_p,
+                              unsigned *num_tl_devices_p)
+{
+    uct_mlx5_umr_md_t *md = ucs_derived_of(tl_md, uct_mlx5_umr_md_t);
+
+    return uct_single_device_resource(tl_md, md->caps.name,
+                                      UCT_DEVICE_TYPE_NET,
+                                      UCS_SYS_DEVICE_ID_UNKNOWN, tl_devices_p,
+                                      num_tl_devices_p);
+}
+
+UCT_TL_DEFINE_ENTRY(&uct_mlx5_umr_component, mlx5_umr,
+                    uct_mlx5_umr_query_tl_devices, uct_mlx5_umr_iface_t,
+                    UCT_MLX5_UMR_CONFIG_PREFIX,
+                    uct_mlx5_umr_iface_config_table,
+                    uct_mlx5_umr_iface_config_t);

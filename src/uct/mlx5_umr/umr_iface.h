@@ -1,0 +1,134 @@
+/**
+ * mlx5_umr transport: interface (capabilities, configuration, progress).
+ *
+ * All endpoints of an iface share one engine CQ. Every work request carries
+ * its operation descriptor (uct_mlx5_umr_op_t) as wr_id; progress polls the
+ * CQ, retires operations in each endpoint's posting order and only then
+ * calls user completions, so a flush completion never overtakes the
+ * operations before it. Bounce buffers (short/bcopy and the pack path) are
+ * slots of one registered region.
+ */
+#ifndef UCT_MLX5_UMR_IFACE_H_
+#define UCT_MLX5_UMR_IFACE_H_
+
+#include "umr_md.h"
+
+#include <uct/base/uct_iface.h>
+#include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/queue.h>
+
+
+typedef struct uct_mlx5_umr_ep uct_mlx5_umr_ep_t;
+
+
+typedef struct uct_mlx5_umr_iface_config {
+    uct_iface_config_t super;
+    unsigned           tx_queue_len;
+    unsigned           max_iov;
+    unsigned           cache_size;
+    unsigned           rcache_size;
+    size_t             pack_thresh;
+    size_t             seg_size;
+    unsigned           num_bufs;
+    unsigned           max_poll;
+    size_t             max_msg;
+    double             latency_overhead;
+    int                ucp_lanes;
+} uct_mlx5_umr_iface_config_t;
+
+
+/*
+ * Addresses. UCP (address v1) caps a device address at 31 bytes and an iface
+ * address at 63, while an engine device address may be larger (sw: 48), so:
+ *   device address: 64-bit hash of the engine device address (identity only)
+ *   iface address:  engine id + engine device address (reachability)
+ *   ep address:     engine QP address + engine device address (connection;
+ *                   UCP allows 255 bytes here)
+ */
+typedef struct UCS_S_PACKED uct_mlx5_umr_iface_addr {
+    uint8_t engine;                 /* 's' sw, 'm' mlx5 */
+    uint8_t dev_addr[];             /* engine device address */
+} uct_mlx5_umr_iface_addr_t;
+
+#define UCT_MLX5_UMR_IFACE_ADDR_MAX 63
+
+
+typedef struct uct_mlx5_umr_iface {
+    uct_base_iface_t     super;
+    uct_mlx5_umr_md_t    *md;
+    const umr_eng_ops_t  *eng;
+    umr_eng_cq_t         *cq;
+    ucs_mpool_t          op_mp;
+    ucs_list_link_t      eps;        /* all endpoints */
+    unsigned             outstanding;/* operations not retired yet */
+    unsigned             cq_avail;   /* CQ entries not promised to a WR */
+    /* bounce buffers */
+    void                 *bufs;
+    umr_eng_mr_t         *bufs_mr;
+    unsigned             *free_bufs; /* stack of free slot indices */
+    unsigned             num_free_bufs;
+    struct {
+        unsigned         tx_queue_len;
+        unsigned         max_iov;
+        unsigned         max_sge;
+        unsigned         cache_size;
+        unsigned         rcache_size;
+        size_t           pack_thresh;
+        size_t           seg_size;
+        unsigned         num_bufs;
+        unsigned         max_poll;
+        uint64_t         max_msg;
+        double           latency_overhead;
+        int              hide_caps;  /* feature request, UCP_LANES=n */
+    } config;
+} uct_mlx5_umr_iface_t;
+
+
+/* One user operation: one or more WRs plus, at the end, a completion. */
+typedef struct uct_mlx5_umr_op {
+    ucs_queue_elem_t     queue;      /* ep->ops, in posting order */
+    uct_mlx5_umr_ep_t    *ep;
+    uct_completion_t     *comp;
+    ucs_status_t         status;     /* first error of its WRs */
+    unsigned             wrs_left;   /* signaled WRs not polled yet */
+    int                  buf;        /* bounce slot or -1 */
+    int                  is_flush;   /* flush marker: no WR of its own */
+    struct uct_mlx5_umr_cache_entry *centry; /* local key in use, or NULL */
+    umr_eng_mr_t         *tmp_mr;    /* registration of an iov without memh */
+    /* what to do with the bounce buffer after a read */
+    uct_unpack_callback_t unpack_cb;
+    void                 *unpack_arg;
+    const uct_umr_layout_t *unpack_layout; /* scatter with unpack_range */
+    uct_umr_layout_t     *own_layout;/* copy the op keeps, freed at release */
+    size_t               unpack_count;
+    void                 *unpack_base;
+    uint64_t             unpack_offset;
+    size_t               length;
+} uct_mlx5_umr_op_t;
+
+
+extern uct_tl_t uct_mlx5_umr_tl;
+
+unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface);
+
+static inline void *
+uct_mlx5_umr_iface_buf(uct_mlx5_umr_iface_t *iface, int buf)
+{
+    return UCS_PTR_BYTE_OFFSET(iface->bufs, (size_t)buf * iface->config.seg_size);
+}
+
+static inline int uct_mlx5_umr_iface_buf_get(uct_mlx5_umr_iface_t *iface)
+{
+    if (iface->num_free_bufs == 0) {
+        return -1;
+    }
+    return iface->free_bufs[--iface->num_free_bufs];
+}
+
+static inline void uct_mlx5_umr_iface_buf_put(uct_mlx5_umr_iface_t *iface,
+                                              int buf)
+{
+    iface->free_bufs[iface->num_free_bufs++] = buf;
+}
+
+#endif

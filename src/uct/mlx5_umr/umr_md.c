@@ -1,0 +1,865 @@
+/**
+ * mlx5_umr transport: memory domain (registration, layout registration,
+ * key pack/unpack, indirect key pool).
+ */
+#include "umr_config.h"
+
+#include "umr_md.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <ucs/time/time.h>
+#include <inttypes.h>
+#include <string.h>
+
+
+static const char *uct_mlx5_umr_engine_names[] = {
+    [UCT_MLX5_UMR_ENGINE_AUTO] = "auto",
+    [UCT_MLX5_UMR_ENGINE_MLX5] = "mlx5",
+    [UCT_MLX5_UMR_ENGINE_SW]   = "sw",
+    [UCT_MLX5_UMR_ENGINE_LAST] = NULL
+};
+
+ucs_config_field_t uct_mlx5_umr_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_mlx5_umr_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"ENGINE", "auto",
+     "Engine that moves the data:\n"
+     " auto - mlx5 when a ConnectX device is present, otherwise sw.\n"
+     " mlx5 - rdma-core: UMR indirect keys and RDMA on a ConnectX NIC.\n"
+     " sw   - software emulation between processes of one host through\n"
+     "        cross-memory attach (process_vm_readv/writev); for testing and\n"
+     "        for machines without a ConnectX device.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, engine),
+     UCS_CONFIG_TYPE_ENUM(uct_mlx5_umr_engine_names)},
+
+    {"PORT", "0",
+     "mlx5 engine: 1-based port number; 0 selects the first active port.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, port), UCS_CONFIG_TYPE_UINT},
+
+    {"GID_INDEX", "-1",
+     "mlx5 engine: RoCE GID index; -1 selects one automatically.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, gid_index), UCS_CONFIG_TYPE_INT},
+
+    {"SW_MAX_KEYS", "65536",
+     "sw engine: capacity of the per-process key table (memory regions plus\n"
+     "indirect keys).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, sw_max_keys), UCS_CONFIG_TYPE_UINT},
+
+    {"SW_SPAN_DENSITY", "0.5",
+     "sw engine: a layout transfer reads the whole span of the layout in one\n"
+     "cross-memory call when the data covers at least this fraction of it\n"
+     "(each iovec of process_vm_readv costs about 0.5 us).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, sw_span_density),
+     UCS_CONFIG_TYPE_DOUBLE},
+
+    {"MKEY_POOL_SIZE", "1024",
+     "Maximal number of indirect (UMR) keys one memory domain creates. Keys\n"
+     "are created on demand, kept in a pool and reconfigured: creating one\n"
+     "is a system call.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, mkey_pool_size),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"UMR_QUEUE_LEN", "64",
+     "Send queue length of the memory domain's UMR queue pair, on which layout\n"
+     "registrations are configured.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, umr_queue_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"REG_TIMEOUT", "10s",
+     "How long a layout registration waits for its UMRs to complete.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, reg_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {NULL}
+};
+
+
+const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name)
+{
+    /* The sw engine has exactly one device, "sw"; every other is mlx5. */
+    return umr_eng_find(!strcmp(md_name, "sw") ? "sw" : "mlx5");
+}
+
+uct_mlx5_umr_md_t *uct_mlx5_umr_md_from_handle(uct_md_h md)
+{
+    if ((md == NULL) || (md->component != &uct_mlx5_umr_component)) {
+        return NULL;
+    }
+
+    return ucs_derived_of(md, uct_mlx5_umr_md_t);
+}
+
+static ucs_status_t
+uct_mlx5_umr_query_engine(const umr_eng_ops_t *eng,
+                          char (*names)[UMR_ENG_NAME_MAX], unsigned max,
+                          unsigned *num_p)
+{
+    ucs_status_t status;
+
+    *num_p = 0;
+    if (eng == NULL) {
+        return UCS_OK;
+    }
+
+    status = eng->query_devices(names, max, num_p);
+    if (status != UCS_OK) {
+        ucs_debug("mlx5_umr: engine %s: query_devices failed: %s", eng->name,
+                  ucs_status_string(status));
+        *num_p = 0;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_query_md_resources(uct_component_t *component,
+                                             uct_md_resource_desc_t **resources_p,
+                                             unsigned *num_resources_p)
+{
+    char names[UCT_MLX5_UMR_MAX_DEVICES][UMR_ENG_NAME_MAX];
+    uct_mlx5_umr_md_config_t *config;
+    uct_md_resource_desc_t *resources;
+    uct_md_config_t *md_config;
+    ucs_status_t status;
+    unsigned i, num = 0;
+    int engine;
+
+    /* The engine choice is a md config variable, read here too so that the
+     * resource list (one md per engine device) follows it. */
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    config = ucs_derived_of(md_config, uct_mlx5_umr_md_config_t);
+    engine = config->engine;
+    uct_config_release(md_config);
+
+    if (engine != UCT_MLX5_UMR_ENGINE_SW) {
+        uct_mlx5_umr_query_engine(umr_eng_find("mlx5"), names,
+                                  UCT_MLX5_UMR_MAX_DEVICES, &num);
+        if ((num == 0) && (engine == UCT_MLX5_UMR_ENGINE_MLX5)) {
+            ucs_debug("mlx5_umr: UCX_MLX5_UMR_ENGINE=mlx5 but no mlx5 device");
+        }
+    }
+
+    if ((num == 0) && (engine != UCT_MLX5_UMR_ENGINE_MLX5)) {
+        uct_mlx5_umr_query_engine(umr_eng_find("sw"), names,
+                                  UCT_MLX5_UMR_MAX_DEVICES, &num);
+    }
+
+    if (num == 0) {
+        return uct_md_query_empty_md_resource(resources_p, num_resources_p);
+    }
+
+    resources = ucs_calloc(num, sizeof(*resources), "mlx5_umr md resources");
+    if (resources == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    for (i = 0; i < num; ++i) {
+        ucs_strncpy_zero(resources[i].md_name, names[i],
+                         sizeof(resources[i].md_name));
+    }
+
+    *resources_p     = resources;
+    *num_resources_p = num;
+    return UCS_OK;
+}
+
+
+/* ---- indirect key pool ------------------------------------------------- */
+
+ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
+                                      uct_mlx5_umr_mkey_t **mkey_p)
+{
+    uct_mlx5_umr_mkey_t *mkey;
+    ucs_status_t status;
+
+    if (!ucs_list_is_empty(&md->free_mkeys)) {
+        mkey = ucs_list_extract_head(&md->free_mkeys, uct_mlx5_umr_mkey_t,
+                                     list);
+        --md->stats.mkeys_free;
+        goto out;
+    }
+
+    if (md->stats.mkeys_created >= md->config.mkey_pool_size) {
+        ucs_debug("mlx5_umr md %p: indirect key pool exhausted (%u keys)", md,
+                  md->config.mkey_pool_size);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    mkey = ucs_malloc(sizeof(*mkey), "mlx5_umr mkey");
+    if (mkey == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = md->eng->mkey_create(md->dev, md->config.mkey_entries,
+                                  &mkey->eng);
+    if (status != UCS_OK) {
+        ucs_free(mkey);
+        return status;
+    }
+
+    ++md->stats.mkeys_created;
+out:
+    ++md->stats.mkeys_in_use;
+    *mkey_p = mkey;
+    return UCS_OK;
+}
+
+void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md, uct_mlx5_umr_mkey_t *mkey)
+{
+    ucs_assert(md->stats.mkeys_in_use > 0);
+    --md->stats.mkeys_in_use;
+    ++md->stats.mkeys_free;
+    ucs_list_add_head(&md->free_mkeys, &mkey->list);
+}
+
+static void uct_mlx5_umr_md_mkeys_destroy(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_mkey_t *mkey, *tmp;
+
+    if (md->stats.mkeys_in_use != 0) {
+        ucs_warn("mlx5_umr md %p: %" PRIu64 " indirect keys still in use at "
+                 "close", md, md->stats.mkeys_in_use);
+    }
+
+    ucs_list_for_each_safe(mkey, tmp, &md->free_mkeys, list) {
+        ucs_list_del(&mkey->list);
+        md->eng->mkey_destroy(md->dev, mkey->eng);
+        ucs_free(mkey);
+        --md->stats.mkeys_free;
+    }
+}
+
+void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
+                                  uct_mlx5_umr_md_listener_t *listener)
+{
+    ucs_list_add_tail(&md->listeners, &listener->list);
+}
+
+void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
+                                     uct_mlx5_umr_md_listener_t *listener)
+{
+    ucs_list_del(&listener->list);
+}
+
+
+/* ---- the md's loopback UMR queue pair ---------------------------------- */
+
+static void uct_mlx5_umr_md_qp_destroy(uct_mlx5_umr_md_t *md)
+{
+    md->eng->qp_destroy(md->qp);
+    md->eng->cq_destroy(md->cq);
+}
+
+static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
+{
+    uint64_t dev_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
+    uint64_t qp_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
+    umr_eng_qp_params_t qp_params;
+    ucs_status_t status;
+
+    status = md->eng->cq_create(md->dev, md->config.umr_queue_len * 2,
+                                &md->cq);
+    if (status != UCS_OK) {
+        goto err;
+    }
+
+    qp_params.sq_size         = md->config.umr_queue_len;
+    qp_params.max_sge         = 1;
+    qp_params.max_umr_entries = md->config.mkey_entries;
+    status = md->eng->qp_create(md->dev, md->cq, &qp_params, &md->qp);
+    if (status != UCS_OK) {
+        goto err_cq;
+    }
+
+    /* A UMR needs a QP in RTS: connect it to itself. */
+    md->eng->dev_get_addr(md->dev, dev_addr);
+    md->eng->qp_get_addr(md->qp, qp_addr);
+    status = md->eng->qp_connect(md->qp, dev_addr, qp_addr);
+    if (status != UCS_OK) {
+        goto err_qp;
+    }
+
+    return UCS_OK;
+
+err_qp:
+    md->eng->qp_destroy(md->qp);
+err_cq:
+    md->eng->cq_destroy(md->cq);
+err:
+    ucs_error("mlx5_umr md: failed to create the UMR queue pair: %s",
+              ucs_status_string(status));
+    return status;
+}
+
+/* After a failed WR the QP is in error state: start over with a new one. */
+static ucs_status_t uct_mlx5_umr_md_qp_reset(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_md_qp_destroy(md);
+    return uct_mlx5_umr_md_qp_create(md);
+}
+
+/* Wait for `*outstanding` signaled WRs of the md QP; first error wins. */
+static ucs_status_t uct_mlx5_umr_md_wait(uct_mlx5_umr_md_t *md,
+                                         unsigned *outstanding,
+                                         unsigned until)
+{
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_sec(md->config.reg_timeout);
+    ucs_status_t status = UCS_OK;
+    umr_eng_wc_t wc[16];
+    int i, n;
+
+    while (*outstanding > until) {
+        n = md->eng->cq_poll(md->cq, wc, ucs_min(16, *outstanding));
+        if (n < 0) {
+            return (ucs_status_t)n;
+        }
+
+        for (i = 0; i < n; ++i) {
+            --(*outstanding);
+            if ((wc[i].status != UMR_ENG_WC_SUCCESS) && (status == UCS_OK)) {
+                ucs_error("mlx5_umr md %p: %s wr_id %" PRIu64 " failed: %s",
+                          md, umr_eng_opcode_str(wc[i].opcode), wc[i].wr_id,
+                          umr_eng_wc_status_str(wc[i].status));
+                status = umr_eng_wc_status_to_ucs(wc[i].status);
+            }
+        }
+
+        if ((n == 0) && (ucs_get_time() > deadline)) {
+            ucs_error("mlx5_umr md %p: timed out waiting for %u UMRs", md,
+                      *outstanding);
+            return UCS_ERR_TIMED_OUT;
+        }
+    }
+
+    return status;
+}
+
+
+/* ---- registration ------------------------------------------------------ */
+
+static unsigned uct_mlx5_umr_md_access(unsigned flags)
+{
+    unsigned access = UMR_ENG_ACCESS_LOCAL_WRITE;
+
+    if (!(flags & UCT_MD_MEM_ACCESS_ALL)) {
+        flags |= UCT_MD_MEM_ACCESS_RMA;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
+        access |= UMR_ENG_ACCESS_REMOTE_WRITE;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
+        access |= UMR_ENG_ACCESS_REMOTE_READ;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) {
+        access |= UMR_ENG_ACCESS_REMOTE_ATOMIC;
+    }
+    return access;
+}
+
+static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
+                                         size_t length, unsigned flags,
+                                         uct_mem_h *memh_p)
+{
+    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
+    uct_mlx5_umr_memh_t *memh;
+    ucs_status_t status;
+
+    if ((address == NULL) || (length == 0)) {
+        ucs_error("mlx5_umr: mem_reg: invalid buffer %p length %zu", address,
+                  length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memh = ucs_calloc(1, sizeof(*memh), "mlx5_umr memh");
+    if (memh == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = md->eng->mr_reg(md->dev, address, length,
+                             uct_mlx5_umr_md_access(flags), &memh->mr);
+    if (status != UCS_OK) {
+        uct_md_log_mem_reg_error(flags, "mlx5_umr: mr_reg(%p, %zu) failed: %s",
+                                 address, length, ucs_status_string(status));
+        ucs_free(memh);
+        return status;
+    }
+
+    memh->id     = md->next_memh_id++;
+    memh->base   = address;
+    memh->length = length;
+    *memh_p      = memh;
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_md_post_key(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                                      const umr_layout_key_t *key, void *base,
+                                      uint32_t mr_lkey,
+                                      uct_mlx5_umr_mkey_t *const *mkeys,
+                                      uct_mlx5_umr_mkey_t *mkey,
+                                      unsigned access, uint64_t wr_id,
+                                      unsigned flags)
+{
+    umr_eng_interleaved_t ilv[md->config.mkey_entries];
+    umr_eng_sge_t sge[md->config.mkey_entries];
+    const umr_layout_entry_t *e;
+    uint64_t addr;
+    uint32_t lkey;
+    unsigned i;
+
+    if (key->num_entries > md->config.mkey_entries) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    for (i = 0; i < key->num_entries; ++i) {
+        e = &key->entries[i];
+        if (e->child < 0) {
+            addr = (uintptr_t)base + e->offset;
+            lkey = mr_lkey;
+        } else {
+            /* zero-based child key, already configured: current key value */
+            addr = e->offset;
+            lkey = mkeys[e->child]->eng->lkey;
+        }
+
+        if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
+            ilv[i].addr        = addr;
+            ilv[i].bytes_count = e->bytes_count;
+            ilv[i].bytes_skip  = e->bytes_skip;
+            ilv[i].lkey        = lkey;
+        } else {
+            sge[i].addr   = addr;
+            sge[i].length = e->bytes_count;
+            sge[i].lkey   = lkey;
+        }
+    }
+
+    if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
+        return md->eng->post_umr_interleaved(qp, mkey->eng, access,
+                                             key->repeat, key->num_entries,
+                                             ilv, wr_id, flags);
+    }
+
+    return md->eng->post_umr_list(qp, mkey->eng, access, key->num_entries, sge,
+                                  wr_id, flags);
+}
+
+/* Configure the keys of a plan, children first, and wait for the UMRs. */
+static ucs_status_t
+uct_mlx5_umr_md_post_plan(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh,
+                          unsigned access)
+{
+    const umr_layout_plan_t *plan = memh->plan;
+    unsigned outstanding = 0;
+    ucs_status_t status, wstatus;
+    unsigned k;
+
+    for (k = 0; k < plan->num_keys; ++k) {
+        /* children are read through their parent: every key gets access */
+        for (;;) {
+            status = uct_mlx5_umr_md_post_key(md, md->qp, &plan->keys[k],
+                                              memh->base, memh->mr->lkey,
+                                              memh->mkeys, memh->mkeys[k],
+                                              access, md->umr_sn++,
+                                              UMR_ENG_WR_SIGNALED);
+            if ((status != UCS_ERR_NO_RESOURCE) || (outstanding == 0)) {
+                break;
+            }
+            /* queue full: wait for one slot */
+            wstatus = uct_mlx5_umr_md_wait(md, &outstanding, outstanding - 1);
+            if (wstatus != UCS_OK) {
+                status = wstatus;
+                break;
+            }
+        }
+
+        if (status != UCS_OK) {
+            ucs_error("mlx5_umr md %p: posting UMR for key %u/%u failed: %s",
+                      md, k + 1, plan->num_keys, ucs_status_string(status));
+            goto out_wait;
+        }
+
+        ++outstanding;
+        ++md->stats.umr_posted;
+    }
+
+    status = UCS_OK;
+out_wait:
+    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    if (status == UCS_OK) {
+        status = wstatus;
+    }
+    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
+        uct_mlx5_umr_md_qp_reset(md);
+    }
+    return status;
+}
+
+/* Make keys that a peer may still hold fail before the key is reused. */
+static void uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
+                                             uct_mlx5_umr_memh_t *memh)
+{
+    unsigned outstanding = 0;
+    ucs_status_t status;
+    unsigned k;
+
+    for (k = memh->num_mkeys; k-- > 0;) {
+        status = md->eng->post_local_inv(md->qp, memh->mkeys[k]->eng,
+                                         md->umr_sn++, UMR_ENG_WR_SIGNALED);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            uct_mlx5_umr_md_wait(md, &outstanding, 0);
+            ++k;
+            continue;
+        } else if (status != UCS_OK) {
+            ucs_warn("mlx5_umr md %p: local invalidate failed: %s", md,
+                     ucs_status_string(status));
+            continue;
+        }
+        ++outstanding;
+    }
+
+    status = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT)) {
+        uct_mlx5_umr_md_qp_reset(md);
+    }
+}
+
+static void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md,
+                                   uct_mlx5_umr_memh_t *memh)
+{
+    unsigned k;
+
+    for (k = 0; k < memh->num_mkeys; ++k) {
+        uct_mlx5_umr_md_mkey_put(md, memh->mkeys[k]);
+    }
+    ucs_free(memh->mkeys);
+    if (memh->plan != NULL) {
+        umr_layout_plan_free(memh->plan);
+    }
+    if (memh->mr != NULL) {
+        md->eng->mr_dereg(md->dev, memh->mr);
+    }
+    if (memh->layout != NULL) {
+        uct_umr_layout_free(memh->layout);
+    }
+    ucs_free(memh);
+}
+
+ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
+                             const uct_umr_layout_t *layout, size_t count,
+                             unsigned flags, uct_mem_h *memh_p)
+{
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
+    unsigned access       = uct_mlx5_umr_md_access(flags);
+    uct_mlx5_umr_memh_t *memh;
+    umr_layout_plan_t *plan;
+    ucs_status_t status;
+    unsigned k;
+
+    if (md == NULL) {
+        ucs_error("uct_umr_mem_reg: md %p is not an mlx5_umr memory domain",
+                  uct_md);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((base == NULL) || (layout == NULL) || (count == 0) ||
+        (memh_p == NULL) || (uct_umr_layout_size(layout) == 0)) {
+        ucs_error("uct_umr_mem_reg: invalid parameter: base %p layout %p "
+                  "count %zu memh_p %p", base, layout, count, memh_p);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_layout_lower(layout, count, &md->limits, &plan);
+    if (status != UCS_OK) {
+        ucs_error("uct_umr_mem_reg: lowering the layout (count %zu) failed: "
+                  "%s: %s", count, ucs_status_string(status),
+                  uct_umr_layout_last_error());
+        return status;
+    }
+
+    memh = ucs_calloc(1, sizeof(*memh), "mlx5_umr layout memh");
+    if (memh == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_plan;
+    }
+
+    memh->plan        = plan;
+    memh->flags       = UCT_MLX5_UMR_MEMH_FLAG_LAYOUT;
+    memh->base        = base;
+    memh->count       = count;
+    memh->length      = plan->cost.total_bytes;
+    memh->layout_hash = uct_umr_layout_hash(layout);
+
+    status = uct_umr_layout_dup(layout, &memh->layout);
+    if (status != UCS_OK) {
+        goto err_memh;
+    }
+
+    status = md->eng->mr_reg(md->dev, UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
+                             plan->span_ub - plan->span_lb,
+                             access, &memh->mr);
+    if (status != UCS_OK) {
+        ucs_error("uct_umr_mem_reg: registering the span [%p, %p) failed: %s",
+                  UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
+                  UCS_PTR_BYTE_OFFSET(base, plan->span_ub),
+                  ucs_status_string(status));
+        goto err_memh;
+    }
+
+    memh->mkeys = ucs_calloc(plan->num_keys, sizeof(*memh->mkeys),
+                             "mlx5_umr memh keys");
+    if (memh->mkeys == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_memh;
+    }
+
+    for (k = 0; k < plan->num_keys; ++k) {
+        status = uct_mlx5_umr_md_mkey_get(md, &memh->mkeys[k]);
+        if (status != UCS_OK) {
+            goto err_memh;
+        }
+        ++memh->num_mkeys;
+    }
+
+    status = uct_mlx5_umr_md_post_plan(md, memh, access);
+    if (status != UCS_OK) {
+        goto err_memh;
+    }
+
+    memh->id = md->next_memh_id++;
+    ++md->stats.layout_regs;
+    *memh_p = memh;
+    return UCS_OK;
+
+err_memh:
+    plan = NULL; /* owned by memh now */
+    uct_mlx5_umr_memh_free(md, memh);
+err_plan:
+    if (plan != NULL) {
+        umr_layout_plan_free(plan);
+    }
+    return status;
+}
+
+static ucs_status_t
+uct_mlx5_umr_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
+{
+    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
+    uct_mlx5_umr_md_listener_t *listener;
+    uct_mlx5_umr_memh_t *memh;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    memh = params->memh;
+    if (memh->flags & UCT_MLX5_UMR_MEMH_FLAG_CACHED) {
+        ucs_list_for_each(listener, &md->listeners, list) {
+            listener->memh_dereg(listener, memh);
+        }
+    }
+
+    if (memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) {
+        uct_mlx5_umr_md_invalidate_mkeys(md, memh);
+    }
+
+    uct_mlx5_umr_memh_free(md, memh);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_mlx5_umr_mkey_pack(uct_md_h uct_md, uct_mem_h uct_memh,
+                                           const uct_md_mkey_pack_params_t *params,
+                                           void *rkey_buffer)
+{
+    uct_mlx5_umr_memh_t *memh              = uct_memh;
+    uct_mlx5_umr_packed_rkey_t *packed     = rkey_buffer;
+    int zero_based = !!(memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT);
+
+    packed->magic    = UCT_MLX5_UMR_RKEY_MAGIC;
+    packed->flags    = zero_based ? UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED : 0;
+    packed->reserved = 0;
+    packed->rkey     = zero_based ?
+                       memh->mkeys[memh->num_mkeys - 1]->eng->rkey :
+                       memh->mr->rkey;
+    packed->base     = zero_based ? 0 : (uintptr_t)memh->base;
+    packed->length   = memh->length;
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
+                                      const void *rkey_buffer,
+                                      uct_rkey_t *rkey_p, void **handle_p)
+{
+    const uct_mlx5_umr_packed_rkey_t *packed = rkey_buffer;
+    uct_mlx5_umr_rkey_t *rkey;
+
+    if ((packed == NULL) || (packed->magic != UCT_MLX5_UMR_RKEY_MAGIC) ||
+        (packed->flags & ~UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
+        ucs_error("mlx5_umr: rkey_unpack: buffer %p is not an mlx5_umr key",
+                  packed);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    rkey = ucs_malloc(sizeof(*rkey), "mlx5_umr rkey");
+    if (rkey == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    rkey->rkey   = packed->rkey;
+    rkey->flags  = packed->flags;
+    rkey->base   = packed->base;
+    rkey->length = packed->length;
+    *rkey_p      = (uintptr_t)rkey;
+    *handle_p    = NULL;
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_rkey_release(uct_component_t *component,
+                                       uct_rkey_t rkey, void *handle)
+{
+    ucs_free((void*)rkey);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
+                                          uct_md_attr_t *md_attr)
+{
+    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
+
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.alloc_mem_types  = 0;
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.detect_mem_types = 0;
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = md->caps.max_mr_size;
+    md_attr->rkey_packed_size     = sizeof(uct_mlx5_umr_packed_rkey_t);
+    /* ibv_reg_mr pins pages; the sw key table is a table insert */
+    md_attr->reg_cost             = !strcmp(md->eng->name, "sw") ?
+                                    ucs_linear_func_make(1e-6, 0) :
+                                    ucs_linear_func_make(16e-6, 0.06e-9);
+    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    return UCS_OK;
+}
+
+ucs_status_t uct_umr_md_get_stats(uct_md_h uct_md, uct_umr_md_stats_t *stats)
+{
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
+
+    if ((md == NULL) || (stats == NULL)) {
+        ucs_error("uct_umr_md_get_stats: md %p is not an mlx5_umr memory "
+                  "domain (or stats is NULL)", uct_md);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    *stats = md->stats;
+    return UCS_OK;
+}
+
+static void uct_mlx5_umr_md_close(uct_md_h uct_md)
+{
+    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
+
+    uct_mlx5_umr_md_mkeys_destroy(md);
+    uct_mlx5_umr_md_qp_destroy(md);
+    md->eng->dev_close(md->dev);
+    ucs_free(md);
+}
+
+static uct_md_ops_t uct_mlx5_umr_md_ops = {
+    .close                  = uct_mlx5_umr_md_close,
+    .query                  = uct_mlx5_umr_md_query,
+    .mem_alloc              = (uct_md_mem_alloc_func_t)ucs_empty_function_return_unsupported,
+    .mem_free               = (uct_md_mem_free_func_t)ucs_empty_function_return_unsupported,
+    .mem_advise             = (uct_md_mem_advise_func_t)ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_mlx5_umr_mem_reg,
+    .mem_dereg              = uct_mlx5_umr_mem_dereg,
+    .mem_query              = (uct_md_mem_query_func_t)ucs_empty_function_return_unsupported,
+    .mkey_pack              = uct_mlx5_umr_mkey_pack,
+    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
+    .detect_memory_type     = ucs_empty_function_return_unsupported
+};
+
+static void uct_mlx5_umr_md_set_limits(uct_mlx5_umr_md_t *md)
+{
+    umr_layout_limits_t *limits = &md->limits;
+
+    umr_layout_limits_default(limits);
+    limits->max_interleaved = ucs_min(limits->max_interleaved,
+                                      md->caps.max_interleaved);
+    limits->max_list        = ucs_min(limits->max_list, md->caps.max_list);
+    limits->max_bytes_count = ucs_min(limits->max_bytes_count,
+                                      md->caps.max_bytes_count);
+    limits->max_stride      = ucs_min(limits->max_stride, md->caps.max_stride);
+    limits->max_keys        = ucs_min(limits->max_keys,
+                                      md->config.mkey_pool_size);
+    /* a key needs one descriptor entry per plan entry */
+    md->config.mkey_entries = ucs_max(limits->max_interleaved,
+                                      limits->max_list);
+}
+
+ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
+                                  const char *md_name,
+                                  const uct_md_config_t *uct_md_config,
+                                  uct_md_h *md_p)
+{
+    const uct_mlx5_umr_md_config_t *config =
+            ucs_derived_of(uct_md_config, uct_mlx5_umr_md_config_t);
+    umr_eng_dev_params_t dev_params;
+    uct_mlx5_umr_md_t *md;
+    ucs_status_t status;
+
+    md = ucs_calloc(1, sizeof(*md), "mlx5_umr md");
+    if (md == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    md->super.ops       = &uct_mlx5_umr_md_ops;
+    md->super.component = &uct_mlx5_umr_component;
+    md->eng             = uct_mlx5_umr_md_engine_of(md_name);
+    md->next_memh_id    = 1;
+    ucs_list_head_init(&md->free_mkeys);
+    ucs_list_head_init(&md->listeners);
+
+    md->config.mkey_pool_size = config->mkey_pool_size;
+    md->config.umr_queue_len  = ucs_max(config->umr_queue_len, 1);
+    md->config.reg_timeout    = config->reg_timeout;
+
+    if (md->eng == NULL) {
+        ucs_error("mlx5_umr: no engine built in for device '%s'", md_name);
+        status = UCS_ERR_NO_DEVICE;
+        goto err_free;
+    }
+
+    dev_params.port            = config->port;
+    dev_params.gid_index       = config->gid_index;
+    dev_params.sw_max_keys     = config->sw_max_keys;
+    dev_params.sw_span_density = config->sw_span_density;
+    status = md->eng->dev_open(md_name, &dev_params, &md->dev);
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr: %s engine failed to open device '%s': %s",
+                  md->eng->name, md_name, ucs_status_string(status));
+        goto err_free;
+    }
+
+    md->eng->dev_query(md->dev, &md->caps);
+    uct_mlx5_umr_md_set_limits(md);
+
+    status = uct_mlx5_umr_md_qp_create(md);
+    if (status != UCS_OK) {
+        goto err_dev;
+    }
+
+    ucs_debug("mlx5_umr: opened md %s (%s engine) %p", md_name, md->eng->name,
+              md);
+    *md_p = &md->super;
+    return UCS_OK;
+
+err_dev:
+    md->eng->dev_close(md->dev);
+err_free:
+    ucs_free(md);
+    return status;
+}

@@ -1,0 +1,176 @@
+/**
+ * mlx5_umr transport: memory domain.
+ *
+ * One md per engine device. It owns the engine device, a pool of indirect
+ * keys and a loopback "umr QP" on which layout registrations are configured:
+ * uct_umr_mem_reg() posts the UMRs there and waits for their completion, so
+ * a packed key is usable by a peer as soon as registration returns (the
+ * hardware rule: another QP may use a UMR key only after the UMR completed).
+ */
+#ifndef UCT_MLX5_UMR_MD_H_
+#define UCT_MLX5_UMR_MD_H_
+
+#include "engine.h"
+#include "layout.h"
+#include "uct_umr.h"
+
+#include <uct/base/uct_md.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/sys/math.h>
+#include <ucs/arch/cpu.h>
+#include <ucs/debug/assert.h>
+
+
+#define UCT_MLX5_UMR_NAME          "mlx5_umr"
+#define UCT_MLX5_UMR_CONFIG_PREFIX "MLX5_UMR_"
+#define UCT_MLX5_UMR_RKEY_MAGIC    0x5a7e
+#define UCT_MLX5_UMR_MAX_DEVICES   16
+
+
+typedef enum {
+    UCT_MLX5_UMR_ENGINE_AUTO,
+    UCT_MLX5_UMR_ENGINE_MLX5,
+    UCT_MLX5_UMR_ENGINE_SW,
+    UCT_MLX5_UMR_ENGINE_LAST
+} uct_mlx5_umr_engine_sel_t;
+
+
+typedef struct uct_mlx5_umr_md_config {
+    uct_md_config_t super;
+    int             engine;          /* uct_mlx5_umr_engine_sel_t */
+    unsigned        port;
+    int             gid_index;
+    unsigned        sw_max_keys;
+    double          sw_span_density;
+    unsigned        mkey_pool_size;  /* max indirect keys this md creates */
+    unsigned        umr_queue_len;   /* send queue of the md's umr QP */
+    double          reg_timeout;     /* seconds to wait for a UMR */
+} uct_mlx5_umr_md_config_t;
+
+
+/* Indirect key owned by the md's pool. */
+typedef struct uct_mlx5_umr_mkey {
+    umr_eng_mkey_t  *eng;
+    ucs_list_link_t list;            /* free list */
+} uct_mlx5_umr_mkey_t;
+
+
+enum {
+    UCT_MLX5_UMR_MEMH_FLAG_LAYOUT = UCS_BIT(0),  /* zero-based layout key */
+    UCT_MLX5_UMR_MEMH_FLAG_CACHED = UCS_BIT(1)   /* referenced by an ep cache */
+};
+
+
+typedef struct uct_mlx5_umr_memh {
+    uint64_t            id;          /* unique per md, never reused */
+    unsigned            flags;
+    umr_eng_mr_t        *mr;         /* contiguous memory (layout: its span) */
+    void                *base;       /* contig: address; layout: base */
+    uint64_t            length;      /* contig: bytes; layout: packed bytes */
+    /* layout only */
+    uct_umr_layout_t    *layout;     /* own copy */
+    size_t              count;
+    uint64_t            layout_hash;
+    umr_layout_plan_t   *plan;
+    unsigned            num_mkeys;
+    uct_mlx5_umr_mkey_t **mkeys;     /* one per plan key, top key last */
+} uct_mlx5_umr_memh_t;
+
+
+/* Invalidation hook: ep caches register here to drop entries on dereg. */
+typedef struct uct_mlx5_umr_md_listener {
+    ucs_list_link_t list;
+    void            (*memh_dereg)(struct uct_mlx5_umr_md_listener *listener,
+                                  const uct_mlx5_umr_memh_t *memh);
+} uct_mlx5_umr_md_listener_t;
+
+
+typedef struct uct_mlx5_umr_md {
+    uct_md_t              super;
+    const umr_eng_ops_t   *eng;
+    umr_eng_dev_t         *dev;
+    umr_eng_caps_t        caps;
+    umr_layout_limits_t   limits;
+    umr_eng_cq_t          *cq;       /* umr QP completions */
+    umr_eng_qp_t          *qp;       /* loopback QP for layout UMRs */
+    uint64_t              next_memh_id;
+    uint64_t              umr_sn;
+    ucs_list_link_t       free_mkeys;
+    ucs_list_link_t       listeners;
+    struct {
+        unsigned          mkey_pool_size;
+        unsigned          umr_queue_len;
+        double            reg_timeout;
+        uint32_t          mkey_entries;
+    } config;
+    uct_umr_md_stats_t    stats;
+} uct_mlx5_umr_md_t;
+
+
+/* Packed remote key (what mkey_pack writes). */
+typedef struct UCS_S_PACKED uct_mlx5_umr_packed_rkey {
+    uint16_t magic;
+    uint8_t  flags;                  /* UCT_MLX5_UMR_RKEY_FLAG_* */
+    uint8_t  reserved;
+    uint32_t rkey;                   /* 32-bit engine key */
+    uint64_t base;                   /* VA of byte 0; 0 when zero-based */
+    uint64_t length;                 /* bytes addressable through the key */
+} uct_mlx5_umr_packed_rkey_t;
+
+enum {
+    UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED = UCS_BIT(0)
+};
+
+/* Unpacked remote key (uct_rkey_t points to it). */
+typedef struct uct_mlx5_umr_rkey {
+    uint32_t rkey;
+    unsigned flags;
+    uint64_t base;
+    uint64_t length;
+} uct_mlx5_umr_rkey_t;
+
+
+extern uct_component_t uct_mlx5_umr_component;
+extern ucs_config_field_t uct_mlx5_umr_md_config_table[];
+
+ucs_status_t uct_mlx5_umr_query_md_resources(uct_component_t *component,
+                                             uct_md_resource_desc_t **resources_p,
+                                             unsigned *num_resources_p);
+ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
+                                  const char *md_name,
+                                  const uct_md_config_t *config,
+                                  uct_md_h *md_p);
+ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
+                                      const void *rkey_buffer,
+                                      uct_rkey_t *rkey_p, void **handle_p);
+ucs_status_t uct_mlx5_umr_rkey_release(uct_component_t *component,
+                                       uct_rkey_t rkey, void *handle);
+
+/* Returns NULL unless md is an mlx5_umr md. */
+uct_mlx5_umr_md_t *uct_mlx5_umr_md_from_handle(uct_md_h md);
+
+/* Key pool: take a key (created on demand up to the pool bound). */
+ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
+                                      uct_mlx5_umr_mkey_t **mkey_p);
+void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md,
+                              uct_mlx5_umr_mkey_t *mkey);
+
+void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
+                                  uct_mlx5_umr_md_listener_t *listener);
+void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
+                                     uct_mlx5_umr_md_listener_t *listener);
+
+/* Post the UMR configuring `mkey` as key `key` of a plan: entries address
+ * `base` memory through mr_lkey, or child keys mkeys[child]. */
+ucs_status_t uct_mlx5_umr_md_post_key(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                                      const umr_layout_key_t *key, void *base,
+                                      uint32_t mr_lkey,
+                                      uct_mlx5_umr_mkey_t *const *mkeys,
+                                      uct_mlx5_umr_mkey_t *mkey,
+                                      unsigned access, uint64_t wr_id,
+                                      unsigned flags);
+
+/* Engine device name of an md resource name (they are equal). */
+const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name);
+
+#endif

@@ -1,0 +1,1493 @@
+/**
+ * mlx5_umr UCT transport: md/iface/ep over two real processes (sw engine).
+ *
+ * The parent is the initiator; a forked child owns the target buffers,
+ * registers them (contiguous or as a layout), passes the packed keys over a
+ * pipe and, when told, sends its buffers back so the parent can check every
+ * byte: where the layout says and nowhere else. Seeds are printed; rerun a
+ * failure with UMR_TEST_SEED=<seed>.
+ */
+#include "umr_test_layout.h"
+#include "umr_test_proc.h"
+#include "umr_test_uct.h"
+
+#include "uct_umr.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+
+using namespace umr_test;
+
+namespace {
+
+enum { OP_PUT, OP_GET };
+enum { LOCAL_CONTIG, LOCAL_IOV, LOCAL_LAYOUT };
+enum { REMOTE_CONTIG, REMOTE_LAYOUT };
+
+const char *op_names[]     = {"put", "get"};
+const char *local_names[]  = {"contig", "iov", "layout"};
+const char *remote_names[] = {"contig", "layout"};
+
+const size_t GUARD = 64;
+
+uint64_t test_seed()
+{
+    const char *env = getenv("UMR_TEST_SEED");
+    return env ? strtoull(env, NULL, 0) : std::random_device()();
+}
+
+/* A buffer addressed as a stream: byte k of the key is buf[stream[k]]. */
+struct region {
+    bool                   is_layout = false;
+    layout_ptr             layout;
+    size_t                 count     = 0;
+    ptrdiff_t              base_off  = 0;   /* base = buf + base_off */
+    bytes_t                init;            /* initial contents */
+    std::vector<ptrdiff_t> stream;          /* buffer index of key byte k */
+    std::string            desc;
+};
+
+/* Random layout with distinct bytes, placed in a buffer with guards. */
+void make_layout_region(std::mt19937_64 &rng, region &r, size_t min_bytes)
+{
+    random_params params;
+    params.max_size = 1024;
+    params.max_span = 8192;
+
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        spec_ptr spec  = random_layout(rng, params);
+        size_t count   = 1 + rng() % 3;
+        ref_layout ref = reference(spec);
+        if (ref.bytes.empty()) {
+            continue;
+        }
+        if (ref.bytes.size() * count < min_bytes) {
+            count = (min_bytes + ref.bytes.size() - 1) / ref.bytes.size();
+            if (count > 64) {
+                continue;
+            }
+        }
+        std::vector<ptrdiff_t> s = reference_stream(ref, count);
+        std::set<ptrdiff_t> uniq(s.begin(), s.end());
+        if (uniq.size() != s.size()) {
+            continue; /* overlapping bytes: the result would be ambiguous */
+        }
+        layout_ptr l = build(spec);
+        if (!l) {
+            continue;
+        }
+
+        ptrdiff_t lo = *uniq.begin(), hi = *uniq.rbegin();
+        r.is_layout = true;
+        r.layout    = std::move(l);
+        r.count     = count;
+        r.base_off  = GUARD - lo;
+        r.init.resize((hi - lo + 1) + 2 * GUARD);
+        r.stream.clear();
+        for (ptrdiff_t off : s) {
+            r.stream.push_back(off + r.base_off);
+        }
+        r.desc = to_string(spec) + " x" + std::to_string(count);
+        return;
+    }
+    FAIL() << "could not generate a layout";
+}
+
+void make_contig_region(region &r, size_t len)
+{
+    r.is_layout = false;
+    r.init.resize(len + 2 * GUARD);
+    r.base_off = GUARD;
+    r.stream.resize(len);
+    for (size_t i = 0; i < len; ++i) {
+        r.stream[i] = GUARD + i;
+    }
+    r.desc = "contig(" + std::to_string(len) + ")";
+}
+
+void fill_random(std::mt19937_64 &rng, bytes_t &b)
+{
+    for (auto &x : b) {
+        x = (uint8_t)rng();
+    }
+}
+
+bool send_bytes(proc &p, const bytes_t &b)
+{
+    uint64_t len = b.size();
+    return p.send(len) && (len == 0 || p.send((const void*)b.data(), (size_t)len));
+}
+
+bool recv_bytes(proc &p, bytes_t &b)
+{
+    uint64_t len;
+    if (!p.recv(len)) {
+        return false;
+    }
+    b.resize(len);
+    return (len == 0) || p.recv((void*)b.data(), (size_t)len);
+}
+
+std::string first_diff(const bytes_t &got, const bytes_t &want)
+{
+    std::ostringstream os;
+    size_t n = 0;
+    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+        if (got[i] != want[i]) {
+            if (n++ < 8) {
+                os << " [" << i << "] got " << (int)got[i] << " want "
+                   << (int)want[i];
+            }
+        }
+    }
+    os << " (" << n << " bytes differ of " << got.size() << ")";
+    return os.str();
+}
+
+enum : uint32_t { CMD_DUMP = 1, CMD_DEREG = 2, CMD_EXIT = 3 };
+
+/*
+ * The target: registers every region, sends (dev addr, ep addr, keys, VAs),
+ * connects back, then serves commands until CMD_EXIT.
+ */
+int target_main(proc &p, std::vector<region> &regions, const config_t &md_cfg,
+                const config_t &iface_cfg)
+{
+    uct_stack s;
+    std::vector<bytes_t> bufs;
+    std::vector<uct_mem_h> memhs;
+    bytes_t peer_dev, peer_ep;
+    uint32_t cmd, idx;
+
+    if (s.open("sw", md_cfg, iface_cfg) != UCS_OK) {
+        return 10;
+    }
+
+    uct_ep_h ep = s.create_ep();
+    if (ep == nullptr) {
+        return 11;
+    }
+
+    bufs.resize(regions.size());
+    memhs.resize(regions.size(), nullptr);
+    for (size_t i = 0; i < regions.size(); ++i) {
+        region &r = regions[i];
+        bufs[i]   = r.init;
+        void *base = bufs[i].data() + r.base_off;
+        ucs_status_t st = r.is_layout ?
+                uct_umr_mem_reg(s.md, base, r.layout.get(), r.count, 0,
+                                &memhs[i]) :
+                s.reg(base, r.stream.size(), &memhs[i]);
+        if (st != UCS_OK) {
+            return 12;
+        }
+    }
+
+    if (!send_bytes(p, s.dev_addr()) || !send_bytes(p, s.ep_addr(ep))) {
+        return 13;
+    }
+    for (size_t i = 0; i < regions.size(); ++i) {
+        uint64_t va = (uintptr_t)bufs[i].data() + regions[i].base_off;
+        if (!send_bytes(p, s.pack(memhs[i])) || !p.send(va)) {
+            return 14;
+        }
+    }
+
+    if (!recv_bytes(p, peer_dev) || !recv_bytes(p, peer_ep) ||
+        (s.connect(ep, peer_dev, peer_ep) != UCS_OK)) {
+        return 15;
+    }
+
+    for (;;) {
+        if (!p.recv(cmd, 120.0)) {
+            return 16;
+        }
+        if (cmd == CMD_EXIT) {
+            break;
+        } else if (cmd == CMD_DUMP) {
+            for (auto &b : bufs) {
+                if (!send_bytes(p, b)) {
+                    return 17;
+                }
+            }
+        } else if (cmd == CMD_DEREG) {
+            if (!p.recv(idx) || (idx >= memhs.size()) ||
+                (s.dereg(memhs[idx]) != UCS_OK)) {
+                return 18;
+            }
+            memhs[idx] = nullptr;
+            p.send(uint32_t(0));
+        }
+    }
+
+    for (auto m : memhs) {
+        if (m != nullptr) {
+            s.dereg(m);
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+
+class test_uct_md : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_UCS_OK(m_s.open("sw"));
+    }
+
+    uct_stack m_s;
+};
+
+TEST_F(test_uct_md, query)
+{
+    EXPECT_TRUE(m_s.md_attr.cap.flags & UCT_MD_FLAG_REG);
+    EXPECT_TRUE(m_s.md_attr.cap.flags & UCT_MD_FLAG_NEED_RKEY);
+    EXPECT_FALSE(m_s.md_attr.cap.flags & UCT_MD_FLAG_ALLOC);
+    EXPECT_EQ(24u, m_s.md_attr.rkey_packed_size);
+
+    const uct_iface_attr_t &a = m_s.iface_attr;
+    uint64_t need = UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_GET_ZCOPY |
+                    UCT_IFACE_FLAG_PUT_SHORT | UCT_IFACE_FLAG_PUT_BCOPY |
+                    UCT_IFACE_FLAG_GET_BCOPY | UCT_IFACE_FLAG_PENDING |
+                    UCT_IFACE_FLAG_CONNECT_TO_EP;
+    EXPECT_EQ(need, a.cap.flags & need);
+    /* no active messages, no atomics, no connect-to-iface */
+    EXPECT_FALSE(a.cap.flags & (UCT_IFACE_FLAG_AM_SHORT |
+                                UCT_IFACE_FLAG_AM_BCOPY |
+                                UCT_IFACE_FLAG_AM_ZCOPY |
+                                UCT_IFACE_FLAG_CONNECT_TO_IFACE));
+    EXPECT_EQ(0u, a.cap.atomic64.op_flags);
+    /* far above a NIC's 30 SGEs: many entries become one UMR list key */
+    EXPECT_GE(a.cap.put.max_iov, 256u);
+    EXPECT_GE(a.cap.get.max_iov, 256u);
+    EXPECT_GT(a.ep_addr_len, 0u);
+    EXPECT_GT(a.device_addr_len, 0u);
+    /* never looks better than shared memory for contiguous data */
+    EXPECT_GT(ucs_linear_func_apply(a.latency, 1), 1e-6);
+}
+
+TEST_F(test_uct_md, reachable_self_not_other_engine)
+{
+    bytes_t dev = m_s.dev_addr(), ifa = m_s.iface_addr();
+    EXPECT_TRUE(uct_iface_is_reachable(m_s.iface,
+                                       (uct_device_addr_t*)dev.data(),
+                                       (uct_iface_addr_t*)ifa.data()));
+    ifa[0] ^= 0xff; /* another engine */
+    EXPECT_FALSE(uct_iface_is_reachable(m_s.iface,
+                                        (uct_device_addr_t*)dev.data(),
+                                        (uct_iface_addr_t*)ifa.data()));
+}
+
+TEST_F(test_uct_md, rkey_pack_unpack_both_kinds)
+{
+    std::vector<uint8_t> buf(4096);
+    uct_mem_h contig, lay;
+    uct_umr_layout_t *vec;
+    uct_rkey_bundle_t rk;
+
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &contig));
+    ASSERT_UCS_OK(uct_umr_layout_vector(16, 32, 128, NULL, &vec));
+    ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 2, 0, &lay));
+    uct_umr_layout_free(vec); /* the memh keeps its own copy */
+
+    for (uct_mem_h m : {contig, lay}) {
+        bytes_t packed = m_s.pack(m);
+        ASSERT_EQ(m_s.md_attr.rkey_packed_size, packed.size());
+        ASSERT_UCS_OK(m_s.unpack(packed, &rk));
+        EXPECT_NE(0u, rk.rkey);
+        m_s.release(&rk);
+    }
+
+    uct_umr_md_stats_t st;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(1u, st.layout_regs);
+    EXPECT_GE(st.mkeys_in_use, 1u);
+
+    ASSERT_UCS_OK(m_s.dereg(lay));
+    ASSERT_UCS_OK(m_s.dereg(contig));
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(0u, st.mkeys_in_use);
+    EXPECT_EQ(st.mkeys_created, st.mkeys_free);
+}
+
+TEST_F(test_uct_md, bad_input)
+{
+    std::vector<uint8_t> buf(1024);
+    uct_umr_layout_t *vec, *empty;
+    uct_rkey_bundle_t rk;
+    uct_mem_h memh;
+
+    ASSERT_UCS_OK(uct_umr_layout_vector(4, 8, 64, NULL, &vec));
+    ASSERT_UCS_OK(uct_umr_layout_contig(0, &empty));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg(m_s.md, buf.data(), NULL, 1, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 0, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg(m_s.md, NULL, vec, 1, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg(m_s.md, buf.data(), empty, 1, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg(NULL, buf.data(), vec, 1, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, m_s.reg(buf.data(), 0, &memh));
+
+    /* garbage is not a key */
+    bytes_t junk(m_s.md_attr.rkey_packed_size, 0xab);
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, m_s.unpack(junk, &rk));
+
+    uct_umr_md_stats_t mst;
+    uct_umr_ep_stats_t est;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_umr_md_get_stats(NULL, &mst));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_umr_ep_get_stats(NULL, &est));
+
+    uct_umr_layout_free(vec);
+    uct_umr_layout_free(empty);
+}
+
+TEST_F(test_uct_md, not_connected_ep_refuses)
+{
+    std::vector<uint8_t> buf(64);
+    uct_ep_h ep = m_s.create_ep();
+    ASSERT_NE(nullptr, ep);
+    EXPECT_EQ(UCS_ERR_NOT_CONNECTED,
+              uct_ep_put_short(ep, buf.data(), 8, 0, 0));
+}
+
+
+/* UCP opens ifaces with a feature request: by default it sees nothing. */
+TEST(test_uct_ucp_lanes, hidden_from_feature_requests_by_default)
+{
+    for (const char *val : {"n", "y"}) {
+        uct_stack s;
+        s.request_features = true;
+        ASSERT_UCS_OK(s.open("sw", {}, {{"UCP_LANES", val}}));
+        if (!strcmp(val, "n")) {
+            EXPECT_EQ((uint64_t)UCT_IFACE_FLAG_CONNECT_TO_EP,
+                      s.iface_attr.cap.flags);
+        } else {
+            EXPECT_TRUE(s.iface_attr.cap.flags & UCT_IFACE_FLAG_PUT_ZCOPY);
+        }
+    }
+}
+
+/* ---- two processes ----------------------------------------------------- */
+
+class test_uct_xproc : public ::testing::Test {
+protected:
+    void start(const config_t &md_cfg = config_t(),
+               const config_t &iface_cfg = config_t()) {
+        ASSERT_UCS_OK(m_s.open("sw", md_cfg, iface_cfg));
+        /* in place: in the child, the proc stays reachable (no false leak) */
+        m_child.emplace([&](proc &p) {
+            return target_main(p, m_regions, md_cfg, iface_cfg);
+        });
+
+        bytes_t dev, epa;
+        ASSERT_TRUE(recv_bytes(*m_child, dev));
+        ASSERT_TRUE(recv_bytes(*m_child, epa));
+        m_rkeys.resize(m_regions.size());
+        m_va.resize(m_regions.size());
+        for (size_t i = 0; i < m_regions.size(); ++i) {
+            bytes_t packed;
+            ASSERT_TRUE(recv_bytes(*m_child, packed));
+            ASSERT_TRUE(m_child->recv(m_va[i]));
+            ASSERT_UCS_OK(m_s.unpack(packed, &m_rkeys[i]));
+            m_packed.push_back(packed);
+        }
+
+        m_ep = m_s.create_ep();
+        ASSERT_NE(nullptr, m_ep);
+        ASSERT_UCS_OK(m_s.connect(m_ep, dev, epa));
+        ASSERT_TRUE(send_bytes(*m_child, m_s.dev_addr()));
+        ASSERT_TRUE(send_bytes(*m_child, m_s.ep_addr(m_ep)));
+    }
+
+    void TearDown() override {
+        for (auto &rk : m_rkeys) {
+            m_s.release(&rk);
+        }
+        m_rkeys.clear();
+        if (m_child) {
+            m_child->send(uint32_t(CMD_EXIT));
+            EXPECT_TRUE(m_child->join());
+        }
+        m_s.close();
+    }
+
+    std::vector<bytes_t> dump() {
+        std::vector<bytes_t> out(m_regions.size());
+        EXPECT_TRUE(m_child->send(uint32_t(CMD_DUMP)));
+        for (auto &b : out) {
+            EXPECT_TRUE(recv_bytes(*m_child, b));
+        }
+        return out;
+    }
+
+    void remote_dereg(uint32_t idx) {
+        uint32_t ack;
+        ASSERT_TRUE(m_child->send(uint32_t(CMD_DEREG)));
+        ASSERT_TRUE(m_child->send(idx));
+        ASSERT_TRUE(m_child->recv(ack));
+    }
+
+    /* remote address of key byte `off` of region i */
+    uint64_t raddr(size_t i, size_t off) const {
+        return m_regions[i].is_layout ? off : m_va[i] + off;
+    }
+
+    /* Post until accepted, progressing on NO_RESOURCE; wait for it. */
+    ucs_status_t run(int op, const std::vector<uct_iov_t> &iov,
+                     uint64_t remote_addr, uct_rkey_t rkey) {
+        test_comp comp;
+        ucs_status_t status;
+        do {
+            status = (op == OP_PUT) ?
+                     uct_ep_put_zcopy(m_ep, iov.data(), iov.size(),
+                                      remote_addr, rkey, &comp.uct) :
+                     uct_ep_get_zcopy(m_ep, iov.data(), iov.size(),
+                                      remote_addr, rkey, &comp.uct);
+            if (status == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+
+        if (status != UCS_INPROGRESS) {
+            return status;
+        }
+        if (!m_s.wait(comp)) {
+            return UCS_ERR_TIMED_OUT;
+        }
+        EXPECT_EQ(1, comp.fired);
+        return comp.status;
+    }
+
+    uct_umr_ep_stats_t ep_stats() {
+        uct_umr_ep_stats_t st;
+        EXPECT_UCS_OK_(uct_umr_ep_get_stats(m_ep, &st));
+        return st;
+    }
+
+    static void EXPECT_UCS_OK_(ucs_status_t s) {
+        EXPECT_EQ(UCS_OK, s) << ucs_status_string(s);
+    }
+
+    uct_stack                      m_s;
+    std::vector<region>            m_regions;
+    std::optional<proc>            m_child;
+    std::vector<uct_rkey_bundle_t> m_rkeys;
+    std::vector<bytes_t>           m_packed;
+    std::vector<uint64_t>          m_va;
+    uct_ep_h                       m_ep = nullptr;
+};
+
+
+/* Local side of one case: a buffer, its handle and the iov over it. */
+struct local_side {
+    region                 r;
+    uct_mem_h              memh = nullptr;
+    std::vector<uct_iov_t> iov;
+    std::vector<ptrdiff_t> data;   /* buffer index of each moved byte */
+    bytes_t                buf;
+};
+
+struct xcase {
+    int    op, lkind, rkind;
+    size_t ridx;        /* target region */
+    size_t off, len;    /* range of the remote key */
+    std::unique_ptr<local_side> local;
+    std::string desc;
+};
+
+/* Builds the local side for `len` bytes; registers it on md. */
+static void make_local(std::mt19937_64 &rng, uct_stack &s, int kind,
+                       size_t len, local_side &l)
+{
+    if (kind == LOCAL_LAYOUT) {
+        make_layout_region(rng, l.r, len);
+        if (::testing::Test::HasFatalFailure()) {
+            return;
+        }
+        fill_random(rng, l.r.init);
+        l.buf = l.r.init;
+        ASSERT_UCS_OK(uct_umr_mem_reg(s.md, l.buf.data() + l.r.base_off,
+                                      l.r.layout.get(), l.r.count, 0,
+                                      &l.memh));
+        size_t loff = rng() % (l.r.stream.size() - len + 1);
+        l.data.assign(l.r.stream.begin() + loff,
+                      l.r.stream.begin() + loff + len);
+        uct_iov_t iov = {(void*)(uintptr_t)loff, len, l.memh, 0, 1};
+        l.iov.push_back(iov);
+        return;
+    }
+
+    /* contig: one entry; iov: random fragments with random gaps */
+    std::vector<size_t> frags;
+    if (kind == LOCAL_CONTIG) {
+        frags.push_back(len);
+    } else {
+        size_t nfrag = 1 + rng() % std::min<size_t>(len, 120);
+        std::vector<size_t> cuts{0, len};
+        while (cuts.size() < nfrag + 1) {
+            cuts.push_back(1 + rng() % (len - 1 + (len == 1)));
+        }
+        std::sort(cuts.begin(), cuts.end());
+        cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+        for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+            frags.push_back(cuts[i + 1] - cuts[i]);
+        }
+    }
+
+    size_t size = GUARD;
+    std::vector<size_t> pos;
+    for (size_t f : frags) {
+        pos.push_back(size);
+        size += f + ((kind == LOCAL_IOV) ? rng() % 48 : 0);
+    }
+    l.buf.resize(size + GUARD);
+    fill_random(rng, l.buf);
+    l.r.init = l.buf;
+    ASSERT_UCS_OK(s.reg(l.buf.data(), l.buf.size(), &l.memh));
+    for (size_t i = 0; i < frags.size(); ++i) {
+        uct_iov_t iov = {l.buf.data() + pos[i], frags[i], l.memh, 0, 1};
+        l.iov.push_back(iov);
+        for (size_t j = 0; j < frags[i]; ++j) {
+            l.data.push_back(pos[i] + j);
+        }
+    }
+    l.r.desc = std::to_string(frags.size()) + " fragments";
+}
+
+TEST_F(test_uct_xproc, put_get_all_combinations)
+{
+    const int cases_per_combo = 6;
+    uint64_t seed = test_seed();
+    std::mt19937_64 rng(seed);
+    std::vector<xcase> cases;
+
+    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
+
+    /* target regions: one per case, contiguous or layout */
+    for (int op = OP_PUT; op <= OP_GET; ++op) {
+        for (int lk = LOCAL_CONTIG; lk <= LOCAL_LAYOUT; ++lk) {
+            for (int rk = REMOTE_CONTIG; rk <= REMOTE_LAYOUT; ++rk) {
+                for (int i = 0; i < cases_per_combo; ++i) {
+                    xcase c;
+                    c.op = op; c.lkind = lk; c.rkind = rk;
+                    c.ridx = m_regions.size();
+                    m_regions.emplace_back();
+                    region &r = m_regions.back();
+                    if (rk == REMOTE_LAYOUT) {
+                        make_layout_region(rng, r, 1);
+                        ASSERT_FALSE(HasFatalFailure());
+                    } else {
+                        make_contig_region(r, 1 + rng() % 6000);
+                    }
+                    fill_random(rng, r.init);
+                    size_t total = r.stream.size();
+                    /* a local layout must hold len bytes: keep it modest */
+                    c.len = 1 + rng() % ((lk == LOCAL_LAYOUT) ?
+                                         std::min<size_t>(total, 3000) :
+                                         total);
+                    c.off = rng() % (total - c.len + 1);
+                    cases.push_back(std::move(c));
+                }
+            }
+        }
+    }
+
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    std::vector<bytes_t> want(m_regions.size());
+    for (size_t i = 0; i < m_regions.size(); ++i) {
+        want[i] = m_regions[i].init;
+    }
+
+    for (auto &c : cases) {
+        region &r = m_regions[c.ridx];
+        c.local.reset(new local_side);
+        local_side &l = *c.local;
+        make_local(rng, m_s, c.lkind, c.len, l);
+        ASSERT_FALSE(HasFatalFailure());
+
+        std::ostringstream os;
+        os << "seed " << seed << ": " << op_names[c.op] << " local "
+           << local_names[c.lkind] << " [" << l.r.desc << "] remote "
+           << remote_names[c.rkind] << " [" << r.desc << "] off " << c.off
+           << " len " << c.len;
+        c.desc = os.str();
+        SCOPED_TRACE(c.desc);
+
+        ucs_status_t st = run(c.op, l.iov, raddr(c.ridx, c.off),
+                              m_rkeys[c.ridx].rkey);
+        ASSERT_EQ(UCS_OK, st) << ucs_status_string(st);
+
+        bytes_t lwant = l.r.init;
+        for (size_t k = 0; k < c.len; ++k) {
+            if (c.op == OP_PUT) {
+                want[c.ridx][r.stream[c.off + k]] = l.r.init[l.data[k]];
+            } else {
+                lwant[l.data[k]] = r.init[r.stream[c.off + k]];
+            }
+        }
+        ASSERT_EQ(lwant, l.buf) << "local buffer:" << first_diff(l.buf, lwant);
+    }
+
+    std::vector<bytes_t> got = dump();
+    for (auto &c : cases) {
+        SCOPED_TRACE(c.desc);
+        ASSERT_EQ(want[c.ridx], got[c.ridx])
+                << "remote buffer:" << first_diff(got[c.ridx], want[c.ridx]);
+        ASSERT_UCS_OK(m_s.dereg(c.local->memh));
+    }
+
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ((uint64_t)cases.size(), st.zcopy_ops);
+    printf("[ STATS    ] zcopy %llu wrs %llu hits %llu misses %llu pack %llu\n",
+           (unsigned long long)st.zcopy_ops, (unsigned long long)st.rdma_wrs,
+           (unsigned long long)st.cache_hits,
+           (unsigned long long)st.cache_misses,
+           (unsigned long long)st.pack_fallbacks);
+}
+
+/* Every key the ep cache took is back in the pool after the ep is gone. */
+TEST_F(test_uct_xproc, cache_hits_evictions_invalidation)
+{
+    region r;
+    make_contig_region(r, 64 * 1024);
+    m_regions.push_back(std::move(r));
+    start({}, {{"CACHE_SIZE", "2"}, {"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    std::mt19937_64 rng(7);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    /* three different 40-entry iovs (more than the 30 SGEs of a WR) and one
+     * of 80 entries (two levels of list keys) */
+    auto make_iov = [&](size_t first, size_t n) {
+        std::vector<uct_iov_t> iov;
+        for (size_t i = 0; i < n; ++i) {
+            uct_iov_t e = {buf.data() + first + i * 96, 64, memh, 0, 1};
+            iov.push_back(e);
+        }
+        return iov;
+    };
+    std::vector<std::vector<uct_iov_t>> iovs = {
+        make_iov(0, 40), make_iov(8192, 40), make_iov(16384, 40),
+        make_iov(24576, 80)};
+
+    for (int i = 0; i < 10; ++i) {
+        ASSERT_EQ(UCS_OK, run(OP_PUT, iovs[0], m_va[0], m_rkeys[0].rkey));
+    }
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ(1u, st.cache_misses);
+    EXPECT_EQ(9u, st.cache_hits);
+    EXPECT_EQ(0u, st.cache_evictions);
+    EXPECT_EQ(0u, st.pack_fallbacks);
+
+    /* round robin over 3 with room for 2: every access misses and evicts */
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_EQ(UCS_OK, run(OP_PUT, iovs[1 + (i % 3)],
+                              m_va[0] + 1000 * i, m_rkeys[0].rkey));
+    }
+    st = ep_stats();
+    EXPECT_EQ(7u, st.cache_misses);
+    EXPECT_EQ(9u, st.cache_hits);
+    EXPECT_EQ(5u, st.cache_evictions); /* {0,1} full -> 4 evictions + 1 */
+    EXPECT_EQ(2u, st.cache_entries);
+
+    /* the last put must have landed: data check of the 80-entry gather */
+    std::vector<bytes_t> got = dump();
+    size_t k = 0;
+    for (const auto &e : iovs[3]) {
+        ASSERT_EQ(0, memcmp(got[0].data() + GUARD + 5000 + k, e.buffer,
+                            e.length)) << "entry at " << k;
+        k += e.length;
+    }
+
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_GT(mst.mkeys_in_use, 0u);
+
+    /* deregistration drops every entry using the memory */
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    st = ep_stats();
+    EXPECT_EQ(2u, st.cache_invalidations);
+    EXPECT_EQ(0u, st.cache_entries);
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+    EXPECT_EQ(mst.mkeys_created, mst.mkeys_free);
+}
+
+/* A tiny queue: NO_RESOURCE, pending, and a flush completing last. */
+TEST_F(test_uct_xproc, tiny_queue_pending_flush_order)
+{
+    const int n = 40;
+    region r;
+    make_contig_region(r, n * 256);
+    m_regions.push_back(std::move(r));
+    start({}, {{"TX_QUEUE_LEN", "4"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(n * 256);
+    std::mt19937_64 rng(11);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    std::vector<int> order;
+    std::vector<test_comp> comps(n + 1);
+    struct pending_put {
+        uct_pending_req_t req;
+        uct_ep_h          ep;
+        uct_iov_t         iov;
+        uint64_t          raddr;
+        uct_rkey_t        rkey;
+        test_comp         *comp;
+        int               posted = 0;
+    };
+    std::vector<pending_put> pend_reqs(n);
+    int no_resource = 0, queued = 0;
+
+    auto post = [](pending_put *p) {
+        return uct_ep_put_zcopy(p->ep, &p->iov, 1, p->raddr, p->rkey,
+                                &p->comp->uct);
+    };
+
+    for (int i = 0; i < n; ++i) {
+        comps[i].order = &order;
+        comps[i].id    = i;
+        pending_put &p = pend_reqs[i];
+        p.ep    = m_ep;
+        p.iov   = {buf.data() + i * 256, 256, memh, 0, 1};
+        p.raddr = m_va[0] + i * 256;
+        p.rkey  = m_rkeys[0].rkey;
+        p.comp  = &comps[i];
+        p.req.func = [](uct_pending_req_t *self) -> ucs_status_t {
+            pending_put *pp = ucs_container_of(self, pending_put, req);
+            ucs_status_t s  = uct_ep_put_zcopy(pp->ep, &pp->iov, 1, pp->raddr,
+                                               pp->rkey, &pp->comp->uct);
+            if (s == UCS_ERR_NO_RESOURCE) {
+                return s;
+            }
+            pp->posted = 1;
+            return UCS_OK;
+        };
+
+        ucs_status_t s = queued ? UCS_ERR_NO_RESOURCE : post(&p);
+        if (s == UCS_ERR_NO_RESOURCE) {
+            no_resource += !queued;
+            s = uct_ep_pending_add(m_ep, &p.req, 0);
+            if (s == UCS_ERR_BUSY) { /* resources came back: retry */
+                s = post(&p);
+                ASSERT_EQ(UCS_INPROGRESS, s);
+                p.posted = 1;
+                continue;
+            }
+            ASSERT_EQ(UCS_OK, s);
+            ++queued;
+        } else {
+            ASSERT_EQ(UCS_INPROGRESS, s);
+            p.posted = 1;
+        }
+    }
+    EXPECT_GT(no_resource, 0);
+    EXPECT_GT(queued, 0);
+
+    /* no completion is delivered outside progress */
+    EXPECT_TRUE(order.empty());
+
+    comps[n].order = &order;
+    comps[n].id    = n;
+    ucs_status_t fs;
+    do {
+        fs = uct_ep_flush(m_ep, 0, &comps[n].uct);
+        if (fs == UCS_ERR_NO_RESOURCE) {
+            m_s.progress();
+        }
+    } while (fs == UCS_ERR_NO_RESOURCE);
+    ASSERT_EQ(UCS_INPROGRESS, fs);
+    ASSERT_TRUE(m_s.wait(comps[n]));
+
+    ASSERT_EQ((size_t)n + 1, order.size());
+    for (int i = 0; i <= n; ++i) {
+        EXPECT_EQ(i, order[i]) << "completions out of order";
+        EXPECT_EQ(1, comps[i].fired);
+        EXPECT_EQ(UCS_OK, comps[i].status);
+    }
+    for (auto &p : pend_reqs) {
+        EXPECT_TRUE(p.posted);
+    }
+
+    EXPECT_GT(ep_stats().no_resource, 0u);
+    std::vector<bytes_t> got = dump();
+    EXPECT_EQ(0, memcmp(got[0].data() + GUARD, buf.data(), buf.size()));
+    EXPECT_EQ(UCS_OK, m_s.flush(m_ep)); /* nothing left: done at once */
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* A key used after its memory was deregistered fails and writes nothing;
+ * after the failure the ep is in error and refuses further work. */
+class test_uct_stale : public test_uct_xproc,
+                       public ::testing::WithParamInterface<int> {
+};
+
+TEST_P(test_uct_stale, remote_key_fails_after_dereg)
+{
+    std::mt19937_64 rng(test_seed());
+    m_regions.emplace_back();
+    if (GetParam() == REMOTE_LAYOUT) {
+        make_layout_region(rng, m_regions.back(), 64);
+    } else {
+        make_contig_region(m_regions.back(), 512);
+    }
+    ASSERT_FALSE(HasFatalFailure());
+    fill_random(rng, m_regions.back().init);
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t src(64, 0x5c);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(src.data(), src.size(), &memh));
+    std::vector<uct_iov_t> iov = {{src.data(), src.size(), memh, 0, 1}};
+
+    /* while registered the key works */
+    ASSERT_EQ(UCS_OK, run(OP_PUT, iov, raddr(0, 0), m_rkeys[0].rkey));
+    remote_dereg(0);
+    std::vector<bytes_t> before = dump();
+    for (size_t k = 0; k < 64; ++k) {
+        ASSERT_EQ(0x5c, before[0][m_regions[0].stream[k]]);
+    }
+
+    src.assign(64, 0xa7);
+    ucs_status_t st = run(OP_PUT, iov, raddr(0, 0), m_rkeys[0].rkey);
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, st) << ucs_status_string(st);
+    st = run(OP_GET, iov, raddr(0, 0), m_rkeys[0].rkey);
+    EXPECT_NE(UCS_OK, st) << "the ep must stay failed";
+    EXPECT_NE(UCS_OK, m_s.flush(m_ep)) << "flush must report the failure";
+
+    EXPECT_EQ(before, dump()) << "a stale key wrote memory";
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+INSTANTIATE_TEST_SUITE_P(kind, test_uct_stale,
+                         ::testing::Values((int)REMOTE_CONTIG,
+                                           (int)REMOTE_LAYOUT),
+                         [](const ::testing::TestParamInfo<int> &i) {
+                             return std::string(remote_names[i.param]);
+                         });
+
+/* Out-of-range offsets and foreign keys are refused before posting. */
+TEST_F(test_uct_xproc, bad_offsets_and_keys)
+{
+    std::mt19937_64 rng(test_seed());
+    m_regions.emplace_back();
+    make_layout_region(rng, m_regions.back(), 16);
+    ASSERT_FALSE(HasFatalFailure());
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 256);
+    for (auto &r : m_regions) {
+        fill_random(rng, r.init);
+    }
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t src(4096, 0x11);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(src.data(), src.size(), &memh));
+    size_t total = m_regions[0].stream.size();
+    std::vector<bytes_t> before = dump();
+
+    std::vector<uct_iov_t> iov1 = {{src.data(), 1, memh, 0, 1}};
+    std::vector<uct_iov_t> ioverflow = {{src.data(), total + 1, memh, 0, 1}};
+    test_comp comp;
+    /* layout: offset == length, and length + 1 from 0 */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_put_zcopy(m_ep, iov1.data(), 1, total, m_rkeys[0].rkey,
+                               &comp.uct));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_get_zcopy(m_ep, ioverflow.data(), 1, 0, m_rkeys[0].rkey,
+                               &comp.uct));
+    /* contiguous: below the base and past the end */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_put_zcopy(m_ep, iov1.data(), 1, m_va[1] - 1,
+                               m_rkeys[1].rkey, &comp.uct));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_put_short(m_ep, src.data(), 8, m_va[1] + 252,
+                               m_rkeys[1].rkey));
+    /* local side outside its memory handle */
+    std::vector<uct_iov_t> badlocal = {{src.data() + 4090, 16, memh, 0, 1}};
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_put_zcopy(m_ep, badlocal.data(), 1, m_va[1],
+                               m_rkeys[1].rkey, &comp.uct));
+    /* without a memory handle only a single entry is accepted */
+    std::vector<uct_iov_t> nomemh = {{src.data(), 16, NULL, 0, 1},
+                                     {src.data() + 32, 16, NULL, 0, 1}};
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_put_zcopy(m_ep, nomemh.data(), 2, m_va[1],
+                               m_rkeys[1].rkey, &comp.uct));
+    for (int i = 0; i < 10; ++i) {
+        m_s.progress();
+    }
+    EXPECT_EQ(0, comp.fired);
+
+    /* a well-formed key with a wrong key number: remote access error */
+    bytes_t forged = m_packed[1];
+    forged[4] ^= 0x5a; /* rkey field, tag byte */
+    uct_rkey_bundle_t frk;
+    ASSERT_UCS_OK(m_s.unpack(forged, &frk));
+    std::vector<uct_iov_t> iov8 = {{src.data(), 8, memh, 0, 1}};
+    ucs_status_t st = run(OP_PUT, iov8, m_va[1], frk.rkey);
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, st) << ucs_status_string(st);
+    m_s.release(&frk);
+
+    EXPECT_EQ(before, dump()) << "a refused operation wrote memory";
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* put_short, put_bcopy, get_bcopy through bounce buffers. */
+TEST_F(test_uct_xproc, short_and_bcopy)
+{
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 8192);
+    std::mt19937_64 rng(3);
+    fill_random(rng, m_regions.back().init);
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t want = m_regions[0].init;
+    bytes_t src(8192);
+    fill_random(rng, src);
+
+    ASSERT_UCS_OK(uct_ep_put_short(m_ep, src.data(), 100, m_va[0] + 10,
+                                   m_rkeys[0].rkey));
+    memcpy(want.data() + GUARD + 10, src.data(), 100);
+
+    struct pack_arg { const uint8_t *p; size_t n; } pa = {src.data() + 100, 3000};
+    ssize_t len = uct_ep_put_bcopy(m_ep, [](void *dest, void *arg) -> size_t {
+        pack_arg *a = (pack_arg*)arg;
+        memcpy(dest, a->p, a->n);
+        return a->n;
+    }, &pa, m_va[0] + 4000, m_rkeys[0].rkey);
+    ASSERT_EQ(3000, len);
+    memcpy(want.data() + GUARD + 4000, src.data() + 100, 3000);
+    ASSERT_UCS_OK(m_s.flush(m_ep));
+
+    bytes_t got(5000);
+    test_comp comp;
+    ucs_status_t st = uct_ep_get_bcopy(m_ep, [](void *arg, const void *data,
+                                                size_t length) {
+        memcpy(arg, data, length);
+    }, got.data(), got.size(), m_va[0] + 100, m_rkeys[0].rkey, &comp.uct);
+    ASSERT_EQ(UCS_INPROGRESS, st);
+    ASSERT_TRUE(m_s.wait(comp));
+    EXPECT_EQ(UCS_OK, comp.status);
+    EXPECT_EQ(0, memcmp(got.data(), want.data() + GUARD + 100, got.size()));
+
+    /* zcopy from/to an unregistered single buffer (as UCP may pass) */
+    bytes_t plain(777);
+    fill_random(rng, plain);
+    std::vector<uct_iov_t> iov = {{plain.data(), plain.size(), NULL, 0, 1}};
+    ASSERT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0] + 6000, m_rkeys[0].rkey));
+    memcpy(want.data() + GUARD + 6000, plain.data(), plain.size());
+    iov[0].length = 500;
+    ASSERT_EQ(UCS_OK, run(OP_GET, iov, m_va[0] + 4000, m_rkeys[0].rkey));
+    EXPECT_EQ(0, memcmp(plain.data(), want.data() + GUARD + 4000, 500));
+
+    EXPECT_EQ(want, dump()[0]);
+}
+
+/* Tiny blocks are packed, not described: still byte-exact, both ways. */
+TEST_F(test_uct_xproc, pack_fallback_tiny_blocks)
+{
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 4096);
+    std::mt19937_64 rng(5);
+    fill_random(rng, m_regions.back().init);
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    /* a 3D-halo x face: 8-byte blocks, stride 64 */
+    bytes_t buf(256 * 64);
+    fill_random(rng, buf);
+    bytes_t orig = buf;
+    uct_umr_layout_t *vec;
+    uct_mem_h lay;
+    ASSERT_UCS_OK(uct_umr_layout_vector(256, 8, 64, NULL, &vec));
+    ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &lay));
+
+    std::vector<uct_iov_t> iov = {{(void*)(uintptr_t)16, 2000, lay, 0, 1}};
+    ASSERT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0] + 7, m_rkeys[0].rkey));
+    EXPECT_EQ(1u, ep_stats().pack_fallbacks);
+
+    bytes_t packed(2048);
+    ASSERT_UCS_OK(uct_umr_layout_pack(vec, 1, orig.data(), packed.data()));
+    bytes_t got = dump()[0];
+    EXPECT_EQ(0, memcmp(got.data() + GUARD + 7, packed.data() + 16, 2000));
+
+    /* get back into the layout from another place */
+    bytes_t want = orig;
+    ASSERT_UCS_OK(uct_umr_layout_unpack_range(vec, 1, want.data(), 100, 1000,
+                                              got.data() + GUARD + 500));
+    iov[0].buffer = (void*)(uintptr_t)100;
+    iov[0].length = 1000;
+    ASSERT_EQ(UCS_OK, run(OP_GET, iov, m_va[0] + 500, m_rkeys[0].rkey));
+    EXPECT_EQ(2u, ep_stats().pack_fallbacks);
+    EXPECT_EQ(want, buf);
+
+    ASSERT_UCS_OK(m_s.dereg(lay));
+    uct_umr_layout_free(vec);
+}
+
+/* Local layouts over contiguous memory: the ep caches one UMR key per
+ * (memh, layout, base, count); a halo loop configures it once. */
+TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
+{
+    uint64_t seed = test_seed();
+    std::mt19937_64 rng(seed);
+    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
+
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 64 * 1024);
+    m_regions.emplace_back();
+    make_layout_region(rng, m_regions.back(), 2048);
+    ASSERT_FALSE(HasFatalFailure());
+    for (auto &r : m_regions) {
+        fill_random(rng, r.init);
+    }
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
+
+    auto run_layout = [&](int op, void *base, const uct_umr_layout_t *l,
+                          size_t count, size_t off, size_t len,
+                          uint64_t raddr, uct_rkey_t rkey) {
+        test_comp comp;
+        ucs_status_t st;
+        uct_umr_layout_t *copy;
+        EXPECT_UCS_OK_(uct_umr_layout_dup(l, &copy));
+        do {
+            st = (op == OP_PUT) ?
+                 uct_umr_ep_put_layout(m_ep, memh, base, copy, count, off,
+                                       len, raddr, rkey, &comp.uct) :
+                 uct_umr_ep_get_layout(m_ep, memh, base, copy, count, off,
+                                       len, raddr, rkey, &comp.uct);
+            if (st == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (st == UCS_ERR_NO_RESOURCE);
+        uct_umr_layout_free(copy); /* before completion: allowed */
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+    };
+
+    /* a 2D halo row set: 64 rows of 256 B, stride 512 */
+    uct_umr_layout_t *rows;
+    ASSERT_UCS_OK(uct_umr_layout_vector(64, 256, 512, NULL, &rows));
+    void *base = buf.data() + 100;
+    bytes_t packed(64 * 256);
+    ASSERT_UCS_OK(uct_umr_layout_pack(rows, 1, base, packed.data()));
+
+    uct_umr_md_stats_t mst0, mst1;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst0));
+    for (int it = 0; it < 10; ++it) {
+        ASSERT_EQ(UCS_OK, run_layout(OP_PUT, base, rows, 1, 0, packed.size(),
+                                     m_va[0] + 16, m_rkeys[0].rkey))
+                << "iteration " << it;
+    }
+    memcpy(want[0].data() + GUARD + 16, packed.data(), packed.size());
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ(1u, st.cache_misses);
+    EXPECT_EQ(9u, st.cache_hits);
+    EXPECT_EQ(0u, st.pack_fallbacks);
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst1));
+    EXPECT_EQ(mst0.umr_posted, mst1.umr_posted) << "the ep QP configures it";
+
+    /* the same layout at another base is another key */
+    ASSERT_EQ(UCS_OK, run_layout(OP_PUT, buf.data() + 200, rows, 1, 1000,
+                                 3000, m_va[0] + 20000, m_rkeys[0].rkey));
+    ASSERT_UCS_OK(uct_umr_layout_pack_range(rows, 1, buf.data() + 200, 1000,
+                                            3000, packed.data()));
+    memcpy(want[0].data() + GUARD + 20000, packed.data(), 3000);
+    EXPECT_EQ(2u, ep_stats().cache_misses);
+
+    /* get into the layout from the remote layout key, random ranges */
+    for (int i = 0; i < 8; ++i) {
+        size_t rtotal = m_regions[1].stream.size();
+        size_t len    = 1 + rng() % std::min<size_t>(rtotal, 64 * 256);
+        size_t roff   = rng() % (rtotal - len + 1);
+        size_t loff   = rng() % (64 * 256 - len + 1);
+        bytes_t before = buf;
+        SCOPED_TRACE("seed " + std::to_string(seed) + " get roff " +
+                     std::to_string(roff) + " loff " + std::to_string(loff) +
+                     " len " + std::to_string(len));
+        ASSERT_EQ(UCS_OK, run_layout(OP_GET, base, rows, 1, loff, len, roff,
+                                     m_rkeys[1].rkey));
+        bytes_t src(len);
+        for (size_t k = 0; k < len; ++k) {
+            src[k] = m_regions[1].init[m_regions[1].stream[roff + k]];
+        }
+        ASSERT_UCS_OK(uct_umr_layout_unpack_range(rows, 1,
+                                                  before.data() + 100, loff,
+                                                  len, src.data()));
+        ASSERT_EQ(before, buf) << first_diff(buf, before);
+    }
+
+    /* tiny blocks (a 3D halo x face) are packed, both ways */
+    uct_umr_layout_t *xface;
+    ASSERT_UCS_OK(uct_umr_layout_vector(300, 8, 64, NULL, &xface));
+    void *xbase = buf.data() + 40000;
+    bytes_t xpacked(2400);
+    ASSERT_UCS_OK(uct_umr_layout_pack(xface, 1, xbase, xpacked.data()));
+    ASSERT_EQ(UCS_OK, run_layout(OP_PUT, xbase, xface, 1, 0, 2400,
+                                 m_va[0] + 30000, m_rkeys[0].rkey));
+    memcpy(want[0].data() + GUARD + 30000, xpacked.data(), 2400);
+    bytes_t before = buf;
+    ASSERT_EQ(UCS_OK, run_layout(OP_GET, xbase, xface, 1, 800, 800,
+                                 m_va[0] + 16, m_rkeys[0].rkey));
+    ASSERT_UCS_OK(uct_umr_layout_unpack_range(xface, 1,
+                                              before.data() + 40000, 800, 800,
+                                              want[0].data() + GUARD + 16));
+    EXPECT_EQ(before, buf);
+    EXPECT_EQ(2u, ep_stats().pack_fallbacks);
+
+    /* bad input: never posted, never written */
+    test_comp comp;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,   /* span past the memory handle */
+              uct_umr_ep_put_layout(m_ep, memh, buf.data() + 40000, rows, 1,
+                                    0, 8, m_va[0], m_rkeys[0].rkey,
+                                    &comp.uct));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,   /* range past the layout */
+              uct_umr_ep_put_layout(m_ep, memh, base, rows, 1, 16000, 385,
+                                    m_va[0], m_rkeys[0].rkey, &comp.uct));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,   /* not an mlx5_umr ep */
+              uct_umr_ep_put_layout(NULL, memh, base, rows, 1, 0, 8, m_va[0],
+                                    m_rkeys[0].rkey, &comp.uct));
+    for (int i = 0; i < 5; ++i) {
+        m_s.progress();
+    }
+    EXPECT_EQ(0, comp.fired);
+
+    std::vector<bytes_t> got = dump();
+    EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
+    EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+
+    /* dereg drops both cached keys; the ep gone, every key is pooled */
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    EXPECT_EQ(2u, ep_stats().cache_invalidations);
+    m_s.destroy_ep(m_ep);
+    m_ep = nullptr;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst1));
+    EXPECT_EQ(0u, mst1.mkeys_in_use);
+    EXPECT_EQ(mst1.mkeys_created, mst1.mkeys_free);
+
+    uct_umr_layout_free(rows);
+    uct_umr_layout_free(xface);
+}
+
+/* Transfers longer than MAX_MSG are split into fragments, any local kind. */
+TEST_F(test_uct_xproc, fragments_at_max_msg)
+{
+    uint64_t seed = test_seed();
+    std::mt19937_64 rng(seed);
+    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
+
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 80 * 1024);
+    m_regions.emplace_back();
+    make_layout_region(rng, m_regions.back(), 4000);
+    ASSERT_FALSE(HasFatalFailure());
+    for (auto &r : m_regions) {
+        fill_random(rng, r.init);
+    }
+    start({}, {{"MAX_MSG", "1000"}, {"TX_QUEUE_LEN", "64"},
+               {"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+    std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
+
+    bytes_t buf(80 * 1024);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    /* contiguous 10000 B: 10 WRs */
+    std::vector<uct_iov_t> one = {{buf.data(), 10000, memh, 0, 1}};
+    uint64_t wrs0 = ep_stats().rdma_wrs;
+    ASSERT_EQ(UCS_OK, run(OP_PUT, one, m_va[0] + 3, m_rkeys[0].rkey));
+    EXPECT_EQ(10u, ep_stats().rdma_wrs - wrs0);
+    memcpy(want[0].data() + GUARD + 3, buf.data(), 10000);
+
+    /* 40 entries of 100 B (a list key) into the remote layout, 4 WRs */
+    std::vector<uct_iov_t> many;
+    for (int i = 0; i < 40; ++i) {
+        many.push_back({buf.data() + 12000 + i * 150, 100, memh, 0, 1});
+    }
+    size_t rtotal = m_regions[1].stream.size();
+    size_t roff   = rng() % (rtotal - 4000 + 1);
+    wrs0 = ep_stats().rdma_wrs;
+    ASSERT_EQ(UCS_OK, run(OP_PUT, many, roff, m_rkeys[1].rkey))
+            << "seed " << seed << " roff " << roff;
+    EXPECT_EQ(4u, ep_stats().rdma_wrs - wrs0);
+    for (size_t k = 0; k < 4000; ++k) {
+        want[1][m_regions[1].stream[roff + k]] =
+                buf[12000 + (k / 100) * 150 + (k % 100)];
+    }
+
+    /* get 2500 B of the layout key back: 3 WRs */
+    bytes_t back(2500);
+    uct_mem_h bmemh;
+    ASSERT_UCS_OK(m_s.reg(back.data(), back.size(), &bmemh));
+    std::vector<uct_iov_t> biov = {{back.data(), back.size(), bmemh, 0, 1}};
+    ASSERT_EQ(UCS_OK, run(OP_GET, biov, roff + 700, m_rkeys[1].rkey));
+    for (size_t k = 0; k < back.size(); ++k) {
+        ASSERT_EQ(want[1][m_regions[1].stream[roff + 700 + k]], back[k])
+                << "byte " << k << " seed " << seed;
+    }
+
+    /* more fragments than the queue holds: refused, not posted */
+    test_comp comp;
+    std::vector<uct_iov_t> huge = {{buf.data(), 70000, memh, 0, 1}};
+    EXPECT_LE(m_s.iface_attr.cap.put.max_zcopy, 64u * 1000);
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+              uct_ep_put_zcopy(m_ep, huge.data(), 1, m_va[0], m_rkeys[0].rkey,
+                               &comp.uct));
+
+    std::vector<bytes_t> got = dump();
+    EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
+    EXPECT_EQ(want[1], got[1]) << first_diff(got[1], want[1]);
+    ASSERT_UCS_OK(m_s.dereg(bmemh));
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* Destroying an ep with operations in flight leaks nothing and returns
+ * every key to the pool; the iface keeps working. */
+TEST_F(test_uct_xproc, destroy_ep_with_inflight_ops)
+{
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 64 * 1024);
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024, 0x3c);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    std::vector<uct_iov_t> many;
+    for (int i = 0; i < 60; ++i) {
+        many.push_back({buf.data() + i * 512, 256, memh, 0, 1});
+    }
+
+    std::vector<test_comp> comps(20);
+    int posted = 0;
+    for (auto &c : comps) {
+        ucs_status_t st = uct_ep_put_zcopy(m_ep, many.data(), many.size(),
+                                           m_va[0], m_rkeys[0].rkey, &c.uct);
+        if (st == UCS_INPROGRESS) {
+            ++posted;
+        } else {
+            ASSERT_EQ(UCS_ERR_NO_RESOURCE, st);
+        }
+    }
+    EXPECT_GT(posted, 0);
+
+    m_s.destroy_ep(m_ep);
+    m_ep = nullptr;
+    for (int i = 0; i < 100; ++i) {
+        m_s.progress();
+    }
+    for (auto &c : comps) {
+        EXPECT_EQ(0, c.fired) << "no callback after the ep is destroyed";
+    }
+
+    EXPECT_EQ(UCS_OK, uct_iface_flush(m_s.iface, 0, NULL));
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* Unpacking the same packed key through the ep returns the cached key. */
+TEST_F(test_uct_xproc, remote_key_cache)
+{
+    std::mt19937_64 rng(test_seed());
+    for (int i = 0; i < 3; ++i) {
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 1024);
+        fill_random(rng, m_regions.back().init);
+    }
+    start({}, {{"RCACHE_SIZE", "2"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t src(64, 0x77);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(src.data(), src.size(), &memh));
+    std::vector<uct_iov_t> iov = {{src.data(), src.size(), memh, 0, 1}};
+
+    uct_rkey_t first = 0, rk;
+    for (int it = 0; it < 10; ++it) {
+        ASSERT_UCS_OK(uct_umr_ep_rkey_unpack(m_ep, m_packed[0].data(), &rk));
+        if (it == 0) {
+            first = rk;
+        }
+        EXPECT_EQ(first, rk);
+        ASSERT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0] + it * 64, rk));
+        ASSERT_UCS_OK(uct_umr_ep_rkey_release(m_ep, rk));
+    }
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ(1u, st.rkey_misses);
+    EXPECT_EQ(9u, st.rkey_hits);
+
+    /* three keys, room for two idle ones: the least recent goes */
+    uct_rkey_t r[3];
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_UCS_OK(uct_umr_ep_rkey_unpack(m_ep, m_packed[i].data(), &r[i]));
+    }
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_UCS_OK(uct_umr_ep_rkey_release(m_ep, r[i]));
+    }
+    ASSERT_UCS_OK(uct_umr_ep_rkey_unpack(m_ep, m_packed[2].data(), &rk));
+    EXPECT_EQ(r[2], rk) << "a recent idle key stays cached";
+    ASSERT_UCS_OK(uct_umr_ep_rkey_release(m_ep, rk));
+    EXPECT_EQ(3u, ep_stats().rkey_misses); /* key 0 was still cached */
+    uct_rkey_t again;
+    ASSERT_UCS_OK(uct_umr_ep_rkey_unpack(m_ep, m_packed[0].data(), &again));
+    EXPECT_EQ(4u, ep_stats().rkey_misses) << "key 0 was the one evicted";
+    ASSERT_UCS_OK(uct_umr_ep_rkey_release(m_ep, again));
+
+    /* foreign, released or garbage keys are refused */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_umr_ep_rkey_release(m_ep, rk));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_ep_rkey_release(m_ep, m_rkeys[0].rkey));
+    bytes_t junk(m_s.md_attr.rkey_packed_size, 0x42);
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_ep_rkey_unpack(m_ep, junk.data(), &rk));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_ep_rkey_unpack(NULL, m_packed[0].data(), &rk));
+
+    bytes_t want = m_regions[0].init;
+    for (int it = 0; it < 10; ++it) {
+        memcpy(want.data() + GUARD + it * 64, src.data(), 64);
+    }
+    EXPECT_EQ(want, dump()[0]);
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* A fence orders a put after a get of the same bytes: the get sees the old
+ * data, the target ends with the new. */
+TEST_F(test_uct_xproc, fence_orders_put_after_get)
+{
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 4096);
+    std::mt19937_64 rng(9);
+    fill_random(rng, m_regions.back().init);
+    start();
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(8192);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    bytes_t newdata(buf.begin() + 4096, buf.end());
+
+    bytes_t old(m_regions[0].init.begin() + GUARD,
+                m_regions[0].init.begin() + GUARD + 4096);
+    for (int round = 0; round < 2; ++round) {
+        std::vector<uct_iov_t> giov = {{buf.data(), 4096, memh, 0, 1}};
+        std::vector<uct_iov_t> piov = {{buf.data() + 4096, 4096, memh, 0, 1}};
+        test_comp gc, pc;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_get_zcopy(m_ep, giov.data(), 1, m_va[0],
+                                   m_rkeys[0].rkey, &gc.uct));
+        ASSERT_UCS_OK((round == 0) ? uct_ep_fence(m_ep, 0) :
+                                     uct_iface_fence(m_s.iface, 0));
+        if (round == 1) {
+            fill_random(rng, newdata);
+            std::copy(newdata.begin(), newdata.end(), buf.begin() + 4096);
+        }
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(m_ep, piov.data(), 1, m_va[0],
+                                   m_rkeys[0].rkey, &pc.uct));
+        ASSERT_EQ(UCS_OK, m_s.flush(m_ep));
+        EXPECT_EQ(1, gc.fired);
+        EXPECT_EQ(1, pc.fired);
+        EXPECT_EQ(0, memcmp(buf.data(), old.data(), 4096))
+                << "round " << round << ": the get saw the later put";
+        bytes_t got = dump()[0];
+        EXPECT_EQ(0, memcmp(got.data() + GUARD, newdata.data(), 4096));
+        old = newdata;
+    }
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* pending_add refuses while resources remain; purge hands requests back. */
+TEST_F(test_uct_xproc, pending_purge)
+{
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 4096);
+    start({}, {{"TX_QUEUE_LEN", "2"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(4096, 0x21);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    std::vector<uct_iov_t> iov = {{buf.data(), 512, memh, 0, 1}};
+
+    uct_pending_req_t reqs[3];
+    for (auto &r : reqs) {
+        r.func = [](uct_pending_req_t*) -> ucs_status_t {
+            ADD_FAILURE() << "a purged request was dispatched";
+            return UCS_OK;
+        };
+    }
+    EXPECT_EQ(UCS_ERR_BUSY, uct_ep_pending_add(m_ep, &reqs[0], 0));
+
+    std::vector<test_comp> comps(2);
+    for (auto &c : comps) {
+        ASSERT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(m_ep, iov.data(), 1,
+                                                   m_va[0], m_rkeys[0].rkey,
+                                                   &c.uct));
+    }
+    test_comp extra;
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE,
+              uct_ep_put_zcopy(m_ep, iov.data(), 1, m_va[0], m_rkeys[0].rkey,
+                               &extra.uct));
+    for (auto &r : reqs) {
+        ASSERT_UCS_OK(uct_ep_pending_add(m_ep, &r, 0));
+    }
+    /* a flush cannot cover requests that are not posted yet */
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_flush(m_ep, 0, &extra.uct));
+
+    std::vector<uct_pending_req_t*> purged;
+    uct_ep_pending_purge(m_ep, [](uct_pending_req_t *r, void *arg) {
+        static_cast<std::vector<uct_pending_req_t*>*>(arg)->push_back(r);
+    }, &purged);
+    ASSERT_EQ(3u, purged.size());
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(&reqs[i], purged[i]) << "purge keeps the queue order";
+    }
+
+    ASSERT_EQ(UCS_OK, m_s.flush(m_ep));
+    for (auto &c : comps) {
+        EXPECT_EQ(1, c.fired);
+    }
+    EXPECT_EQ(0, extra.fired);
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
