@@ -568,7 +568,10 @@ static void make_local(std::mt19937_64 &rng, uct_stack &s, int kind,
 
 TEST_F(test_uct_xproc, put_get_all_combinations)
 {
-    const int cases_per_combo = 6;
+    /* 12 combinations x this many random cases (UMR_TEST_UCT_CASES); each
+     * case registers its own target region, bounded by the md key pool */
+    const char *env = getenv("UMR_TEST_UCT_CASES");
+    const int cases_per_combo = env ? atoi(env) : 40;
     uint64_t seed = test_seed();
     std::mt19937_64 rng(seed);
     std::vector<xcase> cases;
