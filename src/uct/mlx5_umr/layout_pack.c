@@ -34,111 +34,11 @@ static void umr_layout_copy_node(const umr_layout_node_t *node, char *mem,
         } \
     }
 
-/*
- * One block of blen >= 32 bytes in 32-byte chunks, four per step, and a last
- * chunk that ends at the block end (it may rewrite bytes of this block with
- * the same values, so the result is that of memcpy). Why: a libc call per
- * block costs as much as copying a few hundred bytes; fixed-size copies
- * become plain vector loads and stores (16 B, or 32 B in the AVX2 variant).
- */
-/* 32 bytes through a vector register (two on CPUs with 16-byte vectors) */
-typedef char umr_layout_v32_t __attribute__((vector_size(32)));
-
-#define UMR_LAYOUT_LOAD32(_v, _p)  __builtin_memcpy(&(_v), (_p), 32)
-#define UMR_LAYOUT_STORE32(_p, _v) __builtin_memcpy((_p), &(_v), 32)
-
-static inline __attribute__((always_inline)) void
-umr_layout_copy_block32(char *dst, const char *src, size_t blen)
-{
-    umr_layout_v32_t a, b, c, d;
-    size_t j;
-
-    for (j = 0; j + 128 <= blen; j += 128) {
-        UMR_LAYOUT_LOAD32(a, src + j);
-        UMR_LAYOUT_LOAD32(b, src + j + 32);
-        UMR_LAYOUT_LOAD32(c, src + j + 64);
-        UMR_LAYOUT_LOAD32(d, src + j + 96);
-        UMR_LAYOUT_STORE32(dst + j, a);
-        UMR_LAYOUT_STORE32(dst + j + 32, b);
-        UMR_LAYOUT_STORE32(dst + j + 64, c);
-        UMR_LAYOUT_STORE32(dst + j + 96, d);
-    }
-    for (; j + 32 <= blen; j += 32) {
-        UMR_LAYOUT_LOAD32(a, src + j);
-        UMR_LAYOUT_STORE32(dst + j, a);
-    }
-    if (j < blen) {
-        UMR_LAYOUT_LOAD32(a, src + blen - 32);
-        UMR_LAYOUT_STORE32(dst + blen - 32, a);
-    }
-}
-
-#define UMR_LAYOUT_COPY_LOOP32(_size) \
-    if (unpack) { \
-        for (i = 0; i < nfull; ++i) { \
-            umr_layout_copy_block32(mem + (ptrdiff_t)i * stride, \
-                                    stream + i * (_size), (_size)); \
-        } \
-    } else { \
-        for (i = 0; i < nfull; ++i) { \
-            umr_layout_copy_block32(stream + i * (_size), \
-                                    mem + (ptrdiff_t)i * stride, (_size)); \
-        } \
-    }
-
-static inline __attribute__((always_inline)) void
-umr_layout_copy_blocks32(char *mem, ptrdiff_t stride, size_t blen,
-                         size_t nfull, char *stream, int unpack)
-{
-    size_t i;
-
-    /* common sizes unrolled: no chunk loop left */
-    switch (blen) {
-    case 32:  UMR_LAYOUT_COPY_LOOP32(32);  break;
-    case 64:  UMR_LAYOUT_COPY_LOOP32(64);  break;
-    case 128: UMR_LAYOUT_COPY_LOOP32(128); break;
-    case 256: UMR_LAYOUT_COPY_LOOP32(256); break;
-    default:  UMR_LAYOUT_COPY_LOOP32(blen); break;
-    }
-}
-
-static void umr_layout_copy_blocks32_base(char *mem, ptrdiff_t stride,
-                                          size_t blen, size_t nfull,
-                                          char *stream, int unpack)
-{
-    umr_layout_copy_blocks32(mem, stride, blen, nfull, stream, unpack);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* same code, compiled for 32-byte vector moves; chosen at run time */
-__attribute__((target("avx2"))) static void
-umr_layout_copy_blocks32_avx2(char *mem, ptrdiff_t stride, size_t blen,
-                              size_t nfull, char *stream, int unpack)
-{
-    umr_layout_copy_blocks32(mem, stride, blen, nfull, stream, unpack);
-}
-#  define UMR_LAYOUT_HAVE_AVX2() __builtin_cpu_supports("avx2")
-#else
-#  define umr_layout_copy_blocks32_avx2 umr_layout_copy_blocks32_base
-#  define UMR_LAYOUT_HAVE_AVX2()        0
-#endif
-
 /* Full blocks of a vector of contiguous blocks: the hot loop. */
 static void umr_layout_copy_blocks(char *mem, ptrdiff_t stride, size_t blen,
                                    size_t nfull, char *stream, int unpack)
 {
     size_t i;
-
-    if (blen >= 32) {
-        if (UMR_LAYOUT_HAVE_AVX2()) {
-            umr_layout_copy_blocks32_avx2(mem, stride, blen, nfull, stream,
-                                          unpack);
-        } else {
-            umr_layout_copy_blocks32_base(mem, stride, blen, nfull, stream,
-                                          unpack);
-        }
-        return;
-    }
 
     /* constant sizes let the compiler emit plain loads and stores */
     switch (blen) {
@@ -149,6 +49,16 @@ static void umr_layout_copy_blocks(char *mem, ptrdiff_t stride, size_t blen,
     case 12:  UMR_LAYOUT_COPY_LOOP(12);  break;
     case 16:  UMR_LAYOUT_COPY_LOOP(16);  break;
     case 24:  UMR_LAYOUT_COPY_LOOP(24);  break;
+    case 32:  UMR_LAYOUT_COPY_LOOP(32);  break;
+    case 40:  UMR_LAYOUT_COPY_LOOP(40);  break;
+    case 48:  UMR_LAYOUT_COPY_LOOP(48);  break;
+    case 64:  UMR_LAYOUT_COPY_LOOP(64);  break;
+    /* up to 256 B inline copies beat a libc call per block; above, libc's
+     * vectorised memcpy wins */
+    case 96:  UMR_LAYOUT_COPY_LOOP(96);  break;
+    case 128: UMR_LAYOUT_COPY_LOOP(128); break;
+    case 192: UMR_LAYOUT_COPY_LOOP(192); break;
+    case 256: UMR_LAYOUT_COPY_LOOP(256); break;
     default:  UMR_LAYOUT_COPY_LOOP(blen); break;
     }
 }
