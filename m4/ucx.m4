@@ -44,7 +44,15 @@ UCX_VERSION=$ucx_hdr_version
 AC_MSG_RESULT([$UCX_VERSION])
 
 # The internal headers must come from exactly the installed version.
-AS_IF([test "x$with_ucx_src" = xauto], [with_ucx_src="$srcdir/ucx-src/ucx-$UCX_VERSION"])
+AS_IF([test "x$with_ucx_src" = xauto], [
+    with_ucx_src="$srcdir/ucx-src/ucx-$UCX_VERSION"
+    # Not there yet: fetch it for the installed UCX (apt-get source on Debian).
+    AS_IF([test ! -f "$with_ucx_src/src/uct/base/uct_iface.h"], [
+        AC_MSG_NOTICE([fetching UCX $UCX_VERSION source headers: $srcdir/contrib/get-ucx-src.sh $srcdir/ucx-src])
+        "$srcdir/contrib/get-ucx-src.sh" "$srcdir/ucx-src" >&AS_MESSAGE_LOG_FD 2>&1 ||
+            AC_MSG_WARN([contrib/get-ucx-src.sh failed, see config.log])
+    ])
+])
 ucx_src=`cd "$with_ucx_src" 2>/dev/null && pwd`
 AS_IF([test -n "$ucx_src" && test -f "$ucx_src/src/uct/base/uct_iface.h"], [], [
     AC_MSG_ERROR([UCX $UCX_VERSION source headers not found in '$with_ucx_src'.
