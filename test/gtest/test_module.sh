@@ -13,6 +13,9 @@ skew=$builddir/.libs/libuct_mlx5_umr_skew.so
 ucx_info=${UCX_INFO:-ucx_info}
 # Sanitizer builds preload their runtimes first (contrib/run-sanitizers.sh).
 preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
+# ucx_info itself leaks its worker address (UCX 1.13.1): not ours to report,
+# and LeakSanitizer's exit would swallow its output.
+[ -z "$preload" ] || ucx_info="env ASAN_OPTIONS=detect_leaks=0 $ucx_info"
 passed=0 failed=0
 
 check() {   # name, command...
