@@ -63,4 +63,42 @@ void uct_mlx5_umr_ep_pending_purge(uct_ep_h tl_ep,
 void uct_mlx5_umr_ep_wr_done(uct_mlx5_umr_op_t *op, ucs_status_t status);
 void uct_mlx5_umr_ep_dispatch_pending(uct_mlx5_umr_ep_t *ep);
 
+
+/* Shared by the endpoint files (umr_ep.c, umr_ep_rma.c, umr_ep_layout.c). */
+
+/* Release what an operation holds; no user callback. */
+void uct_mlx5_umr_ep_op_release(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op);
+
+/* Unwind a failed operation and return status: if some of its WRs are
+ * queued, progress retires it later without a user completion; otherwise it
+ * is released now. */
+ucs_status_t uct_mlx5_umr_ep_op_abort(uct_mlx5_umr_ep_t *ep,
+                                      uct_mlx5_umr_op_t *op,
+                                      ucs_status_t status);
+
+/* Check that [remote_addr, remote_addr + length) is inside the key. */
+ucs_status_t uct_mlx5_umr_ep_check_remote(const uct_mlx5_umr_rkey_t *rkey,
+                                          uint64_t remote_addr, size_t length);
+
+/* Post the RDMA WRs of op (fragmented at max_msg; slots were checked by the
+ * caller) and queue it: UCS_INPROGRESS. Nothing to move: the op is released,
+ * UCS_OK. A failed post aborts the op (uct_mlx5_umr_ep_op_abort). */
+ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
+                                     uct_mlx5_umr_op_t *op,
+                                     umr_eng_opcode_t opcode,
+                                     const umr_eng_sge_t *sge,
+                                     unsigned num_sge, uint64_t total,
+                                     uint64_t remote_addr, uint32_t rkey);
+
+/* Pack fallback through a bounce buffer: a write packs [offset, +length) of
+ * the layout now, a read scatters it at completion (from a copy of the
+ * layout the op keeps if keep_copy). *sge addresses the buffer. */
+ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
+                                         uct_mlx5_umr_op_t *op,
+                                         umr_eng_opcode_t opcode,
+                                         const uct_umr_layout_t *layout,
+                                         int keep_copy, size_t count,
+                                         void *base, uint64_t offset,
+                                         uint64_t length, umr_eng_sge_t *sge);
+
 #endif

@@ -1,0 +1,110 @@
+/**
+ * mlx5_umr transport: endpoint hot-path helpers, shared by umr_ep.c,
+ * umr_ep_rma.c and umr_ep_layout.c. Include from .c files only.
+ */
+#ifndef UCT_MLX5_UMR_EP_INL_
+#define UCT_MLX5_UMR_EP_INL_
+
+#include "umr_ep.h"
+
+#include <ucs/debug/log.h>
+
+
+static UCS_F_ALWAYS_INLINE uct_mlx5_umr_iface_t *
+uct_mlx5_umr_ep_iface(uct_mlx5_umr_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_mlx5_umr_iface_t);
+}
+
+static UCS_F_ALWAYS_INLINE int uct_mlx5_umr_ep_is_ours(uct_ep_h tl_ep)
+{
+    return (tl_ep != NULL) &&
+           (tl_ep->iface->ops.ep_put_zcopy == uct_mlx5_umr_ep_put_zcopy);
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_mlx5_umr_ep_check_state(uct_mlx5_umr_ep_t *ep)
+{
+    if (ucs_unlikely(!ep->connected)) {
+        ucs_error("mlx5_umr ep %p: not connected", ep);
+        return UCS_ERR_NOT_CONNECTED;
+    }
+    return ep->status;
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_mlx5_umr_ep_no_resource(uct_mlx5_umr_ep_t *ep)
+{
+    ++ep->stats.no_resource;
+    return UCS_ERR_NO_RESOURCE;
+}
+
+/* Are there send queue and CQ slots for num_wrs more signaled WRs? */
+static UCS_F_ALWAYS_INLINE int
+uct_mlx5_umr_ep_has_slots(uct_mlx5_umr_ep_t *ep, unsigned num_wrs)
+{
+    return num_wrs <= ucs_min(ep->sq_avail,
+                              uct_mlx5_umr_ep_iface(ep)->cq_avail);
+}
+
+/* Account one signaled WR of op that the engine accepted. */
+static UCS_F_ALWAYS_INLINE void
+uct_mlx5_umr_ep_wr_posted(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op)
+{
+    --ep->sq_avail;
+    --uct_mlx5_umr_ep_iface(ep)->cq_avail;
+    ++op->wrs_left;
+}
+
+static UCS_F_ALWAYS_INLINE unsigned
+uct_mlx5_umr_ep_num_frags(uct_mlx5_umr_iface_t *iface, uint64_t total)
+{
+    return ucs_max(1, (total + iface->config.max_msg - 1) /
+                      iface->config.max_msg);
+}
+
+static UCS_F_ALWAYS_INLINE uct_mlx5_umr_op_t *
+uct_mlx5_umr_ep_op_get(uct_mlx5_umr_ep_t *ep, uct_completion_t *comp)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uct_mlx5_umr_op_t *op;
+
+    op = ucs_mpool_get(&iface->op_mp);
+    if (ucs_unlikely(op == NULL)) {
+        return NULL;
+    }
+
+    op->ep            = ep;
+    op->comp          = comp;
+    op->status        = UCS_OK;
+    op->wrs_left      = 0;
+    op->buf           = -1;
+    op->is_flush      = 0;
+    op->centry        = NULL;
+    op->tmp_mr        = NULL;
+    op->unpack_cb     = NULL;
+    op->unpack_layout = NULL;
+    op->own_layout    = NULL;
+    op->length        = 0;
+    return op;
+}
+
+static UCS_F_ALWAYS_INLINE void
+uct_mlx5_umr_ep_op_push(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op)
+{
+    ucs_queue_push(&ep->ops, &op->queue);
+    ++uct_mlx5_umr_ep_iface(ep)->outstanding;
+}
+
+/* One SGE over the first length bytes of the op's bounce buffer. */
+static UCS_F_ALWAYS_INLINE void
+uct_mlx5_umr_ep_buf_sge(uct_mlx5_umr_iface_t *iface,
+                        const uct_mlx5_umr_op_t *op, uint64_t length,
+                        umr_eng_sge_t *sge)
+{
+    sge->addr   = (uintptr_t)uct_mlx5_umr_iface_buf(iface, op->buf);
+    sge->length = length;
+    sge->lkey   = iface->bufs_mr->lkey;
+}
+
+#endif

@@ -1,0 +1,747 @@
+/**
+ * mlx5_umr transport: endpoint RMA operations (put/get zcopy, short, bcopy)
+ * and the posting path they share with the layout operations.
+ *
+ * Data path of put/get zcopy:
+ *   local iov --(expand)--> SGE list --+-- tiny blocks: pack into a bounce
+ *                                      |   buffer, one SGE (put only)
+ *                                      +-- <= max_sge SGEs: as they are
+ *                                      +-- more: one UMR list key from the
+ *                                          ep cache, one SGE over it
+ *   remote: contiguous key (VA) or layout key (zero-based byte offset),
+ *           split into fragments of at most max_msg bytes.
+ * Every WR is signaled and carries its operation; completions are delivered
+ * by iface progress only (umr_iface.c), in posting order.
+ */
+#include "umr_config.h"
+
+#include "umr_ep.inl"
+
+#include <inttypes.h>
+#include <string.h>
+
+
+/* Scratch limits of one zcopy call (SGEs after expanding iov counts). */
+#define UCT_MLX5_UMR_EP_MAX_SGES  4096
+
+
+typedef struct {
+    umr_eng_sge_t sge[UCT_MLX5_UMR_EP_MAX_SGES];
+    uint64_t      memh_ids[UCT_MLX5_UMR_EP_MAX_SGES];
+} uct_mlx5_umr_ep_scratch_t;
+
+
+/* ---- posting --------------------------------------------------------- */
+
+ucs_status_t uct_mlx5_umr_ep_check_remote(const uct_mlx5_umr_rkey_t *rkey,
+                                          uint64_t remote_addr, size_t length)
+{
+    uint64_t start = remote_addr;
+
+    if (!(rkey->flags & UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
+        if (remote_addr < rkey->base) {
+            goto err;
+        }
+        start = remote_addr - rkey->base;
+    }
+
+    if ((start > rkey->length) || (length > rkey->length - start)) {
+        goto err;
+    }
+    return UCS_OK;
+
+err:
+    ucs_error("mlx5_umr: remote range [0x%" PRIx64 ", +%zu) is outside the "
+              "%s key 0x%x (base 0x%" PRIx64 " length %" PRIu64 ")",
+              remote_addr, length,
+              (rkey->flags & UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED) ? "layout" :
+              "contiguous", rkey->rkey, rkey->base, rkey->length);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+/* Copy the part [offset, offset + length) of an SGE list into out. */
+static unsigned uct_mlx5_umr_sge_slice(const umr_eng_sge_t *sge, unsigned n,
+                                       uint64_t offset, uint64_t length,
+                                       umr_eng_sge_t *out)
+{
+    unsigned i, num = 0;
+    uint64_t skip, len;
+
+    for (i = 0; (i < n) && (length > 0); ++i) {
+        if (offset >= sge[i].length) {
+            offset -= sge[i].length;
+            continue;
+        }
+
+        skip            = offset;
+        len             = ucs_min(sge[i].length - skip, length);
+        out[num].addr   = sge[i].addr + skip;
+        out[num].length = len;
+        out[num].lkey   = sge[i].lkey;
+        ++num;
+        offset  = 0;
+        length -= len;
+    }
+
+    return num;
+}
+
+/* Post the RDMA WRs of one operation, fragmented at max_msg. Slots were
+ * checked by the caller. */
+static ucs_status_t
+uct_mlx5_umr_ep_post_rdma(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                          umr_eng_opcode_t opcode, const umr_eng_sge_t *sge,
+                          unsigned num_sge, uint64_t total,
+                          uint64_t remote_addr, uint32_t rkey)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uint64_t max_msg            = iface->config.max_msg;
+    umr_eng_sge_t frag[iface->config.max_sge];
+    uint64_t offset, len;
+    unsigned n, flags;
+    ucs_status_t status;
+
+    for (offset = 0; offset < total; offset += len) {
+        len   = ucs_min(total - offset, max_msg);
+        n     = uct_mlx5_umr_sge_slice(sge, num_sge, offset, len, frag);
+        flags = UMR_ENG_WR_SIGNALED | (ep->fence ? UMR_ENG_WR_FENCE : 0);
+        if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
+            ucs_trace_data("ep %p: %s %u sge [0x%" PRIx64 " len %u lkey 0x%x"
+                           "%s] %" PRIu64 " bytes -> 0x%" PRIx64 " rkey 0x%x%s",
+                           ep, umr_eng_opcode_str(opcode), n, frag[0].addr,
+                           frag[0].length, frag[0].lkey, (n > 1) ? " ..." : "",
+                           len, remote_addr + offset, rkey,
+                           (flags & UMR_ENG_WR_FENCE) ? " fence" : "");
+        }
+        status = iface->eng->post_rdma(ep->qp, opcode, frag, n,
+                                       remote_addr + offset, rkey,
+                                       (uintptr_t)op, flags);
+        if (ucs_unlikely(status != UCS_OK)) {
+            ucs_error("mlx5_umr ep %p: post %s of %" PRIu64 " bytes failed: "
+                      "%s", ep, umr_eng_opcode_str(opcode), len,
+                      ucs_status_string(status));
+            return status;
+        }
+        ep->fence = 0;
+        uct_mlx5_umr_ep_wr_posted(ep, op);
+        ++ep->stats.rdma_wrs;
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
+                                     uct_mlx5_umr_op_t *op,
+                                     umr_eng_opcode_t opcode,
+                                     const umr_eng_sge_t *sge,
+                                     unsigned num_sge, uint64_t total,
+                                     uint64_t remote_addr, uint32_t rkey)
+{
+    ucs_status_t status;
+
+    status = uct_mlx5_umr_ep_post_rdma(ep, op, opcode, sge, num_sge, total,
+                                       remote_addr, rkey);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return uct_mlx5_umr_ep_op_abort(ep, op, status);
+    }
+
+    if (op->wrs_left == 0) {
+        /* nothing to move: complete now, nothing will be polled */
+        uct_mlx5_umr_ep_op_release(ep, op);
+        return UCS_OK;
+    }
+
+    uct_mlx5_umr_ep_op_push(ep, op);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
+                                         uct_mlx5_umr_op_t *op,
+                                         umr_eng_opcode_t opcode,
+                                         const uct_umr_layout_t *layout,
+                                         int keep_copy, size_t count,
+                                         void *base, uint64_t offset,
+                                         uint64_t length, umr_eng_sge_t *sge)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    ucs_status_t status         = UCS_OK;
+
+    op->buf = uct_mlx5_umr_iface_buf_get(iface);
+    if (op->buf < 0) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    if (opcode == UMR_ENG_OP_RDMA_WRITE) {
+        status = uct_umr_layout_pack_range(layout, count, base, offset, length,
+                                           uct_mlx5_umr_iface_buf(iface,
+                                                                  op->buf));
+    } else {
+        if (keep_copy) {
+            status = uct_umr_layout_dup(layout, &op->own_layout);
+            layout = op->own_layout;
+        }
+        op->unpack_layout = layout;
+        op->unpack_count  = count;
+        op->unpack_base   = base;
+        op->unpack_offset = offset;
+        op->length        = length;
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    uct_mlx5_umr_ep_buf_sge(iface, op, length, sge);
+    ++ep->stats.pack_fallbacks;
+    return UCS_OK;
+}
+
+
+/* ---- zcopy ------------------------------------------------------------- */
+
+/* Expand a local iov to SGEs; a layout memh is addressed zero-based. */
+static ucs_status_t
+uct_mlx5_umr_ep_iov_to_sge(const uct_iov_t *iov, size_t iovcnt,
+                           umr_eng_sge_t *sge, uint64_t *memh_ids,
+                           unsigned *num_p, uint64_t *total_p,
+                           const uct_mlx5_umr_memh_t **layout_memh_p,
+                           int *tmp_reg_p)
+{
+    const uct_mlx5_umr_memh_t *memh;
+    uint64_t total = 0, addr;
+    unsigned num   = 0;
+    size_t i, j, count;
+
+    *layout_memh_p = NULL;
+    for (i = 0; i < iovcnt; ++i) {
+        count = ucs_max(iov[i].count, 1);
+        if (iov[i].length == 0) {
+            continue;
+        }
+
+        memh = iov[i].memh;
+        if (memh == UCT_MEM_HANDLE_NULL) {
+            if ((iovcnt == 1) && (count == 1)) {
+                /* unregistered single buffer: registered for this op */
+                sge[0].addr   = (uintptr_t)iov[0].buffer;
+                sge[0].length = iov[0].length;
+                sge[0].lkey   = 0; /* set by the caller */
+                memh_ids[0]   = 0;
+                *tmp_reg_p    = 1;
+                *num_p        = 1;
+                *total_p      = iov[0].length;
+                return UCS_OK;
+            }
+            ucs_error("mlx5_umr: iov[%zu] has no memory handle (allowed only "
+                      "for a single-entry iov)", i);
+            return UCS_ERR_INVALID_PARAM;
+        }
+
+        for (j = 0; j < count; ++j) {
+            if (num >= UCT_MLX5_UMR_EP_MAX_SGES) {
+                ucs_error("mlx5_umr: iov expands to more than %u entries",
+                          UCT_MLX5_UMR_EP_MAX_SGES);
+                return UCS_ERR_EXCEEDS_LIMIT;
+            }
+
+            addr = (uintptr_t)iov[i].buffer + (j * iov[i].stride);
+            if (memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) {
+                /* zero-based: buffer is an offset into the packed stream */
+                if ((addr > memh->length) ||
+                    (iov[i].length > memh->length - addr)) {
+                    ucs_error("mlx5_umr: iov[%zu] [%" PRIu64 ", +%zu) is "
+                              "outside its layout handle (%" PRIu64 " bytes)",
+                              i, addr, iov[i].length, memh->length);
+                    return UCS_ERR_INVALID_PARAM;
+                }
+                sge[num].lkey  = memh->mkeys[memh->num_mkeys - 1]->eng->lkey;
+                *layout_memh_p = memh;
+            } else {
+                if ((addr < (uintptr_t)memh->base) ||
+                    (addr + iov[i].length >
+                     (uintptr_t)memh->base + memh->length)) {
+                    ucs_error("mlx5_umr: iov[%zu] %p+%zu is outside its "
+                              "memory handle %p+%" PRIu64, i, (void*)addr,
+                              iov[i].length, memh->base, memh->length);
+                    return UCS_ERR_INVALID_PARAM;
+                }
+                sge[num].lkey = memh->mr->lkey;
+            }
+            sge[num].addr   = addr;
+            sge[num].length = iov[i].length;
+            memh_ids[num]   = memh->id;
+            total          += iov[i].length;
+            ++num;
+        }
+    }
+
+    *num_p   = num;
+    *total_p = total;
+    return UCS_OK;
+}
+
+/* Tiny blocks: one memcpy per block is cheaper than a descriptor each. */
+static int uct_mlx5_umr_ep_should_pack(uct_mlx5_umr_iface_t *iface,
+                                       unsigned num_sge, uint64_t total,
+                                       const uct_mlx5_umr_memh_t *layout_memh)
+{
+    double mean_block;
+
+    if ((total > iface->config.seg_size) || (iface->config.pack_thresh == 0)) {
+        return 0;
+    }
+
+    if (layout_memh != NULL) {
+        if (num_sge != 1) {
+            return 0; /* mixing handles: keep the general path */
+        }
+        mean_block = layout_memh->plan->cost.mean_block;
+    } else {
+        if (num_sge <= 1) {
+            return 0;
+        }
+        mean_block = (double)total / num_sge;
+    }
+
+    return mean_block <= (double)iface->config.pack_thresh;
+}
+
+/* Pack fallback of a zcopy: a layout handle goes through the layout engine,
+ * a write of plain blocks is gathered into the bounce buffer. */
+static ucs_status_t
+uct_mlx5_umr_ep_zcopy_pack(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                           umr_eng_opcode_t opcode,
+                           const uct_mlx5_umr_memh_t *layout_memh,
+                           const umr_eng_sge_t *sge, unsigned num_sge,
+                           uint64_t total, umr_eng_sge_t *one)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    void *dst;
+    unsigned i;
+
+    if (layout_memh != NULL) {
+        return uct_mlx5_umr_ep_pack_layout(ep, op, opcode, layout_memh->layout,
+                                           0, layout_memh->count,
+                                           layout_memh->base, sge[0].addr,
+                                           total, one);
+    }
+
+    ucs_assert(opcode == UMR_ENG_OP_RDMA_WRITE);
+    op->buf = uct_mlx5_umr_iface_buf_get(iface);
+    if (op->buf < 0) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    dst = uct_mlx5_umr_iface_buf(iface, op->buf);
+    for (i = 0; i < num_sge; ++i) {
+        memcpy(dst, (void*)(uintptr_t)sge[i].addr, sge[i].length);
+        dst = UCS_PTR_BYTE_OFFSET(dst, sge[i].length);
+    }
+
+    uct_mlx5_umr_ep_buf_sge(iface, op, total, one);
+    ++ep->stats.pack_fallbacks;
+    return UCS_OK;
+}
+
+/* Post the child lists and the top list of a local UMR list key. */
+static ucs_status_t
+uct_mlx5_umr_ep_post_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                              uct_mlx5_umr_cache_entry_t *entry,
+                              const umr_eng_sge_t *sge, unsigned n,
+                              unsigned max_list)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    umr_eng_sge_t top[max_list];
+    unsigned c, i, cnt, num_children;
+    ucs_status_t status;
+    uint64_t len;
+
+    num_children = (entry->num_mkeys > 1) ? entry->num_mkeys - 1 : 0;
+    for (c = 0; c < num_children; ++c) {
+        cnt = ucs_min(max_list, n - (c * max_list));
+        status = iface->eng->post_umr_list(ep->qp, entry->mkeys[c]->eng,
+                                           UMR_ENG_ACCESS_LOCAL_WRITE, cnt,
+                                           &sge[c * max_list], (uintptr_t)op,
+                                           UMR_ENG_WR_SIGNALED);
+        if (status != UCS_OK) {
+            return status;
+        }
+        uct_mlx5_umr_ep_wr_posted(ep, op);
+
+        for (len = 0, i = 0; i < cnt; ++i) {
+            len += sge[(c * max_list) + i].length;
+        }
+        top[c].addr   = 0;
+        top[c].length = len;
+        top[c].lkey   = entry->mkeys[c]->eng->lkey;
+    }
+
+    status = iface->eng->post_umr_list(ep->qp,
+                                       entry->mkeys[entry->num_mkeys - 1]->eng,
+                                       UMR_ENG_ACCESS_LOCAL_WRITE,
+                                       num_children ? num_children : n,
+                                       num_children ? top : sge,
+                                       (uintptr_t)op, UMR_ENG_WR_SIGNALED);
+    if (status != UCS_OK) {
+        return status;
+    }
+    uct_mlx5_umr_ep_wr_posted(ep, op);
+
+    entry->lkey = entry->mkeys[entry->num_mkeys - 1]->eng->lkey;
+    return UCS_OK;
+}
+
+/* More SGEs than a WR takes: one list key over them, from the ep cache or
+ * configured now on this QP. The op holds the entry; *one addresses it. */
+static ucs_status_t
+uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                               const uct_iov_t *iov, size_t iovcnt,
+                               const umr_eng_sge_t *sge,
+                               const uint64_t *memh_ids, unsigned num_sge,
+                               uint64_t total, unsigned num_keys,
+                               umr_eng_sge_t *one)
+{
+    size_t blob_len = num_sge * sizeof(*sge);
+    uct_mlx5_umr_cache_entry_t *entry;
+    ucs_status_t status;
+    uint64_t hash;
+    size_t i;
+
+    hash  = uct_mlx5_umr_cache_hash(sge, blob_len) ^
+            uct_mlx5_umr_cache_hash(memh_ids, num_sge * sizeof(uint64_t));
+    entry = uct_mlx5_umr_cache_lookup(&ep->cache, hash, sge, blob_len, NULL);
+    if (entry == NULL) {
+        status = uct_mlx5_umr_cache_insert(&ep->cache, hash, sge, blob_len,
+                                           NULL, memh_ids, num_sge, num_keys,
+                                           &entry);
+        if (status != UCS_OK) {
+            if (status == UCS_ERR_NO_RESOURCE) {
+                ++ep->stats.no_resource;
+            }
+            return status;
+        }
+
+        status = uct_mlx5_umr_ep_post_list_key(
+                ep, op, entry, sge, num_sge,
+                uct_mlx5_umr_ep_iface(ep)->md->limits.max_list);
+        if (status != UCS_OK) {
+            ucs_error("mlx5_umr ep %p: configuring a list key over %u "
+                      "entries failed: %s", ep, num_sge,
+                      ucs_status_string(status));
+            uct_mlx5_umr_cache_remove(&ep->cache, entry);
+            return status;
+        }
+        entry->length = total;
+        /* the key memorises the memory handles: mark them */
+        for (i = 0; i < iovcnt; ++i) {
+            if (iov[i].memh != UCT_MEM_HANDLE_NULL) {
+                ((uct_mlx5_umr_memh_t*)iov[i].memh)->flags |=
+                        UCT_MLX5_UMR_MEMH_FLAG_CACHED;
+            }
+        }
+    }
+
+    op->centry  = entry;
+    one->addr   = 0;
+    one->length = total;
+    one->lkey   = entry->lkey;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_mlx5_umr_ep_zcopy(uct_mlx5_umr_ep_t *ep, umr_eng_opcode_t opcode,
+                      const uct_iov_t *iov, size_t iovcnt,
+                      uint64_t remote_addr, uct_rkey_t tl_rkey,
+                      uct_completion_t *comp)
+{
+    static __thread uct_mlx5_umr_ep_scratch_t scratch;
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    const uct_mlx5_umr_rkey_t *rkey = (const void*)tl_rkey;
+    const uct_mlx5_umr_memh_t *layout_memh;
+    unsigned num_sge, max_list, num_keys, wrs;
+    umr_eng_sge_t *sge = scratch.sge;
+    umr_eng_sge_t one;
+    int tmp_reg;
+    uct_mlx5_umr_op_t *op;
+    ucs_status_t status;
+    uint64_t total;
+    int pack;
+
+    status = uct_mlx5_umr_ep_check_state(ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.max_iov,
+                       (opcode == UMR_ENG_OP_RDMA_WRITE) ?
+                       "uct_mlx5_umr_ep_put_zcopy" :
+                       "uct_mlx5_umr_ep_get_zcopy");
+    if (ucs_unlikely(rkey == NULL)) {
+        ucs_error("mlx5_umr ep %p: NULL remote key", ep);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    tmp_reg = 0;
+    status = uct_mlx5_umr_ep_iov_to_sge(iov, iovcnt, sge, scratch.memh_ids,
+                                        &num_sge, &total, &layout_memh,
+                                        &tmp_reg);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_mlx5_umr_ep_check_remote(rkey, remote_addr, total);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (total == 0) {
+        return UCS_OK;
+    }
+
+    max_list = iface->md->limits.max_list;
+    /* a get into many tiny local blocks stays zero-copy: scattering the
+     * bounce buffer would need the iov after the call returned */
+    pack     = uct_mlx5_umr_ep_should_pack(iface, num_sge, total, layout_memh) &&
+               ((opcode == UMR_ENG_OP_RDMA_WRITE) || (layout_memh != NULL));
+    num_keys = 0;
+    if (!pack && (num_sge > iface->config.max_sge)) {
+        num_keys = (num_sge > max_list) ?
+                   ((num_sge + max_list - 1) / max_list) + 1 : 1;
+        if (num_keys - 1 > max_list) {
+            ucs_error("mlx5_umr ep %p: %u local entries need more than two "
+                      "levels of list keys", ep, num_sge);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+    }
+
+    /* worst case: a cache miss configures every key */
+    wrs = uct_mlx5_umr_ep_num_frags(iface, total) + num_keys;
+    if (ucs_unlikely(!uct_mlx5_umr_ep_has_slots(ep, wrs))) {
+        if (wrs > iface->config.tx_queue_len) {
+            ucs_error("mlx5_umr ep %p: operation needs %u work requests, "
+                      "queue length is %u", ep, wrs,
+                      iface->config.tx_queue_len);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    op = uct_mlx5_umr_ep_op_get(ep, comp);
+    if (ucs_unlikely(op == NULL)) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    if (ucs_unlikely(tmp_reg)) {
+        status = iface->eng->mr_reg(iface->md->dev, iov[0].buffer,
+                                    iov[0].length,
+                                    UMR_ENG_ACCESS_LOCAL_WRITE, &op->tmp_mr);
+        if (status != UCS_OK) {
+            ucs_error("mlx5_umr ep %p: registering %p+%zu failed: %s", ep,
+                      iov[0].buffer, iov[0].length,
+                      ucs_status_string(status));
+            goto err_op;
+        }
+        sge[0].lkey = op->tmp_mr->lkey;
+    }
+
+    if (pack) {
+        status = uct_mlx5_umr_ep_zcopy_pack(ep, op, opcode, layout_memh, sge,
+                                            num_sge, total, &one);
+        if (status != UCS_OK) {
+            goto err_op;
+        }
+        sge     = &one;
+        num_sge = 1;
+    } else if (num_sge > iface->config.max_sge) {
+        status = uct_mlx5_umr_ep_zcopy_list_key(ep, op, iov, iovcnt, sge,
+                                                scratch.memh_ids, num_sge,
+                                                total, num_keys, &one);
+        if (status != UCS_OK) {
+            goto err_op;
+        }
+        sge     = &one;
+        num_sge = 1;
+    }
+
+    status = uct_mlx5_umr_ep_op_post(ep, op, opcode, sge, num_sge, total,
+                                     remote_addr, rkey->rkey);
+    if (status == UCS_INPROGRESS) {
+        ++ep->stats.zcopy_ops;
+    }
+    return status;
+
+err_op:
+    return uct_mlx5_umr_ep_op_abort(ep, op, status);
+}
+
+ucs_status_t uct_mlx5_umr_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                       size_t iovcnt, uint64_t remote_addr,
+                                       uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_mlx5_umr_ep_zcopy(ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t),
+                                 UMR_ENG_OP_RDMA_WRITE, iov, iovcnt,
+                                 remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_mlx5_umr_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                       size_t iovcnt, uint64_t remote_addr,
+                                       uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_mlx5_umr_ep_zcopy(ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t),
+                                 UMR_ENG_OP_RDMA_READ, iov, iovcnt,
+                                 remote_addr, rkey, comp);
+}
+
+
+/* ---- bounce-buffer operations ------------------------------------------ */
+
+/* Take a slot, an op and a bounce buffer for a copy operation of length
+ * bytes (func names the caller in the log). */
+static ucs_status_t
+uct_mlx5_umr_ep_bcopy_start(uct_mlx5_umr_ep_t *ep, const char *func,
+                            uct_rkey_t tl_rkey, uint64_t remote_addr,
+                            size_t length, uct_completion_t *comp,
+                            uct_mlx5_umr_op_t **op_p)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uct_mlx5_umr_op_t *op;
+    ucs_status_t status;
+
+    /* not a debug-only check: the bounce buffer must never overflow */
+    if (ucs_unlikely(length > iface->config.seg_size)) {
+        ucs_error("%s: length %zu > SEG_SIZE %zu", func, length,
+                  iface->config.seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = uct_mlx5_umr_ep_check_state(ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    if (ucs_unlikely(tl_rkey == 0)) {
+        ucs_error("mlx5_umr ep %p: NULL remote key", ep);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = uct_mlx5_umr_ep_check_remote((const void*)tl_rkey, remote_addr,
+                                          length);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (!uct_mlx5_umr_ep_has_slots(ep,
+                                   uct_mlx5_umr_ep_num_frags(iface, length)) ||
+        (iface->num_free_bufs == 0)) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    op = uct_mlx5_umr_ep_op_get(ep, comp);
+    if (ucs_unlikely(op == NULL)) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    op->buf = uct_mlx5_umr_iface_buf_get(iface);
+    *op_p   = op;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_mlx5_umr_ep_bcopy_post(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                           umr_eng_opcode_t opcode, size_t length,
+                           uint64_t remote_addr, uct_rkey_t tl_rkey)
+{
+    umr_eng_sge_t sge;
+
+    uct_mlx5_umr_ep_buf_sge(uct_mlx5_umr_ep_iface(ep), op, length, &sge);
+    return uct_mlx5_umr_ep_op_post(ep, op, opcode, &sge, 1, length,
+                                   remote_addr,
+                                   ((uct_mlx5_umr_rkey_t*)tl_rkey)->rkey);
+}
+
+ucs_status_t uct_mlx5_umr_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                       unsigned length, uint64_t remote_addr,
+                                       uct_rkey_t rkey)
+{
+    uct_mlx5_umr_ep_t *ep       = ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t);
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uct_mlx5_umr_op_t *op;
+    ucs_status_t status;
+
+    status = uct_mlx5_umr_ep_bcopy_start(ep, "put_short", rkey, remote_addr,
+                                         length, NULL, &op);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    memcpy(uct_mlx5_umr_iface_buf(iface, op->buf), buffer, length);
+    status = uct_mlx5_umr_ep_bcopy_post(ep, op, UMR_ENG_OP_RDMA_WRITE, length,
+                                        remote_addr, rkey);
+    /* the buffer is reusable at once: short ops complete locally now */
+    return UCS_STATUS_IS_ERR(status) ? status : UCS_OK;
+}
+
+ssize_t uct_mlx5_umr_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                  void *arg, uint64_t remote_addr,
+                                  uct_rkey_t rkey)
+{
+    uct_mlx5_umr_ep_t *ep       = ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t);
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uct_mlx5_umr_op_t *op;
+    ucs_status_t status;
+    size_t length;
+
+    /* the length is known only after packing: check bounds with 0 first */
+    status = uct_mlx5_umr_ep_bcopy_start(ep, "put_bcopy", rkey, remote_addr, 0,
+                                         NULL, &op);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    length = pack_cb(uct_mlx5_umr_iface_buf(iface, op->buf), arg);
+    if (length > iface->config.seg_size) {
+        ucs_error("put_bcopy: packed %zu bytes > SEG_SIZE %zu", length,
+                  iface->config.seg_size);
+        status = UCS_ERR_INVALID_PARAM;
+        goto err_op;
+    }
+    status = uct_mlx5_umr_ep_check_remote((const void*)rkey, remote_addr,
+                                          length);
+    if (status != UCS_OK) {
+        goto err_op;
+    }
+
+    status = uct_mlx5_umr_ep_bcopy_post(ep, op, UMR_ENG_OP_RDMA_WRITE, length,
+                                        remote_addr, rkey);
+    return UCS_STATUS_IS_ERR(status) ? status : (ssize_t)length;
+
+err_op:
+    uct_mlx5_umr_ep_op_release(ep, op);
+    return status;
+}
+
+ucs_status_t uct_mlx5_umr_ep_get_bcopy(uct_ep_h tl_ep,
+                                       uct_unpack_callback_t unpack_cb,
+                                       void *arg, size_t length,
+                                       uint64_t remote_addr, uct_rkey_t rkey,
+                                       uct_completion_t *comp)
+{
+    uct_mlx5_umr_ep_t *ep       = ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t);
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uct_mlx5_umr_op_t *op;
+    ucs_status_t status;
+
+    status = uct_mlx5_umr_ep_bcopy_start(ep, "get_bcopy", rkey, remote_addr,
+                                         length, comp, &op);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    op->unpack_cb  = unpack_cb;
+    op->unpack_arg = arg;
+    op->length     = length;
+    if (length == 0) {
+        unpack_cb(arg, uct_mlx5_umr_iface_buf(iface, op->buf), 0);
+    }
+    return uct_mlx5_umr_ep_bcopy_post(ep, op, UMR_ENG_OP_RDMA_READ, length,
+                                      remote_addr, rkey);
+}
