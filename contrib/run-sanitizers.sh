@@ -40,10 +40,11 @@ if [ "$what" = valgrind ] || [ "$what" = all ]; then
         [ -f "$t" ] && [ -x "$t" ] || continue
         log=valgrind-$t.log
         # libtool runs the real binary (not its wrapper script) under valgrind.
+        rc=0
         ../../libtool --mode=execute valgrind --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite --suppressions="$top/contrib/valgrind.supp" \
-            -q "./$t" >"$log" 2>&1
-        case $? in
+            -q "./$t" >"$log" 2>&1 || rc=$?
+        case $rc in
         0)  echo "valgrind: $t clean" ;;
         77) echo "valgrind: $t skipped (all its tests skip here: $(grep -m1 -o 'no mlx5 device' "$log"))" ;;
         *)  echo "valgrind: $t FAILED (see $PWD/$log)"; status=1 ;;
