@@ -18,10 +18,8 @@
  *
  * Usage: halo3d [-n N[,N...]] [-i iterations] [-d device]
  */
-#include "uct_umr.h"
+#include "umr_example.h"
 
-#include <uct/api/uct.h>
-#include <ucs/async/async.h>
 #include <ucs/time/time.h>
 
 #include <errno.h>
@@ -32,8 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define DEMO_MAX_ADDR  256
-#define DEMO_MAX_RKEY  256
+#define DEMO_MAX_RKEY  UMR_EXAMPLE_MAX_RKEY
 #define DEMO_GUARD     0xee
 
 typedef struct demo_face {
@@ -44,15 +41,9 @@ typedef struct demo_face {
 } demo_face_t;
 
 typedef struct demo_ctx {
-    int                 sock;       /* to the peer */
-    int                 is_target;
-    uct_component_h     component;
-    uct_md_h            md;
-    ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_iface_h         iface;
-    uct_ep_h            ep;
-    size_t              rkey_size;
+    int           sock;             /* to the peer */
+    int           is_target;
+    umr_example_t ex;               /* md, worker, iface, ep */
 } demo_ctx_t;
 
 #define DEMO_CHECK(_status, _what) \
@@ -95,88 +86,13 @@ static size_t demo_recv(demo_ctx_t *ctx, void *buf, size_t max)
     return len;
 }
 
-static uct_component_h demo_find_component(demo_ctx_t *ctx)
+/* umr_example_exchange_fn_t over the socket: both sides send first. */
+static ucs_status_t demo_exchange(void *arg, const void *mine, size_t len,
+                                  void *peer, size_t max)
 {
-    uct_component_h *components;
-    uct_component_attr_t attr = { .field_mask = UCT_COMPONENT_ATTR_FIELD_NAME };
-    unsigned i, num;
-
-    DEMO_CHECK(uct_query_components(&components, &num), "uct_query_components");
-    for (i = 0; i < num; ++i) {
-        DEMO_CHECK(uct_component_query(components[i], &attr), "uct_component_query");
-        if (!strcmp(attr.name, "mlx5_umr")) {
-            return components[i];   /* the list stays valid: never released */
-        }
-    }
-    fprintf(stderr, "halo3d: UCX has no mlx5_umr component: preload "
-            "libuct_mlx5_umr.so (LD_PRELOAD), see README\n");
-    exit(1);
-}
-
-static void demo_open(demo_ctx_t *ctx, const char *dev)
-{
-    uct_md_config_t *md_config;
-    uct_iface_config_t *iface_config;
-    uct_iface_params_t params = {0};
-    uct_md_attr_t md_attr;
-
-    ctx->component = demo_find_component(ctx);
-    DEMO_CHECK(uct_md_config_read(ctx->component, NULL, NULL, &md_config),
-               "uct_md_config_read");
-    DEMO_CHECK(uct_md_open(ctx->component, dev, md_config, &ctx->md),
-               "uct_md_open (is the device name right? see 'ucx_info -d')");
-    uct_config_release(md_config);
-    DEMO_CHECK(uct_md_query(ctx->md, &md_attr), "uct_md_query");
-    ctx->rkey_size = md_attr.rkey_packed_size;
-
-    DEMO_CHECK(ucs_async_context_create(UCS_ASYNC_MODE_POLL, &ctx->async),
-               "ucs_async_context_create");
-    DEMO_CHECK(uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE,
-                                 &ctx->worker), "uct_worker_create");
-    DEMO_CHECK(uct_md_iface_config_read(ctx->md, "mlx5_umr", NULL, NULL,
-                                        &iface_config), "iface config");
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "mlx5_umr";
-    params.mode.device.dev_name = dev;
-    DEMO_CHECK(uct_iface_open(ctx->md, ctx->worker, &params, iface_config,
-                              &ctx->iface), "uct_iface_open");
-    uct_config_release(iface_config);
-    uct_iface_progress_enable(ctx->iface,
-                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-}
-
-static void demo_connect(demo_ctx_t *ctx)
-{
-    uct_ep_params_t ep_params = {0};
-    uct_iface_attr_t attr;
-    char dev_addr[DEMO_MAX_ADDR], ep_addr[DEMO_MAX_ADDR];
-    char peer_dev[DEMO_MAX_ADDR], peer_ep[DEMO_MAX_ADDR];
-
-    DEMO_CHECK(uct_iface_query(ctx->iface, &attr), "uct_iface_query");
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-    ep_params.iface      = ctx->iface;
-    DEMO_CHECK(uct_ep_create(&ep_params, &ctx->ep), "uct_ep_create");
-    DEMO_CHECK(uct_iface_get_device_address(ctx->iface, (void*)dev_addr),
-               "uct_iface_get_device_address");
-    DEMO_CHECK(uct_ep_get_address(ctx->ep, (void*)ep_addr), "uct_ep_get_address");
-
-    demo_send(ctx, dev_addr, attr.device_addr_len);
-    demo_send(ctx, ep_addr, attr.ep_addr_len);
-    demo_recv(ctx, peer_dev, sizeof(peer_dev));
-    demo_recv(ctx, peer_ep, sizeof(peer_ep));
-    DEMO_CHECK(uct_ep_connect_to_ep(ctx->ep, (void*)peer_dev, (void*)peer_ep),
-               "uct_ep_connect_to_ep");
-}
-
-static void demo_close(demo_ctx_t *ctx)
-{
-    uct_ep_destroy(ctx->ep);
-    uct_iface_close(ctx->iface);
-    uct_worker_destroy(ctx->worker);
-    ucs_async_context_destroy(ctx->async);
-    uct_md_close(ctx->md);
+    demo_send(arg, mine, len);
+    demo_recv(arg, peer, max);
+    return UCS_OK;
 }
 
 /* C order grid[z][y][x]: the three faces at x = 1, y = 1, z = 1. */
@@ -202,62 +118,6 @@ static void demo_make_faces(demo_ctx_t *ctx, size_t n, demo_face_t *faces)
     }
 }
 
-static void demo_wait(demo_ctx_t *ctx, uct_completion_t *comp)
-{
-    while (comp->count > 0) {
-        uct_worker_progress(ctx->worker);
-    }
-    DEMO_CHECK(comp->status, "completion");
-}
-
-static void demo_comp_cb(uct_completion_t *self)
-{
-}
-
-/* Post one put (retrying while the queue is full), flush, and wait for both:
- * the buffer must not be reused before completion. face == NULL: iov is a
- * contiguous buffer; otherwise the face's layout at `base` in `memh` through
- * the endpoint's cached UMR key (uct_umr_ep_put_layout). */
-static void demo_put(demo_ctx_t *ctx, uct_iov_t *iov, const demo_face_t *face,
-                     char *base, uint64_t remote_addr, uct_rkey_t rkey)
-{
-    uct_completion_t comp = { .func = demo_comp_cb, .count = 2,
-                              .status = UCS_OK };
-    ucs_status_t status;
-
-    do {
-        if (face == NULL) {
-            status = uct_ep_put_zcopy(ctx->ep, iov, 1, remote_addr, rkey,
-                                      &comp);
-        } else {
-            status = uct_umr_ep_put_layout(ctx->ep, iov->memh,
-                                           base + face->offset, face->layout,
-                                           1, 0, face->size, remote_addr,
-                                           rkey, &comp);
-        }
-        if (status == UCS_ERR_NO_RESOURCE) {
-            uct_worker_progress(ctx->worker);
-        }
-    } while (status == UCS_ERR_NO_RESOURCE);
-    if (status == UCS_OK) {
-        --comp.count;
-    } else if (status != UCS_INPROGRESS) {
-        DEMO_CHECK(status, face ? "uct_umr_ep_put_layout" : "uct_ep_put_zcopy");
-    }
-    do {
-        status = uct_ep_flush(ctx->ep, 0, &comp);
-        if (status == UCS_ERR_NO_RESOURCE) {
-            uct_worker_progress(ctx->worker);
-        }
-    } while (status == UCS_ERR_NO_RESOURCE);
-    if (status == UCS_OK) {
-        --comp.count;
-    } else if (status != UCS_INPROGRESS) {
-        DEMO_CHECK(status, "uct_ep_flush");
-    }
-    demo_wait(ctx, &comp);
-}
-
 enum { CMD_DONE, CMD_UNPACK, CMD_VERIFY, CMD_RESET, CMD_QUIT };
 typedef struct { int cmd; int face; } demo_cmd_t;
 
@@ -276,7 +136,9 @@ static char *demo_initiator_grid(size_t n)
 static void demo_target(demo_ctx_t *ctx, size_t n, const demo_face_t *faces)
 {
     size_t grid_bytes = n * n * n * sizeof(double);
-    char *grid = malloc(grid_bytes), *bounce = malloc(n * n * sizeof(double));
+    char *grid = malloc(grid_bytes);
+    /* written by the peer through CMA, which valgrind cannot see */
+    char *bounce = calloc(1, n * n * sizeof(double));
     char *expect = malloc(grid_bytes), *face_buf = malloc(n * n * sizeof(double));
     char *src = demo_initiator_grid(n);
     uct_mem_h memh[3], bounce_memh;
@@ -287,16 +149,16 @@ static void demo_target(demo_ctx_t *ctx, size_t n, const demo_face_t *faces)
 
     memset(grid, DEMO_GUARD, grid_bytes);
     for (i = 0; i < 3; ++i) {
-        DEMO_CHECK(uct_umr_mem_reg(ctx->md, grid + faces[i].offset,
+        DEMO_CHECK(uct_umr_mem_reg(ctx->ex.md, grid + faces[i].offset,
                                    faces[i].layout, 1, 0, &memh[i]),
                    "uct_umr_mem_reg (target face)");
-        DEMO_CHECK(uct_md_mkey_pack(ctx->md, memh[i], rkeys[i]), "mkey_pack");
+        DEMO_CHECK(uct_md_mkey_pack(ctx->ex.md, memh[i], rkeys[i]), "mkey_pack");
     }
-    DEMO_CHECK(uct_md_mem_reg(ctx->md, bounce, n * n * sizeof(double),
+    DEMO_CHECK(uct_md_mem_reg(ctx->ex.md, bounce, n * n * sizeof(double),
                               UCT_MD_MEM_ACCESS_ALL, &bounce_memh), "mem_reg");
-    DEMO_CHECK(uct_md_mkey_pack(ctx->md, bounce_memh, rkeys[3]), "mkey_pack");
+    DEMO_CHECK(uct_md_mkey_pack(ctx->ex.md, bounce_memh, rkeys[3]), "mkey_pack");
     for (i = 0; i < 4; ++i) {
-        demo_send(ctx, rkeys[i], ctx->rkey_size);
+        demo_send(ctx, rkeys[i], ctx->ex.rkey_size);
     }
     {
         uint64_t addr = (uintptr_t)bounce;
@@ -335,9 +197,9 @@ static void demo_target(demo_ctx_t *ctx, size_t n, const demo_face_t *faces)
     }
 
     for (i = 0; i < 3; ++i) {
-        uct_md_mem_dereg(ctx->md, memh[i]);
+        uct_md_mem_dereg(ctx->ex.md, memh[i]);
     }
-    uct_md_mem_dereg(ctx->md, bounce_memh);
+    uct_md_mem_dereg(ctx->ex.md, bounce_memh);
     free(grid); free(bounce); free(expect); free(face_buf); free(src);
 }
 
@@ -364,13 +226,13 @@ static int demo_initiator(demo_ctx_t *ctx, size_t n, const demo_face_t *faces,
 
     /* The grid is registered once, as plain memory: each face is a layout
      * over it, turned into a UMR key by the endpoint and cached there. */
-    DEMO_CHECK(uct_md_mem_reg(ctx->md, grid, n * n * n * sizeof(double),
+    DEMO_CHECK(uct_md_mem_reg(ctx->ex.md, grid, n * n * n * sizeof(double),
                               UCT_MD_MEM_ACCESS_ALL, &grid_memh), "mem_reg");
-    DEMO_CHECK(uct_md_mem_reg(ctx->md, bounce, n * n * sizeof(double),
+    DEMO_CHECK(uct_md_mem_reg(ctx->ex.md, bounce, n * n * sizeof(double),
                               UCT_MD_MEM_ACCESS_ALL, &bounce_memh), "mem_reg");
     for (f = 0; f < 4; ++f) {
         demo_recv(ctx, rkey_buf, sizeof(rkey_buf));
-        DEMO_CHECK(uct_rkey_unpack(ctx->component, rkey_buf, &rkeys[f]),
+        DEMO_CHECK(uct_rkey_unpack(ctx->ex.component, rkey_buf, &rkeys[f]),
                    "uct_rkey_unpack");
     }
     demo_recv(ctx, &remote_bounce, sizeof(remote_bounce));
@@ -382,15 +244,17 @@ static int demo_initiator(demo_ctx_t *ctx, size_t n, const demo_face_t *faces,
         int ok_z, ok_p;
 
         /* zero-copy: local layout (cached key) -> remote layout key */
-        uct_umr_ep_get_stats(ctx->ep, &st0);
-        iov = (uct_iov_t){ .memh = grid_memh };
+        uct_umr_ep_get_stats(ctx->ex.ep, &st0);
+        iov = (uct_iov_t){ .buffer = grid + faces[f].offset,
+                           .memh = grid_memh };
         t0 = ucs_get_time();
         for (it = 0; it < iters; ++it) {
-            demo_put(ctx, &iov, &faces[f], grid, 0, rkeys[f].rkey);
+            DEMO_CHECK(umr_example_put_wait(&ctx->ex, &iov, faces[f].layout, 0,
+                                            rkeys[f].rkey), ctx->ex.error);
             demo_command(ctx, CMD_DONE, f);
         }
         t_zcopy = ucs_time_to_usec(ucs_get_time() - t0) / iters;
-        uct_umr_ep_get_stats(ctx->ep, &st1);
+        uct_umr_ep_get_stats(ctx->ex.ep, &st1);
         ok_z = demo_command(ctx, CMD_VERIFY, f);
         demo_command(ctx, CMD_RESET, f);
 
@@ -402,7 +266,8 @@ static int demo_initiator(demo_ctx_t *ctx, size_t n, const demo_face_t *faces,
             DEMO_CHECK(uct_umr_layout_pack(faces[f].layout, 1,
                                            grid + faces[f].offset, bounce),
                        "pack");
-            demo_put(ctx, &iov, NULL, NULL, remote_bounce, rkeys[3].rkey);
+            DEMO_CHECK(umr_example_put_wait(&ctx->ex, &iov, NULL, remote_bounce,
+                                            rkeys[3].rkey), ctx->ex.error);
             demo_command(ctx, CMD_UNPACK, f);
         }
         t_pack = ucs_time_to_usec(ucs_get_time() - t0) / iters;
@@ -421,10 +286,10 @@ static int demo_initiator(demo_ctx_t *ctx, size_t n, const demo_face_t *faces,
 
     demo_command(ctx, CMD_QUIT, 0);
     for (f = 0; f < 4; ++f) {
-        uct_rkey_release(ctx->component, &rkeys[f]);
+        uct_rkey_release(ctx->ex.component, &rkeys[f]);
     }
-    uct_md_mem_dereg(ctx->md, grid_memh);
-    uct_md_mem_dereg(ctx->md, bounce_memh);
+    uct_md_mem_dereg(ctx->ex.md, grid_memh);
+    uct_md_mem_dereg(ctx->ex.md, bounce_memh);
     free(grid); free(bounce);
     return failures;
 }
@@ -436,8 +301,9 @@ static int demo_run(int is_target, int sock, size_t n, int iters,
     demo_face_t faces[3];
     int failures = 0, f;
 
-    demo_open(ctx, dev);
-    demo_connect(ctx);
+    DEMO_CHECK(umr_example_open(&ctx->ex, dev), ctx->ex.error);
+    DEMO_CHECK(umr_example_connect(&ctx->ex, demo_exchange, ctx),
+               ctx->ex.error);
     demo_make_faces(ctx, n, faces);
     if (is_target) {
         demo_target(ctx, n, faces);
@@ -447,7 +313,7 @@ static int demo_run(int is_target, int sock, size_t n, int iters,
     for (f = 0; f < 3; ++f) {
         uct_umr_layout_free(faces[f].layout);
     }
-    demo_close(ctx);
+    umr_example_close(&ctx->ex);
     return failures;
 }
 

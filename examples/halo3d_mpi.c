@@ -18,11 +18,9 @@
  *
  * Usage: mpirun -np 2 halo3d_mpi [-n N[,N...]] [-i iterations] [-d device]
  */
-#include "uct_umr.h"
+#include "umr_example.h"
 
 #include <mpi.h>
-#include <uct/api/uct.h>
-#include <ucs/async/async.h>
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -33,8 +31,7 @@
 
 #define H3_MAX_SIZES  8
 #define H3_NUM_FACES  4
-#define H3_MAX_ADDR   256
-#define H3_MAX_RKEY   256
+#define H3_MAX_RKEY   UMR_EXAMPLE_MAX_RKEY
 #define H3_GUARD      0xee
 #define H3_WARMUP     10
 #define H3_BATCHES    5
@@ -55,16 +52,6 @@ typedef struct h3_face {
     size_t           size;          /* packed bytes */
     uct_mem_h        memh;          /* layout key over this rank's grid */
 } h3_face_t;
-
-typedef struct h3_uct {
-    uct_component_h     component;
-    uct_md_h            md;
-    ucs_async_context_t *async;
-    uct_worker_h        worker;
-    uct_iface_h         iface;
-    uct_ep_h            ep;
-    size_t              rkey_size;
-} h3_uct_t;
 
 #define H3_FAIL(_fmt, ...) \
     do { \
@@ -123,145 +110,19 @@ static const char *h3_pml_name(void)
     return c->component_name;
 }
 
-/* ---- UCT stack ---------------------------------------------------------- */
+/* ---- UCT setup: umr_example.c, addresses over MPI ----------------------- */
 
-static void h3_uct_open(h3_uct_t *u, const char *dev)
+/* umr_example_exchange_fn_t; both ranks run the same transport, so the
+ * lengths are equal. */
+static ucs_status_t h3_exchange(void *arg, const void *mine, size_t len,
+                                void *peer, size_t max)
 {
-    uct_component_attr_t attr = { .field_mask =
-                                          UCT_COMPONENT_ATTR_FIELD_NAME |
-                                          UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT };
-    uct_md_resource_desc_t mds[8];
-    uct_component_h *components;
-    uct_md_config_t *md_config;
-    uct_iface_config_t *iface_config;
-    uct_iface_params_t params = {0};
-    uct_md_attr_t md_attr;
-    unsigned i, num;
+    int peer_rank = 1 - h3_rank;
 
-    H3_UCS(uct_query_components(&components, &num), "uct_query_components");
-    for (i = 0, u->component = NULL; (i < num) && (u->component == NULL); ++i) {
-        H3_UCS(uct_component_query(components[i], &attr), "uct_component_query");
-        if (!strcmp(attr.name, "mlx5_umr")) {
-            u->component = components[i]; /* static: outlives the list */
-        }
-    }
-    uct_release_component_list(components);
-    if (u->component == NULL) {
-        H3_FAIL("UCX has no mlx5_umr component (the module constructor did "
-                "not register it: UCX version skew? see README)");
-    }
-    if (dev == NULL) { /* first device of the component: follows the engine */
-        attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-        attr.md_resources = mds;
-        if (attr.md_resource_count == 0 || attr.md_resource_count > 8) {
-            H3_FAIL("mlx5_umr reports %u devices with UCX_MLX5_UMR_ENGINE=%s "
-                    "(no ConnectX? the sw engine needs none)",
-                    attr.md_resource_count, getenv("UCX_MLX5_UMR_ENGINE"));
-        }
-        H3_UCS(uct_component_query(u->component, &attr), "md resources");
-        dev = mds[0].md_name;
-    }
-
-    H3_UCS(uct_md_config_read(u->component, NULL, NULL, &md_config),
-           "uct_md_config_read");
-    H3_UCS(uct_md_open(u->component, dev, md_config, &u->md), "uct_md_open");
-    uct_config_release(md_config);
-    H3_UCS(uct_md_query(u->md, &md_attr), "uct_md_query");
-    u->rkey_size = md_attr.rkey_packed_size;
-    if (u->rkey_size > H3_MAX_RKEY) {
-        H3_FAIL("packed rkey of %zu bytes exceeds %d", u->rkey_size, H3_MAX_RKEY);
-    }
-
-    H3_UCS(ucs_async_context_create(UCS_ASYNC_MODE_POLL, &u->async),
-           "ucs_async_context_create");
-    H3_UCS(uct_worker_create(u->async, UCS_THREAD_MODE_SINGLE, &u->worker),
-           "uct_worker_create");
-    H3_UCS(uct_md_iface_config_read(u->md, "mlx5_umr", NULL, NULL,
-                                    &iface_config), "uct_md_iface_config_read");
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "mlx5_umr";
-    params.mode.device.dev_name = dev;
-    H3_UCS(uct_iface_open(u->md, u->worker, &params, iface_config, &u->iface),
-           "uct_iface_open");
-    uct_config_release(iface_config);
-    uct_iface_progress_enable(u->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-}
-
-/* ep-to-ep connection; the addresses cross over MPI. */
-static void h3_uct_connect(h3_uct_t *u)
-{
-    uct_ep_params_t ep_params = { .field_mask = UCT_EP_PARAM_FIELD_IFACE,
-                                  .iface      = u->iface };
-    char dev_addr[H3_MAX_ADDR], ep_addr[H3_MAX_ADDR];
-    char peer_dev[H3_MAX_ADDR], peer_ep[H3_MAX_ADDR];
-    uct_iface_attr_t attr;
-    int peer = 1 - h3_rank;
-
-    H3_UCS(uct_iface_query(u->iface, &attr), "uct_iface_query");
-    if (attr.device_addr_len > H3_MAX_ADDR || attr.ep_addr_len > H3_MAX_ADDR) {
-        H3_FAIL("address lengths %zu/%zu exceed %d", attr.device_addr_len,
-                attr.ep_addr_len, H3_MAX_ADDR);
-    }
-    H3_UCS(uct_ep_create(&ep_params, &u->ep), "uct_ep_create");
-    H3_UCS(uct_iface_get_device_address(u->iface, (void*)dev_addr),
-           "uct_iface_get_device_address");
-    H3_UCS(uct_ep_get_address(u->ep, (void*)ep_addr), "uct_ep_get_address");
-    /* Both ranks run the same transport: the lengths are equal. */
-    H3_MPI(MPI_Sendrecv(dev_addr, attr.device_addr_len, MPI_BYTE, peer,
-                        H3_TAG_SETUP, peer_dev, H3_MAX_ADDR, MPI_BYTE, peer,
-                        H3_TAG_SETUP, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    H3_MPI(MPI_Sendrecv(ep_addr, attr.ep_addr_len, MPI_BYTE, peer,
-                        H3_TAG_SETUP, peer_ep, H3_MAX_ADDR, MPI_BYTE, peer,
-                        H3_TAG_SETUP, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    H3_UCS(uct_ep_connect_to_ep(u->ep, (void*)peer_dev, (void*)peer_ep),
-           "uct_ep_connect_to_ep");
-}
-
-static void h3_uct_close(h3_uct_t *u)
-{
-    uct_ep_destroy(u->ep);
-    uct_iface_close(u->iface);
-    uct_worker_destroy(u->worker);
-    ucs_async_context_destroy(u->async);
-    uct_md_close(u->md);
-}
-
-static void h3_comp_cb(uct_completion_t *self)
-{
-}
-
-/* Starts an operation, retrying on NO_RESOURCE; counts down comp if done. */
-#define H3_POST(_u, _comp, _call, _what) \
-    do { \
-        ucs_status_t __st; \
-        while ((__st = (_call)) == UCS_ERR_NO_RESOURCE) { \
-            uct_worker_progress((_u)->worker); \
-        } \
-        if (__st == UCS_OK) { \
-            --(_comp)->count; \
-        } else if (__st != UCS_INPROGRESS) { \
-            H3_UCS(__st, _what); \
-        } \
-    } while (0)
-
-/* One put of the whole face, layout key to layout key, then a flush: the
- * data is in rank 1's grid when this returns. */
-static void h3_umr_put(h3_uct_t *u, const h3_face_t *face, uct_rkey_t rkey)
-{
-    uct_completion_t comp = { .func = h3_comp_cb, .count = 2,
-                              .status = UCS_OK };
-    uct_iov_t iov = { .buffer = NULL, /* offset 0 of the packed stream */
-                      .length = face->size, .memh = face->memh, .count = 1 };
-
-    H3_POST(u, &comp, uct_ep_put_zcopy(u->ep, &iov, 1, 0, rkey, &comp),
-            "uct_ep_put_zcopy");
-    H3_POST(u, &comp, uct_ep_flush(u->ep, 0, &comp), "uct_ep_flush");
-    while (comp.count > 0) {
-        uct_worker_progress(u->worker);
-    }
-    H3_UCS(comp.status, "put_zcopy completion");
+    H3_MPI(MPI_Sendrecv(mine, len, MPI_BYTE, peer_rank, H3_TAG_SETUP, peer,
+                        max, MPI_BYTE, peer_rank, H3_TAG_SETUP, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+    return UCS_OK;
 }
 
 /* ---- faces -------------------------------------------------------------- */
@@ -397,15 +258,16 @@ static size_t h3_verify(const h3_face_t *face, char *grid, size_t grid_bytes,
 /* ---- one mode: warm-up + timed loop ------------------------------------ */
 
 typedef struct h3_run {
-    h3_uct_t    *uct;
-    char        *grid;
-    char        *pack_buf;
-    int         pack_max;
-    uct_rkey_t  rkey;           /* rank 0: rank 1's key for this face */
+    umr_example_t *uct;
+    char          *grid;
+    char          *pack_buf;
+    int           pack_max;
+    uct_rkey_t    rkey;         /* rank 0: rank 1's key for this face */
 } h3_run_t;
 
 static void h3_iter_sender(h3_run_t *r, const h3_face_t *face, int mode)
 {
+    uct_iov_t iov;
     int pos = 0;
 
     switch (mode) {
@@ -420,7 +282,13 @@ static void h3_iter_sender(h3_run_t *r, const h3_face_t *face, int mode)
                         MPI_COMM_WORLD));
         break;
     case H3_MODE_UMR:
-        h3_umr_put(r->uct, face, r->rkey);
+        /* One put of the whole face, layout key to layout key (+ flush):
+         * the data is in rank 1's grid when this returns. */
+        iov = (uct_iov_t){ .buffer = NULL, /* offset 0 of the packed stream */
+                           .length = face->size, .memh = face->memh,
+                           .count = 1 };
+        H3_UCS(umr_example_put_wait(r->uct, &iov, NULL, 0, r->rkey),
+               r->uct->error);
         break;
     }
     /* The same notification round trip in every mode. */
@@ -484,7 +352,7 @@ static double h3_run_mode(h3_run_t *r, const h3_face_t *face, int mode,
 
 /* ---- one grid size ------------------------------------------------------ */
 
-static int h3_run_size(h3_uct_t *u, size_t n, int iters)
+static int h3_run_size(umr_example_t *u, size_t n, int iters)
 {
     size_t grid_bytes = n * n * n * sizeof(double), f;
     size_t face_max = n * n * sizeof(double);
@@ -626,7 +494,7 @@ int main(int argc, char **argv)
     size_t sizes[H3_MAX_SIZES] = { 32, 64, 128 }, s;
     int num_sizes = 3, iters = 100, c, nprocs, failures = 0;
     const char *dev = NULL, *engine;
-    h3_uct_t uct;
+    umr_example_t uct;
 
     /* Before any UCX configuration is read (also by Open MPI's pml ucx). */
     setenv("UCX_MLX5_UMR_ENGINE", getenv("UCX_MLX5_UMR_ENGINE") ?: "sw", 1);
@@ -659,8 +527,8 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    h3_uct_open(&uct, dev);
-    h3_uct_connect(&uct);
+    H3_UCS(umr_example_open(&uct, dev), uct.error);
+    H3_UCS(umr_example_connect(&uct, h3_exchange, NULL), uct.error);
 
     if (h3_rank == 0) {
         printf("halo3d_mpi: faces of an N^3 grid of doubles, rank 0 -> rank 1, "
@@ -686,7 +554,7 @@ int main(int argc, char **argv)
         failures += h3_run_size(&uct, sizes[s], iters);
     }
 
-    h3_uct_close(&uct);
+    umr_example_close(&uct);
     if (h3_rank == 0) {
         printf("\n%s\n", failures ? "halo3d_mpi: FAILED: some faces arrived wrong" :
                                     "halo3d_mpi: all faces verified");
