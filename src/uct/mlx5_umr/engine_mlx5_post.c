@@ -70,11 +70,20 @@ static ucs_status_t umr_eng_mlx5_post_check(umr_eng_mlx5_qp_t *qp,
     return UCS_OK;
 }
 
+/* Checks shared by both UMR kinds, before their own entries are checked. */
 static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
                                            umr_eng_mlx5_mkey_t *mkey,
                                            unsigned access, unsigned num,
-                                           uint32_t max, const char *what)
+                                           uint32_t max, unsigned flags,
+                                           const char *what)
 {
+    ucs_status_t status;
+
+    status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     if (mkey == NULL) {
         ucs_error("%s: %s: mkey must not be NULL", qp->dev->caps.name, what);
         return UCS_ERR_INVALID_PARAM;
@@ -170,6 +179,69 @@ static void umr_eng_mlx5_mkey_rotate(umr_eng_mlx5_mkey_t *mkey,
     mkey->super.rkey = mkey->ring[index]->rkey;
 }
 
+/*
+ * The posting sequence shared by both UMR kinds, once their own entries are
+ * checked: exactly one of entries (interleaved) and sge (list) is set.
+ */
+static ucs_status_t
+umr_eng_mlx5_umr_post(umr_eng_mlx5_qp_t *qp, umr_eng_mlx5_mkey_t *mkey,
+                      unsigned access, uint32_t repeat, unsigned num,
+                      const umr_eng_interleaved_t *entries,
+                      const umr_eng_sge_t *sge, uint64_t wr_id, unsigned flags,
+                      const char *what)
+{
+    struct mlx5dv_mkey *hw_mkey;
+    umr_eng_mlx5_wr_t *wr;
+    ucs_status_t status;
+    unsigned i, index;
+
+    status = umr_eng_mlx5_slot_check(qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
+        for (i = 0; i < num; ++i) {
+            if (entries != NULL) {
+                ucs_trace_data("UMR ilv [%u] addr 0x%lx count %u skip %u "
+                               "lkey 0x%x", i, entries[i].addr,
+                               entries[i].bytes_count, entries[i].bytes_skip,
+                               entries[i].lkey);
+            } else {
+                ucs_trace_data("UMR list [%u] addr 0x%lx length %u lkey 0x%x",
+                               i, sge[i].addr, sge[i].length, sge[i].lkey);
+            }
+        }
+    }
+
+    hw_mkey = umr_eng_mlx5_mkey_next(mkey, &index);
+    wr      = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_UMR);
+    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE, flags);
+    if (entries != NULL) {
+        mlx5dv_wr_mr_interleaved(qp->mqpx, hw_mkey, access, repeat, num,
+                                 (struct mlx5dv_mr_interleaved*)entries);
+    } else {
+        mlx5dv_wr_mr_list(qp->mqpx, hw_mkey, access, num,
+                          (struct ibv_sge*)sge);
+    }
+    status = umr_eng_mlx5_wr_end(qp, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    umr_eng_mlx5_mkey_rotate(mkey, index);
+    if (entries != NULL) {
+        ucs_trace_data("%s: QP 0x%x: UMR interleaved %u x %u -> key 0x%x",
+                       qp->dev->caps.name, qp->qp->qp_num, num, repeat,
+                       mkey->super.lkey);
+    } else {
+        ucs_trace_data("%s: QP 0x%x: UMR list %u -> key 0x%x",
+                       qp->dev->caps.name, qp->qp->qp_num, num,
+                       mkey->super.lkey);
+    }
+    return UCS_OK;
+}
+
 ucs_status_t umr_eng_mlx5_post_umr_interleaved(
         umr_eng_qp_t *nqp, umr_eng_mkey_t *umkey, unsigned access,
         uint32_t repeat, unsigned num_entries,
@@ -179,18 +251,11 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
     umr_eng_mlx5_qp_t *qp     = (umr_eng_mlx5_qp_t*)nqp;
     umr_eng_mlx5_mkey_t *mkey = ucs_derived_of(umkey, umr_eng_mlx5_mkey_t);
     uint64_t row_bytes        = 0;
-    struct mlx5dv_mkey *hw_mkey;
-    umr_eng_mlx5_wr_t *wr;
     ucs_status_t status;
-    unsigned i, index;
-
-    status = umr_eng_mlx5_post_check(qp, flags, what);
-    if (status != UCS_OK) {
-        return status;
-    }
+    unsigned i;
 
     status = umr_eng_mlx5_umr_check(qp, mkey, access, num_entries,
-                                    qp->max_interleaved, what);
+                                    qp->max_interleaved, flags, what);
     if (status != UCS_OK) {
         return status;
     }
@@ -227,35 +292,8 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    status = umr_eng_mlx5_slot_check(qp);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
-        for (i = 0; i < num_entries; ++i) {
-            ucs_trace_data("UMR ilv [%u] addr 0x%lx count %u skip %u "
-                           "lkey 0x%x", i, entries[i].addr,
-                           entries[i].bytes_count, entries[i].bytes_skip,
-                           entries[i].lkey);
-        }
-    }
-
-    hw_mkey = umr_eng_mlx5_mkey_next(mkey, &index);
-    wr      = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_UMR);
-    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE, flags);
-    mlx5dv_wr_mr_interleaved(qp->mqpx, hw_mkey, access, repeat, num_entries,
-                             (struct mlx5dv_mr_interleaved*)entries);
-    status = umr_eng_mlx5_wr_end(qp, what);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    umr_eng_mlx5_mkey_rotate(mkey, index);
-    ucs_trace_data("%s: QP 0x%x: UMR interleaved %u x %u -> key 0x%x",
-                   qp->dev->caps.name, qp->qp->qp_num, num_entries, repeat,
-                   mkey->super.lkey);
-    return UCS_OK;
+    return umr_eng_mlx5_umr_post(qp, mkey, access, repeat, num_entries,
+                                 entries, NULL, wr_id, flags, what);
 }
 
 ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *nqp,
@@ -268,18 +306,11 @@ ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *nqp,
     umr_eng_mlx5_qp_t *qp     = (umr_eng_mlx5_qp_t*)nqp;
     umr_eng_mlx5_mkey_t *mkey = ucs_derived_of(umkey, umr_eng_mlx5_mkey_t);
     uint64_t total            = 0;
-    struct mlx5dv_mkey *hw_mkey;
-    umr_eng_mlx5_wr_t *wr;
     ucs_status_t status;
-    unsigned i, index;
-
-    status = umr_eng_mlx5_post_check(qp, flags, what);
-    if (status != UCS_OK) {
-        return status;
-    }
+    unsigned i;
 
     status = umr_eng_mlx5_umr_check(qp, mkey, access, num_sge, qp->max_list,
-                                    what);
+                                    flags, what);
     if (status != UCS_OK) {
         return status;
     }
@@ -305,32 +336,8 @@ ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *nqp,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    status = umr_eng_mlx5_slot_check(qp);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
-        for (i = 0; i < num_sge; ++i) {
-            ucs_trace_data("UMR list [%u] addr 0x%lx length %u lkey 0x%x", i,
-                           sge[i].addr, sge[i].length, sge[i].lkey);
-        }
-    }
-
-    hw_mkey = umr_eng_mlx5_mkey_next(mkey, &index);
-    wr      = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_UMR);
-    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE, flags);
-    mlx5dv_wr_mr_list(qp->mqpx, hw_mkey, access, num_sge,
-                      (struct ibv_sge*)sge);
-    status = umr_eng_mlx5_wr_end(qp, what);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    umr_eng_mlx5_mkey_rotate(mkey, index);
-    ucs_trace_data("%s: QP 0x%x: UMR list %u -> key 0x%x", qp->dev->caps.name,
-                   qp->qp->qp_num, num_sge, mkey->super.lkey);
-    return UCS_OK;
+    return umr_eng_mlx5_umr_post(qp, mkey, access, 1, num_sge, NULL, sge,
+                                 wr_id, flags, what);
 }
 
 ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *nqp,
