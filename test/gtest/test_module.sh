@@ -16,17 +16,8 @@ preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
 # ucx_info itself leaks its worker address (UCX 1.13.1): not ours to report,
 # and LeakSanitizer's exit would swallow its output.
 [ -z "$preload" ] || ucx_info="env ASAN_OPTIONS=detect_leaks=0 $ucx_info"
-passed=0 failed=0
-
-check() {   # name, command...
-    local name=$1; shift
-    echo "[ RUN      ] module.$name"
-    if "$@"; then
-        echo "[       OK ] module.$name"; passed=$((passed + 1))
-    else
-        echo "[  FAILED  ] module.$name"; failed=$((failed + 1))
-    fi
-}
+suite=module
+. "$(dirname "$0")/gtest_format.sh"
 
 lists_transport() {
     local out
@@ -81,7 +72,4 @@ check documents_variables documents_variables
 check skewed_module_refuses skewed_module_refuses
 check ucp_lanes_unchanged ucp_lanes_unchanged
 
-total=$((passed + failed))
-echo "[==========] $total tests ran."
-echo "[  PASSED  ] $passed tests."
-[ $failed -eq 0 ] || { echo "[  FAILED  ] $failed tests."; exit 1; }
+finish

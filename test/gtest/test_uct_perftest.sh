@@ -10,7 +10,8 @@ module=$(cd "$builddir/../../src/uct/mlx5_umr/.libs" 2>/dev/null && pwd)/libuct_
 perftest=${UCX_PERFTEST:-ucx_perftest}
 # Sanitizer builds preload their runtimes first (contrib/run-sanitizers.sh).
 preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
-passed=0 failed=0
+suite=perftest
+. "$(dirname "$0")/gtest_format.sh"
 
 # a port per run: parallel test runs must not collide
 port=$(( 20000 + ($$ % 20000) ))
@@ -34,16 +35,6 @@ perf() {   # env..., -- perftest args...
     grep "^Final:" <<<"$out"
 }
 
-check() {   # name, command...
-    local name=$1; shift
-    echo "[ RUN      ] perftest.$name"
-    if "$@"; then
-        echo "[       OK ] perftest.$name"; passed=$((passed + 1))
-    else
-        echo "[  FAILED  ] perftest.$name"; failed=$((failed + 1))
-    fi
-}
-
 uct() { perf LD_PRELOAD=$preload$module UCX_MLX5_UMR_ENGINE=sw -- -x mlx5_umr -d sw "$@"; }
 iov40=$(printf '256,%.0s' $(seq 39))256
 
@@ -64,7 +55,4 @@ for tls in all sm,self,mlx5_umr tcp,mlx5_umr; do
           -t tag_bw -s 65536 -n 500
 done
 
-total=$((passed + failed))
-echo "[==========] $total tests ran."
-echo "[  PASSED  ] $passed tests."
-[ $failed -eq 0 ] || { echo "[  FAILED  ] $failed tests."; exit 1; }
+finish
