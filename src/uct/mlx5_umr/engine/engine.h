@@ -2,10 +2,10 @@
  * mlx5_umr engine: the narrow, verbs-shaped interface the transport runs on.
  *
  * Two backends implement it:
- *  - mlx5 (engine_mlx5.c): rdma-core 44, DEVX, UMR through the extended QP API.
- *  - sw   (engine_sw.c):   software emulation across processes of one host
- *                          through cross-memory attach; enforces the NIC's
- *                          contract so the layers above are tested for real.
+ *  - mlx5 (mlx5/): rdma-core 44, DEVX, UMR through the extended QP API.
+ *  - sw   (sw/):   software emulation across processes of one host through
+ *                  cross-memory attach; enforces the NIC's contract so the
+ *                  layers above are tested for real.
  *
  * Semantics both backends follow (those of an mlx5 RC QP):
  *  - Memory regions (mr) are addressed by virtual address. Indirect keys
