@@ -3,11 +3,20 @@
  * against contiguous cross-memory attach (process_vm_writev/readv of the
  * same number of bytes) and against pack + contiguous copy + unpack.
  *
+ * A second table is the engine's own overhead: the same strided transfer
+ * done by calling process_vm_writev/readv directly on the same iovecs
+ * (raw_*: one iovec per block on both sides, IOV_MAX a call; rawb_*: the
+ * local side packed to / unpacked from a bounce buffer with memcpy, the
+ * remote side one iovec per block - what the engine itself does for small
+ * local blocks). "x" is the engine's time over the better raw variant, and
+ * ns/blk the difference per remote block: the cost the engine adds to
+ * cross-memory attach (key lookups, bounds checks, queueing, completion).
+ *
  * Two processes (fork), data = a vector of `block`-byte blocks with stride
  * 2 * block on both sides. Figures are cross-memory attach on this host,
  * not NIC figures.
  *
- * usage: bench_engine_sw [-d max_data_bytes] [-t seconds_per_point]
+ * usage: bench_engine_sw [-d max_data_bytes] [-t seconds_per_point] [-r repeats]
  */
 #include "umr_config.h"
 
@@ -272,16 +281,71 @@ static bench_rep_t bench_call(bench_ep_t *ep, uint32_t cmd, size_t block,
 
 typedef enum {
     BENCH_SW_PUT, BENCH_SW_GET, BENCH_CMA_PUT, BENCH_CMA_GET,
-    BENCH_PACK_PUT, BENCH_PACK_GET, BENCH_LAST
+    BENCH_PACK_PUT, BENCH_PACK_GET, BENCH_MAIN_LAST,
+    BENCH_RAW_PUT = BENCH_MAIN_LAST, BENCH_RAW_GET, BENCH_RAWB_PUT,
+    BENCH_RAWB_GET, BENCH_LAST
 } bench_kind_t;
 
 static const char *bench_names[BENCH_LAST] = {
-    "sw_put", "sw_get", "cma_put", "cma_get", "pack_put", "pack_get"
+    "sw_put", "sw_get", "cma_put", "cma_get", "pack_put", "pack_get",
+    "raw_put", "raw_get", "rawb_put", "rawb_get"
 };
+
+#define BENCH_IOV_MAX 1024  /* IOV_MAX of process_vm_* */
+
+/*
+ * The strided transfer by direct process_vm_* calls: remote iovecs one per
+ * block of the peer's strided buffer, local iovecs one per block (bounce 0)
+ * or the local bounce buffer packed/unpacked with memcpy (bounce 1).
+ */
+static int bench_raw(bench_side_t *l, const bench_rep_t *r, pid_t peer,
+                     size_t block, size_t data, int is_put, int bounce)
+{
+    static struct iovec liov[BENCH_IOV_MAX], riov[BENCH_IOV_MAX];
+    size_t nblocks = data / block, b = 0, i, n;
+    char *rbase    = (char*)(uintptr_t)r->strided;
+    ssize_t ret;
+
+    while (b < nblocks) {
+        n = nblocks - b;
+        if (n > BENCH_IOV_MAX) {
+            n = BENCH_IOV_MAX;
+        }
+        for (i = 0; i < n; ++i) {
+            riov[i].iov_base = rbase + (b + i) * 2 * block;
+            riov[i].iov_len  = block;
+            if (!bounce) {
+                liov[i].iov_base = l->strided + (b + i) * 2 * block;
+                liov[i].iov_len  = block;
+            } else if (is_put) {
+                memcpy(l->bounce + i * block, l->strided + (b + i) * 2 * block,
+                       block);
+            }
+        }
+        if (bounce) {
+            liov[0].iov_base = l->bounce;
+            liov[0].iov_len  = n * block;
+        }
+        ret = is_put ? process_vm_writev(peer, liov, bounce ? 1 : n, riov, n, 0) :
+                       process_vm_readv(peer, liov, bounce ? 1 : n, riov, n, 0);
+        if (ret != (ssize_t)(n * block)) {
+            return -1;
+        }
+        if (bounce && !is_put) {
+            for (i = 0; i < n; ++i) {
+                memcpy(l->strided + (b + i) * 2 * block, l->bounce + i * block,
+                       block);
+            }
+        }
+        b += n;
+    }
+    return 0;
+}
 
 /* One operation of `kind`, `data` bytes; returns 0 on success. */
 static int bench_one(bench_ep_t *ep, bench_kind_t kind, bench_side_t *l,
-                     const bench_rep_t *r, pid_t peer, size_t data)
+                     const bench_rep_t *r, pid_t peer, size_t block,
+                     size_t data)
 {
     struct iovec liov = {l->bounce, data};
     struct iovec riov = {(void*)(uintptr_t)r->bounce, data};
@@ -315,6 +379,13 @@ static int bench_one(bench_ep_t *ep, bench_kind_t kind, bench_side_t *l,
         ret = process_vm_readv(peer, &liov, 1, &riov, 1, 0);
         uct_umr_layout_unpack(l->layout, 1, l->strided, l->bounce);
         return ((ret == (ssize_t)data) && (rep.status == UCS_OK)) ? 0 : -1;
+    case BENCH_RAW_PUT:
+    case BENCH_RAW_GET:
+    case BENCH_RAWB_PUT:
+    case BENCH_RAWB_GET:
+        return bench_raw(l, r, peer, block, data,
+                         (kind == BENCH_RAW_PUT) || (kind == BENCH_RAWB_PUT),
+                         (kind == BENCH_RAWB_PUT) || (kind == BENCH_RAWB_GET));
     default:
         return -1;
     }
@@ -322,29 +393,70 @@ static int bench_one(bench_ep_t *ep, bench_kind_t kind, bench_side_t *l,
 
 static void usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [-d max_data_bytes] [-t seconds_per_point]\n",
-            prog);
+    fprintf(stderr, "usage: %s [-d max_data_bytes] [-t seconds_per_point] "
+            "[-r repeats]\n", prog);
 }
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Median over `repeats` runs of seconds per operation of `kind`. */
+static double bench_point(bench_ep_t *ep, bench_kind_t kind, bench_side_t *l,
+                          const bench_rep_t *r, pid_t peer, size_t block,
+                          size_t data, double min_time, int repeats)
+{
+    double runs[16], t0, t;
+    int i, iters;
+
+    bench_check(bench_one(ep, kind, l, r, peer, block, data) == 0,
+                bench_names[kind]); /* warm-up */
+    for (i = 0; i < repeats; ++i) {
+        iters = 0;
+        t0    = now_sec();
+        do {
+            bench_check(bench_one(ep, kind, l, r, peer, block, data) == 0,
+                        bench_names[kind]);
+            ++iters;
+            t = now_sec() - t0;
+        } while ((t < min_time) || (iters < 3));
+        runs[i] = t / iters;
+    }
+    qsort(runs, repeats, sizeof(runs[0]), bench_cmp_double);
+    return runs[repeats / 2];
+}
+
+#define BENCH_MAX_POINTS 16
 
 int main(int argc, char **argv)
 {
     size_t max_data = 8ul << 20;
-    double min_time = 0.2;
-    int p2c[2], c2p[2], opt, status, iters;
+    double min_time = 0.1;
+    int repeats     = 3;
+    double sec[BENCH_MAX_POINTS][BENCH_LAST], best, nblk;
+    size_t blocks[BENCH_MAX_POINTS], datas[BENCH_MAX_POINTS];
+    int p2c[2], c2p[2], opt, status, np = 0, i, put;
     bench_ep_t ep = {0};
     bench_side_t local;
     bench_rep_t rep;
     size_t block, data;
-    double t0, t;
     pid_t pid;
     int k;
 
-    while ((opt = getopt(argc, argv, "d:t:h")) != -1) {
+    while ((opt = getopt(argc, argv, "d:t:r:h")) != -1) {
         switch (opt) {
         case 'd': max_data = strtoul(optarg, NULL, 0); break;
         case 't': min_time = atof(optarg); break;
+        case 'r': repeats = atoi(optarg); break;
         default:  usage(argv[0]); return (opt == 'h') ? 0 : 1;
         }
+    }
+    if ((repeats < 1) || (repeats > 16) || (max_data < 65536)) {
+        fprintf(stderr, "bench: -r must be 1..16 and -d at least 65536\n");
+        return 1;
     }
 
     bench_check(!pipe(p2c) && !pipe(c2p), "pipe");
@@ -362,41 +474,74 @@ int main(int argc, char **argv)
 
     printf("# sw engine (cross-memory attach on this host, NOT NIC figures)\n");
     printf("# strided = vector of <block> blocks, stride 2*block, both sides;"
-           " GB/s of data (1e9 B/s)\n");
+           " GB/s of data (1e9 B/s), median of %d runs\n", repeats);
     printf("# sw_*: one RDMA through UMR keys; cma_*: contiguous "
            "process_vm_* of the same bytes; pack_*: pack + contiguous "
            "process_vm_* + unpack\n");
     printf("%8s %10s", "block", "data");
-    for (k = 0; k < BENCH_LAST; ++k) {
+    for (k = 0; k < BENCH_MAIN_LAST; ++k) {
         printf(" %9s", bench_names[k]);
     }
     printf("\n");
 
-    for (block = 8; block <= 65536; block *= 2) {
-        /* small blocks cost ~0.5 us each: keep every point short */
-        data = ((block < 256) && (block * 32768 < max_data)) ? block * 32768 :
-                                                            max_data;
-        data = (data / block) * block;
-        rep  = bench_call(&ep, CMD_SETUP, block, data);
+    /* first point: one 64-byte block, the per-operation cost */
+    for (block = 64; block <= 65536; block *= 2) {
+        if (np == 0) {
+            data = block;
+        } else {
+            /* small blocks cost ~0.5 us each: keep every point short */
+            data = ((block < 256) && (block * 32768 < max_data)) ?
+                   block * 32768 : max_data;
+            data = (data / block) * block;
+        }
+        rep = bench_call(&ep, CMD_SETUP, block, data);
         bench_side_setup(&ep, &local, block, data);
         printf("%8zu %10zu", block, data);
         for (k = 0; k < BENCH_LAST; ++k) {
-            bench_check(bench_one(&ep, k, &local, &rep, pid, data) == 0,
-                        bench_names[k]); /* warm-up */
-            iters = 0;
-            t0    = now_sec();
-            do {
-                bench_check(bench_one(&ep, k, &local, &rep, pid, data) == 0,
-                            bench_names[k]);
-                ++iters;
-                t = now_sec() - t0;
-            } while ((t < min_time) || (iters < 3));
-            printf(" %9.2f", (double)data * iters / t / 1e9);
-            fflush(stdout);
+            sec[np][k] = bench_point(&ep, k, &local, &rep, pid, block, data,
+                                     min_time, repeats);
+            if (k < BENCH_MAIN_LAST) {
+                printf(" %9.2f", (double)data / sec[np][k] / 1e9);
+                fflush(stdout);
+            }
         }
         printf("\n");
+        blocks[np] = block;
+        datas[np]  = data;
+        ++np;
         bench_side_free(&ep, &local);
         bench_call(&ep, CMD_FREE, 0, 0);
+        if (np == 1) {
+            block = 4; /* then the sweep from 8 B */
+        }
+    }
+
+    printf("\n# sw engine overhead over raw cross-memory attach of the same "
+           "iovecs (us per operation, median of %d runs)\n", repeats);
+    printf("# raw: process_vm_* on one iovec per block on both sides; rawb: "
+           "local side through a memcpy'd bounce buffer\n");
+    printf("# x = sw / min(raw, rawb); ns/blk = (sw - min(raw, rawb)) per "
+           "remote block\n");
+    printf("%8s %10s %8s", "block", "data", "blocks");
+    for (put = 1; put >= 0; --put) {
+        const char *op = put ? "put" : "get";
+        printf(" %9s_%s %8s_%s %8s_%s %5s_%s %6s_%s", "raw", op, "rawb", op,
+               "sw", op, "x", op, "ns/blk", op);
+    }
+    printf("\n");
+    for (i = 0; i < np; ++i) {
+        nblk = (double)(datas[i] / blocks[i]);
+        printf("%8zu %10zu %8.0f", blocks[i], datas[i], nblk);
+        for (put = 1; put >= 0; --put) {
+            double raw  = sec[i][put ? BENCH_RAW_PUT : BENCH_RAW_GET];
+            double rawb = sec[i][put ? BENCH_RAWB_PUT : BENCH_RAWB_GET];
+            double sw   = sec[i][put ? BENCH_SW_PUT : BENCH_SW_GET];
+
+            best = (raw < rawb) ? raw : rawb;
+            printf(" %13.2f %12.2f %11.2f %9.2f %10.1f", raw * 1e6,
+                   rawb * 1e6, sw * 1e6, sw / best, (sw - best) * 1e9 / nblk);
+        }
+        printf("\n");
     }
 
     {
