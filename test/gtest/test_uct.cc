@@ -363,6 +363,62 @@ TEST_F(test_uct_md, not_connected_ep_refuses)
 }
 
 
+/* uct.h: am_alignment is a power of 2, am_align_offset needs it and lies
+ * below it. An RMA-only transport must still refuse what the API forbids. */
+TEST_F(test_uct_md, iface_open_checks_am_alignment)
+{
+    struct {
+        uint64_t    fields;
+        size_t      align, offset;
+        ucs_status_t want;
+    } cases[] = {
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT,      0,  0, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT,      3,  0, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT,     24,  0, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,   0,  4, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,   0,  0, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+         UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,   8,  8, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+         UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,   8, 12, UCS_ERR_INVALID_PARAM},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT,      1,  0, UCS_OK},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT,     64,  0, UCS_OK},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+         UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,   8,  7, UCS_OK},
+        {UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+         UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET,   1,  0, UCS_OK},
+    };
+    uct_iface_config_t *config;
+
+    ASSERT_UCS_OK(uct_md_iface_config_read(m_s.md, "mlx5_umr", NULL, NULL,
+                                           &config));
+    for (const auto &c : cases) {
+        uct_iface_params_t params;
+        uct_iface_h iface = nullptr;
+
+        memset(&params, 0, sizeof(params));
+        params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                      UCT_IFACE_PARAM_FIELD_DEVICE | c.fields;
+        params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+        params.mode.device.tl_name  = "mlx5_umr";
+        params.mode.device.dev_name = "sw";
+        params.am_alignment         = c.align;
+        params.am_align_offset      = c.offset;
+
+        ucs_status_t st = uct_iface_open(m_s.md, m_s.worker, &params, config,
+                                         &iface);
+        EXPECT_EQ(c.want, st) << "fields 0x" << std::hex << c.fields
+                              << std::dec << " am_alignment " << c.align
+                              << " am_align_offset " << c.offset << ": "
+                              << ucs_status_string(st);
+        if (st == UCS_OK) {
+            uct_iface_close(iface);
+        }
+    }
+    uct_config_release(config);
+}
+
+
 /* UCP opens ifaces with a feature request: by default it sees nothing. */
 TEST(test_uct_ucp_lanes, hidden_from_feature_requests_by_default)
 {

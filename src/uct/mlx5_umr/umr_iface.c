@@ -8,6 +8,7 @@
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/math.h>
 #include <ucs/sys/sys.h>
 #include <inttypes.h>
 #include <string.h>
@@ -398,6 +399,44 @@ err_bufs:
     return status;
 }
 
+/*
+ * The UCT API contract of am_alignment/am_align_offset (uct.h): the alignment
+ * is a power of 2, the offset needs an alignment and lies below it. mlx5_umr
+ * has no active messages, so the values only need to be valid. UCX's own
+ * helper rejects an offset without an alignment (as UCX's AM transports do);
+ * UCX 1.13.1 checks the rest only indirectly (its AM transports fail a 0 or
+ * non-power-of-2 alignment in their receive mpool), so check it here.
+ */
+static ucs_status_t
+uct_mlx5_umr_iface_check_am_alignment(const uct_iface_params_t *params)
+{
+    size_t align, align_offset;
+    ucs_status_t status;
+
+    status = uct_iface_param_am_alignment(params, SIZE_MAX, 0, 0, &align,
+                                          &align_offset);
+    if ((status != UCS_OK) ||
+        !(params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT)) {
+        return status;
+    }
+
+    if (!ucs_is_pow2(params->am_alignment)) {
+        ucs_error("mlx5_umr: am_alignment %zu is not a power of 2",
+                  params->am_alignment);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) &&
+        (params->am_align_offset >= params->am_alignment)) {
+        ucs_error("mlx5_umr: am_align_offset %zu is not less than "
+                  "am_alignment %zu", params->am_align_offset,
+                  params->am_alignment);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    return UCS_OK;
+}
+
 static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
                            uct_worker_h worker,
                            const uct_iface_params_t *params,
@@ -413,6 +452,11 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
     if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
         ucs_error("mlx5_umr: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
         return UCS_ERR_UNSUPPORTED;
+    }
+
+    status = uct_mlx5_umr_iface_check_am_alignment(params);
+    if (status != UCS_OK) {
+        return status;
     }
 
     UCS_CLASS_CALL_SUPER_INIT(
