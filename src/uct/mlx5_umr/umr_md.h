@@ -170,6 +170,26 @@ ucs_status_t uct_mlx5_umr_md_post_key(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
                                       unsigned access, uint64_t wr_id,
                                       unsigned flags);
 
+/* Shared by umr_md.c and umr_md_layout.c. */
+
+/* Engine access flags of UCT_MD_MEM_ACCESS_* flags. */
+unsigned uct_mlx5_umr_md_access(unsigned flags);
+
+/* Wait until at most `until` of `*outstanding` signaled WRs of the md QP are
+ * left; first error wins. */
+ucs_status_t uct_mlx5_umr_md_wait(uct_mlx5_umr_md_t *md, unsigned *outstanding,
+                                  unsigned until);
+
+/* After a failed WR the QP is in error state: start over with a new one. */
+ucs_status_t uct_mlx5_umr_md_qp_reset(uct_mlx5_umr_md_t *md);
+
+/* Make layout keys a peer may still hold fail before they are reused. */
+void uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
+                                      uct_mlx5_umr_memh_t *memh);
+
+/* Free a memory handle and everything it holds. */
+void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh);
+
 /* Engine device name of an md resource name (they are equal). */
 const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name);
 

@@ -1,5 +1,5 @@
 /**
- * mlx5_umr sw engine: internal types shared by engine_sw*.c.
+ * mlx5_umr sw engine: internal types and functions shared by engine_sw*.c.
  *
  * The "NIC" of this backend is a key table in ordinary memory plus
  * cross-memory attach (process_vm_readv/writev):
@@ -64,6 +64,11 @@
 #define UMR_ENG_SW_MAX_MSG          (1ull << 30)
 #define UMR_ENG_SW_MAX_LIST_BYTES   0x7fffffffull /* rdma-core sums in int */
 #define UMR_ENG_SW_MAX_MKEY_ENTRIES 4096u
+
+#define UMR_ENG_SW_ACCESS_ALL       (UMR_ENG_ACCESS_LOCAL_WRITE | \
+                                     UMR_ENG_ACCESS_REMOTE_WRITE | \
+                                     UMR_ENG_ACCESS_REMOTE_READ | \
+                                     UMR_ENG_ACCESS_REMOTE_ATOMIC)
 
 #define UMR_ENG_SW_KEY_INDEX(_key)  ((_key) >> 8)
 #define UMR_ENG_SW_KEY_TAG(_key)    ((uint8_t)((_key) & 0xff))
@@ -256,6 +261,69 @@ static inline umr_eng_sge_t *umr_eng_sw_wr_sges(umr_eng_qp_t *qp,
     return qp->sges + (wr->seq % qp->sq_size) * qp->max_sge;
 }
 
+/* An object of ours, still registered at the index its key names? */
+static inline int umr_eng_sw_owns(umr_eng_sw_dev_t *dev, uint32_t key,
+                                  void *obj)
+{
+    uint32_t index = UMR_ENG_SW_KEY_INDEX(key);
+
+    return (dev != NULL) && (obj != NULL) && (index > 0) &&
+           (index < dev->max_keys) && (dev->objs[index] == obj);
+}
+
+/* engine_sw_dev.c: probe, devices, capabilities, addressing */
+int          umr_eng_sw_probe(void);
+ucs_status_t umr_eng_sw_query_devices(char (*names)[UMR_ENG_NAME_MAX],
+                                      unsigned max, unsigned *num_p);
+ucs_status_t umr_eng_sw_dev_open(const char *name,
+                                 const umr_eng_dev_params_t *params,
+                                 umr_eng_dev_t **dev_p);
+void         umr_eng_sw_dev_close(umr_eng_dev_t *dev);
+void         umr_eng_sw_dev_query(umr_eng_dev_t *dev, umr_eng_caps_t *caps);
+void         umr_eng_sw_dev_get_addr(umr_eng_dev_t *dev, void *addr);
+int          umr_eng_sw_dev_is_reachable(umr_eng_dev_t *dev,
+                                         const void *remote_dev_addr);
+
+/* engine_sw_mem.c: memory regions and indirect keys */
+ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *dev, void *addr, size_t length,
+                               unsigned access, umr_eng_mr_t **mr_p);
+ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *dev, umr_eng_mr_t *mr);
+ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *dev, uint32_t max_entries,
+                                    umr_eng_mkey_t **mkey_p);
+ucs_status_t umr_eng_sw_mkey_destroy(umr_eng_dev_t *dev,
+                                     umr_eng_mkey_t *mkey);
+
+/* engine_sw_qp.c: completion queues and queue pairs */
+ucs_status_t umr_eng_sw_cq_create(umr_eng_dev_t *dev, unsigned size,
+                                  umr_eng_cq_t **cq_p);
+void         umr_eng_sw_cq_destroy(umr_eng_cq_t *cq);
+ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
+                                  const umr_eng_qp_params_t *params,
+                                  umr_eng_qp_t **qp_p);
+void         umr_eng_sw_qp_destroy(umr_eng_qp_t *qp);
+void         umr_eng_sw_qp_get_addr(umr_eng_qp_t *qp, void *addr);
+ucs_status_t umr_eng_sw_qp_connect(umr_eng_qp_t *qp,
+                                   const void *remote_dev_addr,
+                                   const void *remote_qp_addr);
+
+/* engine_sw_post.c: posting and polling */
+int          umr_eng_sw_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs, int max);
+ucs_status_t umr_eng_sw_post_umr_interleaved(
+        umr_eng_qp_t *qp, umr_eng_mkey_t *mkey, unsigned access,
+        uint32_t repeat, unsigned num_entries,
+        const umr_eng_interleaved_t *entries, uint64_t wr_id, unsigned flags);
+ucs_status_t umr_eng_sw_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
+                                      unsigned access, unsigned num_sge,
+                                      const umr_eng_sge_t *sge,
+                                      uint64_t wr_id, unsigned flags);
+ucs_status_t umr_eng_sw_post_local_inv(umr_eng_qp_t *qp,
+                                       umr_eng_mkey_t *mkey, uint64_t wr_id,
+                                       unsigned flags);
+ucs_status_t umr_eng_sw_post_rdma(umr_eng_qp_t *qp, umr_eng_opcode_t opcode,
+                                  const umr_eng_sge_t *sge, unsigned num_sge,
+                                  uint64_t remote_addr, uint32_t rkey,
+                                  uint64_t wr_id, unsigned flags);
+
 /* engine_sw_key.c: key tables and resolution */
 ucs_status_t umr_eng_sw_table_init(umr_eng_sw_dev_t *dev, size_t max_keys);
 void umr_eng_sw_table_cleanup(umr_eng_sw_dev_t *dev);
@@ -305,6 +373,5 @@ umr_eng_wc_status_t umr_eng_sw_key_fill(umr_eng_sw_space_t *space,
 int umr_eng_sw_cq_progress(umr_eng_cq_t *cq);
 void umr_eng_sw_cq_purge_qp(umr_eng_cq_t *cq, umr_eng_qp_t *qp);
 
-extern int umr_eng_sw_probe(void);
 
 #endif

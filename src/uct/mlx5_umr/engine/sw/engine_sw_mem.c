@@ -1,0 +1,173 @@
+/**
+ * mlx5_umr sw engine: memory regions and indirect keys (entries of the key
+ * table, engine_sw_key.c).
+ */
+#include "umr_config.h"
+
+#include "engine_sw.h"
+
+#include <ucs/debug/log.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
+                                      size_t length, unsigned access,
+                                      umr_eng_mr_t **mr_p)
+{
+    umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
+    umr_eng_sw_kentry_t *entry;
+    umr_eng_sw_mr_t *mr;
+    ucs_status_t status;
+    uint32_t index;
+    uintptr_t end;
+
+    if ((dev == NULL) || (mr_p == NULL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((addr == NULL) || (length == 0) ||
+        __builtin_add_overflow((uintptr_t)addr, length, &end)) {
+        ucs_error("sw engine: mr_reg: bad range addr %p length %zu", addr,
+                  length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* verbs rules: known flags only; remote write/atomic need local write */
+    if ((access & ~UMR_ENG_SW_ACCESS_ALL) ||
+        ((access & (UMR_ENG_ACCESS_REMOTE_WRITE |
+                    UMR_ENG_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & UMR_ENG_ACCESS_LOCAL_WRITE))) {
+        ucs_error("sw engine: mr_reg: invalid access flags 0x%x", access);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    mr = calloc(1, sizeof(*mr));
+    if (mr == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = umr_eng_sw_index_alloc(dev, mr, &index);
+    if (status != UCS_OK) {
+        free(mr);
+        return status;
+    }
+
+    entry          = umr_eng_sw_entry_begin(dev, index);
+    entry->kind    = UMR_ENG_SW_KIND_MR;
+    entry->tag++;
+    entry->valid   = 1;
+    entry->access  = access;
+    entry->addr    = (uintptr_t)addr;
+    entry->length  = length;
+    umr_eng_sw_entry_end(dev, entry);
+
+    mr->dev          = dev;
+    mr->super.addr   = addr;
+    mr->super.length = length;
+    mr->super.lkey   = UMR_ENG_SW_KEY(index, entry->tag);
+    mr->super.rkey   = mr->super.lkey;
+    dev->num_objs++;
+    *mr_p = &mr->super;
+    return UCS_OK;
+}
+
+ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *edev,
+                                        umr_eng_mr_t *emr)
+{
+    umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
+    umr_eng_sw_mr_t *mr   = (umr_eng_sw_mr_t*)emr;
+
+    if ((mr == NULL) || !umr_eng_sw_owns(dev, mr->super.lkey, mr)) {
+        ucs_error("sw engine: mr_dereg: %p is not a memory region of %p",
+                  mr, dev);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    umr_eng_sw_index_free(dev, UMR_ENG_SW_KEY_INDEX(mr->super.lkey));
+    dev->num_objs--;
+    free(mr);
+    return UCS_OK;
+}
+
+ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
+                                           uint32_t max_entries,
+                                           umr_eng_mkey_t **mkey_p)
+{
+    umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
+    umr_eng_sw_kentry_t *entry;
+    umr_eng_sw_mkey_t *mkey;
+    ucs_status_t status;
+
+    if ((dev == NULL) || (mkey_p == NULL) || (max_entries == 0)) {
+        ucs_error("sw engine: mkey_create: invalid max_entries %u",
+                  max_entries);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (max_entries > UMR_ENG_SW_MAX_MKEY_ENTRIES) {
+        ucs_error("sw engine: mkey_create: max_entries %u > %u", max_entries,
+                  UMR_ENG_SW_MAX_MKEY_ENTRIES);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    mkey = calloc(1, sizeof(*mkey));
+    if (mkey == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    mkey->descs = calloc(max_entries, sizeof(*mkey->descs));
+    if (mkey->descs == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
+
+    status = umr_eng_sw_index_alloc(dev, mkey, &mkey->index);
+    if (status != UCS_OK) {
+        goto err_free_descs;
+    }
+
+    /* Created free, like an mlx5 UMR mkey: unusable until a UMR. */
+    entry              = umr_eng_sw_entry_begin(dev, mkey->index);
+    entry->kind        = UMR_ENG_SW_KIND_INDIRECT;
+    entry->tag++;
+    entry->valid       = 0;
+    entry->access      = 0;
+    entry->num_entries = 0;
+    entry->addr        = (uintptr_t)mkey->descs;
+    entry->length      = 0;
+    umr_eng_sw_entry_end(dev, entry);
+
+    mkey->dev               = dev;
+    mkey->super.lkey        = UMR_ENG_SW_KEY(mkey->index, entry->tag);
+    mkey->super.rkey        = mkey->super.lkey;
+    mkey->super.max_entries = max_entries;
+    dev->num_objs++;
+    *mkey_p = &mkey->super;
+    return UCS_OK;
+
+err_free_descs:
+    free(mkey->descs);
+err_free:
+    free(mkey);
+    return status;
+}
+
+ucs_status_t umr_eng_sw_mkey_destroy(umr_eng_dev_t *edev,
+                                            umr_eng_mkey_t *emkey)
+{
+    umr_eng_sw_dev_t *dev   = (umr_eng_sw_dev_t*)edev;
+    umr_eng_sw_mkey_t *mkey = (umr_eng_sw_mkey_t*)emkey;
+
+    if ((mkey == NULL) || !umr_eng_sw_owns(dev, mkey->super.lkey, mkey)) {
+        ucs_error("sw engine: mkey_destroy: %p is not an mkey of %p", mkey,
+                  dev);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    umr_eng_sw_index_free(dev, mkey->index);
+    dev->num_objs--;
+    free(mkey->descs);
+    free(mkey);
+    return UCS_OK;
+}

@@ -1,0 +1,241 @@
+/**
+ * mlx5_umr transport: layout registration (uct_umr_mem_reg). A layout is
+ * lowered to a plan of indirect keys, the keys come from the md's pool and
+ * are configured on the md's UMR queue pair, children first, and waited for:
+ * a packed key is usable by a peer as soon as registration returns.
+ */
+#include "umr_config.h"
+
+#include "umr_md.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <inttypes.h>
+
+
+ucs_status_t uct_mlx5_umr_md_post_key(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                                      const umr_layout_key_t *key, void *base,
+                                      uint32_t mr_lkey,
+                                      uct_mlx5_umr_mkey_t *const *mkeys,
+                                      uct_mlx5_umr_mkey_t *mkey,
+                                      unsigned access, uint64_t wr_id,
+                                      unsigned flags)
+{
+    umr_eng_interleaved_t ilv[md->config.mkey_entries];
+    umr_eng_sge_t sge[md->config.mkey_entries];
+    const umr_layout_entry_t *e;
+    uint64_t addr;
+    uint32_t lkey;
+    unsigned i;
+
+    if (key->num_entries > md->config.mkey_entries) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    for (i = 0; i < key->num_entries; ++i) {
+        e = &key->entries[i];
+        if (e->child < 0) {
+            addr = (uintptr_t)base + e->offset;
+            lkey = mr_lkey;
+        } else {
+            /* zero-based child key, already configured: current key value */
+            addr = e->offset;
+            lkey = mkeys[e->child]->eng->lkey;
+        }
+
+        if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
+            ilv[i].addr        = addr;
+            ilv[i].bytes_count = e->bytes_count;
+            ilv[i].bytes_skip  = e->bytes_skip;
+            ilv[i].lkey        = lkey;
+        } else {
+            sge[i].addr   = addr;
+            sge[i].length = e->bytes_count;
+            sge[i].lkey   = lkey;
+        }
+    }
+
+    if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
+        return md->eng->post_umr_interleaved(qp, mkey->eng, access,
+                                             key->repeat, key->num_entries,
+                                             ilv, wr_id, flags);
+    }
+
+    return md->eng->post_umr_list(qp, mkey->eng, access, key->num_entries, sge,
+                                  wr_id, flags);
+}
+
+/* Configure the keys of a plan, children first, and wait for the UMRs. */
+static ucs_status_t
+uct_mlx5_umr_md_post_plan(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh,
+                          unsigned access)
+{
+    const umr_layout_plan_t *plan = memh->plan;
+    unsigned outstanding = 0;
+    ucs_status_t status, wstatus;
+    unsigned k;
+
+    for (k = 0; k < plan->num_keys; ++k) {
+        /* children are read through their parent: every key gets access */
+        for (;;) {
+            status = uct_mlx5_umr_md_post_key(md, md->qp, &plan->keys[k],
+                                              memh->base, memh->mr->lkey,
+                                              memh->mkeys, memh->mkeys[k],
+                                              access, md->umr_sn++,
+                                              UMR_ENG_WR_SIGNALED);
+            if ((status != UCS_ERR_NO_RESOURCE) || (outstanding == 0)) {
+                break;
+            }
+            /* queue full: wait for one slot */
+            wstatus = uct_mlx5_umr_md_wait(md, &outstanding, outstanding - 1);
+            if (wstatus != UCS_OK) {
+                status = wstatus;
+                break;
+            }
+        }
+
+        if (status != UCS_OK) {
+            ucs_error("mlx5_umr md %p: posting UMR for key %u/%u failed: %s",
+                      md, k + 1, plan->num_keys, ucs_status_string(status));
+            goto out_wait;
+        }
+
+        ++outstanding;
+        ++md->stats.umr_posted;
+    }
+
+    status = UCS_OK;
+out_wait:
+    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    if (status == UCS_OK) {
+        status = wstatus;
+    }
+    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
+        uct_mlx5_umr_md_qp_reset(md);
+    }
+    return status;
+}
+
+/* Make keys that a peer may still hold fail before the key is reused. */
+void uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
+                                      uct_mlx5_umr_memh_t *memh)
+{
+    unsigned outstanding = 0;
+    ucs_status_t status;
+    unsigned k;
+
+    for (k = memh->num_mkeys; k-- > 0;) {
+        status = md->eng->post_local_inv(md->qp, memh->mkeys[k]->eng,
+                                         md->umr_sn++, UMR_ENG_WR_SIGNALED);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            uct_mlx5_umr_md_wait(md, &outstanding, 0);
+            ++k;
+            continue;
+        } else if (status != UCS_OK) {
+            ucs_warn("mlx5_umr md %p: local invalidate failed: %s", md,
+                     ucs_status_string(status));
+            continue;
+        }
+        ++outstanding;
+    }
+
+    status = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT)) {
+        uct_mlx5_umr_md_qp_reset(md);
+    }
+}
+
+ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
+                             const uct_umr_layout_t *layout, size_t count,
+                             unsigned flags, uct_mem_h *memh_p)
+{
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
+    unsigned access       = uct_mlx5_umr_md_access(flags);
+    uct_mlx5_umr_memh_t *memh;
+    umr_layout_plan_t *plan;
+    ucs_status_t status;
+    unsigned k;
+
+    if (md == NULL) {
+        ucs_error("uct_umr_mem_reg: md %p is not an mlx5_umr memory domain",
+                  uct_md);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((base == NULL) || (layout == NULL) || (count == 0) ||
+        (memh_p == NULL) || (uct_umr_layout_size(layout) == 0)) {
+        ucs_error("uct_umr_mem_reg: invalid parameter: base %p layout %p "
+                  "count %zu memh_p %p", base, layout, count, memh_p);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_layout_lower(layout, count, &md->limits, &plan);
+    if (status != UCS_OK) {
+        ucs_error("uct_umr_mem_reg: lowering the layout (count %zu) failed: "
+                  "%s: %s", count, ucs_status_string(status),
+                  uct_umr_layout_last_error());
+        return status;
+    }
+
+    memh = ucs_calloc(1, sizeof(*memh), "mlx5_umr layout memh");
+    if (memh == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_plan;
+    }
+
+    memh->plan        = plan;
+    memh->flags       = UCT_MLX5_UMR_MEMH_FLAG_LAYOUT;
+    memh->base        = base;
+    memh->count       = count;
+    memh->length      = plan->cost.total_bytes;
+    memh->layout_hash = uct_umr_layout_hash(layout);
+
+    status = uct_umr_layout_dup(layout, &memh->layout);
+    if (status != UCS_OK) {
+        goto err_memh;
+    }
+
+    status = md->eng->mr_reg(md->dev, UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
+                             plan->span_ub - plan->span_lb,
+                             access, &memh->mr);
+    if (status != UCS_OK) {
+        ucs_error("uct_umr_mem_reg: registering the span [%p, %p) failed: %s",
+                  UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
+                  UCS_PTR_BYTE_OFFSET(base, plan->span_ub),
+                  ucs_status_string(status));
+        goto err_memh;
+    }
+
+    memh->mkeys = ucs_calloc(plan->num_keys, sizeof(*memh->mkeys),
+                             "mlx5_umr memh keys");
+    if (memh->mkeys == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_memh;
+    }
+
+    for (k = 0; k < plan->num_keys; ++k) {
+        status = uct_mlx5_umr_md_mkey_get(md, &memh->mkeys[k]);
+        if (status != UCS_OK) {
+            goto err_memh;
+        }
+        ++memh->num_mkeys;
+    }
+
+    status = uct_mlx5_umr_md_post_plan(md, memh, access);
+    if (status != UCS_OK) {
+        goto err_memh;
+    }
+
+    memh->id = md->next_memh_id++;
+    ++md->stats.layout_regs;
+    *memh_p = memh;
+    return UCS_OK;
+
+err_memh:
+    plan = NULL; /* owned by memh now */
+    uct_mlx5_umr_memh_free(md, memh);
+err_plan:
+    if (plan != NULL) {
+        umr_layout_plan_free(plan);
+    }
+    return status;
+}
