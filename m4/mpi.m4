@@ -1,6 +1,8 @@
 #
 # UMR_CHECK_MPI: an MPI C compiler wrapper (mpicc) and launcher (mpirun), used
-# by the MPI benchmarks and tests. Optional.
+# by the MPI benchmarks and tests, and the flags mpicc adds (MPI_CPPFLAGS,
+# MPI_LIBS) for code built with the ordinary compilers (the datatype decoder,
+# C++ tests). Optional.
 #
 AC_DEFUN([UMR_CHECK_MPI], [
 AC_ARG_WITH([mpi],
@@ -13,11 +15,29 @@ AS_IF([test "x$with_mpi" != xno], [
           [umr_mpi_path="$with_mpi/bin$PATH_SEPARATOR$PATH"])
     AC_PATH_PROG([MPICC], [mpicc], [], [$umr_mpi_path])
     AC_PATH_PROG([MPIRUN], [mpirun], [], [$umr_mpi_path])
-    AS_IF([test -n "$MPICC" && test -n "$MPIRUN"], [umr_have_mpi=yes],
+    AS_IF([test -n "$MPICC" && test -n "$MPIRUN"], [
+        # Open MPI: --showme:*; MPICH family: -compile-info / -link-info
+        # (first word is the compiler itself).
+        AS_IF([MPI_CPPFLAGS=`$MPICC --showme:compile 2>/dev/null` &&
+               MPI_LIBS=`$MPICC --showme:link 2>/dev/null`], [],
+              [MPI_CPPFLAGS=`$MPICC -compile-info 2>/dev/null | cut -d' ' -f2-`
+               MPI_LIBS=`$MPICC -link-info 2>/dev/null | cut -d' ' -f2-`])
+        umr_save_CPPFLAGS=$CPPFLAGS; umr_save_LIBS=$LIBS
+        CPPFLAGS="$CPPFLAGS $MPI_CPPFLAGS"; LIBS="$MPI_LIBS $LIBS"
+        AC_MSG_CHECKING([whether mpi.h and the MPI library work with $CC])
+        AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>]],
+                                        [[int n; return PMPI_Type_get_envelope(MPI_INT, &n, &n, &n, &n);]])],
+                       [umr_have_mpi=yes], [])
+        AC_MSG_RESULT([$umr_have_mpi])
+        CPPFLAGS=$umr_save_CPPFLAGS; LIBS=$umr_save_LIBS
+        AS_IF([test "x$umr_have_mpi" != xyes && test "x$with_mpi" != xcheck],
+              [AC_MSG_ERROR([--with-mpi given but mpi.h/libmpi are not usable with $CC (MPI_CPPFLAGS=$MPI_CPPFLAGS MPI_LIBS=$MPI_LIBS)])])],
           [AS_IF([test "x$with_mpi" != xcheck], [AC_MSG_ERROR([--with-mpi given but mpicc/mpirun not found])])
            AC_MSG_WARN([mpicc/mpirun not found: MPI benchmarks and tests are not built])])
 ])
 AM_CONDITIONAL([HAVE_MPI], [test "x$umr_have_mpi" = xyes])
 AC_SUBST([MPICC])
 AC_SUBST([MPIRUN])
+AC_SUBST([MPI_CPPFLAGS])
+AC_SUBST([MPI_LIBS])
 ])
