@@ -7,6 +7,7 @@
  * byte: where the layout says and nowhere else. Seeds are printed; rerun a
  * failure with UMR_TEST_SEED=<seed>.
  */
+#include "umr_test_eng_fault.h"
 #include "umr_test_layout.h"
 #include "umr_test_proc.h"
 #include "umr_test_uct.h"
@@ -351,6 +352,49 @@ TEST_F(test_uct_md, bad_input)
 
     uct_umr_layout_free(vec);
     uct_umr_layout_free(empty);
+}
+
+/* A UMR of the md fails, and the reset that follows cannot create a new QP:
+ * the md must keep nothing it freed, refuse registrations cleanly while it
+ * has no QP, recover once a QP can be created, and destroy each QP and CQ
+ * exactly once (before the fix it destroyed the freed ones again at close). */
+TEST_F(test_uct_md, umr_qp_reset_failure)
+{
+    std::vector<uint8_t> buf(64 * 1024);
+    umr_test_eng_fault_t f = {};
+    uct_umr_layout_t *vec;
+    uct_mem_h memh;
+
+    ASSERT_UCS_OK(uct_umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
+
+    f.fail_wcs       = 1;
+    f.fail_qp_create = 1;
+    EXPECT_EQ(UCS_ERR_IO_ERROR,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+    EXPECT_EQ(1u, f.qp_destroyed) << "the QP in error state is destroyed";
+    EXPECT_EQ(0u, f.qp_created);
+
+    /* still no QP and none can be created: a clean error */
+    f.fail_qp_create = 1;
+    EXPECT_EQ(UCS_ERR_NO_MEMORY,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+
+    /* a QP can be created again: registration works end to end */
+    ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+    EXPECT_EQ(1u, f.qp_created);
+    ASSERT_UCS_OK(m_s.dereg(memh));
+
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+
+    m_s.close();
+    umr_test_eng_fault_remove(NULL);
+    EXPECT_EQ(0u, f.bad_destroys) << "a QP or CQ destroyed twice";
+    EXPECT_EQ(f.qp_created + 1, f.qp_destroyed);
+    EXPECT_EQ(f.cq_created + 1, f.cq_destroyed);
+    uct_umr_layout_free(vec);
 }
 
 TEST_F(test_uct_md, not_connected_ep_refuses)

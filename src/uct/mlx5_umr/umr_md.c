@@ -215,6 +215,16 @@ void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md, uct_mlx5_umr_mkey_t *mkey)
     ucs_list_add_head(&md->free_mkeys, &mkey->list);
 }
 
+void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
+                                  uct_mlx5_umr_mkey_t *mkey)
+{
+    ucs_assert(md->stats.mkeys_in_use > 0);
+    --md->stats.mkeys_in_use;
+    --md->stats.mkeys_created;
+    md->eng->mkey_destroy(md->dev, mkey->eng);
+    ucs_free(mkey);
+}
+
 static void uct_mlx5_umr_md_mkeys_destroy(uct_mlx5_umr_md_t *md)
 {
     uct_mlx5_umr_mkey_t *mkey, *tmp;
@@ -248,8 +258,14 @@ void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
 
 static void uct_mlx5_umr_md_qp_destroy(uct_mlx5_umr_md_t *md)
 {
-    md->eng->qp_destroy(md->qp);
-    md->eng->cq_destroy(md->cq);
+    if (md->qp != NULL) {
+        md->eng->qp_destroy(md->qp);
+        md->qp = NULL;
+    }
+    if (md->cq != NULL) {
+        md->eng->cq_destroy(md->cq);
+        md->cq = NULL;
+    }
 }
 
 static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
@@ -259,9 +275,11 @@ static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
     umr_eng_qp_params_t qp_params;
     ucs_status_t status;
 
+    ucs_assert((md->qp == NULL) && (md->cq == NULL));
     status = md->eng->cq_create(md->dev, md->config.umr_queue_len * 2,
                                 &md->cq);
     if (status != UCS_OK) {
+        md->cq = NULL;
         goto err;
     }
 
@@ -270,7 +288,8 @@ static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
     qp_params.max_umr_entries = md->config.mkey_entries;
     status = md->eng->qp_create(md->dev, md->cq, &qp_params, &md->qp);
     if (status != UCS_OK) {
-        goto err_cq;
+        md->qp = NULL;
+        goto err_destroy;
     }
 
     /* A UMR needs a QP in RTS: connect it to itself. */
@@ -278,26 +297,42 @@ static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
     md->eng->qp_get_addr(md->qp, qp_addr);
     status = md->eng->qp_connect(md->qp, dev_addr, qp_addr);
     if (status != UCS_OK) {
-        goto err_qp;
+        goto err_destroy;
     }
 
     return UCS_OK;
 
-err_qp:
-    md->eng->qp_destroy(md->qp);
-err_cq:
-    md->eng->cq_destroy(md->cq);
+err_destroy:
+    /* never keep a pointer to what was destroyed */
+    uct_mlx5_umr_md_qp_destroy(md);
 err:
-    ucs_error("mlx5_umr md: failed to create the UMR queue pair: %s",
+    ucs_error("mlx5_umr md %p: failed to create the UMR queue pair: %s", md,
               ucs_status_string(status));
     return status;
 }
 
-/* After a failed WR the QP is in error state: start over with a new one. */
+ucs_status_t uct_mlx5_umr_md_qp_get(uct_mlx5_umr_md_t *md)
+{
+    if (ucs_likely(md->qp != NULL)) {
+        return UCS_OK;
+    }
+
+    /* a reset could not create it: try again */
+    return uct_mlx5_umr_md_qp_create(md);
+}
+
 ucs_status_t uct_mlx5_umr_md_qp_reset(uct_mlx5_umr_md_t *md)
 {
+    ucs_status_t status;
+
     uct_mlx5_umr_md_qp_destroy(md);
-    return uct_mlx5_umr_md_qp_create(md);
+    status = uct_mlx5_umr_md_qp_create(md);
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr md %p: the UMR queue pair is gone after an error "
+                  "and could not be recreated (%s); layout registration "
+                  "fails until it can be", md, ucs_status_string(status));
+    }
+    return status;
 }
 
 /* Wait for `*outstanding` signaled WRs of the md QP; first error wins. */
@@ -428,8 +463,13 @@ uct_mlx5_umr_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
         }
     }
 
-    if (memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) {
-        uct_mlx5_umr_md_invalidate_mkeys(md, memh);
+    if ((memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) &&
+        (uct_mlx5_umr_md_invalidate_mkeys(md, memh) != UCS_OK)) {
+        /* a peer may still reach memory through these keys: never reuse
+         * them for another layout */
+        while (memh->num_mkeys > 0) {
+            uct_mlx5_umr_md_mkey_discard(md, memh->mkeys[--memh->num_mkeys]);
+        }
     }
 
     uct_mlx5_umr_memh_free(md, memh);

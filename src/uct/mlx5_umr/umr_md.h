@@ -180,12 +180,22 @@ unsigned uct_mlx5_umr_md_access(unsigned flags);
 ucs_status_t uct_mlx5_umr_md_wait(uct_mlx5_umr_md_t *md, unsigned *outstanding,
                                   unsigned until);
 
-/* After a failed WR the QP is in error state: start over with a new one. */
+/* After a failed WR the QP is in error state: start over with a new one.
+ * On failure the md has no QP (md->qp NULL, nothing kept that was freed)
+ * until uct_mlx5_umr_md_qp_get() manages to create one. */
 ucs_status_t uct_mlx5_umr_md_qp_reset(uct_mlx5_umr_md_t *md);
 
-/* Make layout keys a peer may still hold fail before they are reused. */
-void uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
-                                      uct_mlx5_umr_memh_t *memh);
+/* The md's UMR QP exists (created again if a reset could not). */
+ucs_status_t uct_mlx5_umr_md_qp_get(uct_mlx5_umr_md_t *md);
+
+/* Make layout keys a peer may still hold fail before they are reused.
+ * On failure the keys may still be valid: the caller must not reuse them. */
+ucs_status_t uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
+                                              uct_mlx5_umr_memh_t *memh);
+
+/* Destroy a key taken from the pool instead of returning it. */
+void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
+                                  uct_mlx5_umr_mkey_t *mkey);
 
 /* Free a memory handle and everything it holds. */
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh);

@@ -75,6 +75,11 @@ uct_mlx5_umr_md_post_plan(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh,
     ucs_status_t status, wstatus;
     unsigned k;
 
+    status = uct_mlx5_umr_md_qp_get(md);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     for (k = 0; k < plan->num_keys; ++k) {
         /* children are read through their parent: every key gets access */
         for (;;) {
@@ -111,38 +116,54 @@ out_wait:
         status = wstatus;
     }
     if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
-        uct_mlx5_umr_md_qp_reset(md);
+        /* the registration fails with wstatus either way; a failed reset is
+         * logged and leaves no QP, the next registration tries again */
+        (void)uct_mlx5_umr_md_qp_reset(md);
     }
     return status;
 }
 
-/* Make keys that a peer may still hold fail before the key is reused. */
-void uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
-                                      uct_mlx5_umr_memh_t *memh)
+ucs_status_t uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
+                                              uct_mlx5_umr_memh_t *memh)
 {
+    ucs_status_t status  = UCS_OK;
     unsigned outstanding = 0;
-    ucs_status_t status;
+    ucs_status_t wstatus;
     unsigned k;
+
+    if (uct_mlx5_umr_md_qp_get(md) != UCS_OK) {
+        return UCS_ERR_IO_ERROR;
+    }
 
     for (k = memh->num_mkeys; k-- > 0;) {
         status = md->eng->post_local_inv(md->qp, memh->mkeys[k]->eng,
                                          md->umr_sn++, UMR_ENG_WR_SIGNALED);
-        if (status == UCS_ERR_NO_RESOURCE) {
-            uct_mlx5_umr_md_wait(md, &outstanding, 0);
-            ++k;
+        if ((status == UCS_ERR_NO_RESOURCE) && (outstanding > 0)) {
+            status = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+            if (status != UCS_OK) {
+                break;
+            }
+            ++k; /* the queue drained: post this key again */
             continue;
         } else if (status != UCS_OK) {
-            ucs_warn("mlx5_umr md %p: local invalidate failed: %s", md,
-                     ucs_status_string(status));
-            continue;
+            break;
         }
         ++outstanding;
     }
 
-    status = uct_mlx5_umr_md_wait(md, &outstanding, 0);
-    if ((status != UCS_OK) && (status != UCS_ERR_TIMED_OUT)) {
-        uct_mlx5_umr_md_qp_reset(md);
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr md %p: local invalidate failed: %s", md,
+                  ucs_status_string(status));
     }
+
+    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    if (status == UCS_OK) {
+        status = wstatus;
+    }
+    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
+        (void)uct_mlx5_umr_md_qp_reset(md); /* logged; retried on next use */
+    }
+    return status;
 }
 
 ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
