@@ -128,6 +128,14 @@ ucs_status_t uct_stack::open(const std::string &dev, const config_t &md_cfg,
             params.features    = UCT_IFACE_FEATURE_PUT |
                                  UCT_IFACE_FEATURE_GET;
         }
+        if (err_handler != nullptr) {
+            params.field_mask       |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                       UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                       UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+            params.err_handler       = err_handler;
+            params.err_handler_arg   = err_handler_arg;
+            params.err_handler_flags = 0;
+        }
         status = uct_iface_open(md, worker, &params, iface_config, &iface);
     }
     uct_config_release(iface_config);

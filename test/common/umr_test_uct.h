@@ -84,6 +84,9 @@ public:
 
     /* open the iface with a feature request, as UCP does (set before open) */
     bool              request_features = false;
+    /* iface error handler (uct_iface_params_t::err_handler; before open) */
+    uct_error_handler_t err_handler     = nullptr;
+    void                *err_handler_arg = nullptr;
 
     uct_component_h   component = nullptr;
     uct_md_h          md        = nullptr;

@@ -1427,6 +1427,122 @@ TEST_F(test_uct_xproc, destroy_ep_with_inflight_ops)
     ASSERT_UCS_OK(m_s.dereg(memh));
 }
 
+/* Issue 12 finding 4: a peer dies mid-transfer. Its endpoint's outstanding
+ * and later operations fail, the iface error handler hears of it once, and
+ * an endpoint to a live peer keeps working. */
+struct ep_err_record {
+    std::vector<uct_ep_h>     eps;
+    std::vector<ucs_status_t> statuses;
+};
+
+static ucs_status_t record_ep_err(void *arg, uct_ep_h ep, ucs_status_t status)
+{
+    ep_err_record *rec = (ep_err_record*)arg;
+    rec->eps.push_back(ep);
+    rec->statuses.push_back(status);
+    return UCS_OK;
+}
+
+TEST_F(test_uct_xproc, peer_failure_reaches_error_handler)
+{
+    const size_t len = 64 * 1024, chunk = 4096;
+    ep_err_record rec;
+
+    m_s.err_handler     = record_ep_err;
+    m_s.err_handler_arg = &rec;
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), len);
+    start(); /* m_ep: to the peer that stays alive */
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_TRUE(m_s.iface_attr.cap.flags &
+                UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE);
+
+    /* a second peer, the one that dies */
+    std::vector<region> dying(1);
+    make_contig_region(dying[0], len);
+    proc peer([&](proc &p) { return target_main(p, dying, {}, {}); });
+    bytes_t dev, epa, packed;
+    uint64_t va;
+    uct_rkey_bundle_t rk;
+    ASSERT_TRUE(recv_bytes(peer, dev));
+    ASSERT_TRUE(recv_bytes(peer, epa));
+    ASSERT_TRUE(recv_bytes(peer, packed));
+    ASSERT_TRUE(peer.recv(va));
+    ASSERT_UCS_OK(m_s.unpack(packed, &rk));
+    uct_ep_h ep = m_s.create_ep();
+    ASSERT_NE(nullptr, ep);
+    ASSERT_UCS_OK(m_s.connect(ep, dev, epa));
+    ASSERT_TRUE(send_bytes(peer, m_s.dev_addr()));
+    ASSERT_TRUE(send_bytes(peer, m_s.ep_addr(ep)));
+
+    bytes_t buf(len, 0x5a);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    /* alive: a put completes */
+    uct_iov_t iov = {buf.data(), chunk, memh, 0, 1};
+    test_comp first;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(ep, &iov, 1, va, rk.rkey,
+                                               &first.uct));
+    ASSERT_TRUE(m_s.wait(first));
+    EXPECT_EQ(UCS_OK, first.status);
+
+    /* outstanding when the peer dies (the sw engine moves data in progress) */
+    std::vector<test_comp> comps(8);
+    for (size_t i = 0; i < comps.size(); ++i) {
+        iov.buffer = buf.data() + i * chunk;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_put_zcopy(ep, &iov, 1, va + i * chunk, rk.rkey,
+                                   &comps[i].uct));
+    }
+    peer.kill();
+
+    for (auto &c : comps) {
+        ASSERT_TRUE(m_s.wait(c));
+        EXPECT_EQ(1, c.fired);
+        EXPECT_TRUE(UCS_STATUS_IS_ERR(c.status)) << ucs_status_string(c.status);
+    }
+    ASSERT_EQ(1u, rec.eps.size()) << "the handler hears of the failure";
+    EXPECT_EQ(ep, rec.eps[0]);
+    EXPECT_TRUE((rec.statuses[0] == UCS_ERR_ENDPOINT_TIMEOUT) ||
+                (rec.statuses[0] == UCS_ERR_CONNECTION_RESET))
+            << ucs_status_string(rec.statuses[0]);
+
+    /* later operations fail at once; the handler is not called again */
+    test_comp later;
+    iov.buffer = buf.data();
+    EXPECT_TRUE(UCS_STATUS_IS_ERR(uct_ep_put_zcopy(ep, &iov, 1, va, rk.rkey,
+                                                   &later.uct)));
+    EXPECT_TRUE(UCS_STATUS_IS_ERR(uct_ep_put_short(ep, buf.data(), 8, va,
+                                                   rk.rkey)));
+    EXPECT_TRUE(UCS_STATUS_IS_ERR(uct_ep_flush(ep, 0, NULL)));
+    for (int i = 0; i < 100; ++i) {
+        m_s.progress();
+    }
+    EXPECT_EQ(0, later.fired);
+    EXPECT_EQ(1u, rec.eps.size());
+
+    /* the endpoint to the live peer still moves data, byte for byte */
+    bytes_t src(len);
+    for (size_t i = 0; i < len; ++i) {
+        src[i] = (uint8_t)(i * 7 + 1);
+    }
+    uct_mem_h src_memh;
+    ASSERT_UCS_OK(m_s.reg(src.data(), src.size(), &src_memh));
+    uct_iov_t live = {src.data(), len, src_memh, 0, 1};
+    EXPECT_EQ(UCS_OK, run(OP_PUT, {live}, m_va[0], m_rkeys[0].rkey));
+    std::vector<bytes_t> out = dump();
+    bytes_t want = m_regions[0].init;
+    std::copy(src.begin(), src.end(), want.begin() + GUARD);
+    EXPECT_EQ(want, out[0]) << first_diff(out[0], want);
+    EXPECT_TRUE(rec.eps.size() == 1u);
+
+    m_s.release(&rk);
+    m_s.destroy_ep(ep);
+    ASSERT_UCS_OK(m_s.dereg(src_memh));
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
 /* Unpacking the same packed key through the ep returns the cached key. */
 TEST_F(test_uct_xproc, remote_key_cache)
 {

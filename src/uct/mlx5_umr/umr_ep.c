@@ -90,7 +90,13 @@ void uct_mlx5_umr_ep_wr_done(uct_mlx5_umr_op_t *op, ucs_status_t status)
             op->status = status;
         }
         if (ep->status == UCS_OK) {
-            ep->status = status;
+            /* the QP is in error: every later WR fails too. The iface error
+             * handler learns it from progress, after the completions
+             * polled with this one (it may destroy the ep). */
+            ep->status    = status;
+            ep->err_state = UCT_MLX5_UMR_EP_ERR_QUEUED;
+            ucs_list_add_tail(&uct_mlx5_umr_ep_iface(ep)->failed_eps,
+                              &ep->err_list);
         }
     }
 
@@ -106,6 +112,24 @@ void uct_mlx5_umr_ep_wr_done(uct_mlx5_umr_op_t *op, ucs_status_t status)
             op->status = ep->status;
         }
         uct_mlx5_umr_ep_op_finish(ep, op);
+    }
+}
+
+void uct_mlx5_umr_ep_report_failure(uct_mlx5_umr_ep_t *ep)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    ucs_status_t status;
+
+    ucs_assert(ep->err_state == UCT_MLX5_UMR_EP_ERR_QUEUED);
+    ucs_list_del(&ep->err_list);
+    ep->err_state = UCT_MLX5_UMR_EP_ERR_REPORTED;
+
+    /* last use of ep here: the handler may destroy it */
+    status = uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
+                                     ep->status);
+    if ((status != UCS_OK) && (iface->super.err_handler != NULL)) {
+        ucs_error("mlx5_umr ep %p: error handler did not handle %s", ep,
+                  ucs_status_string(status));
     }
 }
 
@@ -324,6 +348,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_ep_t, const uct_ep_params_t *params)
     self->connected = 0;
     self->fence     = 0;
     self->status    = UCS_OK;
+    self->err_state = UCT_MLX5_UMR_EP_ERR_NONE;
     memset(&self->stats, 0, sizeof(self->stats));
     ucs_queue_head_init(&self->ops);
     ucs_queue_head_init(&self->pending);
@@ -341,6 +366,9 @@ static UCS_CLASS_CLEANUP_FUNC(uct_mlx5_umr_ep_t)
     uct_mlx5_umr_op_t *op;
 
     ucs_list_del(&self->list);
+    if (self->err_state == UCT_MLX5_UMR_EP_ERR_QUEUED) {
+        ucs_list_del(&self->err_list); /* destroyed before it was reported */
+    }
     /* the engine drops this QP's completions from the shared CQ */
     iface->eng->qp_destroy(self->qp);
 

@@ -9,6 +9,14 @@
 #include "umr_rcache.h"
 
 
+/* Reporting of an endpoint's failure to the iface error handler. */
+enum {
+    UCT_MLX5_UMR_EP_ERR_NONE,       /* no failure */
+    UCT_MLX5_UMR_EP_ERR_QUEUED,     /* in iface->failed_eps */
+    UCT_MLX5_UMR_EP_ERR_REPORTED    /* handler called: never again */
+};
+
+
 struct uct_mlx5_umr_ep {
     uct_base_ep_t        super;
     umr_eng_qp_t         *qp;
@@ -19,6 +27,8 @@ struct uct_mlx5_umr_ep {
     ucs_queue_head_t     ops;        /* uct_mlx5_umr_op_t, posting order */
     ucs_queue_head_t     pending;    /* uct_pending_req_t */
     ucs_list_link_t      list;       /* in iface->eps */
+    ucs_list_link_t      err_list;   /* in iface->failed_eps until reported */
+    int                  err_state;  /* UCT_MLX5_UMR_EP_ERR_* */
     uct_mlx5_umr_cache_t cache;
     uct_mlx5_umr_rcache_t rcache;
     uct_umr_ep_stats_t   stats;
@@ -62,6 +72,8 @@ void uct_mlx5_umr_ep_pending_purge(uct_ep_h tl_ep,
 /* Called from iface progress. */
 void uct_mlx5_umr_ep_wr_done(uct_mlx5_umr_op_t *op, ucs_status_t status);
 void uct_mlx5_umr_ep_dispatch_pending(uct_mlx5_umr_ep_t *ep);
+/* Report a failed endpoint to the iface error handler (once per ep). */
+void uct_mlx5_umr_ep_report_failure(uct_mlx5_umr_ep_t *ep);
 
 
 /* Shared by the endpoint files (umr_ep.c, umr_ep_rma.c, umr_ep_layout.c). */

@@ -141,7 +141,8 @@ static ucs_status_t uct_mlx5_umr_iface_query(uct_iface_h tl_iface,
                                   UCT_IFACE_FLAG_GET_BCOPY |
                                   UCT_IFACE_FLAG_GET_ZCOPY |
                                   UCT_IFACE_FLAG_PENDING   |
-                                  UCT_IFACE_FLAG_CONNECT_TO_EP;
+                                  UCT_IFACE_FLAG_CONNECT_TO_EP |
+                                  UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
     iface_attr->cap.event_flags = 0;
 
     iface_attr->latency             = ucs_linear_func_make(
@@ -249,6 +250,12 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
                     umr_eng_wc_status_str(wcs[i].status));
         }
         uct_mlx5_umr_ep_wr_done(op, status);
+    }
+
+    /* after the whole batch: a handler may destroy its ep (and others) */
+    while (ucs_unlikely(!ucs_list_is_empty(&iface->failed_eps))) {
+        uct_mlx5_umr_ep_report_failure(
+                ucs_list_head(&iface->failed_eps, uct_mlx5_umr_ep_t, err_list));
     }
 
     if (n > 0) {
@@ -509,6 +516,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
                                     (params->field_mask &
                                      UCT_IFACE_PARAM_FIELD_FEATURES);
     ucs_list_head_init(&self->eps);
+    ucs_list_head_init(&self->failed_eps);
 
     /* every ep's queue fits: a CQ overrun would be fatal on hardware */
     self->cq_avail = self->config.tx_queue_len * 16;

@@ -60,6 +60,8 @@ typedef struct uct_mlx5_umr_iface {
     umr_eng_cq_t         *cq;
     ucs_mpool_t          op_mp;
     ucs_list_link_t      eps;        /* all endpoints */
+    ucs_list_link_t      failed_eps; /* failures not reported to the error
+                                        handler yet */
     unsigned             outstanding;/* operations not retired yet */
     unsigned             cq_avail;   /* CQ entries not promised to a WR */
     /* bounce buffers */
