@@ -15,6 +15,7 @@ packages=(
     googletest libgtest-dev               # make check
     clang                                 # make fuzz (libFuzzer)
     valgrind
+    python3-matplotlib                    # run-mpi-bench.sh plots
 )
 
 missing=()

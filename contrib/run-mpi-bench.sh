@@ -1,56 +1,121 @@
 #!/bin/bash
 #
 # MPI benchmark: set everything up (packages, UCX source headers, build), then
-# run examples/halo3d_mpi under mpirun twice, with Open MPI's default pml (ob1
-# with shared memory on one node) and with pml ucx. Each run times the faces
-# of N^3 grids of doubles sent from rank 0 to rank 1 through Open MPI's own
-# derived-datatype path, MPI_Pack + MPI_Send + MPI_Unpack, and the mlx5_umr
-# transport (one zero-copy put between two layout keys), every face verified
-# byte for byte.
+# run one unmodified MPI program, test/bench/bench_mpi_ddt (MPI_Send/MPI_Recv
+# of derived datatypes from rank 0 to rank 1, every message verified, then a
+# contiguous ping-pong), under each PML configuration in turn:
 #
-# Engine: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach, not NIC
-# figures). Arguments go to halo3d_mpi (default -n 32,64,128,256 -i 50).
+#   ob1             Open MPI's default PML (ob1 with shared memory, one host)
+#   ucx             pml ucx (--mca pml_ucx_tls any --mca pml_ucx_devices any:
+#                   this host has no RDMA device, so UCX shared memory + cma)
+#   umr+ob1 ...     pml/umr in front of ob1 / ucx, automatic choice
+#   umr+ob1:zcopy   pml/umr with zero-copy forced (shows where it loses)
+#
+# (the umr+ columns appear once the pml/umr component is built), and in the
+# same program MPI_Pack + contiguous send + MPI_Unpack. Prints the tables
+# side by side and writes PNG plots (python3-matplotlib) into OUT
+# (default BUILD_DIR/mpi-bench).
+#
+# usage: contrib/run-mpi-bench.sh [--quick|--long] [--only NAME[,NAME..]]
+#                                 [--halo3d] [-- bench_mpi_ddt arguments]
+#   --quick   smaller messages and fewer repeats (about 3 minutes)
+#   --long    more repeats (final figures on a quiet machine)
+#   --only    run only these configurations (e.g. ob1,umr+ob1)
+#   --halo3d  instead: examples/halo3d_mpi (the transport used directly,
+#             against Open MPI's datatype path) under ob1 and ucx
+#
+# Engine for pml/umr: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach
+# on one host, NOT NIC figures).
 #
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
+out=${OUT:-$BUILD_DIR/mpi-bench}
+
+size_args=(-T 0.5 -m 5 -M 50 -i 2000 -r 7)
+only=""
+halo3d=0
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) size_args=(-s 4194304 -n 128 -T 0.2 -m 3 -M 20 -i 500 -r 5) ;;
+    --long)  size_args=(-T 3 -m 11 -M 500 -i 10000 -r 15) ;;
+    --only)  only=$2; shift ;;
+    --halo3d) halo3d=1 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "run-mpi-bench: unknown argument '$1' (--help)" >&2; exit 1 ;;
+    esac
+    shift
+done
 
 "$top/contrib/install-deps.sh"
 "$top/contrib/build.sh"
+make -C "$BUILD_DIR" bench >/dev/null
 
-prog=$BUILD_DIR/examples/halo3d_mpi
+export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
+mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2 -x UCX_MLX5_UMR_ENGINE)
+ucx=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
+
+if [ $halo3d -eq 1 ]; then
+    prog=$BUILD_DIR/examples/halo3d_mpi
+    [ ${#extra[@]} -gt 0 ] || extra=(-n 32,64,128,256 -i 50)
+    for cfg in ob1 ucx; do
+        opts=(--mca pml ob1)
+        [ $cfg = ob1 ] || opts=("${ucx[@]}")
+        echo; echo "=== $cfg: ${mpirun[*]} ${opts[*]} $prog ${extra[*]}"
+        "${mpirun[@]}" "${opts[@]}" "$prog" "${extra[@]}"
+    done
+    exit 0
+fi
+
+prog=$BUILD_DIR/test/bench/bench_mpi_ddt
 if [ ! -x "$prog" ]; then
     echo "run-mpi-bench: $prog was not built (configure found no mpicc/mpirun?)" >&2
     exit 1
 fi
-args=("$@")
-[ $# -gt 0 ] || args=(-n 32,64,128,256 -i 50)
 
-export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
-mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2 -x UCX_MLX5_UMR_ENGINE)
-
-echo
-echo "=== run 1/2: default pml: ${mpirun[*]} $prog ${args[*]}"
-"${mpirun[@]}" "$prog" "${args[@]}"
-
-# Open MPI 4.1's pml ucx declines unless UCX offers a device matching
-# pml_ucx_devices (default mlx*) or a transport in pml_ucx_tls (default
-# rc/ud/dc verbs and mlx5, cuda_ipc, rocm_ipc). Without such a device it
-# runs only when told to accept any: then over UCX shared memory and cma.
-ucx=(--mca pml ucx)
-probe=$(mktemp)
-if ! "${mpirun[@]}" "${ucx[@]}" "$prog" -n 8 -i 1 >"$probe" 2>&1; then
-    echo
-    echo "run-mpi-bench: plain '--mca pml ucx' cannot run here:" \
-         "$(grep -m1 -o 'PML ucx cannot be selected' "$probe" || tail -1 "$probe")"
-    echo "  Open MPI's pml ucx accepts UCX only with a device matching pml_ucx_devices (mlx*)"
-    echo "  or a transport in pml_ucx_tls (rc/ud/dc verbs, mlx5, cuda_ipc, rocm_ipc); this host"
-    echo "  has no RDMA device (UCX: tcp, posix/sysv shared memory, cma). Forcing it with"
-    echo "  --mca pml_ucx_tls any --mca pml_ucx_devices any: pml ucx over UCX shared memory + cma."
-    ucx+=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
+# Configurations: name and mpirun options. pml/umr rows only when its
+# component has been built (contrib/pml-umr-mca.sh prints its options).
+names=(ob1 ucx)
+declare -A opts
+opts[ob1]="--mca pml ob1"
+opts[ucx]="${ucx[*]}"
+umr_opts="$top/contrib/pml-umr-mca.sh"
+if [ -x "$umr_opts" ] && "$umr_opts" ob1 auto >/dev/null 2>&1; then
+    for w in ob1 ucx; do
+        names+=("umr+$w" "umr+$w:zcopy")
+        opts[umr+$w]="$("$umr_opts" "$w" auto)"
+        opts[umr+$w:zcopy]="$("$umr_opts" "$w" on)"
+    done
+else
+    echo "run-mpi-bench: pml/umr is not built: only ob1, ucx and MPI_Pack"
 fi
-rm -f "$probe"
+
+mkdir -p "$out"
+report=()
+echo "run-mpi-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" \
+     "before; results in $out"
+for n in "${names[@]}"; do
+    if [ -n "$only" ] && ! [[ ",$only," == *",$n,"* ]]; then
+        continue
+    fi
+    f="$out/$(echo "$n" | tr '+:' '__').out"
+    # shellcheck disable=SC2086 # opts[] are word lists
+    cmd=("${mpirun[@]}" ${opts[$n]} "$prog" "${size_args[@]}" "${extra[@]}")
+    echo
+    echo "=== $n: ${cmd[*]}"
+    start=$(date +%s)
+    "${cmd[@]}" >"$f"
+    grep -v -e '^DATA' -e '^LAT' "$f"
+    echo "=== $n: $(( $(date +%s) - start )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    report+=("$n=$f")
+done
 
 echo
-echo "=== run 2/2: pml ucx: ${mpirun[*]} ${ucx[*]} $prog ${args[*]}"
-"${mpirun[@]}" "${ucx[@]}" "$prog" "${args[@]}"
+echo "=== side by side"
+/usr/bin/python3 "$top/contrib/mpi-bench-report.py" "$out" "${report[@]}"
+echo
+echo "run-mpi-bench: tables in $out/mpi-bench-tables.txt, plots" \
+     "$out/mpi-bench-{vector,patterns,latency}.png" \
+     "(load $(cut -d' ' -f1-3 /proc/loadavg) after)"

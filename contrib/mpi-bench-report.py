@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""
+Side-by-side tables and PNG plots of bench_mpi_ddt runs (contrib/run-mpi-bench.sh).
+
+usage: mpi-bench-report.py OUTDIR NAME=FILE [NAME=FILE ...]
+
+Each FILE is the stdout of one `mpirun -np 2 bench_mpi_ddt` run under one PML
+configuration NAME (e.g. ob1, ucx, umr+ob1, umr+ob1:zcopy). Columns:
+  NAME           MPI_Send/MPI_Recv of the derived datatype under NAME
+  pack(NAME)     MPI_Pack + contiguous send + MPI_Unpack under NAME (shown for
+                 the runs without pml/umr)
+Ratios umr/<pml> are the wrapped PML's time over pml/umr's (>= 1: pml/umr is
+faster). Writes OUTDIR/mpi-bench-{vector,patterns,latency}.png and
+OUTDIR/mpi-bench-tables.txt.
+"""
+import os
+import sys
+
+
+def parse(path):
+    data, lat, head = {}, {}, []
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if parts[0] == "DATA" and len(parts) == 10:
+                key = (parts[1], parts[2])
+                rec = data.setdefault(key, {"bytes": int(parts[3]),
+                                            "blocks": int(parts[4]),
+                                            "mean": float(parts[5])})
+                rec[parts[6]] = float(parts[7])
+            elif parts[0] == "LAT" and len(parts) == 5:
+                lat[int(parts[1])] = float(parts[2])
+            elif line.startswith("#"):
+                head.append(line.rstrip())
+    return data, lat, head
+
+
+def is_umr(name):
+    return name.startswith("umr+")
+
+
+def wrapped(name):
+    # umr+ob1 / umr+ob1:zcopy -> ob1
+    return name[4:].split(":")[0] if is_umr(name) else None
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    outdir = sys.argv[1]
+    runs = []
+    for arg in sys.argv[2:]:
+        name, path = arg.split("=", 1)
+        if os.path.exists(path):
+            runs.append((name, parse(path)))
+    if not runs:
+        sys.exit("mpi-bench-report: no results")
+
+    # columns: every run's ddt time, then pack for runs without pml/umr
+    cols = [(name, "ddt", name) for name, _ in runs]
+    cols += [("pack(%s)" % name, "pack", name) for name, _ in runs
+             if not is_umr(name)]
+    bydata = {name: r[0] for name, r in runs}
+    bylat = {name: r[1] for name, r in runs}
+    keys = []
+    for name, (data, _, _) in runs:
+        for k in data:
+            if k not in keys:
+                keys.append(k)
+
+    out = []
+
+    def emit(s=""):
+        out.append(s)
+        print(s)
+
+    ratios = [(n, wrapped(n)) for n, _ in runs
+              if is_umr(n) and wrapped(n) in bydata]
+
+    def t(col, key):
+        _, mode, run = col
+        return bydata.get(run, {}).get(key, {}).get(mode)
+
+    emit("Derived datatypes, rank 0 -> rank 1, GB/s (1e9 B/s) of data per "
+         "message, median; ratio = wrapped PML time / pml/umr time")
+    hdr = "%-15s %-26s %9s %7s" % ("pattern", "param", "bytes", "block")
+    hdr += "".join(" %13s" % c[0] for c in cols)
+    hdr += "".join(" %13s" % ("%s/%s" % (u.split(":")[0].replace("umr+", "umr")
+                                         + (":zc" if ":" in u else ""), w))
+                   for u, w in ratios)
+    emit(hdr)
+    worst = {}
+    for key in keys:
+        rec = None
+        for name, _ in runs:
+            rec = rec or bydata[name].get(key)
+        line = "%-15s %-26s %9d %7.0f" % (key[0], key[1][:26], rec["bytes"],
+                                         rec["mean"])
+        for c in cols:
+            v = t(c, key)
+            line += " %13s" % ("%.3f" % (rec["bytes"] / v / 1e3) if v else "-")
+        for u, w in ratios:
+            tu, tw = t((u, "ddt", u), key), t((w, "ddt", w), key)
+            if tu and tw:
+                r = tw / tu
+                line += " %12.2fx" % r
+                if ":" not in u and r < worst.get(u, (9e9,))[0]:
+                    worst[u] = (r, key)
+            else:
+                line += " %13s" % "-"
+        emit(line)
+    for u, (r, key) in worst.items():
+        emit("lowest %s vs %s: %.2fx at %s %s%s" %
+             (u, wrapped(u), r, key[0], key[1],
+              "" if r >= 0.95 else "   (below 0.95x)"))
+
+    lat_runs = [n for n, _ in runs if bylat[n]]
+    if lat_runs:
+        emit("")
+        emit("Contiguous ping-pong, half round trip [us], median")
+        sizes = sorted(set(s for n in lat_runs for s in bylat[n]))
+        pairs = [(n, wrapped(n)) for n in lat_runs
+                 if is_umr(n) and ":" not in n and wrapped(n) in bylat]
+        hdr = "%8s" % "bytes" + "".join(" %13s" % n for n in lat_runs)
+        hdr += "".join(" %16s" % ("%s-%s" % (u.replace("umr+", "umr"), w))
+                       for u, w in pairs)
+        emit(hdr)
+        for s in sizes:
+            line = "%8d" % s
+            for n in lat_runs:
+                v = bylat[n].get(s)
+                line += " %13s" % ("%.3f" % v if v is not None else "-")
+            for u, w in pairs:
+                a, b = bylat[u].get(s), bylat[w].get(s)
+                if a is None or b is None:
+                    line += " %16s" % "-"
+                    continue
+                d = a - b
+                ok = abs(d) <= max(0.03 * b, 0.050) if s <= 4096 else True
+                line += " %+8.3f %+5.1f%%%s" % (d, 100 * d / b,
+                                                "" if ok else "!")
+            emit(line)
+        if pairs:
+            emit("(! = outside 3% or 50 ns, whichever is larger, "
+                 "for 0 B .. 4 KiB)")
+
+    with open(os.path.join(outdir, "mpi-bench-tables.txt"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    plot(outdir, runs, cols, keys, bydata, bylat, t)
+
+
+def plot(outdir, runs, cols, keys, bydata, bylat, t):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    styles = {}
+    for i, c in enumerate(cols):
+        styles[c[0]] = dict(marker="os^vD<>ph*"[i % 10],
+                            linestyle="--" if c[1] == "pack" else
+                            (":" if ":" in c[0] else "-"))
+
+    # 1. vector sweep
+    vec = [k for k in keys if k[0] == "vector"]
+    if vec:
+        vec.sort(key=lambda k: int(k[1]))
+        fig, ax = plt.subplots(figsize=(9, 5.5))
+        for c in cols:
+            xs, ys = [], []
+            for k in vec:
+                v = t(c, k)
+                if v:
+                    rec = next(bydata[n][k] for n, _ in runs if k in bydata[n])
+                    xs.append(int(k[1]))
+                    ys.append(rec["bytes"] / v / 1e3)  # B/us -> GB/s
+            if xs:
+                ax.plot(xs, ys, label=c[0], **styles[c[0]])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("block size [B] (vector, stride 2x block, 16 MiB of data)")
+        ax.set_ylabel("GB/s (data bytes / message time)")
+        ax.set_title("MPI_Send/Recv of a vector datatype, 2 ranks, one host")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "mpi-bench-vector.png"), dpi=110)
+        plt.close(fig)
+
+    # 2. application patterns
+    pats = [k for k in keys if k[0] != "vector"]
+    if pats:
+        import numpy as np
+        fig, ax = plt.subplots(figsize=(10, 0.45 * len(pats) * 1.6 + 1.5))
+        h = 0.8 / len(cols)
+        ys = np.arange(len(pats))
+        for i, c in enumerate(cols):
+            vals = []
+            for k in pats:
+                v = t(c, k)
+                rec = next(bydata[n][k] for n, _ in runs if k in bydata[n])
+                vals.append(rec["bytes"] / v / 1e3 if v else 0)
+            ax.barh(ys + i * h, vals, height=h, label=c[0])
+        ax.set_yticks(ys + 0.4 - h / 2)
+        ax.set_yticklabels(["%s %s" % k for k in pats], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("GB/s (data bytes / message time)")
+        ax.set_title("Halo faces, subarrays, DDTBench shapes: 2 ranks, one host")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "mpi-bench-patterns.png"), dpi=110)
+        plt.close(fig)
+
+    # 3. latency
+    lat_runs = [n for n, _ in runs if bylat[n]]
+    if lat_runs:
+        fig, ax = plt.subplots(figsize=(9, 5.5))
+        for n in lat_runs:
+            s = sorted(bylat[n])
+            ax.plot([max(x, 0.5) for x in s], [bylat[n][x] for x in s],
+                    label=n, **styles.get(n, {}))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size [B] (contiguous; 0 B plotted at 0.5)")
+        ax.set_ylabel("half round trip [us]")
+        ax.set_title("Ping-pong latency with and without pml/umr")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "mpi-bench-latency.png"), dpi=110)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

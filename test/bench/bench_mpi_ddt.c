@@ -1,0 +1,988 @@
+/**
+ * bench_mpi_ddt: an unmodified MPI program that sends derived datatypes from
+ * rank 0 to rank 1 and times them, every message verified byte for byte.
+ * It knows nothing of mlx5_umr: contrib/run-mpi-bench.sh runs it under
+ * several PMLs (ob1, ucx, pml/umr over each) and puts the results side by
+ * side.
+ *
+ * Two modes per pattern, in the same run:
+ *   ddt   MPI_Send/MPI_Recv of the derived datatype (the PML's datatype path)
+ *   pack  MPI_Pack + contiguous MPI_Send + MPI_Unpack
+ *
+ * One message = rank 1 sends "ready" (0 B), rank 0 sends the data, rank 1
+ * answers with a 0-byte ack; rank 0 times from just after "ready" to the ack,
+ * so a time covers the data being in place on rank 1. Buffer filling and
+ * checking are outside the time. Each pattern's time is the median over its
+ * messages (at least -m, more while under the -T time budget).
+ *
+ * Verification: both ranks build, next to each MPI datatype, the list of its
+ * contiguous blocks in type-map order (checked once against MPI_Pack). The
+ * sender writes into its blocks 32-bit words keyed by (stream position,
+ * message number); the receiver checks every word of every block of every
+ * message, the 4 bytes before and after each block (guards), and the whole
+ * buffer on a pattern's first and last message.
+ *
+ * Then a ping-pong of contiguous MPI_BYTE messages 0 B .. 64 KiB (half round
+ * trip, median of -r samples of -i round trips; every message's first and
+ * last byte checked, the last message of a sample fully).
+ *
+ * Output: a readable table, plus machine-readable lines
+ *   DATA <pattern> <param> <bytes> <blocks> <mean_block> <mode> <median_us>
+ *        <min_us> <messages>
+ *   LAT  <bytes> <median_us> <min_us> <round_trips>
+ *
+ * usage: mpirun -np 2 bench_mpi_ddt [-s vector_bytes] [-n grid_n]
+ *        [-m min_messages] [-M max_messages] [-T seconds_per_pattern]
+ *        [-p pattern_substring] [-l|-L] [-i round_trips] [-r samples]
+ *   -l: latency only; -L: no latency.
+ */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BM_GUARD       0xa5a5a5a5u
+#define BM_GUARD_BYTE  0xa5
+#define BM_MAX_PATTERNS 64
+
+enum { BM_TAG_READY = 11, BM_TAG_DATA, BM_TAG_ACK, BM_TAG_LAT };
+enum { BM_MODE_DDT, BM_MODE_PACK, BM_NUM_MODES };
+static const char *bm_mode_names[BM_NUM_MODES] = { "ddt", "pack" };
+
+static int bm_rank;
+
+#define BM_FAIL(_fmt, ...) \
+    do { \
+        fprintf(stderr, "bench_mpi_ddt[rank %d]: " _fmt "\n", bm_rank, \
+                ## __VA_ARGS__); \
+        MPI_Abort(MPI_COMM_WORLD, 1); \
+        exit(1); \
+    } while (0)
+
+#define BM_MPI(_call) \
+    do { \
+        int __rc = (_call), __len; \
+        char __msg[MPI_MAX_ERROR_STRING]; \
+        if (__rc != MPI_SUCCESS) { \
+            MPI_Error_string(__rc, __msg, &__len); \
+            BM_FAIL("%s failed: %s", #_call, __msg); \
+        } \
+    } while (0)
+
+/* ---- block lists: the type map of a datatype, in order ------------------ */
+
+typedef struct bm_blk {
+    size_t off, len;
+} bm_blk_t;
+
+typedef struct bm_blist {
+    bm_blk_t *b;
+    size_t   n, cap;
+    size_t   bytes;
+} bm_blist_t;
+
+static void bm_blist_add(bm_blist_t *l, size_t off, size_t len)
+{
+    if ((len % 4) || (off % 4)) {
+        BM_FAIL("pattern block (%zu, %zu) is not 4-byte aligned", off, len);
+    }
+    l->bytes += len;
+    if ((l->n > 0) && (l->b[l->n - 1].off + l->b[l->n - 1].len == off)) {
+        l->b[l->n - 1].len += len; /* adjacent in memory and in order */
+        return;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->b   = realloc(l->b, l->cap * sizeof(*l->b));
+        if (l->b == NULL) {
+            BM_FAIL("out of memory");
+        }
+    }
+    l->b[l->n].off   = off;
+    l->b[l->n++].len = len;
+}
+
+static size_t bm_blist_end(const bm_blist_t *l)
+{
+    size_t i, end = 0;
+
+    for (i = 0; i < l->n; ++i) {
+        if (l->b[i].off + l->b[i].len > end) {
+            end = l->b[i].off + l->b[i].len;
+        }
+    }
+    return end;
+}
+
+/* ---- patterns ----------------------------------------------------------- */
+
+typedef struct bm_pattern {
+    char         name[24];
+    char         param[40];
+    MPI_Datatype stype, rtype;
+    bm_blist_t   sb, rb;
+    size_t       sspan, rspan;
+} bm_pattern_t;
+
+static bm_pattern_t bm_patterns[BM_MAX_PATTERNS];
+static int bm_num_patterns;
+static const char *bm_filter;
+
+static bm_pattern_t *bm_pattern_new(const char *name, const char *param)
+{
+    bm_pattern_t *p;
+    char full[80];
+
+    snprintf(full, sizeof(full), "%s %s", name, param);
+    if ((bm_filter != NULL) && (strstr(full, bm_filter) == NULL)) {
+        return NULL;
+    }
+    if (bm_num_patterns == BM_MAX_PATTERNS) {
+        BM_FAIL("too many patterns");
+    }
+    p = &bm_patterns[bm_num_patterns++];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    snprintf(p->param, sizeof(p->param), "%s", param);
+    return p;
+}
+
+/* Both sides the same type and block list. */
+static void bm_pattern_same(bm_pattern_t *p)
+{
+    size_t i;
+
+    p->rtype = p->stype;
+    for (i = 0; i < p->sb.n; ++i) {
+        bm_blist_add(&p->rb, p->sb.b[i].off, p->sb.b[i].len);
+    }
+}
+
+/* vector(count, blocklen, stride) of bytes at `off` into a block list */
+static void bm_vec_blocks(bm_blist_t *l, size_t off, size_t count,
+                          size_t blocklen, size_t stride)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        bm_blist_add(l, off + i * stride, blocklen);
+    }
+}
+
+/* Vector sweep: blocks of `block` bytes, stride 2 * block, `total` bytes. */
+static void bm_pat_vector(size_t block, size_t total)
+{
+    size_t count = total / block, dbl = block / 8;
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "%zu", block);
+    if ((p = bm_pattern_new("vector", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_vector(count, dbl, 2 * dbl, MPI_DOUBLE, &p->stype));
+    bm_vec_blocks(&p->sb, 0, count, block, 2 * block);
+    bm_pattern_same(p);
+}
+
+/* Faces of an n^3 grid of doubles, C order grid[z][y][x], at x/y/z = 1. */
+static void bm_pat_face(size_t n, char axis)
+{
+    const size_t d = sizeof(double);
+    MPI_Datatype t;
+    char name[24], param[40];
+    bm_pattern_t *p;
+
+    snprintf(name, sizeof(name), "face-%c", axis);
+    snprintf(param, sizeof(param), "%zu^3", n);
+    if ((p = bm_pattern_new(name, param)) == NULL) {
+        return;
+    }
+    switch (axis) {
+    case 'x': /* one double per (y, z) row */
+        BM_MPI(MPI_Type_vector(n * n, 1, n, MPI_DOUBLE, &t));
+        bm_vec_blocks(&p->sb, d, n * n, d, n * d);
+        break;
+    case 'y': /* one row of n doubles per plane */
+        BM_MPI(MPI_Type_vector(n, n, n * n, MPI_DOUBLE, &t));
+        bm_vec_blocks(&p->sb, n * d, n, n * d, n * n * d);
+        break;
+    default:  /* one whole plane: contiguous */
+        BM_MPI(MPI_Type_contiguous(n * n, MPI_DOUBLE, &t));
+        bm_blist_add(&p->sb, n * n * d, n * n * d);
+        break;
+    }
+    /* the face starts at a displacement: resize the lb away with hindexed */
+    {
+        int one = 1;
+        MPI_Aint disp = (axis == 'x') ? d : (axis == 'y') ? n * d : n * n * d;
+        BM_MPI(MPI_Type_create_hindexed(1, &one, &disp, t, &p->stype));
+        BM_MPI(MPI_Type_free(&t));
+    }
+    p->sspan = p->rspan = n * n * n * d;
+    bm_pattern_same(p);
+}
+
+/* 2D subarray of doubles, C order. */
+static void bm_pat_subarray(int rows, int cols, int srows, int scols, int r0,
+                            int c0)
+{
+    int sizes[2] = { rows, cols }, sub[2] = { srows, scols },
+        starts[2] = { r0, c0 };
+    const size_t d = sizeof(double);
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "%dx%d of %dx%d", srows, scols, rows, cols);
+    if ((p = bm_pattern_new("subarray2d", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C,
+                                    MPI_DOUBLE, &p->stype));
+    bm_vec_blocks(&p->sb, ((size_t)r0 * cols + c0) * d, srows, scols * d,
+                  cols * d);
+    p->sspan = p->rspan = (size_t)rows * cols * d;
+    bm_pattern_same(p);
+}
+
+/* FFT pencil: 3D subarray (C order) n x n x n of doubles, n x n x k at 0. */
+static void bm_pat_fft(int n, int k)
+{
+    int sizes[3] = { n, n, n }, sub[3] = { n, n, k }, starts[3] = { 0, 0, 0 };
+    const size_t d = sizeof(double);
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "%dx%dx%d of %d^3", n, n, k, n);
+    if ((p = bm_pattern_new("fft-pencil", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C,
+                                    MPI_DOUBLE, &p->stype));
+    bm_vec_blocks(&p->sb, 0, (size_t)n * n, k * d, n * d);
+    p->sspan = p->rspan = (size_t)n * n * n * d;
+    bm_pattern_same(p);
+}
+
+/* NAS LU y: vector(dim, 5 doubles, stride (dim + 2) * 5 doubles). */
+static void bm_pat_nas_lu_y(int dim)
+{
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "DIM %d", dim);
+    if ((p = bm_pattern_new("nas-lu-y", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_vector(dim, 5, (dim + 2) * 5, MPI_DOUBLE, &p->stype));
+    bm_vec_blocks(&p->sb, 0, dim, 40, (size_t)(dim + 2) * 40);
+    bm_pattern_same(p);
+}
+
+/* NAS MG faces of a d1 x d2 x d3 grid (x fastest): x = hvector of vector(1
+ * double), y = vector(d3-2, d1-2 doubles, stride d1*d2), z = vector(d2-2,
+ * d1-2 doubles, stride d1) */
+static void bm_pat_nas_mg(int d1, int d2, int d3, char axis)
+{
+    const size_t d = sizeof(double);
+    MPI_Datatype inner;
+    char name[24], param[40];
+    bm_pattern_t *p;
+    size_t z;
+
+    snprintf(name, sizeof(name), "nas-mg-%c", axis);
+    snprintf(param, sizeof(param), "%dx%dx%d", d1, d2, d3);
+    if ((p = bm_pattern_new(name, param)) == NULL) {
+        return;
+    }
+    switch (axis) {
+    case 'x':
+        BM_MPI(MPI_Type_vector(d2 - 2, 1, d1, MPI_DOUBLE, &inner));
+        BM_MPI(MPI_Type_create_hvector(d3 - 2, 1, (MPI_Aint)d1 * d2 * d,
+                                       inner, &p->stype));
+        BM_MPI(MPI_Type_free(&inner));
+        for (z = 0; z < (size_t)d3 - 2; ++z) {
+            bm_vec_blocks(&p->sb, z * d1 * d2 * d, d2 - 2, d, d1 * d);
+        }
+        break;
+    case 'y':
+        BM_MPI(MPI_Type_vector(d3 - 2, d1 - 2, d1 * d2, MPI_DOUBLE,
+                               &p->stype));
+        bm_vec_blocks(&p->sb, 0, d3 - 2, (d1 - 2) * d, (size_t)d1 * d2 * d);
+        break;
+    default:
+        BM_MPI(MPI_Type_vector(d2 - 2, d1 - 2, d1, MPI_DOUBLE, &p->stype));
+        bm_vec_blocks(&p->sb, 0, d2 - 2, (d1 - 2) * d, (size_t)d1 * d);
+        break;
+    }
+    p->sspan = p->rspan = (size_t)d1 * d2 * d3 * d;
+    bm_pattern_same(p);
+}
+
+/* MILC su3 zdown: hvector(2) of vector(d5, d2*d3/2 su3 vectors of 24 B,
+ * stride d4 * that); one half of the lattice each. */
+static void bm_pat_milc(int d2, int d3, int d4, int d5)
+{
+    size_t blk = (size_t)d2 * d3 / 2 * 24, half = (size_t)d5 * d4 * blk;
+    MPI_Datatype su3, inner;
+    char param[40];
+    bm_pattern_t *p;
+    int h;
+
+    snprintf(param, sizeof(param), "%dx%dx%dx%d", d2, d3, d4, d5);
+    if ((p = bm_pattern_new("milc-su3-zdown", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_contiguous(6, MPI_FLOAT, &su3)); /* 3 complex floats */
+    BM_MPI(MPI_Type_vector(d5, d2 * d3 / 2, d4 * d2 * d3 / 2, su3, &inner));
+    BM_MPI(MPI_Type_create_hvector(2, 1, half, inner, &p->stype));
+    BM_MPI(MPI_Type_free(&inner));
+    BM_MPI(MPI_Type_free(&su3));
+    for (h = 0; h < 2; ++h) {
+        bm_vec_blocks(&p->sb, h * half, d5, blk, d4 * blk);
+    }
+    p->sspan = p->rspan = 2 * half;
+    bm_pattern_same(p);
+}
+
+static unsigned bm_rand(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 8) & 0xffffff;
+}
+
+/* `count` distinct indices below `n`, seeded: a border list (unsorted) */
+static int *bm_indices(int n, int count, unsigned seed, int sorted)
+{
+    int *idx = malloc(n * sizeof(int)), i, j, t;
+
+    if (idx == NULL) {
+        BM_FAIL("out of memory");
+    }
+    for (i = 0; i < n; ++i) {
+        idx[i] = i;
+    }
+    for (i = 0; i < count; ++i) {
+        j = i + bm_rand(&seed) % (n - i);
+        t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+    }
+    if (sorted) {
+        for (i = 1; i < count; ++i) { /* insertion sort, small lists */
+            for (j = i; (j > 0) && (idx[j - 1] > idx[j]); --j) {
+                t = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = t;
+            }
+        }
+    }
+    return idx;
+}
+
+/*
+ * LAMMPS atom exchange: the sender's type is a struct of 6 indexed_block
+ * types over 6 per-atom arrays (x, v, f: 3 doubles; tag, type, q: 1 double),
+ * the receiver's a struct of 6 contiguous runs appended to its arrays.
+ */
+static void bm_pat_lammps(int natoms, int nsend)
+{
+    static const int width[6] = { 3, 3, 3, 1, 1, 1 };
+    const size_t d = sizeof(double);
+    MPI_Datatype sf[6], rf[6];
+    int bl[6] = { 1, 1, 1, 1, 1, 1 }, *idx, *dbl, f, i;
+    MPI_Aint sdisp[6], rdisp[6];
+    size_t soff = 0, roff = 0;
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "%d of %d atoms", nsend, natoms);
+    if ((p = bm_pattern_new("lammps", param)) == NULL) {
+        return;
+    }
+    idx = bm_indices(natoms, nsend, 12345, 0);
+    dbl = malloc(nsend * sizeof(int));
+    if (dbl == NULL) {
+        BM_FAIL("out of memory");
+    }
+    for (f = 0; f < 6; ++f) {
+        sdisp[f] = soff;
+        rdisp[f] = roff + (size_t)natoms * width[f] * d; /* append */
+        for (i = 0; i < nsend; ++i) {
+            dbl[i] = idx[i] * width[f]; /* in doubles */
+        }
+        BM_MPI(MPI_Type_create_indexed_block(nsend, width[f], dbl,
+                                             MPI_DOUBLE, &sf[f]));
+        BM_MPI(MPI_Type_contiguous(nsend * width[f], MPI_DOUBLE, &rf[f]));
+        soff += (size_t)natoms * width[f] * d;
+        roff += (size_t)(natoms + nsend) * width[f] * d;
+    }
+    BM_MPI(MPI_Type_create_struct(6, bl, sdisp, sf, &p->stype));
+    BM_MPI(MPI_Type_create_struct(6, bl, rdisp, rf, &p->rtype));
+    for (f = 0; f < 6; ++f) {
+        for (i = 0; i < nsend; ++i) {
+            bm_blist_add(&p->sb, sdisp[f] + (size_t)idx[i] * width[f] * d,
+                         width[f] * d);
+        }
+        bm_blist_add(&p->rb, rdisp[f], (size_t)nsend * width[f] * d);
+        BM_MPI(MPI_Type_free(&sf[f]));
+        BM_MPI(MPI_Type_free(&rf[f]));
+    }
+    p->sspan = soff;
+    p->rspan = roff;
+    free(dbl);
+    free(idx);
+}
+
+/* SPECFEM3D: indexed_block(1 float) (k = 1), or struct of 2 indexed_block
+ * (3 floats) over two arrays (k = 3); sorted global point indices. */
+static void bm_pat_specfem(int npoints, int nidx, int k)
+{
+    const size_t fl = sizeof(float);
+    MPI_Datatype f3;
+    MPI_Aint disp[2] = { 0, (MPI_Aint)((size_t)npoints * 3 * fl) };
+    int bl[2] = { 1, 1 }, *idx, i, a;
+    MPI_Datatype types[2];
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "%d of %d pts, %d float%s", nidx, npoints,
+             k, (k > 1) ? "s x2" : "");
+    if ((p = bm_pattern_new("specfem3d", param)) == NULL) {
+        return;
+    }
+    idx = bm_indices(npoints, nidx, 777 + k, 1);
+    if (k == 1) {
+        BM_MPI(MPI_Type_create_indexed_block(nidx, 1, idx, MPI_FLOAT,
+                                             &p->stype));
+        for (i = 0; i < nidx; ++i) {
+            bm_blist_add(&p->sb, idx[i] * fl, fl);
+        }
+        p->sspan = p->rspan = (size_t)npoints * fl;
+    } else {
+        for (i = 0; i < nidx; ++i) {
+            idx[i] *= 3; /* in floats */
+        }
+        BM_MPI(MPI_Type_create_indexed_block(nidx, 3, idx, MPI_FLOAT, &f3));
+        types[0] = types[1] = f3;
+        BM_MPI(MPI_Type_create_struct(2, bl, disp, types, &p->stype));
+        BM_MPI(MPI_Type_free(&f3));
+        for (a = 0; a < 2; ++a) {
+            for (i = 0; i < nidx; ++i) {
+                bm_blist_add(&p->sb, disp[a] + (size_t)idx[i] * fl, 3 * fl);
+            }
+        }
+        p->sspan = p->rspan = 2 * (size_t)npoints * 3 * fl;
+    }
+    bm_pattern_same(p);
+    free(idx);
+}
+
+/* WRF: struct of subarrays, the halo rows of 3 3D fields (C order
+ * [k][j][i], nk x nj x ni doubles): rows j = 1..w of every k plane. */
+static void bm_pat_wrf(int ni, int nj, int nk, int w)
+{
+    int sizes[3] = { nk, nj, ni }, sub[3] = { nk, w, ni - 2 },
+        starts[3] = { 0, 1, 1 }, bl[3] = { 1, 1, 1 }, f, k, j;
+    const size_t d = sizeof(double), field = (size_t)ni * nj * nk * d;
+    MPI_Datatype sa, types[3];
+    MPI_Aint disp[3];
+    char param[40];
+    bm_pattern_t *p;
+
+    snprintf(param, sizeof(param), "3 x %dx%dx%d, %d rows", ni, nj, nk, w);
+    if ((p = bm_pattern_new("wrf", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C,
+                                    MPI_DOUBLE, &sa));
+    for (f = 0; f < 3; ++f) {
+        types[f] = sa;
+        disp[f]  = f * field;
+        for (k = 0; k < nk; ++k) {
+            for (j = 1; j <= w; ++j) {
+                bm_blist_add(&p->sb, f * field +
+                             (((size_t)k * nj + j) * ni + 1) * d,
+                             (ni - 2) * d);
+            }
+        }
+    }
+    BM_MPI(MPI_Type_create_struct(3, bl, disp, types, &p->stype));
+    BM_MPI(MPI_Type_free(&sa));
+    p->sspan = p->rspan = 3 * field;
+    bm_pattern_same(p);
+}
+
+/* ---- filling and checking ----------------------------------------------- */
+
+static inline uint32_t bm_word(size_t stream_word, unsigned msg)
+{
+    return (uint32_t)(stream_word * 2654435761u) ^ (msg * 0x85ebca77u) ^
+           0x5bd1e995u;
+}
+
+static void bm_fill(char *buf, const bm_blist_t *l, unsigned msg)
+{
+    size_t i, w, s = 0;
+    uint32_t *p;
+
+    for (i = 0; i < l->n; ++i) {
+        p = (uint32_t*)(buf + l->b[i].off);
+        for (w = 0; w < l->b[i].len / 4; ++w) {
+            p[w] = bm_word(s++, msg);
+        }
+    }
+}
+
+/* Put the guard back into the blocks only (the rest never changes). */
+static void bm_reset(char *buf, const bm_blist_t *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; ++i) {
+        memset(buf + l->b[i].off, BM_GUARD_BYTE, l->b[i].len);
+    }
+}
+
+/* 0 if every block holds message `msg` and the guards around blocks (or,
+ * with `full`, every byte outside the blocks) are untouched. */
+static int bm_check(const char *buf, size_t span, const bm_blist_t *l,
+                    unsigned msg, int full, const char *what)
+{
+    size_t i, w, s = 0, end, gap;
+    const uint32_t *p;
+    uint32_t g;
+    char *mask;
+
+    for (i = 0; i < l->n; ++i) {
+        p = (const uint32_t*)(buf + l->b[i].off);
+        for (w = 0; w < l->b[i].len / 4; ++w, ++s) {
+            if (p[w] != bm_word(s, msg)) {
+                fprintf(stderr, "bench_mpi_ddt: %s message %u: byte offset "
+                        "%zu (block %zu): 0x%08x, expected 0x%08x\n", what,
+                        msg, l->b[i].off + 4 * w, i, p[w], bm_word(s, msg));
+                return -1;
+            }
+        }
+    }
+
+    if (full) {
+        mask = calloc(1, span);
+        if (mask == NULL) {
+            BM_FAIL("out of memory");
+        }
+        for (i = 0; i < l->n; ++i) {
+            memset(mask + l->b[i].off, 1, l->b[i].len);
+        }
+        for (i = 0; i < span; ++i) {
+            if (!mask[i] && ((unsigned char)buf[i] != BM_GUARD_BYTE)) {
+                fprintf(stderr, "bench_mpi_ddt: %s message %u: byte %zu "
+                        "outside the type was written\n", what, msg, i);
+                free(mask);
+                return -1;
+            }
+        }
+        free(mask);
+        return 0;
+    }
+
+    for (i = 0; i < l->n; ++i) { /* the 4 bytes either side of a block */
+        end = l->b[i].off + l->b[i].len;
+        for (gap = 0; gap < 2; ++gap) {
+            size_t at = gap ? end : l->b[i].off - 4;
+            if ((gap == 0) && (l->b[i].off < 4)) {
+                continue;
+            }
+            if (at + 4 > span) {
+                continue;
+            }
+            memcpy(&g, buf + at, 4);
+            if (g != BM_GUARD) {
+                /* may be a neighbouring block: only a gap must hold guard */
+                size_t j;
+                int in_block = 0;
+                for (j = (i > 0) ? i - 1 : 0; (j < l->n) && (j <= i + 1); ++j) {
+                    if ((at < l->b[j].off + l->b[j].len) &&
+                        (at + 4 > l->b[j].off)) {
+                        in_block = 1;
+                    }
+                }
+                if (!in_block) {
+                    fprintf(stderr, "bench_mpi_ddt: %s message %u: guard at "
+                            "byte %zu (next to block %zu) overwritten\n",
+                            what, msg, at, i);
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The block list must be the datatype's type map: pack a position-keyed
+ * buffer with MPI and compare. */
+static void bm_selfcheck(MPI_Datatype t, const bm_blist_t *l, size_t span,
+                         const char *what)
+{
+    char *buf = malloc(span), *packed;
+    int size, pos = 0;
+    size_t i, s = 0, w;
+
+    BM_MPI(MPI_Type_size(t, &size));
+    if ((buf == NULL) || ((size_t)size != l->bytes)) {
+        BM_FAIL("%s: type size %d, block list %zu", what, size, l->bytes);
+    }
+    packed = malloc(size);
+    for (i = 0; i < span / 4; ++i) {
+        ((uint32_t*)buf)[i] = (uint32_t)i;
+    }
+    BM_MPI(MPI_Pack(buf, 1, t, packed, size, &pos, MPI_COMM_SELF));
+    for (i = 0; i < l->n; ++i) {
+        for (w = 0; w < l->b[i].len / 4; ++w, ++s) {
+            if (((uint32_t*)packed)[s] != (l->b[i].off / 4) + w) {
+                BM_FAIL("%s: block list differs from the MPI type map at "
+                        "block %zu", what, i);
+            }
+        }
+    }
+    free(packed);
+    free(buf);
+}
+
+/* ---- timing ------------------------------------------------------------- */
+
+static int bm_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
+typedef struct bm_opts {
+    size_t vec_bytes;
+    int    grid_n;
+    int    min_msgs, max_msgs;
+    double budget;
+    int    lat_iters, lat_samples;
+    int    do_ddt, do_lat;
+} bm_opts_t;
+
+/* One pattern in one mode; rank 0 returns the per-message times. */
+static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
+{
+    int peer = 1 - bm_rank, psize = 0, pos, n = 0, stop = 0;
+    char *buf, *packed = NULL;
+    double t0, start;
+    unsigned msg;
+    size_t span;
+
+    if (bm_rank == 0) {
+        span = p->sspan;
+    } else {
+        span = p->rspan;
+    }
+    buf = malloc(span);
+    if (buf == NULL) {
+        BM_FAIL("out of memory (%zu bytes)", span);
+    }
+    memset(buf, BM_GUARD_BYTE, span);
+    if (mode == BM_MODE_PACK) {
+        BM_MPI(MPI_Pack_size(1, (bm_rank == 0) ? p->stype : p->rtype,
+                             MPI_COMM_WORLD, &psize));
+        packed = malloc(psize);
+    }
+
+    start = MPI_Wtime();
+    for (msg = 0; !stop; ++msg) {
+        /* message 0 is a warm-up, not timed */
+        if (bm_rank == 0) {
+            bm_fill(buf, &p->sb, msg);
+            BM_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, BM_TAG_READY,
+                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            t0 = MPI_Wtime();
+            if (mode == BM_MODE_DDT) {
+                BM_MPI(MPI_Send(buf, 1, p->stype, peer, BM_TAG_DATA,
+                                MPI_COMM_WORLD));
+            } else {
+                pos = 0;
+                BM_MPI(MPI_Pack(buf, 1, p->stype, packed, psize, &pos,
+                                MPI_COMM_WORLD));
+                BM_MPI(MPI_Send(packed, pos, MPI_PACKED, peer, BM_TAG_DATA,
+                                MPI_COMM_WORLD));
+            }
+            BM_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, BM_TAG_ACK,
+                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            if (msg > 0) {
+                t[n++] = MPI_Wtime() - t0;
+            }
+            stop = (n >= o->max_msgs) ||
+                   ((n >= o->min_msgs) && (MPI_Wtime() - start > o->budget));
+        } else {
+            BM_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, BM_TAG_READY,
+                            MPI_COMM_WORLD));
+            if (mode == BM_MODE_DDT) {
+                BM_MPI(MPI_Recv(buf, 1, p->rtype, peer, BM_TAG_DATA,
+                                MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            } else {
+                BM_MPI(MPI_Recv(packed, psize, MPI_PACKED, peer, BM_TAG_DATA,
+                                MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                pos = 0;
+                BM_MPI(MPI_Unpack(packed, psize, &pos, buf, 1, p->rtype,
+                                  MPI_COMM_WORLD));
+            }
+            BM_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, BM_TAG_ACK,
+                            MPI_COMM_WORLD));
+        }
+        /* rank 0 decides when to stop; rank 1 checks every message, the
+         * whole buffer on the first two and the last */
+        BM_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        if (bm_rank == 1) {
+            if (bm_check(buf, span, &p->rb, msg, (msg <= 1) || stop,
+                         p->name) != 0) {
+                BM_FAIL("%s %s (%s): wrong data received", p->name, p->param,
+                        bm_mode_names[mode]);
+            }
+            bm_reset(buf, &p->rb);
+        }
+    }
+    free(packed);
+    free(buf);
+    return n;
+}
+
+static void bm_ddt(const bm_opts_t *o)
+{
+    double *t = malloc(o->max_msgs * sizeof(double)), sz;
+    int i, mode, n;
+    bm_pattern_t *p;
+    size_t nb;
+
+    if (bm_rank == 0) {
+        printf("%-16s %-28s %10s %8s %8s %5s %11s %11s %9s %5s\n", "pattern",
+               "param", "bytes", "blocks", "mean_B", "mode", "median_us",
+               "min_us", "GB/s", "msgs");
+    }
+    for (i = 0; i < bm_num_patterns; ++i) {
+        p  = &bm_patterns[i];
+        nb = p->sb.n;
+        for (mode = 0; mode < BM_NUM_MODES; ++mode) {
+            n = bm_run(p, mode, o, t);
+            if (bm_rank != 0) {
+                continue;
+            }
+            qsort(t, n, sizeof(*t), bm_cmp_double);
+            sz = (double)p->sb.bytes;
+            printf("%-16s %-28s %10zu %8zu %8.0f %5s %11.1f %11.1f %9.3f %5d\n",
+                   p->name, p->param, p->sb.bytes, nb, sz / nb,
+                   bm_mode_names[mode], t[n / 2] * 1e6, t[0] * 1e6,
+                   sz / t[n / 2] / 1e9, n);
+            printf("DATA\t%s\t%s\t%zu\t%zu\t%.1f\t%s\t%.3f\t%.3f\t%d\n",
+                   p->name, p->param, p->sb.bytes, nb, sz / nb,
+                   bm_mode_names[mode], t[n / 2] * 1e6, t[0] * 1e6, n);
+            fflush(stdout);
+        }
+    }
+    free(t);
+}
+
+/* Contiguous ping-pong, half round trip. */
+static void bm_latency(const bm_opts_t *o)
+{
+    int peer = 1 - bm_rank, s, it, k;
+    double *samples = malloc(o->lat_samples * sizeof(double)), t0;
+    unsigned char *sbuf = malloc(65536), *rbuf = malloc(65536);
+    size_t size;
+
+    if (bm_rank == 0) {
+        printf("\n%10s %11s %11s %8s\n", "bytes", "median_us", "min_us",
+               "rtrips");
+    }
+    for (size = 0; size <= 65536; size = size ? 2 * size : 1) {
+        for (s = -1; s < o->lat_samples; ++s) { /* sample -1: warm-up */
+            BM_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            t0 = MPI_Wtime();
+            for (it = 0; it < o->lat_iters; ++it) {
+                unsigned char stamp = (unsigned char)(it * 7 + s + 1);
+                if (size > 0) {
+                    sbuf[0] = sbuf[size - 1] = stamp;
+                }
+                if (bm_rank == 0) {
+                    BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                                    MPI_COMM_WORLD));
+                    BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                } else {
+                    BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                    BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                                    MPI_COMM_WORLD));
+                }
+                if ((size > 0) &&
+                    ((rbuf[0] != stamp) || (rbuf[size - 1] != stamp))) {
+                    BM_FAIL("latency %zu B: round trip %d: wrong data", size,
+                            it);
+                }
+            }
+            if (s >= 0) {
+                samples[s] = (MPI_Wtime() - t0) / o->lat_iters / 2;
+            }
+            /* the last message of a sample in full: fill, one more round */
+            for (k = 0; k < (int)size; ++k) {
+                sbuf[k] = (unsigned char)(k * 31 + s + size);
+            }
+            if (bm_rank == 0) {
+                BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                                MPI_COMM_WORLD));
+            } else {
+                BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                                MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                if ((size > 0) && memcmp(rbuf, sbuf, size)) {
+                    BM_FAIL("latency %zu B: wrong data", size);
+                }
+            }
+        }
+        if (bm_rank == 0) {
+            qsort(samples, o->lat_samples, sizeof(*samples), bm_cmp_double);
+            printf("%10zu %11.3f %11.3f %8d\n", size,
+                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6,
+                   o->lat_iters);
+            printf("LAT\t%zu\t%.4f\t%.4f\t%d\n", size,
+                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6,
+                   o->lat_iters);
+            fflush(stdout);
+        }
+    }
+    free(samples);
+    free(sbuf);
+    free(rbuf);
+}
+
+static void bm_make_patterns(const bm_opts_t *o)
+{
+    size_t block;
+    int n = o->grid_n, i;
+
+    for (block = 8; block <= 65536; block *= 2) {
+        bm_pat_vector(block, o->vec_bytes);
+    }
+    bm_pat_face(n, 'x');
+    bm_pat_face(n, 'y');
+    bm_pat_face(n, 'z');
+    bm_pat_subarray(2048, 2048, 1024, 1024, 512, 512);
+    bm_pat_subarray(16384, 64, 8192, 32, 4096, 16);
+    bm_pat_fft(128, 16);
+    bm_pat_nas_lu_y(1020);
+    bm_pat_nas_mg(130, 130, 130, 'x');
+    bm_pat_nas_mg(130, 130, 130, 'y');
+    bm_pat_nas_mg(130, 130, 130, 'z');
+    bm_pat_milc(8, 8, 16, 16);
+    bm_pat_milc(16, 16, 16, 16);
+    bm_pat_lammps(20000, 3062);
+    bm_pat_specfem(100000, 11797, 1);
+    bm_pat_specfem(100000, 11797, 3);
+    bm_pat_wrf(128, 64, 32, 3);
+
+    for (i = 0; i < bm_num_patterns; ++i) {
+        bm_pattern_t *p = &bm_patterns[i];
+        BM_MPI(MPI_Type_commit(&p->stype));
+        if (p->rtype != p->stype) {
+            BM_MPI(MPI_Type_commit(&p->rtype));
+        }
+        if (p->sspan < bm_blist_end(&p->sb)) {
+            p->sspan = bm_blist_end(&p->sb);
+        }
+        if (p->rspan < bm_blist_end(&p->rb)) {
+            p->rspan = bm_blist_end(&p->rb);
+        }
+        if (p->rb.bytes != p->sb.bytes) {
+            BM_FAIL("%s: send %zu bytes, receive %zu", p->name, p->sb.bytes,
+                    p->rb.bytes);
+        }
+        bm_selfcheck(p->stype, &p->sb, p->sspan, p->name);
+        bm_selfcheck(p->rtype, &p->rb, p->rspan, p->name);
+    }
+}
+
+static void bm_free_patterns(void)
+{
+    int i;
+
+    for (i = 0; i < bm_num_patterns; ++i) {
+        bm_pattern_t *p = &bm_patterns[i];
+        if (p->rtype != p->stype) {
+            BM_MPI(MPI_Type_free(&p->rtype));
+        }
+        BM_MPI(MPI_Type_free(&p->stype));
+        free(p->sb.b);
+        free(p->rb.b);
+    }
+}
+
+static void bm_usage(const char *prog)
+{
+    fprintf(stderr, "usage: mpirun -np 2 %s [-s vector_bytes] [-n grid_n] "
+            "[-m min_messages] [-M max_messages] [-T seconds_per_pattern] "
+            "[-p pattern_substring] [-l|-L] [-i round_trips] [-r samples]\n",
+            prog);
+}
+
+int main(int argc, char **argv)
+{
+    bm_opts_t o = { 16ul << 20, 256, 5, 50, 1.0, 2000, 7, 1, 1 };
+    int opt, size, len;
+    char name[MPI_MAX_PROCESSOR_NAME];
+
+    BM_MPI(MPI_Init(&argc, &argv));
+    MPI_Comm_rank(MPI_COMM_WORLD, &bm_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    while ((opt = getopt(argc, argv, "s:n:m:M:T:p:lLi:r:h")) != -1) {
+        switch (opt) {
+        case 's': o.vec_bytes = strtoul(optarg, NULL, 0); break;
+        case 'n': o.grid_n = atoi(optarg); break;
+        case 'm': o.min_msgs = atoi(optarg); break;
+        case 'M': o.max_msgs = atoi(optarg); break;
+        case 'T': o.budget = atof(optarg); break;
+        case 'p': bm_filter = optarg; break;
+        case 'l': o.do_ddt = 0; break;
+        case 'L': o.do_lat = 0; break;
+        case 'i': o.lat_iters = atoi(optarg); break;
+        case 'r': o.lat_samples = atoi(optarg); break;
+        default:
+            if (bm_rank == 0) {
+                bm_usage(argv[0]);
+            }
+            MPI_Finalize();
+            return (opt == 'h') ? 0 : 1;
+        }
+    }
+    if ((size != 2) || (o.vec_bytes < 65536) || (o.grid_n < 4) ||
+        (o.min_msgs < 1) || (o.max_msgs < o.min_msgs) ||
+        (o.lat_iters < 1) || (o.lat_samples < 1)) {
+        if (bm_rank == 0) {
+            fprintf(stderr, "bench_mpi_ddt: needs exactly 2 ranks, -s >= "
+                    "65536, -n >= 4, 1 <= -m <= -M, -i, -r >= 1\n");
+            bm_usage(argv[0]);
+        }
+        MPI_Finalize();
+        return 1;
+    }
+
+    if (o.do_ddt) {
+        bm_make_patterns(&o);
+    }
+    if (bm_rank == 0) {
+        MPI_Get_processor_name(name, &len);
+        printf("# bench_mpi_ddt on %s: rank 0 -> rank 1, every message "
+               "verified; median of %d..%d messages (%.1f s budget a "
+               "pattern)\n", name, o.min_msgs, o.max_msgs, o.budget);
+        fflush(stdout);
+    }
+    if (o.do_ddt) {
+        bm_ddt(&o);
+        bm_free_patterns();
+    }
+    if (o.do_lat) {
+        bm_latency(&o);
+    }
+    BM_MPI(MPI_Finalize());
+    return 0;
+}
