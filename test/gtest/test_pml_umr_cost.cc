@@ -308,4 +308,42 @@ TEST_F(pml_umr_cost, zcopy_formula_and_density)
                                                   1)));
 }
 
+/* The choice: zero-copy only below MARGIN of the PML's estimate, with the
+ * get costs, the same block count on both sides and the block mean. */
+TEST_F(pml_umr_cost, prefer_zcopy_margin)
+{
+    /* zcopy of 1 MiB in 1024 blocks: 100 + 10 * 1024 * 2 + 1 MiB * 0 = 20580
+     * ns; the PML: 0 + byte * 1 MiB at 1024-byte blocks */
+    auto with_pml_byte = [&](double byte_ns) {
+        std::string text = "version = 1\n"
+                           "engine.sw.get.sparse.op_ns = 100\n"
+                           "engine.sw.get.sparse.rentry_ns = 10\n"
+                           "engine.sw.get.sparse.lentry_ns = 10\n"
+                           "engine.sw.get.sparse.byte_ns = 0\n"
+                           "engine.sw.put.sparse.op_ns = 1e9\n"
+                           "pml.ob1.local.ctrl_ns = 0\n";
+        for (int b = 0; b < MCA_PML_UMR_COST_NUM_BLOCKS; ++b) {
+            text += "pml.ob1.local.ddt." + std::to_string(8 << b) +
+                    ".op_ns = 0\npml.ob1.local.ddt." + std::to_string(8 << b) +
+                    ".byte_ns = " + std::to_string(byte_ns) + "\n";
+        }
+        EXPECT_EQ(0, load(text)) << m_err;
+        return mca_pml_umr_cost_prefer_zcopy(&m_cost, MCA_PML_UMR_COST_SW,
+                                             MCA_PML_UMR_COST_LOCAL, 1 << 20,
+                                             1024, 0.1);
+    };
+    double z = 100 + 10 * 1024 * 2, pml_equal = z / (1 << 20);
+    EXPECT_EQ(0, with_pml_byte(pml_equal));          /* a tie: PML */
+    EXPECT_EQ(0, with_pml_byte(pml_equal / 0.95));   /* 5% better: PML */
+    EXPECT_EQ(1, with_pml_byte(pml_equal / 0.85));   /* 15% better: zcopy */
+    /* 0 blocks counts as one; an unknown engine never goes zero-copy */
+    EXPECT_EQ(0, mca_pml_umr_cost_prefer_zcopy(&m_cost, -1,
+                                               MCA_PML_UMR_COST_LOCAL, 1 << 20,
+                                               0, 1));
+    mca_pml_umr_cost_defaults(&m_cost);
+    EXPECT_EQ(0, mca_pml_umr_cost_prefer_zcopy(&m_cost, MCA_PML_UMR_COST_SW,
+                                               MCA_PML_UMR_COST_LOCAL,
+                                               64 << 20, 1, 1));
+}
+
 } // namespace

@@ -352,3 +352,18 @@ double mca_pml_umr_cost_pml(const mca_pml_umr_cost_t *cost, int scope,
     }
     return op + byte * (double)bytes;
 }
+
+int mca_pml_umr_cost_prefer_zcopy(const mca_pml_umr_cost_t *cost, int eng,
+                                  int scope, size_t bytes, size_t blocks,
+                                  double density)
+{
+    double z, p;
+
+    if (blocks == 0) {
+        blocks = 1;
+    }
+    z = mca_pml_umr_cost_zcopy(cost, eng, MCA_PML_UMR_COST_GET, scope, bytes,
+                               blocks, blocks, density);
+    p = mca_pml_umr_cost_pml(cost, scope, bytes, (double)bytes / blocks);
+    return z < MCA_PML_UMR_COST_MARGIN * p;
+}

@@ -50,6 +50,9 @@ extern "C" {
                                        MCA_PML_UMR_COST_MIN_LOG2 + 1)
 /* At or above this density (data bytes / span) a layout is "dense". */
 #define MCA_PML_UMR_COST_DENSE        0.5
+/* Zero-copy only when its estimate is below this share of the PML's: the
+ * model's error must not turn a win into a loss. */
+#define MCA_PML_UMR_COST_MARGIN       0.9
 
 enum { MCA_PML_UMR_COST_SW, MCA_PML_UMR_COST_MLX5, MCA_PML_UMR_COST_NUM_ENG };
 enum { MCA_PML_UMR_COST_GET, MCA_PML_UMR_COST_PUT, MCA_PML_UMR_COST_NUM_OPS };
@@ -106,6 +109,15 @@ double mca_pml_umr_cost_zcopy(const mca_pml_umr_cost_t *cost, int eng, int op,
 /** The wrapped PML sending `bytes` in blocks of `mean_block` bytes. ns. */
 double mca_pml_umr_cost_pml(const mca_pml_umr_cost_t *cost, int scope,
                             size_t bytes, double mean_block);
+
+/**
+ * 1 when pml/umr's protocol (a control message, one get by the receiver of
+ * `blocks` blocks on both sides, an ack) is expected faster than the
+ * wrapped PML by the margin above; 0 otherwise. `blocks` 0 counts as one.
+ */
+int mca_pml_umr_cost_prefer_zcopy(const mca_pml_umr_cost_t *cost, int eng,
+                                  int scope, size_t bytes, size_t blocks,
+                                  double density);
 
 #ifdef __cplusplus
 }
