@@ -1,0 +1,100 @@
+#!/bin/bash
+#
+# Calibrate pml/umr's zero-copy choice on this host: run test/bench/umr_calibrate
+# (mpirun -np 2) under each PML pml/umr may wrap, and write the costs file the
+# component reads (format: src/ompi/pml_umr/pml_umr_cost.h). Then print, per
+# engine, the block sizes from which a message goes zero-copy.
+#
+# usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx] [--quick]
+#                                 [--hosts HOST1,HOST2] [--no-build]
+#   --out    the costs file (default: the component's default,
+#            ${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<short hostname>.conf)
+#   --pml    the PMLs to measure (default ob1,ucx)
+#   --quick  5 samples a point instead of 9
+#   --hosts  two hosts: the PML figures are then the "remote" scope
+#   --no-build  use the existing build (BUILD_DIR, default ./build)
+#
+# Engine: UCX_MLX5_UMR_ENGINE (default here: auto, i.e. mlx5 when a ConnectX
+# is present, else sw). Figures already in FILE for other engines, PMLs or
+# scopes are kept; the ones measured now replace theirs. The sw engine's
+# figures are cross-memory attach on this host, not NIC figures. The machine
+# should be quiet: the load average is printed before and after.
+#
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+export BUILD_DIR=${BUILD_DIR:-$top/build}
+
+out="${XDG_CACHE_HOME:-$HOME/.cache}/mlx5_umr/costs-$(hostname -s).conf"
+pmls=ob1,ucx
+quick=()
+hosts=()
+build=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --out)   out=$2; shift ;;
+    --pml)   pmls=$2; shift ;;
+    --quick) quick=(-q) ;;
+    --hosts) hosts=(--host "$2"); shift ;;
+    --no-build) build=0 ;;
+    -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "umr-calibrate: unknown argument '$1' (--help)" >&2; exit 1 ;;
+    esac
+    shift
+done
+
+if [ $build -eq 1 ]; then
+    "$top/contrib/install-deps.sh" >/dev/null
+    "$top/contrib/build.sh" >/dev/null
+    make -C "$BUILD_DIR" bench >/dev/null
+fi
+prog=$BUILD_DIR/test/bench/umr_calibrate
+if [ ! -x "$prog" ]; then
+    echo "umr-calibrate: $prog was not built (configure found no MPI?)" >&2
+    exit 1
+fi
+
+export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-auto}
+# pml/umr itself stays out of the measurement (if it is installed)
+export OMPI_MCA_pml_umr_enable=0
+mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2 "${hosts[@]}"
+        -x UCX_MLX5_UMR_ENGINE -x OMPI_MCA_pml_umr_enable)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "umr-calibrate: load $(cut -d' ' -f1-3 /proc/loadavg) before;" \
+     "engine $UCX_MLX5_UMR_ENGINE; PMLs $pmls"
+engine=()
+for pml in ${pmls//,/ }; do
+    case "$pml" in
+    ucx) opts=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any) ;;
+    *)   opts=(--mca pml "$pml") ;;
+    esac
+    echo "=== ${mpirun[*]} ${opts[*]} $prog ${quick[*]} ${engine[*]}"
+    "${mpirun[@]}" "${opts[@]}" "$prog" "${quick[@]}" "${engine[@]}" \
+        -o "$tmp/$pml.conf"
+    engine=(-E)  # the engine once, with the first PML
+done
+
+# Merge: the old file's keys not measured now, then the new ones.
+mkdir -p "$(dirname "$out")"
+{
+    echo "# pml/umr costs (contrib/umr-calibrate.sh, $(date '+%F %T'))"
+    echo "version = 1"
+    cat "$tmp"/*.conf | grep -v -e '^version' -e '^#' -e '^host' -e '^date' \
+        >"$tmp/new"
+    if [ -f "$out" ]; then
+        sed -n 's/^\([a-z][^ =]*\) *=.*/\1/p' "$tmp/new" | sort -u >"$tmp/keys"
+        grep -E '^(engine|pml)\.' "$out" | while IFS= read -r line; do
+            key=${line%%=*}; key=${key%% *}
+            grep -qxF "$key" "$tmp/keys" || echo "$line"
+        done
+    fi
+    grep -h '^#' "$tmp"/*.conf
+    cat "$tmp/new"
+} >"$tmp/merged"
+mv "$tmp/merged" "$out"
+echo "umr-calibrate: wrote $out (load $(cut -d' ' -f1-3 /proc/loadavg) after)"
+echo
+for pml in ${pmls//,/ }; do
+    "$prog" --crossover "$out" "$pml"
+done
