@@ -47,7 +47,7 @@ protected:
         umr_eng_qp_params_t qp_params = {};
         qp_params.sq_size         = 64;
         qp_params.max_sge         = 4;
-        qp_params.max_umr_entries = caps.max_interleaved;
+        qp_params.umr_list_entries = caps.max_list;
         ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &qp_params, &qp_a));
         ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &qp_params, &qp_b));
 

@@ -83,13 +83,13 @@ protected:
     }
 
     ucs_status_t create_qp(unsigned sq_size = 16, unsigned max_sge = 4,
-                           unsigned umr_entries = UMR_ENG_MLX5_MAX_UMR_ENTRIES)
+                           unsigned umr_entries = UMR_ENG_MLX5_MAX_LIST)
     {
         umr_eng_qp_params_t params = {};
 
         params.sq_size         = sq_size;
         params.max_sge         = max_sge;
-        params.max_umr_entries = umr_entries;
+        params.umr_list_entries = umr_entries;
         return ops->qp_create(dev, cq, &params, &qp);
     }
 
@@ -315,7 +315,7 @@ TEST_F(test_engine_mlx5_wrap, qp_create_attributes)
     ASSERT_EQ(1u, fake().cq_attrs.size());
     EXPECT_EQ(128u, fake().cq_attrs[0].cqe);
 
-    ASSERT_EQ(UCS_OK, create_qp(64, 3, 51));
+    ASSERT_EQ(UCS_OK, create_qp(64, 3, 52));
     ASSERT_EQ(1u, fake().qp_attrs.size());
     const struct ibv_qp_init_attr_ex &a      = fake().qp_attrs[0];
     const struct mlx5dv_qp_init_attr &dv     = fake().dv_qp_attrs[0];
@@ -323,8 +323,8 @@ TEST_F(test_engine_mlx5_wrap, qp_create_attributes)
     EXPECT_EQ(0, a.sq_sig_all);
     EXPECT_EQ(64u, a.cap.max_send_wr);
     EXPECT_EQ(3u, a.cap.max_send_sge);
-    /* 51 interleaved entries + the repeat header, 16 B each, minus the
-     * 4-byte inline header: (828 + 4) / 16 - 1 = 51 */
+    /* 52 list entries (= 51 interleaved entries + the repeat header),
+     * 16 B each, minus the 4-byte inline header: (828 + 4) / 16 = 52 */
     EXPECT_EQ(828u, a.cap.max_inline_data);
     EXPECT_EQ((uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS),
               a.comp_mask);
@@ -370,12 +370,13 @@ TEST_F(test_engine_mlx5_wrap, qp_create_bad_params)
 {
     open_dev();
     ASSERT_EQ(UCS_OK, ops->cq_create(dev, 16, &cq));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(0, 1, 51));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(32769, 1, 51));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 0, 51));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 31, 51));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(0, 1, 52));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(32769, 1, 52));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 0, 52));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 31, 52));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 1, 0));
-    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, create_qp(16, 1, 52));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 1, 1));
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, create_qp(16, 1, 53));
     EXPECT_TRUE(fake().qp_attrs.empty());
     EXPECT_EQ(NULL, qp);
 

@@ -51,7 +51,7 @@ protected:
         umr_eng_qp_params_t p;
         p.sq_size         = sq_size;
         p.max_sge         = 16;
-        p.max_umr_entries = 52;
+        p.umr_list_entries = 52;
         return p;
     }
 

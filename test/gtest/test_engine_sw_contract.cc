@@ -251,7 +251,7 @@ TEST_F(test_engine_sw_contract, post_limits_list_rdma_qp) {
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, ops->qp_create(dev, cq, &p, &q));
     p = qp_params(); p.max_sge = 31;
     EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, ops->qp_create(dev, cq, &p, &q));
-    p = qp_params(); p.max_umr_entries = 53;
+    p = qp_params(); p.umr_list_entries = 53;
     EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, ops->qp_create(dev, cq, &p, &q));
     p = qp_params();
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, ops->qp_create(dev, pcq, &p, &q))

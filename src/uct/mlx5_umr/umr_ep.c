@@ -335,7 +335,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_ep_t, const uct_ep_params_t *params)
 
     qp_params.sq_size         = iface->config.tx_queue_len;
     qp_params.max_sge         = iface->config.max_sge;
-    qp_params.max_umr_entries = iface->md->config.mkey_entries;
+    qp_params.umr_list_entries = iface->md->config.mkey_entries;
     status = iface->eng->qp_create(iface->md->dev, iface->cq, &qp_params,
                                    &self->qp);
     if (status != UCS_OK) {

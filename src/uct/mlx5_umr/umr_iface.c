@@ -181,7 +181,7 @@ uct_mlx5_umr_iface_get_device_address(uct_iface_h tl_iface,
 
 static uint8_t uct_mlx5_umr_iface_engine_id(uct_mlx5_umr_iface_t *iface)
 {
-    return iface->eng->name[0]; /* 's' or 'm' */
+    return (uint8_t)iface->eng->id;
 }
 
 static ucs_status_t uct_mlx5_umr_iface_get_address(uct_iface_h tl_iface,

@@ -285,7 +285,7 @@ static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
 
     qp_params.sq_size         = md->config.umr_queue_len;
     qp_params.max_sge         = 1;
-    qp_params.max_umr_entries = md->config.mkey_entries;
+    qp_params.umr_list_entries = md->config.mkey_entries;
     status = md->eng->qp_create(md->dev, md->cq, &qp_params, &md->qp);
     if (status != UCS_OK) {
         md->qp = NULL;
@@ -544,7 +544,7 @@ static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
     md_attr->cap.max_reg          = md->caps.max_mr_size;
     md_attr->rkey_packed_size     = sizeof(uct_mlx5_umr_packed_rkey_t);
     /* ibv_reg_mr pins pages; the sw key table is a table insert */
-    md_attr->reg_cost             = !strcmp(md->eng->name, "sw") ?
+    md_attr->reg_cost             = (md->eng->id == UMR_ENG_ID_SW) ?
                                     ucs_linear_func_make(1e-6, 0) :
                                     ucs_linear_func_make(16e-6, 0.06e-9);
     memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
@@ -589,22 +589,27 @@ static uct_md_ops_t uct_mlx5_umr_md_ops = {
     .detect_memory_type     = ucs_empty_function_return_unsupported
 };
 
+/* The layout engine lowers within the device's limits (engine caps) and the
+ * md's key pool; a key is created with caps.max_list descriptors, which
+ * holds a list UMR of max_list entries or an interleaved one of
+ * max_interleaved entries plus its strided header. */
 static void uct_mlx5_umr_md_set_limits(uct_mlx5_umr_md_t *md)
 {
     umr_layout_limits_t *limits = &md->limits;
+    const umr_eng_caps_t *caps  = &md->caps;
 
     umr_layout_limits_default(limits);
-    limits->max_interleaved = ucs_min(limits->max_interleaved,
-                                      md->caps.max_interleaved);
-    limits->max_list        = ucs_min(limits->max_list, md->caps.max_list);
-    limits->max_bytes_count = ucs_min(limits->max_bytes_count,
-                                      md->caps.max_bytes_count);
-    limits->max_stride      = ucs_min(limits->max_stride, md->caps.max_stride);
+    limits->max_interleaved = caps->max_interleaved;
+    limits->max_list        = caps->max_list;
+    limits->max_bytes_count = caps->max_bytes_count;
+    limits->max_stride      = caps->max_stride;
+    limits->max_list_bytes  = caps->max_list_bytes;
+    limits->max_key_bytes   = ucs_min(limits->max_key_bytes,
+                                      caps->max_ilv_bytes);
+    limits->max_depth       = caps->max_depth;
     limits->max_keys        = ucs_min(limits->max_keys,
                                       md->config.mkey_pool_size);
-    /* a key needs one descriptor entry per plan entry */
-    md->config.mkey_entries = ucs_max(limits->max_interleaved,
-                                      limits->max_list);
+    md->config.mkey_entries = caps->max_list;
 }
 
 ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,

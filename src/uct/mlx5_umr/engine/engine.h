@@ -111,10 +111,23 @@ typedef struct umr_eng_mkey {
     uint32_t max_entries;   /* as created */
 } umr_eng_mkey_t;
 
+/* The hardware limits of one device, in one place: the md copies them into
+ * the layout engine's umr_layout_limits_t and the transport reads them from
+ * the md; nothing above the engine repeats a hardware constant.
+ *
+ * Entry counts: a UMR WQE of a given inline size holds max_list list
+ * entries, or max_interleaved = max_list - 1 interleaved entries (the
+ * strided header takes one; rdma-core 44 providers/mlx5/qp.c,
+ * mlx5_send_wr_mr / umr_strided_seg_create). An indirect key created for
+ * max_list descriptors takes either kind. */
 typedef struct umr_eng_caps {
     char     name[UMR_ENG_NAME_MAX];  /* device name, e.g. "mlx5_0", "sw" */
     uint32_t max_interleaved;   /* entries per UMR interleaved (inline) */
-    uint32_t max_list;          /* entries per UMR list (inline) */
+    uint32_t max_list;          /* entries per UMR list (inline); also the
+                                   descriptors of an indirect key */
+    uint32_t max_depth;         /* levels of keys over keys (1: none) */
+    uint64_t max_ilv_bytes;     /* bytes one interleaved key may address */
+    uint64_t max_list_bytes;    /* bytes one list key may address */
     uint32_t max_bytes_count;   /* 16-bit field limit */
     uint32_t max_stride;        /* bytes_count + bytes_skip limit */
     uint32_t max_sge;           /* SGEs per RDMA write/read */
@@ -138,9 +151,12 @@ typedef struct umr_eng_dev_params {
 } umr_eng_dev_params_t;
 
 typedef struct umr_eng_qp_params {
-    unsigned sq_size;           /* send queue slots */
+    unsigned sq_size;           /* send queue slots (work requests) */
     unsigned max_sge;           /* SGEs per RDMA WR */
-    unsigned max_umr_entries;   /* sizes the inline UMR WQE */
+    unsigned umr_list_entries;  /* sizes the inline UMR WQE, counted as
+                                   list entries (1 .. caps.max_list); the
+                                   QP then takes umr_list_entries - 1
+                                   interleaved entries */
 } umr_eng_qp_params_t;
 
 typedef struct umr_eng_wc {
@@ -150,8 +166,16 @@ typedef struct umr_eng_wc {
     umr_eng_qp_t        *qp;
 } umr_eng_wc_t;
 
+/* Which backend an ops table is: compare ids, never names. */
+typedef enum {
+    UMR_ENG_ID_SW,
+    UMR_ENG_ID_MLX5,
+    UMR_ENG_ID_LAST
+} umr_eng_id_t;
+
 typedef struct umr_eng_ops {
-    const char *name;           /* "mlx5" or "sw" */
+    const char   *name;         /* "mlx5" or "sw" */
+    umr_eng_id_t id;
 
     /* Names of the devices this backend can open, NUL-separated into
      * names[max][UMR_ENG_NAME_MAX]. No device: *num_p = 0, UCS_OK. */

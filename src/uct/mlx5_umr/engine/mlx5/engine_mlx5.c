@@ -8,6 +8,7 @@
 
 const umr_eng_ops_t umr_eng_mlx5_ops = {
     .name                 = "mlx5",
+    .id                   = UMR_ENG_ID_MLX5,
     .query_devices        = umr_eng_mlx5_query_devices,
     .dev_open             = umr_eng_mlx5_dev_open,
     .dev_close            = umr_eng_mlx5_dev_close,

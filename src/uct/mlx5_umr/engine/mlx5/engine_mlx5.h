@@ -38,8 +38,18 @@ extern "C" {
 /* Hardware mkeys behind one engine mkey (see "Key rotation" above). */
 #define UMR_ENG_MLX5_MKEY_RING        8
 
-/* Inline UMR entries a QP is sized for: a 1 KiB WQE (DESIGN.md). */
-#define UMR_ENG_MLX5_MAX_UMR_ENTRIES  51
+/* UMR list entries a QP is sized for at most: the largest send WQE a
+ * ConnectX takes is 1 KiB (max_sq_desc_sz, providers/mlx5/verbs.c
+ * mlx5_calc_send_wqe). A UMR WQE carries 192 B of segments (ctrl 16, UMR
+ * ctrl 48, mkey context 64, one 64 B translation block: _sq_overhead) and
+ * a 4 B inline header, so max_inline_data = 1024 - 192 - 4 = 828 and the
+ * provider allows (828 + 4) / 16 = 52 list / 51 interleaved entries
+ * (providers/mlx5/qp.c, mlx5_send_wr_set_mkey_layout). */
+#define UMR_ENG_MLX5_MAX_LIST         52
+#define UMR_ENG_MLX5_MAX_INTERLEAVED  (UMR_ENG_MLX5_MAX_LIST - 1)
+
+/* Keys over keys the engine lets the layout engine build. */
+#define UMR_ENG_MLX5_MAX_DEPTH        4
 
 /* 16-bit bytes_count and stride (bytes_count + bytes_skip) fields. */
 #define UMR_ENG_MLX5_MAX_BYTES_COUNT  UINT16_MAX
@@ -54,9 +64,10 @@ extern "C" {
     (UMR_ENG_ACCESS_LOCAL_WRITE | UMR_ENG_ACCESS_REMOTE_WRITE | \
      UMR_ENG_ACCESS_REMOTE_READ | UMR_ENG_ACCESS_REMOTE_ATOMIC)
 
-/* Inline data that makes room for `n` UMR entries:
- * interleaved n <= (inl + 4) / 16 - 1, list n <= (inl + 4) / 16. */
-#define UMR_ENG_MLX5_INLINE_FOR(_n)   (16u * ((_n) + 1u) - 4u)
+/* Inline data that makes room for `n` UMR list entries (n - 1
+ * interleaved): rdma-core allows list n <= (inl + 4) / 16 and interleaved
+ * n <= (inl + 4) / 16 - 1 (providers/mlx5/qp.c, mlx5_send_wr_mr). */
+#define UMR_ENG_MLX5_INLINE_FOR_LIST(_n)  (16u * (_n) - 4u)
 
 /* What a peer needs to judge reachability and build an address vector. */
 typedef struct UCS_S_PACKED umr_eng_mlx5_dev_addr {

@@ -225,8 +225,11 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
 
     memset(caps, 0, sizeof(*caps));
     snprintf(caps->name, sizeof(caps->name), "%s", name);
-    caps->max_interleaved = UMR_ENG_MLX5_MAX_UMR_ENTRIES;
-    caps->max_list        = UMR_ENG_MLX5_MAX_UMR_ENTRIES + 1;
+    caps->max_interleaved = UMR_ENG_MLX5_MAX_INTERLEAVED;
+    caps->max_list        = UMR_ENG_MLX5_MAX_LIST;
+    caps->max_depth       = UMR_ENG_MLX5_MAX_DEPTH;
+    caps->max_ilv_bytes   = UMR_ENG_MLX5_MAX_ILV_BYTES;
+    caps->max_list_bytes  = UMR_ENG_MLX5_MAX_LIST_BYTES;
     caps->max_bytes_count = UMR_ENG_MLX5_MAX_BYTES_COUNT;
     caps->max_stride      = UMR_ENG_MLX5_MAX_STRIDE;
     caps->max_sge         = dattr->orig_attr.max_sge;

@@ -92,16 +92,17 @@ umr_eng_mlx5_qp_check_params(umr_eng_mlx5_dev_t *dev,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (params->max_umr_entries == 0) {
-        ucs_error("%s: qp_create: max_umr_entries must be > 0",
-                  dev->caps.name);
+    /* an interleaved UMR needs room for one entry and its header */
+    if (params->umr_list_entries < 2) {
+        ucs_error("%s: qp_create: umr_list_entries %u must be >= 2",
+                  dev->caps.name, params->umr_list_entries);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (params->max_umr_entries > UMR_ENG_MLX5_MAX_UMR_ENTRIES) {
-        ucs_error("%s: qp_create: max_umr_entries %u exceeds the inline UMR "
-                  "limit %u", dev->caps.name, params->max_umr_entries,
-                  UMR_ENG_MLX5_MAX_UMR_ENTRIES);
+    if (params->umr_list_entries > dev->caps.max_list) {
+        ucs_error("%s: qp_create: umr_list_entries %u exceeds the inline UMR "
+                  "limit %u (1 KiB WQE)", dev->caps.name,
+                  params->umr_list_entries, dev->caps.max_list);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
@@ -153,7 +154,8 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
     attr.cap.max_recv_wr     = 1;
     attr.cap.max_recv_sge    = 1;
     /* UMR is posted inline only: the inline size bounds the entries */
-    attr.cap.max_inline_data = UMR_ENG_MLX5_INLINE_FOR(params->max_umr_entries);
+    attr.cap.max_inline_data = UMR_ENG_MLX5_INLINE_FOR_LIST(
+                                       params->umr_list_entries);
     attr.pd                  = dev->pd;
     attr.comp_mask           = IBV_QP_INIT_ATTR_PD |
                                IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -172,8 +174,8 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
     if (qp->qp == NULL) {
         ucs_error("%s: mlx5dv_create_qp(RC, sq %u, sge %u, inline %u) "
                   "failed: %m", dev->caps.name, params->sq_size,
-                  params->max_sge, UMR_ENG_MLX5_INLINE_FOR(
-                          params->max_umr_entries));
+                  params->max_sge, UMR_ENG_MLX5_INLINE_FOR_LIST(
+                          params->umr_list_entries));
         status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
         goto err_free_wrs;
     }

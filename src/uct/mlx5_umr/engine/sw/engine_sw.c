@@ -11,6 +11,7 @@
 
 const umr_eng_ops_t umr_eng_sw_ops = {
     .name                 = "sw",
+    .id                   = UMR_ENG_ID_SW,
     .query_devices        = umr_eng_sw_query_devices,
     .dev_open             = umr_eng_sw_dev_open,
     .dev_close            = umr_eng_sw_dev_close,

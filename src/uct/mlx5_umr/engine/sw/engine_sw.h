@@ -63,6 +63,8 @@
 #define UMR_ENG_SW_MAX_QP_WR        32768u
 #define UMR_ENG_SW_MAX_MSG          (1ull << 30)
 #define UMR_ENG_SW_MAX_LIST_BYTES   0x7fffffffull /* rdma-core sums in int */
+#define UMR_ENG_SW_MAX_ILV_BYTES    UINT64_MAX    /* rdma-core 44 sums in 64
+                                                     bits */
 #define UMR_ENG_SW_MAX_MKEY_ENTRIES 4096u
 
 #define UMR_ENG_SW_ACCESS_ALL       (UMR_ENG_ACCESS_LOCAL_WRITE | \

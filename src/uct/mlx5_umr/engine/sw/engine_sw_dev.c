@@ -110,6 +110,9 @@ static void umr_eng_sw_caps_init(umr_eng_sw_dev_t *dev)
     ucs_strncpy_zero(caps->name, UMR_ENG_SW_DEV_NAME, sizeof(caps->name));
     caps->max_interleaved = UMR_ENG_SW_MAX_INTERLEAVED;
     caps->max_list        = UMR_ENG_SW_MAX_LIST;
+    caps->max_depth       = UMR_ENG_SW_MAX_DEPTH;
+    caps->max_ilv_bytes   = UMR_ENG_SW_MAX_ILV_BYTES;
+    caps->max_list_bytes  = UMR_ENG_SW_MAX_LIST_BYTES;
     caps->max_bytes_count = UMR_ENG_SW_MAX_BYTES_COUNT;
     caps->max_stride      = UMR_ENG_SW_MAX_STRIDE;
     caps->max_sge         = UMR_ENG_SW_MAX_SGE;

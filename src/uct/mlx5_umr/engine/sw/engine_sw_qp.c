@@ -86,14 +86,14 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
 
     /* 0 means the device maximum */
     max_sge = params->max_sge ? params->max_sge : UMR_ENG_SW_MAX_SGE;
-    max_umr = params->max_umr_entries ? params->max_umr_entries :
+    max_umr = params->umr_list_entries ? params->umr_list_entries :
                                         UMR_ENG_SW_MAX_LIST;
     if ((params->sq_size == 0) || (params->sq_size > UMR_ENG_SW_MAX_QP_WR) ||
         (max_sge > UMR_ENG_SW_MAX_SGE) || (max_umr > UMR_ENG_SW_MAX_LIST)) {
         ucs_error("sw engine: qp_create: sq_size %u (1..%u), max_sge %u "
-                  "(<= %u), max_umr_entries %u (<= %u)", params->sq_size,
+                  "(<= %u), umr_list_entries %u (<= %u)", params->sq_size,
                   UMR_ENG_SW_MAX_QP_WR, params->max_sge, UMR_ENG_SW_MAX_SGE,
-                  params->max_umr_entries, UMR_ENG_SW_MAX_LIST);
+                  params->umr_list_entries, UMR_ENG_SW_MAX_LIST);
         return (params->sq_size == 0) ? UCS_ERR_INVALID_PARAM :
                                         UCS_ERR_EXCEEDS_LIMIT;
     }
