@@ -11,10 +11,13 @@
 #   umr+ob1 ...     pml/umr in front of ob1 / ucx, automatic choice
 #   umr+ob1:zcopy   pml/umr with zero-copy forced (shows where it loses)
 #
-# (the umr+ columns appear once the pml/umr component is built), and in the
-# same program MPI_Pack + contiguous send + MPI_Unpack. Prints the tables
-# side by side and writes PNG plots (python3-matplotlib) into OUT
-# (default BUILD_DIR/mpi-bench).
+# (the umr+ columns appear once the pml/umr component is built; it is loaded
+# from a scratch component directory, with pml_umr_verbose=1 so that its
+# counters show that zero-copy really ran), and in the same program MPI_Pack
+# + contiguous send + MPI_Unpack. Prints the tables side by side and writes
+# PNG plots (python3-matplotlib) into OUT (default BUILD_DIR/mpi-bench).
+# pml/umr reads its costs file (contrib/umr-calibrate.sh) from its default
+# place or PML_UMR_COST_FILE.
 #
 # usage: contrib/run-mpi-bench.sh [--quick|--long] [--only NAME[,NAME..]]
 #                                 [--halo3d] [-- bench_mpi_ddt arguments]
@@ -75,21 +78,38 @@ if [ ! -x "$prog" ]; then
     exit 1
 fi
 
-# Configurations: name and mpirun options. pml/umr rows only when its
-# component has been built (contrib/pml-umr-mca.sh prints its options).
+# Configurations: name and mpirun options. pml/umr (when built) is loaded
+# from a scratch component directory in front of Open MPI's, with the
+# transport module just built, and prints its counters at the end
+# (pml_umr_verbose=1: they show that zero-copy really ran).
 names=(ob1 ucx)
 declare -A opts
 opts[ob1]="--mca pml ob1"
 opts[ucx]="${ucx[*]}"
-umr_opts="$top/contrib/pml-umr-mca.sh"
-if [ -x "$umr_opts" ] && "$umr_opts" ob1 auto >/dev/null 2>&1; then
+umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+if [ -f "$umr_so" ]; then
+    mkdir -p "$out/components"
+    ln -sf "$umr_so" "$out/components/"
+    pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
+    export OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
+    export OMPI_MCA_pml_umr_uct_module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
+    export OMPI_MCA_pml_umr_verbose=1
+    # the costs file pml/umr reads (its default unless PML_UMR_COST_FILE)
+    if [ -n "${PML_UMR_COST_FILE:-}" ]; then
+        export OMPI_MCA_pml_umr_cost_file=$PML_UMR_COST_FILE
+    fi
     for w in ob1 ucx; do
         names+=("umr+$w" "umr+$w:zcopy")
-        opts[umr+$w]="$("$umr_opts" "$w" auto)"
-        opts[umr+$w:zcopy]="$("$umr_opts" "$w" on)"
     done
+    opts[umr+ob1]="--mca pml ob1,umr"
+    opts[umr+ucx]="--mca pml ucx,umr ${ucx[*]:3}"
+    opts[umr+ob1:zcopy]="${opts[umr+ob1]} --mca pml_umr_zcopy on"
+    opts[umr+ucx:zcopy]="${opts[umr+ucx]} --mca pml_umr_zcopy on"
+    mpirun+=(-x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module
+             -x OMPI_MCA_pml_umr_verbose)
+    [ -z "${OMPI_MCA_pml_umr_cost_file:-}" ] || mpirun+=(-x OMPI_MCA_pml_umr_cost_file)
 else
-    echo "run-mpi-bench: pml/umr is not built: only ob1, ucx and MPI_Pack"
+    echo "run-mpi-bench: pml/umr is not built ($umr_so): only ob1, ucx and MPI_Pack"
 fi
 
 mkdir -p "$out"
@@ -106,8 +126,9 @@ for n in "${names[@]}"; do
     echo
     echo "=== $n: ${cmd[*]}"
     start=$(date +%s)
-    "${cmd[@]}" >"$f"
+    "${cmd[@]}" >"$f" 2>"$f.err" || { cat "$f" "$f.err"; exit 1; }
     grep -v -e '^DATA' -e '^LAT' "$f"
+    grep -h 'pml_umr' "$f.err" || true   # counters, any warning
     echo "=== $n: $(( $(date +%s) - start )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
     report+=("$n=$f")
 done
