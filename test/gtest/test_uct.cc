@@ -23,6 +23,8 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace umr_test;
 
@@ -1708,5 +1710,159 @@ TEST_F(test_uct_xproc, pending_purge)
         EXPECT_EQ(1, c.fired);
     }
     EXPECT_EQ(0, extra.fired);
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+
+/* Memory the sender cannot read (issue 12): three pages, the middle one
+ * PROT_NONE. A NIC refuses to register it; so does the transport. Memory
+ * that becomes inaccessible after registration fails the operation with
+ * an error status, never with a fault in progress. */
+class test_uct_inaccessible : public test_uct_xproc {
+protected:
+    void SetUp() override {
+        m_page = sysconf(_SC_PAGESIZE);
+        m_mem  = (char*)mmap(NULL, 3 * m_page, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(MAP_FAILED, (void*)m_mem);
+        for (size_t i = 0; i < 3 * m_page; ++i) {
+            m_mem[i] = (char)(i * 11 + 5);
+        }
+        ASSERT_UCS_OK(uct_umr_layout_vector(4, 100, 3000, NULL, &m_vec));
+
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 4096);
+        std::mt19937_64 rng(12);
+        fill_random(rng, m_regions.back().init);
+        start();
+    }
+
+    void TearDown() override {
+        test_uct_xproc::TearDown();
+        uct_umr_layout_free(m_vec);
+        munmap(m_mem, 3 * m_page);
+    }
+
+    void hide_middle_page() {
+        ASSERT_EQ(0, mprotect(m_mem + m_page, m_page, PROT_NONE));
+    }
+
+    /* the target region is as it started */
+    void expect_target_untouched() {
+        bytes_t got = dump()[0];
+        EXPECT_EQ(m_regions[0].init, got) << first_diff(got,
+                                                        m_regions[0].init);
+    }
+
+    ucs_status_t run_layout(int op, uct_mem_h memh, void *base,
+                            size_t len) {
+        test_comp comp;
+        ucs_status_t st;
+        do {
+            st = (op == OP_PUT) ?
+                 uct_umr_ep_put_layout(m_ep, memh, base, m_vec, 1, 0, len,
+                                       m_va[0], m_rkeys[0].rkey, &comp.uct) :
+                 uct_umr_ep_get_layout(m_ep, memh, base, m_vec, 1, 0, len,
+                                       m_va[0], m_rkeys[0].rkey, &comp.uct);
+            if (st == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (st == UCS_ERR_NO_RESOURCE);
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+    }
+
+    size_t            m_page = 0;
+    char              *m_mem = nullptr;
+    uct_umr_layout_t  *m_vec = nullptr;
+};
+
+TEST_F(test_uct_inaccessible, refused_at_registration)
+{
+    uct_umr_layout_t *around;
+    uct_mem_h memh;
+
+    hide_middle_page();
+    /* the third block, [6100, 6200), lies in the hidden page */
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+              uct_umr_mem_reg(m_s.md, m_mem + 100, m_vec, 1, 0, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, m_s.reg(m_mem, 3 * m_page, &memh));
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, m_s.reg(m_mem + m_page - 8, 16, &memh));
+    /* blocks only in readable pages, but the registered span (as on a NIC)
+     * covers the hidden one */
+    ASSERT_UCS_OK(uct_umr_layout_vector(2, 100, 2 * m_page, NULL, &around));
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+              uct_umr_mem_reg(m_s.md, m_mem + 100, around, 1, 0, &memh));
+    uct_umr_layout_free(around);
+
+    uct_umr_md_stats_t st;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(0u, st.mkeys_in_use) << "a refused registration keeps no key";
+
+    /* the sender still works: the readable first page arrives */
+    ASSERT_UCS_OK(m_s.reg(m_mem, m_page, &memh));
+    std::vector<uct_iov_t> iov = {{m_mem, 1000, memh, 0, 1}};
+    ASSERT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0] + 10, m_rkeys[0].rkey));
+    bytes_t want = m_regions[0].init;
+    memcpy(want.data() + GUARD + 10, m_mem, 1000);
+    bytes_t got = dump()[0];
+    EXPECT_EQ(want, got) << first_diff(got, want);
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* uct_ep_put_zcopy from a layout memh whose third block became unreadable */
+TEST_F(test_uct_inaccessible, put_zcopy_from_layout_lost_after_reg)
+{
+    uct_mem_h memh;
+    ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, m_mem + 100, m_vec, 1, 0, &memh));
+    hide_middle_page();
+
+    std::vector<uct_iov_t> iov = {{(void*)(uintptr_t)0, 400, memh, 0, 1}};
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+              run(OP_PUT, iov, m_va[0], m_rkeys[0].rkey));
+    expect_target_untouched();
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* uct_umr_ep_put_layout over a plain registration of the three pages */
+TEST_F(test_uct_inaccessible, put_layout_over_plain_reg_lost_after_reg)
+{
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(m_mem, 3 * m_page, &memh));
+    hide_middle_page();
+
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, run_layout(OP_PUT, memh, m_mem + 100,
+                                               400));
+    expect_target_untouched();
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* uct_umr_ep_get_layout into a page that became read-only: the local write
+ * fails, the readable and writable pages around it are left as they were
+ * or hold the bytes of the target */
+TEST_F(test_uct_inaccessible, get_layout_into_read_only_page)
+{
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(m_mem, 3 * m_page, &memh));
+    ASSERT_EQ(0, mprotect(m_mem + m_page, m_page, PROT_READ));
+    bytes_t before(m_mem, m_mem + 3 * m_page);
+
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, run_layout(OP_GET, memh, m_mem + 100,
+                                               400));
+    EXPECT_EQ(0, memcmp(before.data() + m_page, m_mem + m_page, m_page));
+    /* only the blocks may have changed, with the target's bytes */
+    const bytes_t &init = m_regions[0].init;
+    for (size_t i = 0; i < 3 * m_page; ++i) {
+        size_t rel = i - 100, blk = rel / 3000, in = rel % 3000;
+        bool in_block = (i >= 100) && (blk < 4) && (in < 100);
+        if ((uint8_t)m_mem[i] != before[i]) {
+            ASSERT_TRUE(in_block) << "byte " << i << " outside the layout";
+            ASSERT_EQ(init[GUARD + blk * 100 + in], (uint8_t)m_mem[i])
+                    << "byte " << i;
+        }
+    }
+    ASSERT_EQ(0, mprotect(m_mem + m_page, m_page, PROT_READ | PROT_WRITE));
     ASSERT_UCS_OK(m_s.dereg(memh));
 }

@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 /* Below this mean local segment size, a bounce copy beats an iovec. */
 #define UMR_ENG_SW_DIRECT_MIN_SEG 2048
@@ -61,20 +63,62 @@ umr_eng_sw_local_fill(const umr_eng_sw_xfer_t *x, uint64_t off, uint64_t len,
     return UMR_ENG_WC_SUCCESS;
 }
 
-/* Copy between the local stream at `off` and the segments `ext`. */
+/*
+ * Copy between local segments and one private buffer of ours without ever
+ * faulting: memory registered earlier may have been unmapped or protected
+ * since. Cross-memory attach on ourselves pins only `buf`; the segments are
+ * copied by the kernel's user copy, which stops at an inaccessible page.
+ */
+static umr_eng_wc_status_t
+umr_eng_sw_self_copy(const umr_eng_sw_xfer_t *x, const umr_eng_sw_iovs_t *liovs,
+                     void *buf, int to_local)
+{
+    struct iovec biov = {.iov_base = buf, .iov_len = liovs->bytes};
+    ssize_t ret;
+
+    if (to_local) {
+        ret = process_vm_readv(getpid(), liovs->iov, liovs->count, &biov, 1, 0);
+    } else {
+        ret = process_vm_writev(getpid(), liovs->iov, liovs->count, &biov, 1,
+                                0);
+    }
+
+    if (ret == (ssize_t)liovs->bytes) {
+        return UMR_ENG_WC_SUCCESS;
+    }
+
+    ucs_debug("sw engine: qp 0x%x: local %s of %zu bytes in %u segments "
+              "from %p moved %zd: %s", x->qp->qpn, to_local ? "write" : "read",
+              liovs->bytes, liovs->count, liovs->iov[0].iov_base, ret,
+              (ret < 0) ? strerror(errno) : "memory not accessible");
+    return UMR_ENG_WC_LOC_PROT_ERR;
+}
+
+/* Copy between the local stream at `off` and the segments `ext` (private
+ * buffers of the device: the bounce buffer, or pieces of the span copy). */
 static umr_eng_wc_status_t
 umr_eng_sw_local_copy(const umr_eng_sw_xfer_t *x, uint64_t off,
                       const struct iovec *ext, unsigned num_ext, int to_local)
 {
     umr_eng_sw_dev_t *dev = x->qp->dev;
-    size_t total = 0, done = 0, eoff = 0, loff, n;
+    size_t total = 0, done = 0;
     umr_eng_sw_iovs_t liovs;
     umr_eng_wc_status_t status;
-    unsigned i, e = 0;
-    char *lp, *ep;
+    char *buf;
+    unsigned i;
 
-    for (i = 0; i < num_ext; ++i) {
-        total += ext[i].iov_len;
+    if (num_ext == 1) {
+        buf   = ext[0].iov_base;
+        total = ext[0].iov_len;
+    } else {
+        /* the span pieces are ours and cannot fault: gather them first */
+        ucs_assert(to_local);
+        buf = dev->bounce;
+        for (i = 0; i < num_ext; ++i) {
+            ucs_assert(total + ext[i].iov_len <= UMR_ENG_SW_BATCH_BYTES);
+            memcpy(buf + total, ext[i].iov_base, ext[i].iov_len);
+            total += ext[i].iov_len;
+        }
     }
 
     while (done < total) {
@@ -88,24 +132,13 @@ umr_eng_sw_local_copy(const umr_eng_sw_xfer_t *x, uint64_t off,
             return status;
         }
 
-        for (i = 0; i < liovs.count; ++i) {
-            for (loff = 0; loff < liovs.iov[i].iov_len; loff += n) {
-                n  = ucs_min(liovs.iov[i].iov_len - loff,
-                             ext[e].iov_len - eoff);
-                lp = (char*)liovs.iov[i].iov_base + loff;
-                ep = (char*)ext[e].iov_base + eoff;
-                if (to_local) {
-                    memcpy(lp, ep, n);
-                } else {
-                    memcpy(ep, lp, n);
-                }
+        if (liovs.bytes == 0) {
+            return UMR_ENG_WC_LOC_PROT_ERR; /* checked at post: not reached */
+        }
 
-                eoff += n;
-                if (eoff == ext[e].iov_len) {
-                    ++e;
-                    eoff = 0;
-                }
-            }
+        status = umr_eng_sw_self_copy(x, &liovs, buf + done, to_local);
+        if (status != UMR_ENG_WC_SUCCESS) {
+            return status;
         }
 
         done += liovs.bytes;
@@ -123,7 +156,8 @@ static umr_eng_wc_status_t umr_eng_sw_vm_error(ssize_t ret, size_t expected,
     }
 
     ucs_debug("sw engine: cross-memory transfer to pid %d moved %zd of %zu "
-              "bytes: %m", (int)pid, ret, expected);
+              "bytes: %s", (int)pid, ret, expected,
+              (ret < 0) ? strerror(errno) : "memory not accessible");
     return UMR_ENG_WC_REM_ACCESS_ERR;
 }
 

@@ -7,9 +7,53 @@
 #include "engine_sw.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/*
+ * A NIC pins every page of a memory region at registration and refuses one
+ * it cannot access. Do the same: read one byte of every page of the range
+ * (cross-memory attach on ourselves never faults), a batch of pages a call.
+ */
+static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
+{
+    enum { BATCH = 256 };
+    size_t page = ucs_get_page_size();
+    uintptr_t start = (uintptr_t)addr, end = start + length;
+    uintptr_t p     = start;
+    struct iovec riov[BATCH], liov;
+    char scratch[BATCH];
+    unsigned i, n;
+    ssize_t ret;
+
+    liov.iov_base = scratch;
+    while (p < end) {
+        for (n = 0; (n < BATCH) && (p < end); ++n) {
+            riov[n].iov_base = (void*)p;
+            riov[n].iov_len  = 1;
+            p                = ucs_align_down(p, page) + page;
+        }
+
+        liov.iov_len = n;
+        ret          = process_vm_readv(getpid(), &liov, 1, riov, n, 0);
+        if (ret != (ssize_t)n) {
+            i = (ret > 0) ? (unsigned)ret : 0;
+            ucs_error("sw engine: mr_reg: [%p, %p) is not readable: the page "
+                      "at %p is not accessible (%s)", addr,
+                      UCS_PTR_BYTE_OFFSET(addr, length),
+                      (void*)ucs_align_down((uintptr_t)riov[i].iov_base, page),
+                      (ret < 0) ? strerror(errno) : "short read");
+            return UCS_ERR_INVALID_ADDR;
+        }
+    }
+
+    return UCS_OK;
+}
 
 ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
                                       size_t length, unsigned access,
@@ -40,6 +84,11 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
          !(access & UMR_ENG_ACCESS_LOCAL_WRITE))) {
         ucs_error("sw engine: mr_reg: invalid access flags 0x%x", access);
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_eng_sw_mr_probe(addr, length);
+    if (status != UCS_OK) {
+        return status;
     }
 
     mr = calloc(1, sizeof(*mr));
