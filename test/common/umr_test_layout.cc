@@ -193,16 +193,35 @@ ptrdiff_t ref_layout::true_ub() const
 
 namespace {
 
+/* MPI-3.1 4.1.7: explicit markers beat data bounds; empty types without
+ * markers have no effect (no alignment in specs: epsilon is 0) */
 struct bounds {
-    bool      any = false;
-    ptrdiff_t lb  = 0;
-    ptrdiff_t ub  = 0;
+    bool      any[2] = {false, false};   /* lb: [0] data, [1] markers */
+    bool      anu[2] = {false, false};   /* ub */
+    ptrdiff_t lb[2]  = {0, 0};
+    ptrdiff_t ub[2]  = {0, 0};
 
-    void add(ptrdiff_t l, ptrdiff_t u)
+    void add(const ref_layout &in, ptrdiff_t l, ptrdiff_t u)
     {
-        lb  = any ? std::min(lb, l) : l;
-        ub  = any ? std::max(ub, u) : u;
-        any = true;
+        bool data = !in.bytes.empty();
+        if (data || in.lb_marked) {
+            int m = in.lb_marked;
+            lb[m]  = any[m] ? std::min(lb[m], l) : l;
+            any[m] = true;
+        }
+        if (data || in.ub_marked) {
+            int m = in.ub_marked;
+            ub[m]  = anu[m] ? std::max(ub[m], u) : u;
+            anu[m] = true;
+        }
+    }
+
+    void get(ref_layout &out) const
+    {
+        out.lb_marked = any[1];
+        out.ub_marked = anu[1];
+        out.lb = any[1] ? lb[1] : (any[0] ? lb[0] : 0);
+        out.ub = anu[1] ? ub[1] : (anu[0] ? ub[0] : 0);
     }
 };
 
@@ -215,7 +234,7 @@ void ref_block(const ref_layout &in, size_t blocklen, ptrdiff_t disp,
         for (ptrdiff_t x : in.bytes) {
             out.bytes.push_back(pos + x);
         }
-        b.add(pos + in.lb, pos + in.ub);
+        b.add(in, pos + in.lb, pos + in.ub);
     }
 }
 
@@ -259,14 +278,15 @@ ref_layout reference(const spec_ptr &s)
         break;
     }
     case layout_spec::RESIZED:
-        out       = reference(s->inners[0]);
-        out.lb    = s->lb;
-        out.ub    = s->lb + s->extent;
+        out           = reference(s->inners[0]);
+        out.lb        = s->lb;
+        out.ub        = s->lb + s->extent;
+        out.lb_marked = true;
+        out.ub_marked = true;
         return out;
     }
 
-    out.lb = b.any ? b.lb : 0;
-    out.ub = b.any ? b.ub : 0;
+    b.get(out);
     return out;
 }
 

@@ -81,6 +81,8 @@ struct ref_layout {
     std::vector<ptrdiff_t> bytes;   /* offset of every data byte, in order */
     ptrdiff_t              lb = 0;  /* MPI bounds */
     ptrdiff_t              ub = 0;
+    bool                   lb_marked = false; /* explicit (resized) bounds */
+    bool                   ub_marked = false;
     ptrdiff_t extent() const { return ub - lb; }
     ptrdiff_t true_lb() const;
     ptrdiff_t true_ub() const;

@@ -4,7 +4,7 @@
  * Walks a datatype's constructor tree with PMPI_Type_get_envelope and
  * PMPI_Type_get_contents and rebuilds it with the layout constructors, which
  * follow MPI's type-map rules (bound markers set by resized, alignment
- * padding). Every level is then compared with what the MPI library reports
+ * padding; a predefined type's alignment is measured through the MPI). Every level is then compared with what the MPI library reports
  * for that level (size, lb, extent, true bounds): a difference means the MPI
  * computes something the layout does not express, and the whole type is
  * reported UCS_ERR_UNSUPPORTED rather than decoded wrong.
@@ -183,46 +183,81 @@ static ucs_status_t umr_mpi_dtype_layout_status(ucs_status_t status,
 
 /* C pair types for MINLOC/MAXLOC: { T value; int index; } with C padding */
 #define UMR_MPI_PAIR(_T) \
-    { sizeof(_T), _Alignof(_T), offsetof(struct { _T v; int i; }, i), \
-      sizeof(struct { _T v; int i; }) }
+    { sizeof(_T), _Alignof(_T), offsetof(struct { _T v; int i; }, i) }
 
 typedef struct {
-    size_t vsize, valign, ioff, total;
+    size_t vsize, valign, ioff;
 } umr_mpi_pair_t;
+
+/* `len` bytes of a basic type aligned to `align` */
+static ucs_status_t umr_mpi_dtype_basic(size_t len, size_t align,
+                                        uct_umr_layout_t **layout_p)
+{
+    uct_umr_layout_t *bytes;
+    ucs_status_t status;
+
+    status = uct_umr_layout_contig(len, &bytes);
+    if ((status != UCS_OK) || (align <= 1)) {
+        *layout_p = bytes;
+        return status;
+    }
+    status = uct_umr_layout_align(bytes, align, layout_p);
+    uct_umr_layout_free(bytes);
+    return status;
+}
+
+/*
+ * The alignment the MPI gives a predefined type, measured: the extent of
+ * struct {type at 0, MPI_BYTE at extent} is extent + alignment when the MPI
+ * pads (MPI's epsilon), extent + 1 when it does not.
+ */
+static size_t umr_mpi_dtype_named_align(MPI_Datatype type, ptrdiff_t extent)
+{
+    int blens[2]          = {1, 1};
+    MPI_Aint displs[2]    = {0, extent};
+    MPI_Datatype types[2] = {type, MPI_BYTE};
+    MPI_Datatype probe;
+    MPI_Aint lb, ext, align;
+
+    if (PMPI_Type_create_struct(2, blens, displs, types, &probe) !=
+        MPI_SUCCESS) {
+        return 1;
+    }
+    align = 1;
+    if ((PMPI_Type_get_extent(probe, &lb, &ext) == MPI_SUCCESS) &&
+        (lb == 0) && (ext > extent)) {
+        align = ext - extent;
+    }
+    PMPI_Type_free(&probe);
+    /* anything but a power of two is not an alignment: let the checks of
+     * the enclosing types decide */
+    return ((align & (align - 1)) == 0) ? (size_t)align : 1;
+}
 
 static ucs_status_t umr_mpi_dtype_pair(const umr_mpi_pair_t *p,
                                        uct_umr_layout_t **layout_p)
 {
-    size_t blens[2]    = {1, 1};
+    size_t blens[2]     = {1, 1};
     ptrdiff_t displs[2] = {0, (ptrdiff_t)p->ioff};
-    uct_umr_layout_t *value, *index, *pair;
+    uct_umr_layout_t *value, *index;
     const uct_umr_layout_t *inners[2];
     ucs_status_t status;
 
-    status = uct_umr_layout_contig(p->vsize, &value);
+    /* C's padding follows from the members' alignment, as in the MPI */
+    status = umr_mpi_dtype_basic(p->vsize, p->valign, &value);
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_umr_layout_contig(sizeof(int), &index);
+    status = umr_mpi_dtype_basic(sizeof(int), _Alignof(int), &index);
     if (status != UCS_OK) {
         uct_umr_layout_free(value);
         return status;
     }
     inners[0] = value;
     inners[1] = index;
-    status    = uct_umr_layout_struct(2, blens, displs, inners, &pair);
+    status    = uct_umr_layout_struct(2, blens, displs, inners, layout_p);
     uct_umr_layout_free(value);
     uct_umr_layout_free(index);
-    if (status != UCS_OK) {
-        return status;
-    }
-    if (uct_umr_layout_extent(pair) == (ptrdiff_t)p->total) {
-        *layout_p = pair;
-        return UCS_OK;
-    }
-    /* the C struct's trailing padding, as the MPI defines the pair type */
-    status = uct_umr_layout_resized(pair, 0, (ptrdiff_t)p->total, layout_p);
-    uct_umr_layout_free(pair);
     return status;
 }
 
@@ -257,7 +292,9 @@ static ucs_status_t umr_mpi_dtype_named(MPI_Datatype type,
     if ((b.lb == 0) && (b.true_lb == 0) && (b.extent == (ptrdiff_t)b.size) &&
         (b.true_extent == (ptrdiff_t)b.size)) {
         return umr_mpi_dtype_layout_status(
-                uct_umr_layout_contig(b.size, layout_p), "predefined type");
+                umr_mpi_dtype_basic(b.size,
+                                    umr_mpi_dtype_named_align(type, b.extent),
+                                    layout_p), "predefined type");
     }
 
     /* predefined types with holes: the C pair types */

@@ -18,6 +18,17 @@
  *  - Constructors never take ownership of their inner layouts: the caller may
  *    free an inner layout right after it was used.
  *  - `inner == NULL` means one byte.
+ *  - Bounds follow MPI's type-map rules (MPI-3.1 4.1.6-4.1.7):
+ *    * resized sets both bounds as explicit markers; every constructor built
+ *      on a layout inherits its markers, and in vector/indexed/struct a
+ *      marked bound takes precedence over the data bounds of the other
+ *      blocks (markers combine by min/max among themselves);
+ *    * a block with neither data nor markers (e.g. contig(0)) has no effect
+ *      on the bounds; an empty layout with markers keeps them;
+ *    * without an upper marker, vector/indexed/struct round their extent up
+ *      to a multiple of the largest alignment of their blocks (MPI's
+ *      epsilon; every layout has alignment 1 unless uct_umr_layout_align
+ *      says otherwise, so the byte algebra itself never pads).
  */
 #ifndef UCT_UMR_LAYOUT_H_
 #define UCT_UMR_LAYOUT_H_
@@ -64,6 +75,15 @@ ucs_status_t uct_umr_layout_resized(const uct_umr_layout_t *inner,
                                     ptrdiff_t lb, ptrdiff_t extent,
                                     uct_umr_layout_t **layout_p);
 
+/**
+ * Same bytes and bounds as inner, with alignment `align` (a power of 2 up to
+ * 4096), as MPI's basic types have: constructors that use it round an
+ * unmarked extent up to a multiple of it (e.g. struct {double; char} has
+ * extent 16 when the double is aligned to 8).
+ */
+ucs_status_t uct_umr_layout_align(const uct_umr_layout_t *inner, size_t align,
+                                  uct_umr_layout_t **layout_p);
+
 /** Make an independent copy (cheap: layouts are immutable). */
 ucs_status_t uct_umr_layout_dup(const uct_umr_layout_t *layout,
                                 uct_umr_layout_t **layout_p);
@@ -77,11 +97,18 @@ ptrdiff_t uct_umr_layout_extent(const uct_umr_layout_t *layout);
 ptrdiff_t uct_umr_layout_lb(const uct_umr_layout_t *layout);
 ptrdiff_t uct_umr_layout_true_lb(const uct_umr_layout_t *layout);
 ptrdiff_t uct_umr_layout_true_ub(const uct_umr_layout_t *layout);
+/** Alignment (1 unless set by uct_umr_layout_align, or inherited). */
+size_t    uct_umr_layout_alignment(const uct_umr_layout_t *layout);
 /** Number of contiguous blocks after merging adjacent ones (one element). */
 size_t    uct_umr_layout_num_blocks(const uct_umr_layout_t *layout);
 int       uct_umr_layout_is_contig(const uct_umr_layout_t *layout);
 
-/** Stable across processes and runs: equal layouts hash equally. */
+/**
+ * Stable across processes and runs: equal layouts hash equally. Equality is
+ * about (layout, count) in memory: the same bytes in the same order, lb and
+ * extent; bound markers and alignment, which only matter to constructors
+ * built on a layout, are not compared.
+ */
 uint64_t  uct_umr_layout_hash(const uct_umr_layout_t *layout);
 int       uct_umr_layout_equal(const uct_umr_layout_t *a,
                                const uct_umr_layout_t *b);

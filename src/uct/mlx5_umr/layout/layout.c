@@ -512,22 +512,103 @@ typedef struct {
     ptrdiff_t         disp;
     ptrdiff_t         lb;
     ptrdiff_t         extent;
+    int               lb_marked;
+    int               ub_marked;
+    size_t            align;
 } umr_layout_inner_t;
 
 static ucs_status_t umr_layout_inner_get(const uct_umr_layout_t *layout,
                                          umr_layout_inner_t *inner)
 {
     if (layout != NULL) {
-        inner->root   = umr_layout_node_ref(layout->root);
-        inner->disp   = layout->disp;
-        inner->lb     = layout->lb;
-        inner->extent = layout->extent;
+        inner->root      = umr_layout_node_ref(layout->root);
+        inner->disp      = layout->disp;
+        inner->lb        = layout->lb;
+        inner->extent    = layout->extent;
+        inner->lb_marked = layout->lb_marked;
+        inner->ub_marked = layout->ub_marked;
+        inner->align     = layout->align;
         return UCS_OK;
     }
-    inner->disp   = 0;
-    inner->lb     = 0;
-    inner->extent = 1;
+    inner->disp      = 0;
+    inner->lb        = 0;
+    inner->extent    = 1;
+    inner->lb_marked = 0;
+    inner->ub_marked = 0;
+    inner->align     = 1;
     return umr_layout_node_contig(1, &inner->root);
+}
+
+/*
+ * MPI's bounds of a type built from blocks (MPI-3.1 4.1.7): a bound marker
+ * (lb/ub set explicitly by resized, and inherited) takes precedence over the
+ * data bounds; markers combine by min/max among themselves, data bounds
+ * likewise. A block with neither data nor markers (an empty type) has no
+ * effect on the bounds. Without an upper marker, the extent is rounded up to
+ * a multiple of the largest alignment among the blocks (epsilon).
+ */
+typedef struct {
+    ptrdiff_t lb[2], ub[2];     /* [0]: data bounds, [1]: markers */
+    int       has_lb[2], has_ub[2];
+    size_t    align;
+} umr_layout_bounds_t;
+
+static void umr_layout_bounds_init(umr_layout_bounds_t *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->align = 1;
+}
+
+static void umr_layout_bounds_add(umr_layout_bounds_t *b,
+                                  const umr_layout_inner_t *inner,
+                                  ptrdiff_t lb, ptrdiff_t ub)
+{
+    int has_data = (inner->root != NULL);
+    int m;
+
+    if (has_data || inner->lb_marked) {
+        m          = inner->lb_marked;
+        b->lb[m]   = (b->has_lb[m] && (b->lb[m] < lb)) ? b->lb[m] : lb;
+        b->has_lb[m] = 1;
+    }
+    if (has_data || inner->ub_marked) {
+        m          = inner->ub_marked;
+        b->ub[m]   = (b->has_ub[m] && (b->ub[m] > ub)) ? b->ub[m] : ub;
+        b->has_ub[m] = 1;
+    }
+    if (has_data || inner->lb_marked || inner->ub_marked) {
+        b->align = (inner->align > b->align) ? inner->align : b->align;
+    }
+}
+
+/* Resolves the bounds; 0 on overflow. */
+static int umr_layout_bounds_get(const umr_layout_bounds_t *b, ptrdiff_t *lb_p,
+                                 ptrdiff_t *ub_p, int *lb_marked_p,
+                                 int *ub_marked_p, size_t *align_p)
+{
+    int ml = b->has_lb[1], mu = b->has_ub[1];
+    ptrdiff_t lb, ub, extent, pad;
+
+    lb = b->has_lb[ml] ? b->lb[ml] : 0;
+    ub = b->has_ub[mu] ? b->ub[mu] : 0;
+    if (!b->has_lb[ml] && b->has_ub[mu]) {
+        lb = ub;         /* only an upper marker: no data, no lower one */
+    } else if (b->has_lb[ml] && !b->has_ub[mu]) {
+        ub = lb;
+    }
+    if (!mu && (b->align > 1) && !__builtin_sub_overflow(ub, lb, &extent) &&
+        (extent > 0)) {
+        pad = (ptrdiff_t)((b->align - (size_t)extent % b->align) % b->align);
+        if (__builtin_add_overflow(ub, pad, &ub)) {
+            return 0;
+        }
+    }
+    *lb_p        = lb;
+    *ub_p        = ub;
+    *lb_marked_p = ml;
+    *ub_marked_p = mu;
+    *align_p     = b->align;
+    return 1;
 }
 
 /* Fills the summaries of a layout whose root/disp/lb/extent are set. */
@@ -568,7 +649,8 @@ static ucs_status_t umr_layout_finish(uct_umr_layout_t *layout,
 }
 
 static ucs_status_t umr_layout_new(umr_layout_node_t *root, ptrdiff_t disp,
-                                   ptrdiff_t lb, ptrdiff_t ub,
+                                   ptrdiff_t lb, ptrdiff_t ub, int lb_marked,
+                                   int ub_marked, size_t align,
                                    uct_umr_layout_t **layout_p)
 {
     uct_umr_layout_t *layout;
@@ -584,10 +666,13 @@ static ucs_status_t umr_layout_new(umr_layout_node_t *root, ptrdiff_t disp,
         umr_layout_node_release(root);
         return umr_layout_error(UCS_ERR_NO_MEMORY, "out of memory");
     }
-    layout->root   = root;
-    layout->disp   = disp;
-    layout->lb     = lb;
-    layout->extent = extent;
+    layout->root      = root;
+    layout->disp      = disp;
+    layout->lb        = lb;
+    layout->extent    = extent;
+    layout->lb_marked = lb_marked;
+    layout->ub_marked = ub_marked;
+    layout->align     = align;
     return umr_layout_finish(layout, layout_p);
 }
 
@@ -613,7 +698,7 @@ ucs_status_t uct_umr_layout_contig(size_t len, uct_umr_layout_t **layout_p)
             return status;
         }
     }
-    return umr_layout_new(root, 0, 0, (ptrdiff_t)len, layout_p);
+    return umr_layout_new(root, 0, 0, (ptrdiff_t)len, 0, 0, 1, layout_p);
 }
 
 /*
@@ -645,9 +730,12 @@ ucs_status_t uct_umr_layout_vector(size_t count, size_t blocklen,
                                    uct_umr_layout_t **layout_p)
 {
     umr_layout_node_t *block = NULL, *root = NULL;
+    int lb_marked, ub_marked;
     umr_layout_inner_t inner;
+    umr_layout_bounds_t b;
     ucs_status_t status;
     ptrdiff_t lb, ub;
+    size_t align;
 
     UMR_LAYOUT_CHECK_OUT(layout_p);
     if ((count > PTRDIFF_MAX) || (blocklen > PTRDIFF_MAX)) {
@@ -656,7 +744,7 @@ ucs_status_t uct_umr_layout_vector(size_t count, size_t blocklen,
                                 "large (negative?)", count, blocklen);
     }
     if ((count == 0) || (blocklen == 0)) {
-        return umr_layout_new(NULL, 0, 0, 0, layout_p);
+        return umr_layout_new(NULL, 0, 0, 0, 0, 0, 1, layout_p);
     }
 
     status = umr_layout_inner_get(inner_layout, &inner);
@@ -664,8 +752,15 @@ ucs_status_t uct_umr_layout_vector(size_t count, size_t blocklen,
         return status;
     }
 
+    umr_layout_bounds_init(&b);
     if (!umr_layout_block_bounds(&inner, count, stride_bytes, blocklen, 0,
                                  &lb, &ub)) {
+        status = umr_layout_overflow("vector: extent");
+        goto out;
+    }
+    umr_layout_bounds_add(&b, &inner, lb, ub);
+    if (!umr_layout_bounds_get(&b, &lb, &ub, &lb_marked, &ub_marked,
+                               &align)) {
         status = umr_layout_overflow("vector: extent");
         goto out;
     }
@@ -678,7 +773,8 @@ ucs_status_t uct_umr_layout_vector(size_t count, size_t blocklen,
     if (status != UCS_OK) {
         goto out;
     }
-    status = umr_layout_new(root, inner.disp, lb, ub, layout_p);
+    status = umr_layout_new(root, inner.disp, lb, ub, lb_marked, ub_marked,
+                            align, layout_p);
 
 out:
     umr_layout_node_release(block);
@@ -695,11 +791,14 @@ umr_layout_blocks(const char *func, size_t count, const size_t *blocklens,
     umr_layout_entry_vec_t v = {NULL, 0, 0};
     umr_layout_node_t *block, *root = NULL;
     umr_layout_inner_t inner;
-    ptrdiff_t lb = PTRDIFF_MAX, ub = PTRDIFF_MIN, blb, bub, disp = 0;
+    ptrdiff_t lb, ub, blb, bub, disp = 0;
+    int lb_marked, ub_marked;
+    umr_layout_bounds_t b;
     ucs_status_t status;
-    size_t i;
+    size_t i, align;
 
     UMR_LAYOUT_CHECK_OUT(layout_p);
+    umr_layout_bounds_init(&b);
     if (count > PTRDIFF_MAX) {
         return umr_layout_error(UCS_ERR_INVALID_PARAM,
                                 "%s: count %zu is too large (negative?)",
@@ -742,8 +841,7 @@ umr_layout_blocks(const char *func, size_t count, const size_t *blocklens,
                                       i);
             goto err;
         }
-        lb = (blb < lb) ? blb : lb;
-        ub = (bub > ub) ? bub : ub;
+        umr_layout_bounds_add(&b, &inner, blb, bub);
 
         status = umr_layout_node_rep(blocklens[i], inner.extent, inner.root,
                                      &block);
@@ -758,15 +856,19 @@ umr_layout_blocks(const char *func, size_t count, const size_t *blocklens,
         }
     }
 
-    if (lb > ub) {
-        lb = ub = 0; /* no non-empty block */
+    if (!umr_layout_bounds_get(&b, &lb, &ub, &lb_marked, &ub_marked,
+                               &align)) {
+        status = umr_layout_error(UCS_ERR_EXCEEDS_LIMIT,
+                                  "%s: extent overflows", func);
+        goto err;
     }
 
     status = umr_layout_normalize(&v, &disp, &root);
     if (status != UCS_OK) {
         return status;
     }
-    return umr_layout_new(root, disp, lb, ub, layout_p);
+    return umr_layout_new(root, disp, lb, ub, lb_marked, ub_marked, align,
+                          layout_p);
 
 err:
     umr_layout_entry_vec_clean(&v);
@@ -814,7 +916,30 @@ ucs_status_t uct_umr_layout_resized(const uct_umr_layout_t *inner,
     if (status != UCS_OK) {
         return status;
     }
-    return umr_layout_new(in.root, in.disp, lb, ub, layout_p);
+    /* both bounds become markers; the alignment stays */
+    return umr_layout_new(in.root, in.disp, lb, ub, 1, 1, in.align, layout_p);
+}
+
+ucs_status_t uct_umr_layout_align(const uct_umr_layout_t *inner, size_t align,
+                                  uct_umr_layout_t **layout_p)
+{
+    umr_layout_inner_t in;
+    ucs_status_t status;
+
+    UMR_LAYOUT_CHECK_OUT(layout_p);
+    if ((align == 0) || (align & (align - 1)) ||
+        (align > UMR_LAYOUT_MAX_ALIGN)) {
+        return umr_layout_error(UCS_ERR_INVALID_PARAM,
+                                "align: %zu is not a power of 2 up to %d",
+                                align, UMR_LAYOUT_MAX_ALIGN);
+    }
+
+    status = umr_layout_inner_get(inner, &in);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return umr_layout_new(in.root, in.disp, in.lb, in.lb + in.extent,
+                          in.lb_marked, in.ub_marked, align, layout_p);
 }
 
 ucs_status_t uct_umr_layout_dup(const uct_umr_layout_t *layout,

@@ -19,6 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Largest alignment uct_umr_layout_align accepts. */
+#define UMR_LAYOUT_MAX_ALIGN 4096
+
 typedef enum {
     UMR_LAYOUT_NODE_CONTIG,
     UMR_LAYOUT_NODE_VECTOR,
@@ -60,12 +63,21 @@ struct umr_layout_node {
     };
 };
 
+/*
+ * MPI bounds (MPI-3.1 4.1.6-4.1.7): lb/extent, whether each bound is an
+ * explicit marker (set by resized, inherited by every constructor built on
+ * it: a marked bound takes precedence over data bounds), and the alignment
+ * whose multiple an unmarked extent is rounded up to (MPI's epsilon).
+ */
 struct uct_umr_layout {
     uint32_t          refcount;
     umr_layout_node_t *root;      /* NULL: no data */
     ptrdiff_t         disp;       /* root origin, from the element base */
     ptrdiff_t         lb;
     ptrdiff_t         extent;
+    uint8_t           lb_marked;  /* lb is an explicit bound marker */
+    uint8_t           ub_marked;  /* lb + extent is one */
+    size_t            align;      /* power of 2, >= 1 */
     size_t            size;
     ptrdiff_t         true_lb;
     ptrdiff_t         true_ub;

@@ -27,6 +27,11 @@ ptrdiff_t uct_umr_layout_lb(const uct_umr_layout_t *layout)
     return (layout != NULL) ? layout->lb : 0;
 }
 
+size_t uct_umr_layout_alignment(const uct_umr_layout_t *layout)
+{
+    return (layout != NULL) ? layout->align : 1;
+}
+
 ptrdiff_t uct_umr_layout_true_lb(const uct_umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->true_lb : 0;
