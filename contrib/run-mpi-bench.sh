@@ -35,7 +35,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/mpi-bench}
 
-size_args=(-T 0.5 -m 5 -M 50 -i 2000 -r 7)
+size_args=(-T 0.3 -m 5 -M 50 -i 2000 -r 7)
 only=""
 halo3d=0
 extra=()

@@ -23,8 +23,9 @@
  * buffer on a pattern's first and last message.
  *
  * Then a ping-pong of contiguous MPI_BYTE messages 0 B .. 64 KiB (half round
- * trip, median of -r samples of -i round trips; every message's first and
- * last byte checked, the last message of a sample fully).
+ * trip, median of -r samples of -i round trips (fewer above 4 KiB: -i * 4 KiB
+ * / size, at least 50); every message's first and last byte checked, the
+ * last message of a sample fully).
  *
  * Output: a readable table, plus machine-readable lines
  *   DATA <pattern> <param> <bytes> <blocks> <mean_block> <mode> <median_us>
@@ -34,7 +35,9 @@
  * usage: mpirun -np 2 bench_mpi_ddt [-s vector_bytes] [-n grid_n]
  *        [-m min_messages] [-M max_messages] [-T seconds_per_pattern]
  *        [-p pattern_substring] [-l|-L] [-i round_trips] [-r samples]
- *   -l: latency only; -L: no latency.
+ *   -l: latency only; -L: no latency; -X 1|2|3: rank 1 damages a data byte,
+ *   the byte after the last block or the buffer's last byte of its second
+ *   message (the check must then fail the run).
  */
 #include <mpi.h>
 
@@ -130,6 +133,7 @@ typedef struct bm_pattern {
 static bm_pattern_t bm_patterns[BM_MAX_PATTERNS];
 static int bm_num_patterns;
 static const char *bm_filter;
+static int bm_corrupt;
 
 static bm_pattern_t *bm_pattern_new(const char *name, const char *param)
 {
@@ -545,13 +549,76 @@ static void bm_reset(char *buf, const bm_blist_t *l)
 
 /* 0 if every block holds message `msg` and the guards around blocks (or,
  * with `full`, every byte outside the blocks) are untouched. */
+static int bm_cmp_blk(const void *a, const void *b)
+{
+    const bm_blk_t *x = a, *y = b;
+
+    return (x->off > y->off) - (x->off < y->off);
+}
+
+/* The blocks sorted by address (for the whole-buffer check). */
+static bm_blist_t bm_blist_sorted(const bm_blist_t *l)
+{
+    bm_blist_t c = *l;
+
+    c.b = malloc(l->n * sizeof(*l->b));
+    if (c.b == NULL) {
+        BM_FAIL("out of memory");
+    }
+    memcpy(c.b, l->b, l->n * sizeof(*l->b));
+    qsort(c.b, c.n, sizeof(*c.b), bm_cmp_blk);
+    return c;
+}
+
+/* 0 if every byte of buf[from, to) is the guard. */
+static int bm_is_guard(const char *buf, size_t from, size_t to, size_t *bad)
+{
+    static char guard[4096];
+    size_t n, i;
+
+    if (guard[0] == 0) {
+        memset(guard, BM_GUARD_BYTE, sizeof(guard));
+    }
+    for (; from < to; from += n) {
+        n = (to - from < sizeof(guard)) ? to - from : sizeof(guard);
+        if (memcmp(buf + from, guard, n)) {
+            for (i = 0; (unsigned char)buf[from + i] == BM_GUARD_BYTE; ++i) {
+            }
+            *bad = from + i;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Nothing outside the blocks was written (blocks sorted by address). */
+static int bm_check_outside(const char *buf, size_t span,
+                            const bm_blist_t *sorted, unsigned msg,
+                            const char *what)
+{
+    size_t i, pos = 0, bad;
+
+    for (i = 0; i <= sorted->n; ++i) {
+        size_t off = (i < sorted->n) ? sorted->b[i].off : span;
+        if ((off > pos) && bm_is_guard(buf, pos, off, &bad)) {
+            fprintf(stderr, "bench_mpi_ddt: %s message %u: byte %zu outside "
+                    "the type was written\n", what, msg, bad);
+            return -1;
+        }
+        if ((i < sorted->n) && (off + sorted->b[i].len > pos)) {
+            pos = off + sorted->b[i].len;
+        }
+    }
+    return 0;
+}
+
 static int bm_check(const char *buf, size_t span, const bm_blist_t *l,
-                    unsigned msg, int full, const char *what)
+                    const bm_blist_t *sorted, unsigned msg, int full,
+                    const char *what)
 {
     size_t i, w, s = 0, end, gap;
     const uint32_t *p;
     uint32_t g;
-    char *mask;
 
     for (i = 0; i < l->n; ++i) {
         p = (const uint32_t*)(buf + l->b[i].off);
@@ -566,23 +633,7 @@ static int bm_check(const char *buf, size_t span, const bm_blist_t *l,
     }
 
     if (full) {
-        mask = calloc(1, span);
-        if (mask == NULL) {
-            BM_FAIL("out of memory");
-        }
-        for (i = 0; i < l->n; ++i) {
-            memset(mask + l->b[i].off, 1, l->b[i].len);
-        }
-        for (i = 0; i < span; ++i) {
-            if (!mask[i] && ((unsigned char)buf[i] != BM_GUARD_BYTE)) {
-                fprintf(stderr, "bench_mpi_ddt: %s message %u: byte %zu "
-                        "outside the type was written\n", what, msg, i);
-                free(mask);
-                return -1;
-            }
-        }
-        free(mask);
-        return 0;
+        return bm_check_outside(buf, span, sorted, msg, what);
     }
 
     for (i = 0; i < l->n; ++i) { /* the 4 bytes either side of a block */
@@ -672,6 +723,7 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
     int peer = 1 - bm_rank, psize = 0, pos, n = 0, stop = 0;
     char *buf, *packed = NULL;
     double t0, start;
+    bm_blist_t sorted;
     unsigned msg;
     size_t span;
 
@@ -685,6 +737,7 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
         BM_FAIL("out of memory (%zu bytes)", span);
     }
     memset(buf, BM_GUARD_BYTE, span);
+    sorted = bm_blist_sorted(&p->rb);
     if (mode == BM_MODE_PACK) {
         BM_MPI(MPI_Pack_size(1, (bm_rank == 0) ? p->stype : p->rtype,
                              MPI_COMM_WORLD, &psize));
@@ -735,15 +788,27 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
         /* rank 0 decides when to stop; rank 1 checks every message, the
          * whole buffer on the first two and the last */
         BM_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        if ((bm_rank == 1) && (msg == 1) && bm_corrupt) {
+            /* -X: prove the check fails (1: a data byte, 2: a byte just
+             * after the last block, 3: a byte far from every block) */
+            size_t at = (bm_corrupt == 1) ? p->rb.b[0].off :
+                        (bm_corrupt == 2) ? sorted.b[sorted.n - 1].off +
+                                            sorted.b[sorted.n - 1].len :
+                                            span - 1;
+            if (at < span) {
+                buf[at] ^= 0x10;
+            }
+        }
         if (bm_rank == 1) {
-            if (bm_check(buf, span, &p->rb, msg, (msg <= 1) || stop,
-                         p->name) != 0) {
+            if (bm_check(buf, span, &p->rb, &sorted, msg,
+                         (msg <= 1) || stop, p->name) != 0) {
                 BM_FAIL("%s %s (%s): wrong data received", p->name, p->param,
                         bm_mode_names[mode]);
             }
             bm_reset(buf, &p->rb);
         }
     }
+    free(sorted.b);
     free(packed);
     free(buf);
     return n;
@@ -787,7 +852,7 @@ static void bm_ddt(const bm_opts_t *o)
 /* Contiguous ping-pong, half round trip. */
 static void bm_latency(const bm_opts_t *o)
 {
-    int peer = 1 - bm_rank, s, it, k;
+    int peer = 1 - bm_rank, s, it, k, iters;
     double *samples = malloc(o->lat_samples * sizeof(double)), t0;
     unsigned char *sbuf = malloc(65536), *rbuf = malloc(65536);
     size_t size;
@@ -797,10 +862,15 @@ static void bm_latency(const bm_opts_t *o)
                "rtrips");
     }
     for (size = 0; size <= 65536; size = size ? 2 * size : 1) {
+        /* all round trips up to 4 KiB (the pass-through's figures); fewer
+         * above, where a round trip costs tens of microseconds */
+        iters = (size <= 4096) ? o->lat_iters :
+                (int)(o->lat_iters * 4096 / size);
+        iters = (iters < 50) ? 50 : iters;
         for (s = -1; s < o->lat_samples; ++s) { /* sample -1: warm-up */
             BM_MPI(MPI_Barrier(MPI_COMM_WORLD));
             t0 = MPI_Wtime();
-            for (it = 0; it < o->lat_iters; ++it) {
+            for (it = 0; it < iters; ++it) {
                 unsigned char stamp = (unsigned char)(it * 7 + s + 1);
                 if (size > 0) {
                     sbuf[0] = sbuf[size - 1] = stamp;
@@ -823,7 +893,7 @@ static void bm_latency(const bm_opts_t *o)
                 }
             }
             if (s >= 0) {
-                samples[s] = (MPI_Wtime() - t0) / o->lat_iters / 2;
+                samples[s] = (MPI_Wtime() - t0) / iters / 2;
             }
             /* the last message of a sample in full: fill, one more round */
             for (k = 0; k < (int)size; ++k) {
@@ -843,11 +913,9 @@ static void bm_latency(const bm_opts_t *o)
         if (bm_rank == 0) {
             qsort(samples, o->lat_samples, sizeof(*samples), bm_cmp_double);
             printf("%10zu %11.3f %11.3f %8d\n", size,
-                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6,
-                   o->lat_iters);
+                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6, iters);
             printf("LAT\t%zu\t%.4f\t%.4f\t%d\n", size,
-                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6,
-                   o->lat_iters);
+                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6, iters);
             fflush(stdout);
         }
     }
@@ -934,7 +1002,7 @@ int main(int argc, char **argv)
     BM_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &bm_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "s:n:m:M:T:p:lLi:r:h")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:m:M:T:p:lLi:r:X:h")) != -1) {
         switch (opt) {
         case 's': o.vec_bytes = strtoul(optarg, NULL, 0); break;
         case 'n': o.grid_n = atoi(optarg); break;
@@ -946,6 +1014,7 @@ int main(int argc, char **argv)
         case 'L': o.do_lat = 0; break;
         case 'i': o.lat_iters = atoi(optarg); break;
         case 'r': o.lat_samples = atoi(optarg); break;
+        case 'X': bm_corrupt = atoi(optarg); break;
         default:
             if (bm_rank == 0) {
                 bm_usage(argv[0]);
