@@ -711,6 +711,55 @@ TEST_F(layout_lower, many_entries_nest_lists)
     EXPECT_EQ(64.0, p->cost.mean_block);
 }
 
+/* A scatter/gather list (the transport's list key over a long iov): blocks
+ * keep their memory index, only adjacent blocks of one memory merge, and
+ * 200 blocks nest like any list. */
+TEST_F(layout_lower, blocks_keep_their_memory)
+{
+    std::vector<umr_layout_block_t> b = {
+        {1000, 64, 0}, {1064, 32, 0},   /* adjacent, same memory: merge */
+        {1096, 16, 1},                  /* adjacent, other memory: kept */
+        {0, 0, 2},                      /* empty: skipped */
+        {-500, 8, 2}};
+    umr_layout_plan_t *p = nullptr;
+
+    ASSERT_EQ(UCS_OK, umr_layout_lower_blocks(b.data(), b.size(), nullptr, &p))
+        << uct_umr_layout_last_error();
+    m_plans.emplace_back(p);
+    ASSERT_EQ(1u, p->num_keys);
+    ASSERT_EQ(3u, p->keys[0].num_entries);
+    expect_entry(p->keys[0].entries[0], 1000, 96, 0, -1);
+    expect_entry(p->keys[0].entries[1], 1096, 16, 0, -1);
+    expect_entry(p->keys[0].entries[2], -500, 8, 0, -1);
+    EXPECT_EQ(0u, p->keys[0].entries[0].mem);
+    EXPECT_EQ(1u, p->keys[0].entries[1].mem);
+    EXPECT_EQ(2u, p->keys[0].entries[2].mem);
+    EXPECT_EQ(-500, p->span_lb);
+    EXPECT_EQ(1112, p->span_ub);
+    EXPECT_EQ(120u, p->cost.total_bytes);
+
+    std::vector<umr_layout_block_t> many(200);
+    for (size_t i = 0; i < many.size(); ++i) {
+        many[i] = {(int64_t)(i * 100), 64, (uint32_t)i};
+    }
+    ASSERT_EQ(UCS_OK, umr_layout_lower_blocks(many.data(), many.size(),
+                                              nullptr, &p));
+    m_plans.emplace_back(p);
+    ASSERT_EQ(5u, p->num_keys) << to_string(p);
+    for (uint32_t k = 0; k < 4; ++k) {
+        for (uint32_t e = 0; e < p->keys[k].num_entries; ++e) {
+            EXPECT_EQ(k * 52 + e, p->keys[k].entries[e].mem);
+            EXPECT_EQ((int64_t)(k * 52 + e) * 100, p->keys[k].entries[e].offset);
+        }
+    }
+    EXPECT_EQ(200u * 64, p->cost.total_bytes);
+
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              umr_layout_lower_blocks(b.data() + 3, 1, nullptr, &p));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              umr_layout_lower_blocks(nullptr, 1, nullptr, &p));
+}
+
 TEST_F(layout_lower, limits_errors)
 {
     std::vector<size_t> bl(200, 1);

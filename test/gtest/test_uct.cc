@@ -15,6 +15,7 @@
 #include "uct_umr.h"
 
 #include <gtest/gtest.h>
+#include <ucs/debug/log_def.h>
 
 #include <algorithm>
 #include <cstring>
@@ -1542,6 +1543,258 @@ TEST_F(test_uct_xproc, peer_failure_reaches_error_handler)
     m_s.release(&rk);
     m_s.destroy_ep(ep);
     ASSERT_UCS_OK(m_s.dereg(src_memh));
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* Issue 12 finding 5: resources that can never clear must fail with an error
+ * naming the variable to raise; resources that can clear must be served. */
+static std::vector<std::string> *g_log_lines;
+
+static ucs_log_func_rc_t
+capture_log(const char *file, unsigned line, const char *function,
+            ucs_log_level_t level, const ucs_log_component_config_t *comp,
+            const char *message, va_list ap)
+{
+    char buf[1024];
+    va_list aq;
+
+    if ((g_log_lines != nullptr) && (level <= UCS_LOG_LEVEL_ERROR)) {
+        va_copy(aq, ap);
+        vsnprintf(buf, sizeof(buf), message, aq);
+        va_end(aq);
+        g_log_lines->push_back(buf);
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* Error lines logged while it lives. */
+class log_capture {
+public:
+    log_capture() { g_log_lines = &lines; ucs_log_push_handler(capture_log); }
+    ~log_capture() { ucs_log_pop_handler(); g_log_lines = nullptr; }
+    bool has(const std::string &s) const {
+        for (const auto &l : lines) {
+            if (l.find(s) != std::string::npos) {
+                return true;
+            }
+        }
+        return false;
+    }
+    std::vector<std::string> lines;
+};
+
+class test_uct_limits : public test_uct_xproc {
+protected:
+    /* Put (layout, 1) of buf to region 0 and check the remote bytes. */
+    void put_layout_checked(uct_mem_h memh, bytes_t &buf,
+                            const uct_umr_layout_t *layout) {
+        size_t len = uct_umr_layout_size(layout);
+        test_comp comp;
+        ucs_status_t st;
+        do {
+            st = uct_umr_ep_put_layout(m_ep, memh, buf.data(), layout, 1, 0,
+                                       len, m_va[0], m_rkeys[0].rkey,
+                                       &comp.uct);
+            if (st == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (st == UCS_ERR_NO_RESOURCE);
+        ASSERT_EQ(UCS_INPROGRESS, st) << ucs_status_string(st);
+        ASSERT_TRUE(m_s.wait(comp));
+        ASSERT_EQ(UCS_OK, comp.status);
+        check_remote(buf, layout, len);
+    }
+
+    void check_remote(bytes_t &buf, const uct_umr_layout_t *layout,
+                      size_t len) {
+        bytes_t want(len);
+        ASSERT_UCS_OK(uct_umr_layout_pack(layout, 1, buf.data(), want.data()));
+        std::vector<bytes_t> got = dump();
+        bytes_t head(got[0].begin() + GUARD, got[0].begin() + GUARD + len);
+        EXPECT_EQ(want, head) << first_diff(head, want);
+    }
+
+    void start_limits(const config_t &md_cfg, const config_t &iface_cfg) {
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 64 * 1024);
+        start(md_cfg, iface_cfg);
+    }
+};
+
+/* Registrations hold the whole key pool: a layout put can never get a key
+ * (before: UCS_ERR_NO_RESOURCE forever). */
+TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
+{
+    start_limits({{"MKEY_POOL_SIZE", "8"}}, {{"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    std::mt19937_64 rng(5);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    uct_umr_layout_t *vec, *face;
+    ASSERT_UCS_OK(uct_umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(uct_umr_layout_vector(32, 48, 1024, NULL, &face));
+
+    std::vector<uct_mem_h> regs(8);
+    for (size_t i = 0; i < regs.size(); ++i) {
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data() + i * 4096, vec, 1,
+                                      0, &regs[i]));
+    }
+
+    {
+        log_capture log;
+        test_comp comp;
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  uct_umr_ep_put_layout(m_ep, memh, buf.data(), face, 1, 0,
+                                        uct_umr_layout_size(face), m_va[0],
+                                        m_rkeys[0].rkey, &comp.uct));
+        EXPECT_TRUE(log.has("UCX_MLX5_UMR_MKEY_POOL_SIZE"));
+        uct_mem_h more;
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &more));
+        EXPECT_EQ(0, comp.fired);
+    }
+
+    /* one registration gone: the put gets its key */
+    ASSERT_UCS_OK(m_s.dereg(regs.back()));
+    regs.pop_back();
+    put_layout_checked(memh, buf, face);
+
+    for (auto r : regs) {
+        ASSERT_UCS_OK(m_s.dereg(r));
+    }
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    uct_umr_layout_free(vec);
+    uct_umr_layout_free(face);
+}
+
+/* The pool is dry but the ep cache holds idle keys: a registration takes
+ * one of them (before: UCS_ERR_NO_RESOURCE, with nothing to progress). */
+TEST_F(test_uct_limits, mkey_pool_idle_cache_keys_are_evicted)
+{
+    start_limits({{"MKEY_POOL_SIZE", "8"}}, {{"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    std::mt19937_64 rng(6);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    std::vector<uct_umr_layout_t*> faces(4);
+    for (size_t i = 0; i < faces.size(); ++i) {
+        ASSERT_UCS_OK(uct_umr_layout_vector(16, 64, 256 + 64 * i, NULL,
+                                            &faces[i]));
+        put_layout_checked(memh, buf, faces[i]);
+    }
+    EXPECT_EQ(4u, ep_stats().cache_entries);
+
+    uct_umr_layout_t *vec;
+    ASSERT_UCS_OK(uct_umr_layout_vector(8, 32, 128, NULL, &vec));
+    std::vector<uct_mem_h> regs(5);
+    for (size_t i = 0; i < regs.size(); ++i) {
+        ucs_status_t st = uct_umr_mem_reg(m_s.md, buf.data() + i * 4096, vec,
+                                          1, 0, &regs[i]);
+        ASSERT_EQ(UCS_OK, st) << "registration " << i << ": "
+                              << ucs_status_string(st);
+    }
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ(1u, st.cache_evictions);
+    EXPECT_EQ(3u, st.cache_entries);
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(8u, mst.mkeys_created);
+    EXPECT_EQ(8u, mst.mkeys_in_use);
+
+    /* the least recently used face was evicted: it misses and evicts again */
+    put_layout_checked(memh, buf, faces[0]);
+    EXPECT_EQ(2u, ep_stats().cache_evictions);
+
+    for (auto r : regs) {
+        ASSERT_UCS_OK(m_s.dereg(r));
+    }
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    for (auto f : faces) {
+        uct_umr_layout_free(f);
+    }
+    uct_umr_layout_free(vec);
+}
+
+/* Keys that need more UMRs than the ep's queue holds next to the RDMA are
+ * configured on the md's queue instead (before: UCS_ERR_EXCEEDS_LIMIT). */
+TEST_F(test_uct_limits, tx_queue_shorter_than_the_key)
+{
+    start_limits({}, {{"TX_QUEUE_LEN", "8"}, {"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    std::mt19937_64 rng(8);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    /* 600 irregular blocks: list keys of 52 entries, a dozen of them */
+    std::vector<size_t> lens;
+    std::vector<ptrdiff_t> displs;
+    ptrdiff_t pos = 0;
+    while (lens.size() < 600) {
+        lens.push_back(32 + rng() % 33);
+        displs.push_back(pos);
+        pos += lens.back() + 8 + rng() % 40;
+    }
+    ASSERT_LT((size_t)pos, buf.size());
+    uct_umr_layout_t *irr;
+    ASSERT_UCS_OK(uct_umr_layout_indexed(lens.size(), lens.data(),
+                                         displs.data(), NULL, &irr));
+    put_layout_checked(memh, buf, irr);
+    put_layout_checked(memh, buf, irr);
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ(1u, st.cache_misses);
+    EXPECT_EQ(1u, st.cache_hits);
+
+    /* an iov of 400 blocks: a list key of 9 keys, beyond the queue too */
+    uct_iov_t iov = {buf.data(), 64, memh, 96, 400};
+    EXPECT_EQ(UCS_OK, run(OP_PUT, {iov}, m_va[0], m_rkeys[0].rkey));
+    bytes_t want;
+    for (size_t i = 0; i < 400; ++i) {
+        want.insert(want.end(), buf.begin() + i * 96, buf.begin() + i * 96 + 64);
+    }
+    std::vector<bytes_t> got = dump();
+    bytes_t head(got[0].begin() + GUARD, got[0].begin() + GUARD + want.size());
+    EXPECT_EQ(want, head) << first_diff(head, want);
+
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    uct_umr_layout_free(irr);
+}
+
+/* An operation of more fragments than the queue holds can never be posted:
+ * a clear error that names the variable (the error said nothing before). */
+TEST_F(test_uct_limits, tx_queue_never_fits)
+{
+    start_limits({}, {{"TX_QUEUE_LEN", "8"}, {"MAX_MSG", "4096"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024, 0x77);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+
+    {
+        log_capture log;
+        uct_iov_t big = {buf.data(), buf.size(), memh, 0, 1};
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  run(OP_PUT, {big}, m_va[0], m_rkeys[0].rkey));
+        EXPECT_TRUE(log.has("UCX_MLX5_UMR_TX_QUEUE_LEN"));
+    }
+
+    /* 8 fragments fit */
+    uct_iov_t fits = {buf.data(), 8 * 4096, memh, 0, 1};
+    EXPECT_EQ(UCS_OK, run(OP_PUT, {fits}, m_va[0], m_rkeys[0].rkey));
+    std::vector<bytes_t> got = dump();
+    EXPECT_TRUE(std::all_of(got[0].begin() + GUARD,
+                            got[0].begin() + GUARD + 8 * 4096,
+                            [](uint8_t b) { return b == 0x77; }));
     ASSERT_UCS_OK(m_s.dereg(memh));
 }
 

@@ -5,29 +5,38 @@
  * list key configured on the endpoint's own QP (the next WR on that QP is
  * fenced behind the UMR, so no wait is needed). Applications send the same
  * iov every iteration, so keys are cached, identified by the exact
- * descriptor list plus the ids of the memory handles it uses, or, for a
- * local layout, by (memory handle, layout hash, base, count) and the layout
- * itself (a hash match alone never aliases two layouts):
+ * descriptor list, or, for a local layout, by (memory handle, layout hash,
+ * base, count) and the layout itself (a hash match alone never aliases two
+ * layouts):
  *
- *   lru: [most recent] <-> entry <-> ... <-> [least recent]
- *   entry: hash, identity blob, indirect keys (children..., top), in-flight
+ *   hash:  khash set of entries, keyed by (identity blob, layout)
+ *   idle:  [most recently released] <-> entry <-> ... <-> [least recent]
+ *   busy:  entries with operations in flight (never evicted)
+ *   entry: hash, identity blob, memory handle ids, indirect keys
+ *          (children..., top), in-flight count
  *
- * Bounded: at max_entries the least recent entry with no operation in flight
- * is evicted and its keys go back to the md pool. A mem_dereg of any memory
- * handle an entry uses drops the entry (the md calls the listener).
+ * Lookup, release and eviction are O(1): a hit moves the entry to the busy
+ * list, the release of its last operation moves it to the head of the idle
+ * list, and eviction takes the idle tail. Bounded: at max_entries the least
+ * recently used idle entry is evicted and its keys go back to the md pool;
+ * the md also asks every cache to give up idle keys when its pool runs dry.
+ * A mem_dereg of any memory handle an entry uses drops the entry (the md
+ * calls the listener).
  */
 #ifndef UCT_MLX5_UMR_CACHE_H_
 #define UCT_MLX5_UMR_CACHE_H_
 
 #include "umr_md.h"
 
+#include <ucs/datastruct/khash.h>
+
 
 typedef struct uct_mlx5_umr_cache_entry {
-    ucs_list_link_t     list;        /* in cache->lru */
+    ucs_list_link_t     list;        /* in cache->idle or cache->busy */
     uint64_t            hash;
     size_t              blob_len;
-    void                *blob;       /* identity */
-    uct_umr_layout_t    *layout;     /* identity too, when set (own copy) */
+    const void          *blob;       /* identity */
+    const uct_umr_layout_t *layout;  /* identity too, when set (own copy) */
     unsigned            num_memhs;
     uint64_t            *memh_ids;
     unsigned            num_mkeys;
@@ -39,10 +48,19 @@ typedef struct uct_mlx5_umr_cache_entry {
 } uct_mlx5_umr_cache_entry_t;
 
 
+khint32_t uct_mlx5_umr_cache_entry_hash(const uct_mlx5_umr_cache_entry_t *e);
+int uct_mlx5_umr_cache_entry_equal(const uct_mlx5_umr_cache_entry_t *a,
+                                   const uct_mlx5_umr_cache_entry_t *b);
+
+KHASH_TYPE(uct_mlx5_umr_cache, uct_mlx5_umr_cache_entry_t*, char);
+
+
 typedef struct uct_mlx5_umr_cache {
     uct_mlx5_umr_md_listener_t listener;
     uct_mlx5_umr_md_t          *md;
-    ucs_list_link_t            lru;
+    khash_t(uct_mlx5_umr_cache) hash;
+    ucs_list_link_t            idle;     /* LRU: head = most recent */
+    ucs_list_link_t            busy;
     unsigned                   num_entries;
     unsigned                   max_entries;
     uct_umr_ep_stats_t         *stats;
@@ -54,24 +72,22 @@ void uct_mlx5_umr_cache_init(uct_mlx5_umr_cache_t *cache,
                              uct_umr_ep_stats_t *stats);
 void uct_mlx5_umr_cache_cleanup(uct_mlx5_umr_cache_t *cache);
 
-uint64_t uct_mlx5_umr_cache_hash(const void *blob, size_t len);
-
-/* Hit: the entry (moved to the LRU head, one more in flight), else NULL. */
+/* Hit: the entry (one more operation in flight), else NULL. */
 uct_mlx5_umr_cache_entry_t *
-uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, uint64_t hash,
-                          const void *blob, size_t blob_len,
-                          const uct_umr_layout_t *layout);
+uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, const void *blob,
+                          size_t blob_len, const uct_umr_layout_t *layout);
 
 /*
  * Miss: a new entry with num_mkeys keys from the md pool, evicting the least
  * recent idle entry at the bound; one operation in flight. The caller
- * configures the keys and sets lkey/length. UCS_ERR_NO_RESOURCE when every
- * entry is in flight or the pool is empty.
+ * configures the keys and sets lkey/length. UCS_ERR_NO_RESOURCE while every
+ * entry is in flight or the pool is empty (it clears as operations
+ * complete); UCS_ERR_EXCEEDS_LIMIT when the pool, less the keys held by
+ * layout registrations, can never hold num_mkeys keys.
  */
 ucs_status_t
-uct_mlx5_umr_cache_insert(uct_mlx5_umr_cache_t *cache, uint64_t hash,
-                          const void *blob, size_t blob_len,
-                          const uct_umr_layout_t *layout,
+uct_mlx5_umr_cache_insert(uct_mlx5_umr_cache_t *cache, const void *blob,
+                          size_t blob_len, const uct_umr_layout_t *layout,
                           const uint64_t *memh_ids, unsigned num_memhs,
                           unsigned num_mkeys,
                           uct_mlx5_umr_cache_entry_t **entry_p);

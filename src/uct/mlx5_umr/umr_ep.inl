@@ -8,6 +8,7 @@
 #include "umr_ep.h"
 
 #include <ucs/debug/log.h>
+#include <inttypes.h>
 
 
 static UCS_F_ALWAYS_INLINE uct_mlx5_umr_iface_t *
@@ -61,6 +62,35 @@ uct_mlx5_umr_ep_num_frags(uct_mlx5_umr_iface_t *iface, uint64_t total)
 {
     return ucs_max(1, (total + iface->config.max_msg - 1) /
                       iface->config.max_msg);
+}
+
+/* An operation of frags RDMA WRs can never fit a queue shorter than that:
+ * say which variable to raise (a NO_RESOURCE would never clear). */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_mlx5_umr_ep_check_frags(uct_mlx5_umr_ep_t *ep, unsigned frags)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+
+    if (ucs_likely(frags <= iface->config.tx_queue_len)) {
+        return UCS_OK;
+    }
+
+    ucs_error("mlx5_umr ep %p: the operation needs %u RDMA work requests of "
+              "at most %" PRIu64 " bytes, more than the send queue holds: "
+              "raise UCX_MLX5_UMR_TX_QUEUE_LEN (now %u) or UCX_MLX5_UMR_MAX_MSG",
+              ep, frags, iface->config.max_msg, iface->config.tx_queue_len);
+    return UCS_ERR_EXCEEDS_LIMIT;
+}
+
+/* The one zero-copy-or-pack decision: tiny blocks cost a descriptor entry
+ * each, one copy through a bounce buffer is cheaper. */
+static UCS_F_ALWAYS_INLINE int
+uct_mlx5_umr_ep_should_pack(uct_mlx5_umr_iface_t *iface, uint64_t length,
+                            double mean_block)
+{
+    return (iface->config.pack_thresh > 0) &&
+           (length <= iface->config.seg_size) &&
+           (mean_block <= (double)iface->config.pack_thresh);
 }
 
 static UCS_F_ALWAYS_INLINE uct_mlx5_umr_op_t *

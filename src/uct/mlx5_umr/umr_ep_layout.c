@@ -10,6 +10,7 @@
 #include "umr_config.h"
 
 #include "umr_ep.inl"
+#include "umr_key.h"
 
 #include <inttypes.h>
 
@@ -22,37 +23,32 @@ typedef struct UCS_S_PACKED {
 } uct_mlx5_umr_layout_blob_t;
 
 
-/* Look the key up, or plan a new entry: *plan_p is then set and the caller
- * posts the plan's UMRs. */
+/* The local key of (memh, layout, base, count) for op: from the ep cache, or
+ * lowered and configured now (on this QP when its queue can ever hold the
+ * UMRs with the RDMA's frags WRs, else on the md's QP). The op holds the
+ * entry. */
 static ucs_status_t
-uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_memh_t *memh,
-                           void *base, const uct_umr_layout_t *layout,
-                           size_t count, unsigned frags,
-                           uct_mlx5_umr_cache_entry_t **entry_p,
-                           umr_layout_plan_t **plan_p)
+uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                           uct_mlx5_umr_memh_t *memh, void *base,
+                           const uct_umr_layout_t *layout, size_t count,
+                           unsigned frags)
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
     uct_mlx5_umr_layout_blob_t blob;
     uct_mlx5_umr_cache_entry_t *entry;
     umr_layout_plan_t *plan;
     ucs_status_t status;
-    uint64_t hash;
+    unsigned next;
+    int on_ep_qp;
 
     blob.memh_id     = memh->id;
     blob.layout_hash = uct_umr_layout_hash(layout);
     blob.base        = (uintptr_t)base;
     blob.count       = count;
-    hash             = uct_mlx5_umr_cache_hash(&blob, sizeof(blob));
-    *plan_p          = NULL;
 
-    entry = uct_mlx5_umr_cache_lookup(&ep->cache, hash, &blob, sizeof(blob),
-                                      layout);
+    entry = uct_mlx5_umr_cache_lookup(&ep->cache, &blob, sizeof(blob), layout);
     if (entry != NULL) {
-        if (!uct_mlx5_umr_ep_has_slots(ep, frags)) {
-            uct_mlx5_umr_cache_release(&ep->cache, entry);
-            return uct_mlx5_umr_ep_no_resource(ep);
-        }
-        *entry_p = entry;
+        op->centry = entry;
         return UCS_OK;
     }
 
@@ -64,76 +60,49 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_memh_t *memh,
         return status;
     }
 
-    if ((UCS_PTR_BYTE_OFFSET(base, plan->span_lb) < memh->base) ||
-        (UCS_PTR_BYTE_OFFSET(base, plan->span_ub) >
-         UCS_PTR_BYTE_OFFSET(memh->base, memh->length))) {
-        ucs_error("mlx5_umr ep %p: local layout span [%p, %p) is outside its "
-                  "memory handle %p+%" PRIu64, ep,
-                  UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
-                  UCS_PTR_BYTE_OFFSET(base, plan->span_ub), memh->base,
-                  memh->length);
-        status = UCS_ERR_INVALID_PARAM;
-        goto err_plan;
+    on_ep_qp = (frags + plan->num_keys <= iface->config.tx_queue_len);
+    if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
+        status = uct_mlx5_umr_ep_no_resource(ep);
+        goto out_plan;
     }
 
-    if (!uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
-        if (frags + plan->num_keys > iface->config.tx_queue_len) {
-            status = UCS_ERR_EXCEEDS_LIMIT;
-        } else {
-            status = uct_mlx5_umr_ep_no_resource(ep);
-        }
-        goto err_plan;
-    }
-
-    status = uct_mlx5_umr_cache_insert(&ep->cache, hash, &blob, sizeof(blob),
-                                       layout, &memh->id, 1,
-                                       plan->num_keys, &entry);
+    status = uct_mlx5_umr_cache_insert(&ep->cache, &blob, sizeof(blob),
+                                       layout, &memh->id, 1, plan->num_keys,
+                                       &entry);
     if (status != UCS_OK) {
-        if (status == UCS_ERR_NO_RESOURCE) {
-            ++ep->stats.no_resource;
+        goto out_plan;
+    }
+
+    if (on_ep_qp) {
+        next   = 0;
+        status = uct_mlx5_umr_key_post(iface->md, ep->qp, plan, base,
+                                       &memh->mr->lkey, entry->mkeys,
+                                       UMR_ENG_ACCESS_LOCAL_WRITE,
+                                       (uintptr_t)op, &next);
+        while (next-- > 0) {
+            uct_mlx5_umr_ep_wr_posted(ep, op);
         }
-        goto err_plan;
+    } else {
+        status = uct_mlx5_umr_key_configure(iface->md, plan, base,
+                                            &memh->mr->lkey, entry->mkeys,
+                                            UMR_ENG_ACCESS_LOCAL_WRITE);
+    }
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr ep %p: configuring a local layout key failed: %s",
+                  ep, ucs_status_string(status));
+        /* the new entry must not stay half-built */
+        uct_mlx5_umr_cache_remove(&ep->cache, entry);
+        goto out_plan;
     }
 
     memh->flags  |= UCT_MLX5_UMR_MEMH_FLAG_CACHED;
     entry->length = plan->cost.total_bytes;
-    *plan_p       = plan;
-    *entry_p      = entry;
-    return UCS_OK;
+    entry->lkey   = uct_mlx5_umr_key_lkey(plan, entry->mkeys);
+    op->centry    = entry;
 
-err_plan:
+out_plan:
     umr_layout_plan_free(plan);
     return status;
-}
-
-/* Miss: configure the planned keys on this QP; the RDMA after them is fenced
- * behind the UMRs by the QP itself. */
-static ucs_status_t
-uct_mlx5_umr_ep_post_layout_keys(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
-                                 uct_mlx5_umr_cache_entry_t *entry,
-                                 const umr_layout_plan_t *plan, void *base,
-                                 uint32_t mr_lkey)
-{
-    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
-    ucs_status_t status;
-    unsigned k;
-
-    for (k = 0; k < plan->num_keys; ++k) {
-        status = uct_mlx5_umr_md_post_key(iface->md, ep->qp, &plan->keys[k],
-                                          base, mr_lkey, entry->mkeys,
-                                          entry->mkeys[k],
-                                          UMR_ENG_ACCESS_LOCAL_WRITE,
-                                          (uintptr_t)op, UMR_ENG_WR_SIGNALED);
-        if (status != UCS_OK) {
-            ucs_error("mlx5_umr ep %p: UMR %u/%u failed: %s", ep, k + 1,
-                      plan->num_keys, ucs_status_string(status));
-            return status;
-        }
-        uct_mlx5_umr_ep_wr_posted(ep, op);
-    }
-
-    entry->lkey = entry->mkeys[plan->num_keys - 1]->eng->lkey;
-    return UCS_OK;
 }
 
 static ucs_status_t
@@ -147,13 +116,11 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
     uct_mlx5_umr_memh_t *memh   = tl_memh;
     const uct_mlx5_umr_rkey_t *rkey = (const void*)tl_rkey;
     uct_mlx5_umr_iface_t *iface;
-    uct_mlx5_umr_cache_entry_t *entry;
-    umr_layout_plan_t *plan;
     uct_mlx5_umr_op_t *op;
+    ptrdiff_t span_lb, span_ub;
     ucs_status_t status;
     umr_eng_sge_t sge;
     unsigned frags;
-    ptrdiff_t ext, span_lb, span_ub;
     size_t total;
     int pack;
 
@@ -177,17 +144,18 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    total = uct_umr_layout_size(layout) * count;
+    /* every byte the elements touch must lie inside the memory handle */
+    if ((umr_layout_total_size(layout, count, &total) != UCS_OK) ||
+        (umr_layout_span(layout, count, &span_lb, &span_ub) != UCS_OK)) {
+        ucs_error("mlx5_umr ep %p: layout op: %s", ep,
+                  uct_umr_layout_last_error());
+        return UCS_ERR_INVALID_PARAM;
+    }
     if ((offset > total) || (length > total - offset)) {
         ucs_error("mlx5_umr ep %p: layout op: range [%zu, +%zu) is outside "
                   "the layout's %zu bytes", ep, offset, length, total);
         return UCS_ERR_INVALID_PARAM;
     }
-
-    /* every byte the elements touch must lie inside the memory handle */
-    ext  = uct_umr_layout_extent(layout) * (ptrdiff_t)(count - 1);
-    span_lb = uct_umr_layout_true_lb(layout) + ucs_min(ext, 0);
-    span_ub = uct_umr_layout_true_ub(layout) + ucs_max(ext, 0);
     if (((uintptr_t)base + span_lb < (uintptr_t)memh->base) ||
         ((uintptr_t)base + span_ub >
          (uintptr_t)memh->base + memh->length)) {
@@ -204,72 +172,46 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return status;
     }
 
-    /* tiny blocks: one copy beats a descriptor per block */
-    frags = uct_mlx5_umr_ep_num_frags(iface, length);
-    pack  = (iface->config.pack_thresh > 0) &&
-            (length <= iface->config.seg_size) &&
-            ((double)uct_umr_layout_size(layout) /
-             ucs_max(uct_umr_layout_num_blocks(layout), 1) <=
-             (double)iface->config.pack_thresh);
-    entry = NULL;
-    plan  = NULL;
-    if (!pack) {
-        status = uct_mlx5_umr_ep_layout_key(ep, memh, base, layout, count,
-                                            frags, &entry, &plan);
-        if (status != UCS_OK) {
-            return status;
-        }
-    } else if (!uct_mlx5_umr_ep_has_slots(ep, frags) ||
-               (iface->num_free_bufs == 0)) {
+    frags  = uct_mlx5_umr_ep_num_frags(iface, length);
+    status = uct_mlx5_umr_ep_check_frags(ep, frags);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    pack = uct_mlx5_umr_ep_should_pack(
+            iface, length,
+            (double)uct_umr_layout_size(layout) /
+            ucs_max(uct_umr_layout_num_blocks(layout), 1));
+    if (!uct_mlx5_umr_ep_has_slots(ep, frags) ||
+        (pack && (iface->num_free_bufs == 0))) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
 
     op = uct_mlx5_umr_ep_op_get(ep, comp);
     if (op == NULL) {
-        status = uct_mlx5_umr_ep_no_resource(ep);
-        goto err_entry;
+        return uct_mlx5_umr_ep_no_resource(ep);
     }
-    op->centry = entry;
 
     if (pack) {
         /* the caller may free its layout before a get completes: keep a
          * copy for the scatter */
         status = uct_mlx5_umr_ep_pack_layout(ep, op, opcode, layout, 1, count,
                                              base, offset, length, &sge);
-        if (status != UCS_OK) {
-            return uct_mlx5_umr_ep_op_abort(ep, op, status);
-        }
     } else {
-        if (plan != NULL) {
-            status = uct_mlx5_umr_ep_post_layout_keys(ep, op, entry, plan,
-                                                      base, memh->mr->lkey);
-            umr_layout_plan_free(plan);
-            if (status != UCS_OK) {
-                /* the new entry must not stay half-built */
-                uct_mlx5_umr_cache_remove(&ep->cache, entry);
-                op->centry = NULL;
-                return uct_mlx5_umr_ep_op_abort(ep, op, status);
-            }
-        }
-
+        status = uct_mlx5_umr_ep_layout_key(ep, op, memh, base, layout, count,
+                                            frags);
         sge.addr   = offset; /* zero-based */
         sge.length = length;
-        sge.lkey   = entry->lkey;
+        sge.lkey   = (op->centry != NULL) ? op->centry->lkey : 0;
+    }
+    if (status != UCS_OK) {
+        return uct_mlx5_umr_ep_op_abort(ep, op, status);
     }
 
     status = uct_mlx5_umr_ep_op_post(ep, op, opcode, &sge, 1, length,
                                      remote_addr, rkey->rkey);
     if (status == UCS_INPROGRESS) {
         ++ep->stats.zcopy_ops;
-    }
-    return status;
-
-err_entry:
-    if (plan != NULL) {
-        uct_mlx5_umr_cache_remove(&ep->cache, entry);
-        umr_layout_plan_free(plan);
-    } else if (entry != NULL) {
-        uct_mlx5_umr_cache_release(&ep->cache, entry);
     }
     return status;
 }

@@ -16,6 +16,7 @@
 #include "umr_config.h"
 
 #include "umr_ep.inl"
+#include "umr_key.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -26,8 +27,11 @@
 
 
 typedef struct {
-    umr_eng_sge_t sge[UCT_MLX5_UMR_EP_MAX_SGES];
-    uint64_t      memh_ids[UCT_MLX5_UMR_EP_MAX_SGES];
+    umr_eng_sge_t      sge[UCT_MLX5_UMR_EP_MAX_SGES];
+    uint64_t           memh_ids[UCT_MLX5_UMR_EP_MAX_SGES];
+    /* a list key over the SGEs: blocks for the layout engine, their lkeys */
+    umr_layout_block_t blocks[UCT_MLX5_UMR_EP_MAX_SGES];
+    uint32_t           lkeys[UCT_MLX5_UMR_EP_MAX_SGES];
 } uct_mlx5_umr_ep_scratch_t;
 
 
@@ -280,15 +284,11 @@ uct_mlx5_umr_ep_iov_to_sge(const uct_iov_t *iov, size_t iovcnt,
 }
 
 /* Tiny blocks: one memcpy per block is cheaper than a descriptor each. */
-static int uct_mlx5_umr_ep_should_pack(uct_mlx5_umr_iface_t *iface,
-                                       unsigned num_sge, uint64_t total,
-                                       const uct_mlx5_umr_memh_t *layout_memh)
+static int uct_mlx5_umr_ep_zcopy_should_pack(uct_mlx5_umr_iface_t *iface,
+                                             unsigned num_sge, uint64_t total,
+                                             const uct_mlx5_umr_memh_t *layout_memh)
 {
     double mean_block;
-
-    if ((total > iface->config.seg_size) || (iface->config.pack_thresh == 0)) {
-        return 0;
-    }
 
     if (layout_memh != NULL) {
         if (num_sge != 1) {
@@ -302,7 +302,7 @@ static int uct_mlx5_umr_ep_should_pack(uct_mlx5_umr_iface_t *iface,
         mean_block = (double)total / num_sge;
     }
 
-    return mean_block <= (double)iface->config.pack_thresh;
+    return uct_mlx5_umr_ep_should_pack(iface, total, mean_block);
 }
 
 /* Pack fallback of a zcopy: a layout handle goes through the layout engine,
@@ -342,109 +342,102 @@ uct_mlx5_umr_ep_zcopy_pack(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     return UCS_OK;
 }
 
-/* Post the child lists and the top list of a local UMR list key. */
-static ucs_status_t
-uct_mlx5_umr_ep_post_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
-                              uct_mlx5_umr_cache_entry_t *entry,
-                              const umr_eng_sge_t *sge, unsigned n,
-                              unsigned max_list)
-{
-    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
-    umr_eng_sge_t top[max_list];
-    unsigned c, i, cnt, num_children;
-    ucs_status_t status;
-    uint64_t len;
-
-    num_children = (entry->num_mkeys > 1) ? entry->num_mkeys - 1 : 0;
-    for (c = 0; c < num_children; ++c) {
-        cnt = ucs_min(max_list, n - (c * max_list));
-        status = iface->eng->post_umr_list(ep->qp, entry->mkeys[c]->eng,
-                                           UMR_ENG_ACCESS_LOCAL_WRITE, cnt,
-                                           &sge[c * max_list], (uintptr_t)op,
-                                           UMR_ENG_WR_SIGNALED);
-        if (status != UCS_OK) {
-            return status;
-        }
-        uct_mlx5_umr_ep_wr_posted(ep, op);
-
-        for (len = 0, i = 0; i < cnt; ++i) {
-            len += sge[(c * max_list) + i].length;
-        }
-        top[c].addr   = 0;
-        top[c].length = len;
-        top[c].lkey   = entry->mkeys[c]->eng->lkey;
-    }
-
-    status = iface->eng->post_umr_list(ep->qp,
-                                       entry->mkeys[entry->num_mkeys - 1]->eng,
-                                       UMR_ENG_ACCESS_LOCAL_WRITE,
-                                       num_children ? num_children : n,
-                                       num_children ? top : sge,
-                                       (uintptr_t)op, UMR_ENG_WR_SIGNALED);
-    if (status != UCS_OK) {
-        return status;
-    }
-    uct_mlx5_umr_ep_wr_posted(ep, op);
-
-    entry->lkey = entry->mkeys[entry->num_mkeys - 1]->eng->lkey;
-    return UCS_OK;
-}
-
 /* More SGEs than a WR takes: one list key over them, from the ep cache or
- * configured now on this QP. The op holds the entry; *one addresses it. */
+ * lowered by the layout engine (umr_layout_lower_blocks) and configured now,
+ * on this QP when its queue can ever hold the UMRs with the RDMA's frags WRs,
+ * else on the md's QP. The op holds the entry; *one addresses it. */
 static ucs_status_t
 uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                                const uct_iov_t *iov, size_t iovcnt,
-                               const umr_eng_sge_t *sge,
-                               const uint64_t *memh_ids, unsigned num_sge,
-                               uint64_t total, unsigned num_keys,
-                               umr_eng_sge_t *one)
+                               uct_mlx5_umr_ep_scratch_t *scratch,
+                               unsigned num_sge, uint64_t total,
+                               unsigned frags, umr_eng_sge_t *one)
 {
-    size_t blob_len = num_sge * sizeof(*sge);
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    const umr_eng_sge_t *sge    = scratch->sge;
     uct_mlx5_umr_cache_entry_t *entry;
+    umr_layout_plan_t *plan;
     ucs_status_t status;
-    uint64_t hash;
-    size_t i;
+    unsigned i, next;
+    int on_ep_qp;
 
-    hash  = uct_mlx5_umr_cache_hash(sge, blob_len) ^
-            uct_mlx5_umr_cache_hash(memh_ids, num_sge * sizeof(uint64_t));
-    entry = uct_mlx5_umr_cache_lookup(&ep->cache, hash, sge, blob_len, NULL);
-    if (entry == NULL) {
-        status = uct_mlx5_umr_cache_insert(&ep->cache, hash, sge, blob_len,
-                                           NULL, memh_ids, num_sge, num_keys,
-                                           &entry);
-        if (status != UCS_OK) {
-            if (status == UCS_ERR_NO_RESOURCE) {
-                ++ep->stats.no_resource;
-            }
-            return status;
-        }
-
-        status = uct_mlx5_umr_ep_post_list_key(
-                ep, op, entry, sge, num_sge,
-                uct_mlx5_umr_ep_iface(ep)->md->limits.max_list);
-        if (status != UCS_OK) {
-            ucs_error("mlx5_umr ep %p: configuring a list key over %u "
-                      "entries failed: %s", ep, num_sge,
-                      ucs_status_string(status));
-            uct_mlx5_umr_cache_remove(&ep->cache, entry);
-            return status;
-        }
-        entry->length = total;
-        /* the key memorises the memory handles: mark them */
-        for (i = 0; i < iovcnt; ++i) {
-            if (iov[i].memh != UCT_MEM_HANDLE_NULL) {
-                ((uct_mlx5_umr_memh_t*)iov[i].memh)->flags |=
-                        UCT_MLX5_UMR_MEMH_FLAG_CACHED;
-            }
-        }
+    entry = uct_mlx5_umr_cache_lookup(&ep->cache, sge,
+                                      num_sge * sizeof(*sge), NULL);
+    if (entry != NULL) {
+        goto out;
     }
 
+    /* each SGE is a block of its own memory (its lkey) */
+    for (i = 0; i < num_sge; ++i) {
+        scratch->blocks[i].offset = (int64_t)sge[i].addr;
+        scratch->blocks[i].length = sge[i].length;
+        scratch->blocks[i].mem    = i;
+        scratch->lkeys[i]         = sge[i].lkey;
+    }
+    status = umr_layout_lower_blocks(scratch->blocks, num_sge,
+                                     &iface->md->limits, &plan);
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr ep %p: %u local entries do not fit a list key: "
+                  "%s", ep, num_sge, uct_umr_layout_last_error());
+        return status;
+    }
+
+    on_ep_qp = (frags + plan->num_keys <= iface->config.tx_queue_len);
+    if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
+        status = uct_mlx5_umr_ep_no_resource(ep);
+        goto out_plan;
+    }
+
+    status = uct_mlx5_umr_cache_insert(&ep->cache, sge,
+                                       num_sge * sizeof(*sge), NULL,
+                                       scratch->memh_ids, num_sge,
+                                       plan->num_keys, &entry);
+    if (status != UCS_OK) {
+        goto out_plan;
+    }
+
+    if (on_ep_qp) {
+        next   = 0;
+        status = uct_mlx5_umr_key_post(iface->md, ep->qp, plan, NULL,
+                                       scratch->lkeys, entry->mkeys,
+                                       UMR_ENG_ACCESS_LOCAL_WRITE,
+                                       (uintptr_t)op, &next);
+        while (next-- > 0) {
+            uct_mlx5_umr_ep_wr_posted(ep, op);
+        }
+    } else {
+        status = uct_mlx5_umr_key_configure(iface->md, plan, NULL,
+                                            scratch->lkeys, entry->mkeys,
+                                            UMR_ENG_ACCESS_LOCAL_WRITE);
+    }
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr ep %p: configuring a list key over %u entries "
+                  "failed: %s", ep, num_sge, ucs_status_string(status));
+        uct_mlx5_umr_cache_remove(&ep->cache, entry);
+        goto out_plan;
+    }
+
+    entry->length = total;
+    entry->lkey   = uct_mlx5_umr_key_lkey(plan, entry->mkeys);
+    /* the key memorises the memory handles: mark them */
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].memh != UCT_MEM_HANDLE_NULL) {
+            ((uct_mlx5_umr_memh_t*)iov[i].memh)->flags |=
+                    UCT_MLX5_UMR_MEMH_FLAG_CACHED;
+        }
+    }
+    umr_layout_plan_free(plan);
+
+out:
     op->centry  = entry;
     one->addr   = 0;
     one->length = total;
     one->lkey   = entry->lkey;
     return UCS_OK;
+
+out_plan:
+    umr_layout_plan_free(plan);
+    return status;
 }
 
 static ucs_status_t
@@ -457,8 +450,8 @@ uct_mlx5_umr_ep_zcopy(uct_mlx5_umr_ep_t *ep, umr_eng_opcode_t opcode,
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
     const uct_mlx5_umr_rkey_t *rkey = (const void*)tl_rkey;
     const uct_mlx5_umr_memh_t *layout_memh;
-    unsigned num_sge, max_list, num_keys, wrs;
     umr_eng_sge_t *sge = scratch.sge;
+    unsigned num_sge, frags;
     umr_eng_sge_t one;
     int tmp_reg;
     uct_mlx5_umr_op_t *op;
@@ -497,31 +490,18 @@ uct_mlx5_umr_ep_zcopy(uct_mlx5_umr_ep_t *ep, umr_eng_opcode_t opcode,
         return UCS_OK;
     }
 
-    max_list = iface->md->limits.max_list;
-    /* a get into many tiny local blocks stays zero-copy: scattering the
-     * bounce buffer would need the iov after the call returned */
-    pack     = uct_mlx5_umr_ep_should_pack(iface, num_sge, total, layout_memh) &&
-               ((opcode == UMR_ENG_OP_RDMA_WRITE) || (layout_memh != NULL));
-    num_keys = 0;
-    if (!pack && (num_sge > iface->config.max_sge)) {
-        num_keys = (num_sge > max_list) ?
-                   ((num_sge + max_list - 1) / max_list) + 1 : 1;
-        if (num_keys - 1 > max_list) {
-            ucs_error("mlx5_umr ep %p: %u local entries need more than two "
-                      "levels of list keys", ep, num_sge);
-            return UCS_ERR_EXCEEDS_LIMIT;
-        }
+    frags  = uct_mlx5_umr_ep_num_frags(iface, total);
+    status = uct_mlx5_umr_ep_check_frags(ep, frags);
+    if (status != UCS_OK) {
+        return status;
     }
 
-    /* worst case: a cache miss configures every key */
-    wrs = uct_mlx5_umr_ep_num_frags(iface, total) + num_keys;
-    if (ucs_unlikely(!uct_mlx5_umr_ep_has_slots(ep, wrs))) {
-        if (wrs > iface->config.tx_queue_len) {
-            ucs_error("mlx5_umr ep %p: operation needs %u work requests, "
-                      "queue length is %u", ep, wrs,
-                      iface->config.tx_queue_len);
-            return UCS_ERR_EXCEEDS_LIMIT;
-        }
+    /* a get into many tiny local blocks stays zero-copy: scattering the
+     * bounce buffer would need the iov after the call returned */
+    pack = uct_mlx5_umr_ep_zcopy_should_pack(iface, num_sge, total,
+                                             layout_memh) &&
+           ((opcode == UMR_ENG_OP_RDMA_WRITE) || (layout_memh != NULL));
+    if (ucs_unlikely(!uct_mlx5_umr_ep_has_slots(ep, frags))) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
 
@@ -552,9 +532,8 @@ uct_mlx5_umr_ep_zcopy(uct_mlx5_umr_ep_t *ep, umr_eng_opcode_t opcode,
         sge     = &one;
         num_sge = 1;
     } else if (num_sge > iface->config.max_sge) {
-        status = uct_mlx5_umr_ep_zcopy_list_key(ep, op, iov, iovcnt, sge,
-                                                scratch.memh_ids, num_sge,
-                                                total, num_keys, &one);
+        status = uct_mlx5_umr_ep_zcopy_list_key(ep, op, iov, iovcnt, &scratch,
+                                                num_sge, total, frags, &one);
         if (status != UCS_OK) {
             goto err_op;
         }

@@ -168,13 +168,10 @@ uct_mlx5_umr_iface_get_device_address(uct_iface_h tl_iface,
                                                  uct_mlx5_umr_iface_t);
 
     uint64_t dev_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
-    uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a */
-    size_t i;
+    uint64_t hash;
 
     iface->eng->dev_get_addr(iface->md->dev, dev_addr);
-    for (i = 0; i < iface->md->caps.dev_addr_len; ++i) {
-        hash = (hash ^ ((uint8_t*)dev_addr)[i]) * 0x100000001b3ull;
-    }
+    hash = uct_mlx5_umr_hash(dev_addr, iface->md->caps.dev_addr_len);
     memcpy(addr, &hash, sizeof(hash));
     return UCS_OK;
 }

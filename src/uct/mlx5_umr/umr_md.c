@@ -169,11 +169,58 @@ ucs_status_t uct_mlx5_umr_query_md_resources(uct_component_t *component,
 
 /* ---- indirect key pool ------------------------------------------------- */
 
+uint64_t uct_mlx5_umr_hash(const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    uint64_t h       = 0xcbf29ce484222325ull; /* FNV-1a */
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Ask the ep caches for an idle key; 1 if one came back to the pool. */
+static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_md_listener_t *listener;
+    uint64_t num_free = md->stats.mkeys_free;
+
+    ucs_list_for_each(listener, &md->listeners, list) {
+        while (listener->evict_idle(listener)) {
+            if (md->stats.mkeys_free > num_free) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
+                                         unsigned num_mkeys)
+{
+    if (ucs_likely(md->mkeys_reg + num_mkeys <= md->config.mkey_pool_size)) {
+        return UCS_OK;
+    }
+
+    ucs_error("mlx5_umr md %p: the layout needs %u indirect keys and layout "
+              "registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise "
+              "UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
+              num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
+    return UCS_ERR_EXCEEDS_LIMIT;
+}
+
 ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
                                       uct_mlx5_umr_mkey_t **mkey_p)
 {
     uct_mlx5_umr_mkey_t *mkey;
     ucs_status_t status;
+
+    if (ucs_list_is_empty(&md->free_mkeys) &&
+        (md->stats.mkeys_created >= md->config.mkey_pool_size)) {
+        uct_mlx5_umr_md_mkey_reclaim(md);
+    }
 
     if (!ucs_list_is_empty(&md->free_mkeys)) {
         mkey = ucs_list_extract_head(&md->free_mkeys, uct_mlx5_umr_mkey_t,
@@ -434,6 +481,8 @@ void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
     for (k = 0; k < memh->num_mkeys; ++k) {
         uct_mlx5_umr_md_mkey_put(md, memh->mkeys[k]);
     }
+    ucs_assert(md->mkeys_reg >= memh->num_mkeys);
+    md->mkeys_reg -= memh->num_mkeys; /* only layout handles have keys */
     ucs_free(memh->mkeys);
     if (memh->plan != NULL) {
         umr_layout_plan_free(memh->plan);
@@ -469,6 +518,7 @@ uct_mlx5_umr_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
          * them for another layout */
         while (memh->num_mkeys > 0) {
             uct_mlx5_umr_md_mkey_discard(md, memh->mkeys[--memh->num_mkeys]);
+            --md->mkeys_reg;
         }
     }
 

@@ -77,11 +77,14 @@ typedef struct uct_mlx5_umr_memh {
 } uct_mlx5_umr_memh_t;
 
 
-/* Invalidation hook: ep caches register here to drop entries on dereg. */
+/* Hooks of the ep key caches: drop entries of a deregistered memory handle;
+ * give up the least recently used idle entry when the key pool is dry
+ * (returns 1 if one was evicted). */
 typedef struct uct_mlx5_umr_md_listener {
     ucs_list_link_t list;
     void            (*memh_dereg)(struct uct_mlx5_umr_md_listener *listener,
                                   const uct_mlx5_umr_memh_t *memh);
+    int             (*evict_idle)(struct uct_mlx5_umr_md_listener *listener);
 } uct_mlx5_umr_md_listener_t;
 
 
@@ -94,6 +97,7 @@ typedef struct uct_mlx5_umr_md {
     umr_eng_cq_t          *cq;       /* umr QP completions */
     umr_eng_qp_t          *qp;       /* loopback QP for layout UMRs */
     uint64_t              next_memh_id;
+    unsigned              mkeys_reg; /* pool keys held by registrations */
     uint64_t              umr_sn;
     ucs_list_link_t       free_mkeys;
     ucs_list_link_t       listeners;
@@ -149,26 +153,25 @@ ucs_status_t uct_mlx5_umr_rkey_release(uct_component_t *component,
 /* Returns NULL unless md is an mlx5_umr md. */
 uct_mlx5_umr_md_t *uct_mlx5_umr_md_from_handle(uct_md_h md);
 
-/* Key pool: take a key (created on demand up to the pool bound). */
+/* The transport's hash of a byte string (FNV-1a, 64 bits). */
+uint64_t uct_mlx5_umr_hash(const void *buf, size_t len);
+
+/* Key pool: take a key (created on demand up to the pool bound; when the
+ * pool is dry, idle keys of the ep caches are evicted to serve it). */
 ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
                                       uct_mlx5_umr_mkey_t **mkey_p);
 void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md,
                               uct_mlx5_umr_mkey_t *mkey);
 
+/* Can num_mkeys keys ever be taken at once, with the keys registrations
+ * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged with the variable to raise. */
+ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
+                                         unsigned num_mkeys);
+
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_md_listener_t *listener);
 void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
                                      uct_mlx5_umr_md_listener_t *listener);
-
-/* Post the UMR configuring `mkey` as key `key` of a plan: entries address
- * `base` memory through mr_lkey, or child keys mkeys[child]. */
-ucs_status_t uct_mlx5_umr_md_post_key(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
-                                      const umr_layout_key_t *key, void *base,
-                                      uint32_t mr_lkey,
-                                      uct_mlx5_umr_mkey_t *const *mkeys,
-                                      uct_mlx5_umr_mkey_t *mkey,
-                                      unsigned access, uint64_t wr_id,
-                                      unsigned flags);
 
 /* Shared by umr_md.c and umr_md_layout.c. */
 

@@ -6,122 +6,12 @@
  */
 #include "umr_config.h"
 
-#include "umr_md.h"
+#include "umr_key.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <inttypes.h>
 
-
-ucs_status_t uct_mlx5_umr_md_post_key(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
-                                      const umr_layout_key_t *key, void *base,
-                                      uint32_t mr_lkey,
-                                      uct_mlx5_umr_mkey_t *const *mkeys,
-                                      uct_mlx5_umr_mkey_t *mkey,
-                                      unsigned access, uint64_t wr_id,
-                                      unsigned flags)
-{
-    umr_eng_interleaved_t ilv[md->config.mkey_entries];
-    umr_eng_sge_t sge[md->config.mkey_entries];
-    const umr_layout_entry_t *e;
-    uint64_t addr;
-    uint32_t lkey;
-    unsigned i;
-
-    if (key->num_entries > md->config.mkey_entries) {
-        return UCS_ERR_EXCEEDS_LIMIT;
-    }
-
-    for (i = 0; i < key->num_entries; ++i) {
-        e = &key->entries[i];
-        if (e->child < 0) {
-            addr = (uintptr_t)base + e->offset;
-            lkey = mr_lkey;
-        } else {
-            /* zero-based child key, already configured: current key value */
-            addr = e->offset;
-            lkey = mkeys[e->child]->eng->lkey;
-        }
-
-        if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
-            ilv[i].addr        = addr;
-            ilv[i].bytes_count = e->bytes_count;
-            ilv[i].bytes_skip  = e->bytes_skip;
-            ilv[i].lkey        = lkey;
-        } else {
-            sge[i].addr   = addr;
-            sge[i].length = e->bytes_count;
-            sge[i].lkey   = lkey;
-        }
-    }
-
-    if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
-        return md->eng->post_umr_interleaved(qp, mkey->eng, access,
-                                             key->repeat, key->num_entries,
-                                             ilv, wr_id, flags);
-    }
-
-    return md->eng->post_umr_list(qp, mkey->eng, access, key->num_entries, sge,
-                                  wr_id, flags);
-}
-
-/* Configure the keys of a plan, children first, and wait for the UMRs. */
-static ucs_status_t
-uct_mlx5_umr_md_post_plan(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh,
-                          unsigned access)
-{
-    const umr_layout_plan_t *plan = memh->plan;
-    unsigned outstanding = 0;
-    ucs_status_t status, wstatus;
-    unsigned k;
-
-    status = uct_mlx5_umr_md_qp_get(md);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    for (k = 0; k < plan->num_keys; ++k) {
-        /* children are read through their parent: every key gets access */
-        for (;;) {
-            status = uct_mlx5_umr_md_post_key(md, md->qp, &plan->keys[k],
-                                              memh->base, memh->mr->lkey,
-                                              memh->mkeys, memh->mkeys[k],
-                                              access, md->umr_sn++,
-                                              UMR_ENG_WR_SIGNALED);
-            if ((status != UCS_ERR_NO_RESOURCE) || (outstanding == 0)) {
-                break;
-            }
-            /* queue full: wait for one slot */
-            wstatus = uct_mlx5_umr_md_wait(md, &outstanding, outstanding - 1);
-            if (wstatus != UCS_OK) {
-                status = wstatus;
-                break;
-            }
-        }
-
-        if (status != UCS_OK) {
-            ucs_error("mlx5_umr md %p: posting UMR for key %u/%u failed: %s",
-                      md, k + 1, plan->num_keys, ucs_status_string(status));
-            goto out_wait;
-        }
-
-        ++outstanding;
-        ++md->stats.umr_posted;
-    }
-
-    status = UCS_OK;
-out_wait:
-    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
-    if (status == UCS_OK) {
-        status = wstatus;
-    }
-    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
-        /* the registration fails with wstatus either way; a failed reset is
-         * logged and leaves no QP, the next registration tries again */
-        (void)uct_mlx5_umr_md_qp_reset(md);
-    }
-    return status;
-}
 
 ucs_status_t uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
                                               uct_mlx5_umr_memh_t *memh)
@@ -233,15 +123,23 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
         goto err_memh;
     }
 
+    status = uct_mlx5_umr_md_mkeys_check(md, plan->num_keys);
+    if (status != UCS_OK) {
+        goto err_memh;
+    }
+
     for (k = 0; k < plan->num_keys; ++k) {
         status = uct_mlx5_umr_md_mkey_get(md, &memh->mkeys[k]);
         if (status != UCS_OK) {
             goto err_memh;
         }
         ++memh->num_mkeys;
+        ++md->mkeys_reg;
     }
 
-    status = uct_mlx5_umr_md_post_plan(md, memh, access);
+    /* children are read through their parent: every key gets access */
+    status = uct_mlx5_umr_key_configure(md, plan, base, &memh->mr->lkey,
+                                        memh->mkeys, access);
     if (status != UCS_OK) {
         goto err_memh;
     }

@@ -53,6 +53,8 @@ typedef struct umr_layout_entry {
     uint32_t bytes_count;
     uint32_t bytes_skip;    /* INTERLEAVED only; 0 for LIST */
     int32_t  child;         /* -1: base memory, else index of a child key */
+    uint32_t mem;           /* child < 0: which memory (the block's `mem` in
+                               umr_layout_lower_blocks; 0 for a layout) */
 } umr_layout_entry_t;
 
 typedef struct umr_layout_key {
@@ -88,7 +90,38 @@ ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
                               const umr_layout_limits_t *limits,
                               umr_layout_plan_t **plan_p);
 
+/* One block of memory for umr_layout_lower_blocks(). */
+typedef struct umr_layout_block {
+    int64_t  offset;        /* from base */
+    uint64_t length;
+    uint32_t mem;           /* caller's index of the memory holding it */
+} umr_layout_block_t;
+
+/**
+ * Lower a list of blocks, in this order, to a plan of list keys within
+ * `limits` (NULL: defaults): what a scatter/gather list becomes when it has
+ * more entries than a work request takes. Adjacent blocks of the same `mem`
+ * merge; blocks of different memories never do (each entry keeps its block's
+ * `mem`). span_lb/span_ub cover the blocks. Zero-length blocks are skipped;
+ * UCS_ERR_INVALID_PARAM when nothing is left.
+ */
+ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
+                                     size_t num,
+                                     const umr_layout_limits_t *limits,
+                                     umr_layout_plan_t **plan_p);
+
 void umr_layout_plan_free(umr_layout_plan_t *plan);
+
+/* Stream bytes of (layout, count), with overflow checks. */
+ucs_status_t umr_layout_total_size(const uct_umr_layout_t *layout,
+                                   size_t count, size_t *total_p);
+
+/*
+ * Bytes touched by (layout, count), relative to base: [*lb_p, *ub_p).
+ * UCS_ERR_EXCEEDS_LIMIT if it does not fit ptrdiff_t.
+ */
+ucs_status_t umr_layout_span(const uct_umr_layout_t *layout, size_t count,
+                             ptrdiff_t *lb_p, ptrdiff_t *ub_p);
 
 /**
  * Walk the contiguous blocks of (layout, count) in packed-stream order,

@@ -142,6 +142,7 @@ static ucs_status_t umr_layout_flush(umr_layout_lower_t *ctx, unsigned level)
     } else {
         item.offset      = 0;
         item.bytes_skip  = 0;
+        item.mem         = 0;
         status = umr_layout_add_key(ctx, UMR_LAYOUT_KEY_LIST, 1, lv->items,
                                     lv->num, lv->bytes, &item.child);
         if (status != UCS_OK) {
@@ -175,6 +176,7 @@ static ucs_status_t umr_layout_push(umr_layout_lower_t *ctx, unsigned level,
     if (lv->num > 0) {
         last = &lv->items[lv->num - 1];
         if ((item->child < 0) && (last->child < 0) &&
+            (item->mem == last->mem) &&
             (last->offset + (int64_t)last->bytes_count == item->offset) &&
             ((uint64_t)last->bytes_count + len <= ctx->list_cap)) {
             last->bytes_count += (uint32_t)len;
@@ -205,9 +207,10 @@ static ucs_status_t umr_layout_push(umr_layout_lower_t *ctx, unsigned level,
 }
 
 static ucs_status_t umr_layout_push_mem(umr_layout_lower_t *ctx,
-                                        ptrdiff_t offset, uint64_t len)
+                                        ptrdiff_t offset, uint64_t len,
+                                        uint32_t mem)
 {
-    umr_layout_entry_t item = {0, 0, 0, -1};
+    umr_layout_entry_t item = {0, 0, 0, -1, mem};
     ucs_status_t status;
     uint64_t chunk;
 
@@ -265,6 +268,7 @@ static int umr_layout_pieces_cb(void *arg, ptrdiff_t offset, size_t len)
         p->entries[p->num].bytes_count = (uint32_t)chunk;
         p->entries[p->num].bytes_skip  = (uint32_t)(p->stride - chunk);
         p->entries[p->num].child       = -1;
+        p->entries[p->num].mem         = 0;
         ++p->num;
     }
     return 0;
@@ -336,6 +340,7 @@ static ucs_status_t umr_layout_add_rep(umr_layout_lower_t *ctx,
         top[g].offset      = 0;
         top[g].bytes_count = (uint32_t)bytes;
         top[g].bytes_skip  = 0;
+        top[g].mem         = 0;
     }
     status = umr_layout_add_key(ctx, UMR_LAYOUT_KEY_INTERLEAVED,
                                 (uint32_t)rep, top, g, rep * elem_size, key_p);
@@ -353,7 +358,7 @@ umr_layout_try_interleaved(umr_layout_lower_t *ctx, size_t n, ptrdiff_t stride,
                            const umr_layout_node_t *x, ptrdiff_t d, int top)
 {
     const umr_layout_limits_t *lim = ctx->lim;
-    umr_layout_entry_t item = {0, 0, 0, -1};
+    umr_layout_entry_t item = {0, 0, 0, -1, 0};
     uint64_t cap, rmax, rep, max_pieces, keys;
     umr_layout_pieces_t p;
     ucs_status_t status;
@@ -477,7 +482,7 @@ static ucs_status_t umr_layout_lower_rep(umr_layout_lower_t *ctx, size_t n,
         status = UCS_OK;
         switch (x->kind) {
         case UMR_LAYOUT_NODE_CONTIG:
-            status = umr_layout_push_mem(ctx, pos, x->contig.len);
+            status = umr_layout_push_mem(ctx, pos, x->contig.len, 0);
             break;
         case UMR_LAYOUT_NODE_VECTOR:
             status = umr_layout_lower_rep(ctx, x->vector.count,
@@ -654,7 +659,7 @@ ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
                                       (unsigned long long)ctx.list_cap);
         }
     } else if (layout->is_contig) {
-        status = umr_layout_push_mem(&ctx, layout->true_lb, total);
+        status = umr_layout_push_mem(&ctx, layout->true_lb, total, 0);
     } else {
         status = umr_layout_lower_rep(&ctx, count, layout->extent,
                                       layout->root, layout->disp, 1);
@@ -668,6 +673,90 @@ ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
 
     plan->keys     = ctx.keys;
     plan->num_keys = ctx.num_keys;
+    umr_layout_plan_cost(plan, ctx.depth);
+    umr_layout_lower_cleanup(&ctx);
+    *plan_p = plan;
+    return UCS_OK;
+
+err:
+    for (i = 0; i < ctx.num_keys; ++i) {
+        free(ctx.keys[i].entries);
+    }
+    free(ctx.keys);
+    umr_layout_lower_cleanup(&ctx);
+    free(plan);
+    return status;
+}
+
+ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
+                                     size_t num,
+                                     const umr_layout_limits_t *limits,
+                                     umr_layout_plan_t **plan_p)
+{
+    umr_layout_limits_t defaults;
+    umr_layout_lower_t ctx;
+    umr_layout_plan_t *plan;
+    ucs_status_t status;
+    int64_t lb, ub;
+    uint32_t i;
+    size_t b;
+
+    if (((blocks == NULL) && (num > 0)) || (plan_p == NULL)) {
+        return umr_layout_error(UCS_ERR_INVALID_PARAM, "lower_blocks: %s is "
+                                "NULL", (plan_p == NULL) ? "plan_p" :
+                                "blocks");
+    }
+    if (limits == NULL) {
+        umr_layout_limits_default(&defaults);
+        limits = &defaults;
+    }
+    status = umr_layout_limits_check(limits);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    plan = calloc(1, sizeof(*plan));
+    if (plan == NULL) {
+        return umr_layout_error(UCS_ERR_NO_MEMORY, "lower: out of memory");
+    }
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.lim      = limits;
+    ctx.list_cap = limits->max_list_bytes;
+    ctx.list_cap = (ctx.list_cap < limits->max_key_bytes) ?
+                   ctx.list_cap : limits->max_key_bytes;
+    ctx.list_cap = (ctx.list_cap < UINT32_MAX) ? ctx.list_cap : UINT32_MAX;
+
+    lb     = INT64_MAX;
+    ub     = INT64_MIN;
+    status = UCS_OK;
+    for (b = 0; (b < num) && (status == UCS_OK); ++b) {
+        if (blocks[b].length == 0) {
+            continue;
+        }
+        if ((blocks[b].length > (uint64_t)INT64_MAX) ||
+            (blocks[b].offset > INT64_MAX - (int64_t)blocks[b].length)) {
+            status = umr_layout_error(UCS_ERR_INVALID_PARAM, "lower_blocks: "
+                                      "block %zu overflows", b);
+            break;
+        }
+        lb     = (blocks[b].offset < lb) ? blocks[b].offset : lb;
+        ub     = (blocks[b].offset + (int64_t)blocks[b].length > ub) ?
+                 blocks[b].offset + (int64_t)blocks[b].length : ub;
+        status = umr_layout_push_mem(&ctx, blocks[b].offset, blocks[b].length,
+                                     blocks[b].mem);
+    }
+    if (status == UCS_OK) {
+        status = umr_layout_finish(&ctx); /* fails when there was no block */
+    }
+    if (status != UCS_OK) {
+        goto err;
+    }
+
+    plan->keys     = ctx.keys;
+    plan->num_keys = ctx.num_keys;
+    plan->span_lb  = lb;
+    plan->span_ub  = ub;
     umr_layout_plan_cost(plan, ctx.depth);
     umr_layout_lower_cleanup(&ctx);
     *plan_p = plan;

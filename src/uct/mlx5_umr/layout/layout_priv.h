@@ -101,17 +101,6 @@ ucs_status_t umr_layout_error(ucs_status_t status, const char *fmt, ...)
 int umr_layout_placement_span(size_t count, ptrdiff_t stride, ptrdiff_t *lo,
                               ptrdiff_t *hi);
 
-/* Stream bytes of (layout, count), with overflow checks. */
-ucs_status_t umr_layout_total_size(const uct_umr_layout_t *layout,
-                                   size_t count, size_t *total_p);
-
-/*
- * Bytes touched by (layout, count), relative to base: [*lb_p, *ub_p).
- * UCS_ERR_EXCEEDS_LIMIT if it does not fit ptrdiff_t.
- */
-ucs_status_t umr_layout_span(const uct_umr_layout_t *layout, size_t count,
-                             ptrdiff_t *lb_p, ptrdiff_t *ub_p);
-
 /*
  * Merged blocks of one node placed at `offset`, in stream order (the
  * lowering uses it to read a vector element's blocks). Returns non-zero if

@@ -1,0 +1,132 @@
+/**
+ * mlx5_umr transport: building layout keys (see umr_key.h).
+ */
+#include "umr_config.h"
+
+#include "umr_key.h"
+
+#include <ucs/debug/log.h>
+
+
+/* Post the UMR configuring `mkey` as plan key `key`. */
+static ucs_status_t
+uct_mlx5_umr_key_post_one(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                          const umr_layout_key_t *key, void *base,
+                          const uint32_t *lkeys,
+                          uct_mlx5_umr_mkey_t *const *mkeys,
+                          uct_mlx5_umr_mkey_t *mkey, unsigned access,
+                          uint64_t wr_id)
+{
+    umr_eng_interleaved_t ilv[md->config.mkey_entries];
+    umr_eng_sge_t sge[md->config.mkey_entries];
+    const umr_layout_entry_t *e;
+    uint64_t addr;
+    uint32_t lkey;
+    unsigned i;
+
+    /* the lowering limits come from the md: a plan always fits its keys */
+    ucs_assertv(key->num_entries <= md->config.mkey_entries, "%u > %u",
+                key->num_entries, md->config.mkey_entries);
+
+    for (i = 0; i < key->num_entries; ++i) {
+        e = &key->entries[i];
+        if (e->child < 0) {
+            addr = (uintptr_t)base + e->offset;
+            lkey = lkeys[e->mem];
+        } else {
+            /* zero-based child key, already configured: current key value */
+            addr = e->offset;
+            lkey = mkeys[e->child]->eng->lkey;
+        }
+
+        if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
+            ilv[i].addr        = addr;
+            ilv[i].bytes_count = e->bytes_count;
+            ilv[i].bytes_skip  = e->bytes_skip;
+            ilv[i].lkey        = lkey;
+        } else {
+            sge[i].addr   = addr;
+            sge[i].length = e->bytes_count;
+            sge[i].lkey   = lkey;
+        }
+    }
+
+    if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
+        return md->eng->post_umr_interleaved(qp, mkey->eng, access,
+                                             key->repeat, key->num_entries,
+                                             ilv, wr_id, UMR_ENG_WR_SIGNALED);
+    }
+
+    return md->eng->post_umr_list(qp, mkey->eng, access, key->num_entries, sge,
+                                  wr_id, UMR_ENG_WR_SIGNALED);
+}
+
+ucs_status_t uct_mlx5_umr_key_post(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                                   const umr_layout_plan_t *plan, void *base,
+                                   const uint32_t *lkeys,
+                                   uct_mlx5_umr_mkey_t *const *mkeys,
+                                   unsigned access, uint64_t wr_id,
+                                   unsigned *next_p)
+{
+    ucs_status_t status;
+
+    /* children first: a parent entry reads its child's current key */
+    for (; *next_p < plan->num_keys; ++(*next_p)) {
+        status = uct_mlx5_umr_key_post_one(md, qp, &plan->keys[*next_p], base,
+                                           lkeys, mkeys, mkeys[*next_p],
+                                           access, wr_id);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
+                                        const umr_layout_plan_t *plan,
+                                        void *base, const uint32_t *lkeys,
+                                        uct_mlx5_umr_mkey_t *const *mkeys,
+                                        unsigned access)
+{
+    unsigned next = 0, outstanding = 0, posted;
+    ucs_status_t status, wstatus;
+
+    status = uct_mlx5_umr_md_qp_get(md);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (;;) {
+        posted = next;
+        status = uct_mlx5_umr_key_post(md, md->qp, plan, base, lkeys, mkeys,
+                                       access, md->umr_sn++, &next);
+        posted                 = next - posted;
+        outstanding           += posted;
+        md->stats.umr_posted  += posted;
+        if ((status != UCS_ERR_NO_RESOURCE) || (outstanding == 0)) {
+            break;
+        }
+        /* queue full: wait for one slot */
+        status = uct_mlx5_umr_md_wait(md, &outstanding, outstanding - 1);
+        if (status != UCS_OK) {
+            break;
+        }
+    }
+
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr md %p: posting UMR for key %u/%u failed: %s", md,
+                  next + 1, plan->num_keys, ucs_status_string(status));
+    }
+
+    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    if (status == UCS_OK) {
+        status = wstatus;
+    }
+    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
+        /* the caller fails with wstatus either way; a failed reset is
+         * logged and leaves no QP, the next configuration tries again */
+        (void)uct_mlx5_umr_md_qp_reset(md);
+    }
+    return status;
+}
