@@ -20,7 +20,7 @@ make -j"$(nproc)" check >check.out 2>&1 || status=1
 sed -n '/^\(PASS\|FAIL\|SKIP\|ERROR\|XFAIL\|XPASS\):/p' check.out
 if [ $status -ne 0 ]; then
     # Show the failing programs' logs, briefly.
-    for trs in test/gtest/*.trs; do
+    for trs in test/gtest/*.trs test/mpi/*.trs; do
         grep -q '^:test-result: PASS' "$trs" && continue
         echo "==== ${trs%.trs}.log (tail)"; tail -40 "${trs%.trs}.log"
     done
@@ -36,5 +36,5 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fi
 fi
 
-"$top/contrib/test-summary.sh" "$build/test/gtest" || status=1
+"$top/contrib/test-summary.sh" "$build/test/gtest" "$build/test/mpi" || status=1
 exit $status

@@ -5,10 +5,12 @@
 # A test program that crashed before printing its summary counts as failed.
 #
 set -u
-dir=${1:-build/test/gtest}
+# Arguments: the directories of test logs (default build/test/gtest and
+# build/test/mpi).
+[ $# -gt 0 ] || set -- build/test/gtest build/test/mpi
 passed=0 failed=0 skipped=0
 
-for trs in "$dir"/*.trs; do
+for trs in $(for dir in "$@"; do ls "$dir"/*.trs 2>/dev/null; done); do
     [ -e "$trs" ] || continue
     log=${trs%.trs}.log
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$log" | tail -1)

@@ -1,0 +1,292 @@
+/**
+ * pml/umr component: MCA parameters, and the interposition in front of the
+ * PML that wins selection (the pml/monitoring pattern).
+ *
+ * open:  add "umr" to the selection list only so that its name is accepted;
+ *        init returns no module, so pml/umr never wins.
+ * close: called by the framework on the losers right after selection. Keep
+ *        the component loaded, save the winner's component and module, open
+ *        the transport and install a copy of the winner's table with pml/umr's
+ *        send/recv/probe entry points. Anything that fails leaves the winner
+ *        in place untouched (one log line says why).
+ * finalize (as the selected component): restore the winner, close the
+ *        transport, print counters, and finalize the winner.
+ */
+#include "pml_umr.h"
+#include "pml_umr_choose.h"
+
+#include <ompi/runtime/mpiruntime.h>
+#include <ompi/runtime/params.h>
+#include <ompi/version.h>
+#include <opal/mca/base/mca_base_component_repository.h>
+#include <opal/mca/base/mca_base_var.h>
+#include <opal/mca/base/mca_base_var_enum.h>
+#include <opal/mca/base/mca_base_pvar.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef MCA_PML_UMR_DEFAULT_UCT_MODULE
+#define MCA_PML_UMR_DEFAULT_UCT_MODULE "libuct_mlx5_umr.so"
+#endif
+
+mca_pml_umr_globals_t mca_pml_umr = {
+    .enable     = 1,
+    .zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO,
+    .min_size   = MCA_PML_UMR_CTL_SIZE,
+};
+
+static int mca_pml_umr_pvar_get(const struct mca_base_pvar_t *pvar,
+                                void *value, void *obj)
+{
+    *(unsigned long*)value = *(const uint64_t*)pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+/* MPI_T performance variables pml_umr_<name> (the tests read them). */
+void mca_pml_umr_pvars_register(void)
+{
+    const mca_base_component_t *c = &mca_pml_umr_component.pmlm_version;
+    static const struct {
+        const char *name, *desc;
+        size_t     offset;
+        int        cls;
+    } pvars[] = {
+        {"zcopy_sends", "Messages sent zero-copy (control messages)",
+         offsetof(mca_pml_umr_counters_t, zcopy_sends),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+        {"zcopy_recvs", "Messages received zero-copy (gets completed)",
+         offsetof(mca_pml_umr_counters_t, zcopy_recvs),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+        {"zcopy_bytes", "Bytes sent zero-copy",
+         offsetof(mca_pml_umr_counters_t, zcopy_bytes),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+        {"escapes", "Z-byte messages starting with the magic, sent zero-copy",
+         offsetof(mca_pml_umr_counters_t, escapes),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+        {"recv_checked", "Receives large enough to match a control message",
+         offsetof(mca_pml_umr_counters_t, recv_checked),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+        {"passthrough_sends", "Derived-datatype sends passed through",
+         offsetof(mca_pml_umr_counters_t, passthrough_sends),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+        {"keys_live", "Memory registrations alive now",
+         offsetof(mca_pml_umr_counters_t, keys_live),
+         MCA_BASE_PVAR_CLASS_LEVEL},
+        {"errors", "Zero-copy transfers that failed",
+         offsetof(mca_pml_umr_counters_t, errors),
+         MCA_BASE_PVAR_CLASS_COUNTER},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(pvars) / sizeof(pvars[0]); ++i) {
+        (void)mca_base_component_pvar_register(c, pvars[i].name,
+                pvars[i].desc, OPAL_INFO_LVL_4, pvars[i].cls,
+                MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                MCA_BASE_VAR_BIND_NO_OBJECT,
+                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                mca_pml_umr_pvar_get, NULL, NULL,
+                (char*)&mca_pml_umr.cnt + pvars[i].offset);
+    }
+}
+
+static int mca_pml_umr_component_register(void)
+{
+    static const mca_base_var_enum_value_t zcopy_values[] = {
+        {MCA_PML_UMR_ZCOPY_AUTO, "auto"},
+        {MCA_PML_UMR_ZCOPY_ON,   "on"},
+        {MCA_PML_UMR_ZCOPY_OFF,  "off"},
+        {0, NULL}
+    };
+    const mca_base_component_t *c = &mca_pml_umr_component.pmlm_version;
+    mca_base_var_enum_t *zcopy_enum;
+
+    mca_pml_umr.enable = 1;
+    (void)mca_base_component_var_register(c, "enable",
+            "Interpose pml/umr in front of the selected PML (0: the job runs "
+            "exactly as without it)", MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
+            OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.enable);
+
+    mca_pml_umr.verbose = 0;
+    (void)mca_base_component_var_register(c, "verbose",
+            "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
+            "(\"pml_umr: rank N: zcopy_sends ...\"), 10 and up trace the "
+            "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
+            MCA_BASE_VAR_SCOPE_LOCAL, &mca_pml_umr.verbose);
+
+    mca_pml_umr.zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO;
+    mca_base_var_enum_create("pml_umr_zcopy", zcopy_values, &zcopy_enum);
+    (void)mca_base_component_var_register(c, "zcopy",
+            "Zero-copy choice for eligible messages: auto (per message, from "
+            "the layout and the peer's engine), on (always: tests), off "
+            "(never: everything passes through)", MCA_BASE_VAR_TYPE_INT,
+            zcopy_enum, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_pml_umr.zcopy_mode);
+    OBJ_RELEASE(zcopy_enum);
+
+    mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
+    (void)mca_base_component_var_register(c, "min_size",
+            "Smallest message (packed bytes) moved zero-copy; values below "
+            "the control message size (1024) are raised to it",
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.min_size);
+
+    mca_pml_umr.uct_module = MCA_PML_UMR_DEFAULT_UCT_MODULE;
+    (void)mca_base_component_var_register(c, "uct_module",
+            "Path of the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; "
+            "its constructor registers the transport with UCX",
+            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.uct_module);
+    /* listed by ompi_info; registered again once interposed, because the
+     * framework deregisters a closed component's variables */
+    mca_pml_umr_pvars_register();
+    return OMPI_SUCCESS;
+}
+
+/* The loader checks only the MCA version: pml/umr uses Open MPI's internal
+ * structures (requests, PML module, datatypes), so it runs only in the
+ * release it was built against (ompi_version_string is e.g. "4.1.4").
+ * MCA_PML_UMR_TEST_VERSION lets the tests fake a mismatch. */
+static int mca_pml_umr_version_ok(void)
+{
+    const char *running = getenv("MCA_PML_UMR_TEST_VERSION");
+    char built[64];
+
+    snprintf(built, sizeof(built), "%d.%d.%d%s", OMPI_MAJOR_VERSION,
+             OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION, OMPI_GREEK_VERSION);
+    if (running == NULL) {
+        running = ompi_version_string;
+    }
+    if (strcmp(running, built)) {
+        opal_output(0, "pml_umr: not interposing: built for Open MPI %s but "
+                    "running %.40s", built, running);
+        return 0;
+    }
+    return 1;
+}
+
+static int mca_pml_umr_component_open(void)
+{
+    mca_pml_umr.output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_pml_umr.output, mca_pml_umr.verbose);
+    return OMPI_SUCCESS;
+}
+
+static mca_pml_base_module_t *
+mca_pml_umr_component_init(int *priority, bool enable_progress_threads,
+                           bool enable_mpi_threads)
+{
+    return NULL; /* never selected: interposed from close */
+}
+
+static int mca_pml_umr_counters_print(void)
+{
+    mca_pml_umr_counters_t *c = &mca_pml_umr.cnt;
+
+    if (mca_pml_umr.verbose >= 1) {
+        opal_output(0, "pml_umr: rank %d: zcopy_sends %lu zcopy_recvs %lu "
+                    "zcopy_bytes %lu escapes %lu recv_checked %lu "
+                    "passthrough_sends %lu connects %lu keys_live %lu "
+                    "errors %lu stash %d", ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                    c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
+                    c->recv_checked, c->passthrough_sends, c->connects,
+                    c->keys_live, c->errors, mca_pml_umr.stash_count);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int mca_pml_umr_interpose(void)
+{
+    if (!mca_pml_umr.enable) {
+        MCA_PML_UMR_VERBOSE(1, "disabled (pml_umr_enable=0)");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (ompi_mpi_thread_multiple) {
+        MCA_PML_UMR_VERBOSE(1, "MPI_THREAD_MULTIPLE: passing everything "
+                            "through");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (!mca_pml_umr_version_ok()) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (mca_pml_umr.min_size < MCA_PML_UMR_CTL_SIZE) {
+        mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
+    }
+    if (mca_pml_umr_transport_open() != OMPI_SUCCESS) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (mca_pml_umr_modex_send() != OMPI_SUCCESS) {
+        mca_pml_umr_transport_close();
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+
+    mca_pml_umr.real_component = mca_pml_base_selected_component;
+    mca_pml_umr.real           = mca_pml;
+
+    mca_pml_umr_module.pml_progress      = mca_pml.pml_progress;
+    mca_pml_umr_module.pml_max_contextid = mca_pml.pml_max_contextid;
+    mca_pml_umr_module.pml_max_tag       = mca_pml.pml_max_tag;
+    mca_pml_umr_module.pml_flags         = mca_pml.pml_flags;
+    mca_pml_base_selected_component      = mca_pml_umr_component;
+    mca_pml                              = mca_pml_umr_module;
+    mca_pml_umr.active                   = 1;
+    MCA_PML_UMR_VERBOSE(5, "interposed in front of pml %s",
+                        mca_pml_umr.real_component.pmlm_version.mca_component_name);
+    return OMPI_SUCCESS;
+}
+
+static int mca_pml_umr_component_close(void)
+{
+    /* Only right after a selection: the framework closes the losers. Not in
+     * ompi_info, nor when we are closed at the end. */
+    if (mca_pml_umr.active || (mca_pml.pml_send == NULL) ||
+        (mca_pml.pml_send == mca_pml_umr_module.pml_send)) {
+        return OMPI_SUCCESS;
+    }
+    if (OPAL_SUCCESS != mca_base_component_repository_retain_component(
+                mca_pml_umr_component.pmlm_version.mca_type_name,
+                mca_pml_umr_component.pmlm_version.mca_component_name)) {
+        return OMPI_SUCCESS;
+    }
+    if (mca_pml_umr_interpose() != OMPI_SUCCESS) {
+        mca_base_component_repository_release(
+                &mca_pml_umr_component.pmlm_version);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int mca_pml_umr_component_fini(void)
+{
+    mca_pml_base_component_t real = mca_pml_umr.real_component;
+
+    if (!mca_pml_umr.active) {
+        return OMPI_SUCCESS;
+    }
+    mca_pml_umr_counters_print();
+    mca_pml_umr_peers_fini();
+    mca_pml_umr_transport_close();
+    mca_pml_base_selected_component = real;
+    mca_pml                         = mca_pml_umr.real;
+    mca_pml_umr.active              = 0;
+    /* the extra reference from close stays: our code may still be on the
+     * stack of the caller (as pml/monitoring does) */
+    return (real.pmlm_finalize != NULL) ? real.pmlm_finalize() : OMPI_SUCCESS;
+}
+
+mca_pml_base_component_2_0_0_t mca_pml_umr_component = {
+    .pmlm_version = {
+        MCA_PML_BASE_VERSION_2_0_0,
+        .mca_component_name            = "umr",
+        MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION,
+                              OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION),
+        .mca_open_component            = mca_pml_umr_component_open,
+        .mca_close_component           = mca_pml_umr_component_close,
+        .mca_register_component_params = mca_pml_umr_component_register,
+    },
+    .pmlm_data = {
+        MCA_BASE_METADATA_PARAM_NONE
+    },
+    .pmlm_init     = mca_pml_umr_component_init,
+    .pmlm_finalize = mca_pml_umr_component_fini,
+};

@@ -1,0 +1,458 @@
+/**
+ * pml/umr receive side: receives that may match a control message are
+ * posted to the wrapped PML unchanged, behind a pml/umr request. When the
+ * wrapped PML completes one with exactly Z bytes from a pml/umr peer, the
+ * progress function checks the magic and, for a control message, gets the
+ * data from the sender's layout key into the receive layout and acks.
+ */
+#include "pml_umr.h"
+#include "umr_mpi_dtype.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
+    MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
+    MCA_PML_UMR_STEP_GET             /* connected: post the get */
+};
+
+/* The request completes with the wrapped PML's status: not a control
+ * message (or cancelled, or failed). */
+static void mca_pml_umr_recv_passthrough(mca_pml_umr_request_t *req)
+{
+    req->super.req_status = req->inner_status;
+    mca_pml_umr_request_mpi_complete(req);
+}
+
+static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req)
+{
+    ompi_status_public_t *status = &req->super.req_status;
+
+    status->MPI_SOURCE = req->inner_status.MPI_SOURCE;
+    status->MPI_TAG    = req->inner_status.MPI_TAG;
+    status->MPI_ERROR  = req->error;
+    status->_cancelled = 0;
+    status->_ucount    = (req->error == MPI_ERR_TRUNCATE) ? req->ctl.length :
+                                                            req->length;
+    if ((req->error == MPI_SUCCESS) || (req->error == MPI_ERR_TRUNCATE)) {
+        ++mca_pml_umr.cnt.zcopy_recvs;
+    } else {
+        ++mca_pml_umr.cnt.errors;
+    }
+    mca_pml_umr_progress_ref(-1);
+    mca_pml_umr_request_mpi_complete(req);
+}
+
+static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
+{
+    mca_pml_umr_ack_t *ack = malloc(sizeof(*ack));
+    ompi_request_t *sreq;
+
+    if (ack == NULL) {
+        return;
+    }
+    ack->sreq  = req->ctl.sreq;
+    ack->error = (req->error == MPI_ERR_TRUNCATE) ? MPI_SUCCESS : req->error;
+    ack->pad   = 0;
+    if (mca_pml_umr.real.pml_isend(ack, sizeof(*ack), &ompi_mpi_byte.dt,
+                                   req->peer->world_rank, MCA_PML_UMR_TAG_ACK,
+                                   MCA_PML_BASE_SEND_STANDARD,
+                                   &ompi_mpi_comm_world.comm, &sreq) ==
+        OMPI_SUCCESS) {
+        mca_pml_umr_reap_add_buf(sreq, ack);
+    } else {
+        free(ack);
+    }
+}
+
+static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
+{
+    mca_pml_umr_request_t *req = ucs_container_of(comp, mca_pml_umr_request_t,
+                                              comp);
+    struct iovec iov;
+    uint32_t iov_count = 1;
+    size_t max_data;
+    opal_convertor_t conv;
+
+    if (comp->status != UCS_OK) {
+        opal_output(0, "pml_umr: get of %zu bytes from rank %d failed: %s",
+                    req->length, req->peer->world_rank,
+                    ucs_status_string(comp->status));
+        req->error = MPI_ERR_OTHER;
+    }
+    uct_md_mem_dereg(req->peer->rail->md, req->memh);
+    req->memh = NULL;
+    --mca_pml_umr.cnt.keys_live;
+    uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
+    if (req->tmp != NULL) {
+        if (comp->status == UCS_OK) {
+            iov.iov_base = req->tmp;
+            iov.iov_len  = req->length;
+            max_data     = req->length;
+            OBJ_CONSTRUCT(&conv, opal_convertor_t);
+            opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
+                                                     &req->dt->super,
+                                                     req->count, req->buf, 0,
+                                                     &conv);
+            opal_convertor_unpack(&conv, &iov, &iov_count, &max_data);
+            OBJ_DESTRUCT(&conv);
+        }
+        free(req->tmp);
+        req->tmp = NULL;
+    }
+    mca_pml_umr_recv_ack(req);
+    mca_pml_umr_recv_finish(req);
+}
+
+/* Bytes [lo, hi) relative to buf that `count` elements of `layout` touch. */
+static void mca_pml_umr_span(const uct_umr_layout_t *layout, size_t count,
+                             ptrdiff_t *lo, ptrdiff_t *hi)
+{
+    ptrdiff_t ext = uct_umr_layout_extent(layout);
+    ptrdiff_t last = (ptrdiff_t)(count - 1) * ext;
+
+    *lo = uct_umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
+    *hi = uct_umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
+}
+
+static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
+{
+    const umr_mpi_dtype_t *info = mca_pml_umr_dtype_get(req->dt);
+    mca_pml_umr_rail_t *rail    = req->peer->rail;
+    size_t capacity             = req->dt->super.size * req->count;
+    ucs_status_t status;
+    ptrdiff_t lo, hi;
+    uct_iov_t iov;
+
+    req->length = req->ctl.length;
+    if (req->length > capacity) {
+        req->length = capacity;
+        req->error  = MPI_ERR_TRUNCATE;
+    }
+    if (!req->has_rkey) {
+        status = uct_umr_ep_rkey_unpack(req->peer->ep, req->ctl.data,
+                                        &req->rkey);
+        if (status != UCS_OK) {
+            goto err;
+        }
+        req->has_rkey = 1;
+    }
+    if (req->memh == NULL) {
+        if ((info != NULL) && (info->layout != NULL)) {
+            mca_pml_umr_span(info->layout, req->count, &lo, &hi);
+            status = uct_md_mem_reg(rail->md, (char*)req->buf + lo, hi - lo,
+                                    UCT_MD_MEM_ACCESS_ALL, &req->memh);
+        } else {
+            req->tmp = malloc(req->length);
+            status   = (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
+                       uct_md_mem_reg(rail->md, req->tmp, req->length,
+                                      UCT_MD_MEM_ACCESS_ALL, &req->memh);
+        }
+        if (status != UCS_OK) {
+            req->memh = NULL;
+            goto err_rkey;
+        }
+        ++mca_pml_umr.cnt.keys_live;
+    }
+
+    req->comp.func   = mca_pml_umr_recv_get_done;
+    req->comp.count  = 1;
+    req->comp.status = UCS_OK;
+    if (req->tmp == NULL) {
+        status = uct_umr_ep_get_layout(req->peer->ep, req->memh, req->buf,
+                                       info->layout, req->count, 0,
+                                       req->length, 0, req->rkey, &req->comp);
+    } else {
+        iov.buffer = req->tmp;
+        iov.length = req->length;
+        iov.memh   = req->memh;
+        iov.stride = 0;
+        iov.count  = 1;
+        status = uct_ep_get_zcopy(req->peer->ep, &iov, 1, 0, req->rkey,
+                                  &req->comp);
+    }
+    if (status == UCS_INPROGRESS) {
+        return;
+    } else if (status == UCS_ERR_NO_RESOURCE) {
+        req->step = MCA_PML_UMR_STEP_GET;
+        opal_list_append(&mca_pml_umr.retry, &req->wait_item);
+        return;
+    }
+    req->comp.status = status;
+    mca_pml_umr_recv_get_done(&req->comp);
+    return;
+
+err_rkey:
+    uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
+err:
+    req->has_rkey = 0;
+    free(req->tmp);
+    req->tmp = NULL;
+    opal_output(0, "pml_umr: cannot receive %zu bytes zero-copy from rank "
+                "%d: %s", (size_t)req->ctl.length, req->peer->world_rank,
+                ucs_status_string(status));
+    req->error = MPI_ERR_OTHER;
+    mca_pml_umr_recv_ack(req);
+    mca_pml_umr_recv_finish(req);
+}
+
+/* A receive too small for a control message was truncated: if it was one,
+ * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
+ * receiver's error only). A nonblocking receive of less than Z bytes is not
+ * checked: such a truncated zero-copy send does not complete. */
+static void mca_pml_umr_recv_truncated(void *buf, size_t count,
+                                       ompi_datatype_t *dt,
+                                       ompi_communicator_t *comm,
+                                       const ompi_status_public_t *status)
+{
+    mca_pml_umr_request_t *req;
+    size_t capacity = dt->super.size * count;
+
+    if (capacity < offsetof(mca_pml_umr_ctl_t, length) ||
+        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
+                                                  comm)))) {
+        return;
+    }
+    req->peer = mca_pml_umr_peer_get(comm, status->MPI_SOURCE);
+    mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
+    if ((req->peer != NULL) && mca_pml_umr_ctl_is_magic(&req->ctl)) {
+        req->error = MPI_SUCCESS;
+        mca_pml_umr_recv_ack(req);
+    }
+    req->free_called = 1;
+    mca_pml_umr_request_mpi_complete(req);
+}
+
+/* Run by mca_pml_umr_progress for receives on the work list. */
+void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
+{
+    int rc;
+
+    if (req->step == MCA_PML_UMR_STEP_CLASSIFY) {
+        req->peer = mca_pml_umr_peer_get(req->comm,
+                                         req->inner_status.MPI_SOURCE);
+        if (req->peer != NULL) {
+            mca_pml_umr_peek(req->buf, req->count, req->dt, &req->ctl,
+                             MCA_PML_UMR_CTL_SIZE);
+        }
+        if ((req->peer == NULL) || !mca_pml_umr_ctl_is_magic(&req->ctl)) {
+            mca_pml_umr_progress_ref(-1);
+            mca_pml_umr_recv_passthrough(req);
+            return;
+        }
+        req->step = MCA_PML_UMR_STEP_CTL;
+    }
+    if (req->step == MCA_PML_UMR_STEP_CTL) {
+        MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
+                            req->peer->world_rank,
+                            (unsigned long)req->ctl.length);
+        if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
+            (req->ctl.rkey_len + req->ctl.addr_len > sizeof(req->ctl.data))) {
+            req->error = MPI_ERR_INTERN;
+            mca_pml_umr_recv_finish(req);
+            return;
+        }
+        rc = mca_pml_umr_peer_handshake(req->peer, &req->ctl);
+        if (rc < 0) {
+            req->error = MPI_ERR_OTHER;
+            mca_pml_umr_recv_ack(req);
+            mca_pml_umr_recv_finish(req);
+            return;
+        }
+        req->step = MCA_PML_UMR_STEP_GET;
+        if (rc == 0) {
+            opal_list_append(&req->peer->waiting, &req->wait_item);
+            return;
+        }
+    }
+    mca_pml_umr_recv_get(req);
+}
+
+static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
+{
+    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
+
+    req->inner_status = inner->req_status;
+    if (inner->req_status._cancelled ||
+        (inner->req_status._ucount != MCA_PML_UMR_CTL_SIZE) ||
+        ((inner->req_status.MPI_ERROR != MPI_SUCCESS) &&
+         (inner->req_status.MPI_ERROR != MPI_ERR_TRUNCATE))) {
+        mca_pml_umr_recv_passthrough(req);
+        return 0;
+    }
+    /* maybe a control message: decided in progress, outside the PML */
+    req->step = MCA_PML_UMR_STEP_CLASSIFY;
+    opal_list_append(&mca_pml_umr.retry, &req->wait_item);
+    mca_pml_umr_progress_ref(1);
+    return 0;
+}
+
+/* A control message taken from the stash (a matched probe). */
+void mca_pml_umr_recv_ctl(mca_pml_umr_request_t *req)
+{
+    req->peer = mca_pml_umr_peer_get(req->comm, req->inner_status.MPI_SOURCE);
+    req->step = MCA_PML_UMR_STEP_CTL;
+    mca_pml_umr_progress_ref(1);
+    mca_pml_umr_recv_step(req);
+}
+
+int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
+{
+    ompi_request_t *dummy;
+    int rc;
+
+    req->super.req_state    = OMPI_REQUEST_ACTIVE;
+    req->super.req_complete = REQUEST_PENDING;
+    req->error              = MPI_SUCCESS;
+    req->has_rkey           = 0;
+    req->memh               = NULL;
+    req->tmp                = NULL;
+    req->passthrough        = 0;
+    if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
+        rc = mca_pml_umr_stash_irecv(req, req->buf, req->count, req->dt,
+                                     req->peer_rank, req->tag, req->comm,
+                                     &dummy);
+        if (rc != OMPI_ERR_NOT_FOUND) {
+            return rc;
+        }
+    }
+    rc = mca_pml_umr.real.pml_irecv(req->buf, req->count, req->dt,
+                                    req->peer_rank, req->tag, req->comm,
+                                    &req->inner);
+    if (rc != OMPI_SUCCESS) {
+        req->inner = NULL;
+        return rc;
+    }
+    ++mca_pml_umr.cnt.recv_checked;
+    mca_pml_umr_inner_hook(req, mca_pml_umr_recv_inner_cb);
+    return OMPI_SUCCESS;
+}
+
+static mca_pml_umr_request_t *
+mca_pml_umr_recv_alloc(void *buf, size_t count, ompi_datatype_t *dt, int src,
+                       int tag, ompi_communicator_t *comm, bool persistent)
+{
+    mca_pml_umr_request_t *req;
+
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, persistent, comm);
+    if (req != NULL) {
+        req->buf       = buf;
+        req->count     = count;
+        req->dt        = dt;
+        req->peer_rank = src;
+        req->tag       = tag;
+        OMPI_DATATYPE_RETAIN(dt);
+    }
+    return req;
+}
+
+static int mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt,
+                                  int src, int tag, ompi_communicator_t *comm,
+                                  ompi_request_t **request)
+{
+    mca_pml_umr_request_t *req;
+    int rc;
+
+    req = mca_pml_umr_recv_alloc(buf, count, dt, src, tag, comm, false);
+    if (req == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = mca_pml_umr_recv_start(req);
+    if (rc != OMPI_SUCCESS) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req);
+        return rc;
+    }
+    *request = &req->super;
+    return OMPI_SUCCESS;
+}
+
+int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
+                      int tag, ompi_communicator_t *comm,
+                      ompi_request_t **request)
+{
+    int rc;
+
+    if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
+        rc = mca_pml_umr_stash_irecv(NULL, buf, count, dt, src, tag, comm,
+                                     request);
+        if (rc != OMPI_ERR_NOT_FOUND) {
+            return rc;
+        }
+    }
+    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
+        return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
+                                          request);
+    }
+    return mca_pml_umr_irecv_slow(buf, count, dt, src, tag, comm, request);
+}
+
+int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
+                     int tag, ompi_communicator_t *comm,
+                     ompi_status_public_t *status)
+{
+    ompi_request_t *req;
+    int rc;
+
+    ompi_status_public_t st, *sp;
+
+    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count) &&
+                    (mca_pml_umr.stash_count == 0))) {
+        sp = (status == MPI_STATUS_IGNORE) ? &st : status;
+        rc = mca_pml_umr.real.pml_recv(buf, count, dt, src, tag, comm, sp);
+        if (OPAL_UNLIKELY((rc == MPI_ERR_TRUNCATE) ||
+                          (sp->MPI_ERROR == MPI_ERR_TRUNCATE))) {
+            mca_pml_umr_recv_truncated(buf, count, dt, comm, sp);
+        }
+        return rc;
+    }
+    rc = mca_pml_umr_irecv(buf, count, dt, src, tag, comm, &req);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    ompi_request_wait_completion(req);
+    rc = req->req_status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = req->req_status;
+    }
+    ompi_request_free(&req);
+    return rc;
+}
+
+int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
+                           int src, int tag, ompi_communicator_t *comm,
+                           ompi_request_t **request)
+{
+    mca_pml_umr_request_t *req;
+
+    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count)) ||
+        (NULL == (req = mca_pml_umr_recv_alloc(buf, count, dt, src, tag, comm,
+                                               true)))) {
+        return mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
+                                               request);
+    }
+    *request = &req->super;
+    return OMPI_SUCCESS;
+}
+
+int mca_pml_umr_start(size_t count, ompi_request_t **requests)
+{
+    mca_pml_umr_request_t *req;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < count; ++i) {
+        if (!mca_pml_umr_request_is_ours(requests[i])) {
+            rc = mca_pml_umr.real.pml_start(1, &requests[i]);
+        } else {
+            req = (mca_pml_umr_request_t*)requests[i];
+            rc  = (req->kind == MCA_PML_UMR_REQ_SEND) ?
+                  mca_pml_umr_send_start(req) : mca_pml_umr_recv_start(req);
+        }
+        if (rc != OMPI_SUCCESS) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}

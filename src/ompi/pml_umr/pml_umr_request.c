@@ -1,0 +1,177 @@
+/**
+ * pml/umr requests: the user-visible request of a zero-copy send and of a
+ * receive that may match a control message. They are ompi_request_t's of
+ * type OMPI_REQUEST_PML, completed with ompi_request_complete(); the wrapped
+ * PML's own request for the same message stays internal (req->inner).
+ */
+#include "pml_umr.h"
+#include "umr_mpi_dtype.h"
+
+static int mca_pml_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
+
+static int mca_pml_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
+                                  void *extra)
+{
+    mca_pml_umr_quiesce();
+    if (mca_pml_umr_dtype_state == 1) {
+        umr_mpi_dtype_cache_fini();
+    }
+    mca_pml_umr_dtype_state = -1;
+    return MPI_SUCCESS;
+}
+
+const umr_mpi_dtype_t *mca_pml_umr_dtype_get(ompi_datatype_t *dt)
+{
+    int keyval;
+
+    if (OPAL_UNLIKELY(mca_pml_umr_dtype_state != 1)) {
+        if (mca_pml_umr_dtype_state < 0) {
+            return NULL;
+        }
+        mca_pml_umr_dtype_state = -1;
+        if ((umr_mpi_dtype_cache_init() != MPI_SUCCESS) ||
+            (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                     mca_pml_umr_dtype_fini, &keyval,
+                                     NULL) != MPI_SUCCESS) ||
+            (PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL) !=
+             MPI_SUCCESS)) {
+            opal_output(0, "pml_umr: datatype cache unavailable: passing "
+                        "everything through");
+            return NULL;
+        }
+        mca_pml_umr_dtype_state = 1;
+    }
+    return umr_mpi_dtype_get(dt);
+}
+
+static void mca_pml_umr_request_construct(mca_pml_umr_request_t *req)
+{
+    OBJ_CONSTRUCT(&req->wait_item, opal_list_item_t);
+}
+
+static void mca_pml_umr_request_destruct(mca_pml_umr_request_t *req)
+{
+    OBJ_DESTRUCT(&req->wait_item);
+}
+
+OBJ_CLASS_INSTANCE(mca_pml_umr_request_t, ompi_request_t,
+                   mca_pml_umr_request_construct,
+                   mca_pml_umr_request_destruct);
+
+static void mca_pml_umr_request_return(mca_pml_umr_request_t *req)
+{
+    if (req->dt != NULL) {
+        OMPI_DATATYPE_RELEASE(req->dt);
+        req->dt = NULL;
+    }
+    OBJ_RELEASE(req->comm);
+    OMPI_REQUEST_FINI(&req->super);
+    opal_free_list_return(&mca_pml_umr.requests,
+                          (opal_free_list_item_t*)req);
+}
+
+static int mca_pml_umr_request_free(ompi_request_t **request)
+{
+    mca_pml_umr_request_t *req = (mca_pml_umr_request_t*)*request;
+
+    req->free_called = 1;
+    if (REQUEST_COMPLETE(&req->super) || (req->events == 0)) {
+        mca_pml_umr_request_return(req);
+    } /* else returned by mca_pml_umr_request_mpi_complete */
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+/* A receive may be cancelled while the wrapped PML has not matched it; a
+ * zero-copy send is never cancelled (like ob1's sends). */
+static int mca_pml_umr_request_cancel(ompi_request_t *request, int flag)
+{
+    mca_pml_umr_request_t *req = (mca_pml_umr_request_t*)request;
+
+    if ((req->kind == MCA_PML_UMR_REQ_RECV) && (req->inner != NULL) &&
+        !REQUEST_COMPLETE(req->inner)) {
+        return ompi_request_cancel(req->inner);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int mca_pml_umr_request_start(size_t count, ompi_request_t **requests)
+{
+    return mca_pml_umr_start(count, requests);
+}
+
+int mca_pml_umr_request_is_ours(const ompi_request_t *req)
+{
+    return req->req_free == mca_pml_umr_request_free;
+}
+
+mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
+                                                 ompi_communicator_t *comm)
+{
+    mca_pml_umr_request_t *req;
+
+    req = (mca_pml_umr_request_t*)opal_free_list_get(&mca_pml_umr.requests);
+    if (req == NULL) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&req->super, persistent);
+    req->super.req_type            = OMPI_REQUEST_PML;
+    req->super.req_state           = persistent ? OMPI_REQUEST_INACTIVE :
+                                                  OMPI_REQUEST_ACTIVE;
+    req->super.req_free            = mca_pml_umr_request_free;
+    req->super.req_cancel          = mca_pml_umr_request_cancel;
+    req->super.req_start           = mca_pml_umr_request_start;
+    req->super.req_mpi_object.comm = comm;
+    req->kind                      = kind;
+    req->free_called               = 0;
+    req->events                    = 0;
+    req->passthrough               = 0;
+    req->dt                        = NULL;
+    req->inner                     = NULL;
+    req->peer                      = NULL;
+    req->memh                      = NULL;
+    req->has_rkey                  = 0;
+    req->tmp                       = NULL;
+    req->error                     = MPI_SUCCESS;
+    req->comm                      = comm;
+    OBJ_RETAIN(comm);
+    return req;
+}
+
+/* All events of the current operation happened: complete it for MPI. */
+void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
+{
+    if (req->inner != NULL) {
+        mca_pml_umr_reap_add(req->inner);
+        req->inner = NULL;
+    }
+    if (req->free_called) {
+        mca_pml_umr_request_return(req);
+        return;
+    }
+    ompi_request_complete(&req->super, true);
+}
+
+/* Run `fn` when the wrapped PML completes req->inner (now, if it already
+ * has: nothing else runs between the PML call and this one). */
+int mca_pml_umr_inner_hook(mca_pml_umr_request_t *req,
+                           ompi_request_complete_fn_t fn)
+{
+    return ompi_request_set_callback(req->inner, fn, req);
+}
+
+/* The first `len` packed bytes of (buf, count, dt). */
+void mca_pml_umr_peek(const void *buf, size_t count, ompi_datatype_t *dt,
+                      void *out, size_t len)
+{
+    struct iovec iov = {.iov_base = out, .iov_len = len};
+    uint32_t iov_count = 1;
+    size_t max_data    = len;
+    opal_convertor_t conv;
+
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
+                                             &dt->super, count, buf, 0, &conv);
+    opal_convertor_pack(&conv, &iov, &iov_count, &max_data);
+    OBJ_DESTRUCT(&conv);
+}

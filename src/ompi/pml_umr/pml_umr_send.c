@@ -1,0 +1,332 @@
+/**
+ * pml/umr send side: pass-through test, zero-copy send (layout key + control
+ * message through the wrapped PML), acknowledgements.
+ */
+#include "pml_umr.h"
+#include "pml_umr_choose.h"
+
+#include <string.h>
+
+/* Everything below Z bytes, contiguous data and small derived-datatype
+ * messages go straight to the wrapped PML: one multiply, two compares and
+ * the datatype's contiguity flags. Exactly Z bytes always takes the slow
+ * path, which escapes data that starts with the magic. */
+static inline int mca_pml_umr_send_fast(const ompi_datatype_t *dt,
+                                        size_t count)
+{
+    size_t len = dt->super.size * count;
+
+    if (OPAL_LIKELY(len < MCA_PML_UMR_CTL_SIZE)) {
+        return 1;
+    }
+    if (len == MCA_PML_UMR_CTL_SIZE) {
+        return 0;
+    }
+    return opal_datatype_is_contiguous_memory_layout(&dt->super, count) ||
+           (len < mca_pml_umr.min_size);
+}
+
+/* The peer for a zero-copy send of this message, or NULL to pass through. */
+static mca_pml_umr_peer_t *
+mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
+                        int dst, mca_pml_base_send_mode_t mode,
+                        ompi_communicator_t *comm, const umr_mpi_dtype_t **info)
+{
+    size_t len = dt->super.size * count;
+    mca_pml_umr_choose_peer_t cp;
+    mca_pml_umr_peer_t *peer;
+    mca_pml_umr_ctl_t head;
+    int candidate;
+
+    candidate = (len >= mca_pml_umr.min_size) &&
+                !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
+    if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
+        (NULL == (peer = mca_pml_umr_peer_get(comm, dst))) ||
+        (NULL == (*info = mca_pml_umr_dtype_get(dt))) ||
+        ((*info)->layout == NULL)) {
+        goto pass;
+    }
+    if (len == MCA_PML_UMR_CTL_SIZE) {
+        mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
+        if (mca_pml_umr_ctl_is_magic(&head)) {
+            ++mca_pml_umr.cnt.escapes;
+            return peer;
+        }
+    }
+    cp.engine    = peer->rail->is_sw ? "sw" : "mlx5";
+    cp.same_host = peer->rail->is_sw;
+    if (candidate &&
+        mca_pml_umr_choose_zcopy(*info, count, &cp, mca_pml_umr.zcopy_mode)) {
+        return peer;
+    }
+
+pass:
+    mca_pml_umr.cnt.passthrough_sends += candidate;
+    return NULL;
+}
+
+/* ---- acknowledgements --------------------------------------------------- */
+
+typedef struct mca_pml_umr_ack_slot {
+    ompi_request_t    *req;
+    mca_pml_umr_ack_t ack;
+} mca_pml_umr_ack_slot_t;
+
+/* Acks from one peer are matched in arrival order, so any posted slot may
+ * carry the ack of any of our sends to that peer: the payload names it. */
+static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
+{
+    mca_pml_umr_ack_slot_t *slot = ireq->req_complete_cb_data;
+    mca_pml_umr_request_t *req;
+
+    mca_pml_umr_reap_add(ireq);
+    if (!ireq->req_status._cancelled) {
+        req = (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
+        if (slot->ack.error != MPI_SUCCESS) {
+            req->error = slot->ack.error;
+        }
+        mca_pml_umr_send_event(req);
+    }
+    free(slot);
+    return 0;
+}
+
+int mca_pml_umr_ack_post(mca_pml_umr_peer_t *peer)
+{
+    mca_pml_umr_ack_slot_t *slot = malloc(sizeof(*slot));
+    int rc;
+
+    if (slot == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = mca_pml_umr.real.pml_irecv(&slot->ack, sizeof(slot->ack),
+                                    &ompi_mpi_byte.dt, peer->world_rank,
+                                    MCA_PML_UMR_TAG_ACK,
+                                    &ompi_mpi_comm_world.comm, &slot->req);
+    if (rc != OMPI_SUCCESS) {
+        free(slot);
+        return rc;
+    }
+    ompi_request_set_callback(slot->req, mca_pml_umr_ack_cb, slot);
+    return OMPI_SUCCESS;
+}
+
+/* ---- zero-copy send ----------------------------------------------------- */
+
+/* One of the two events of a zero-copy send (control message sent, ack
+ * received), or the one event of a pass-through persistent send. */
+void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
+{
+    if (--req->events > 0) {
+        return;
+    }
+    if (req->memh != NULL) {
+        uct_md_mem_dereg(req->peer->rail->md, req->memh);
+        req->memh = NULL;
+        --mca_pml_umr.cnt.keys_live;
+    }
+    if (req->passthrough) {
+        /* pass-through persistent start: status from the wrapped PML */
+        req->super.req_status = req->inner->req_status;
+    } else {
+        req->super.req_status.MPI_ERROR = req->error;
+    }
+    mca_pml_umr_request_mpi_complete(req);
+}
+
+static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
+{
+    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
+
+    if ((req->inner != NULL) &&
+        (inner->req_status.MPI_ERROR != MPI_SUCCESS)) {
+        req->error = inner->req_status.MPI_ERROR;
+    }
+    mca_pml_umr_send_event(req);
+    return 0;
+}
+
+static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
+                                  const umr_mpi_dtype_t *info)
+{
+    mca_pml_umr_peer_t *peer = req->peer;
+    mca_pml_umr_ctl_t *ctl   = &req->ctl;
+    ucs_status_t status;
+    int rc;
+
+    if (mca_pml_umr_peer_ep(peer) != OMPI_SUCCESS) {
+        return OMPI_ERROR;
+    }
+    status = uct_umr_mem_reg(peer->rail->md, req->buf, info->layout,
+                             req->count, 0, &req->memh);
+    if (status != UCS_OK) {
+        MCA_PML_UMR_VERBOSE(10, "layout registration failed (%s): passing "
+                            "through", ucs_status_string(status));
+        req->memh = NULL;
+        return OMPI_ERROR;
+    }
+    ++mca_pml_umr.cnt.keys_live;
+    memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+    ctl->magic[0] = MCA_PML_UMR_MAGIC0;
+    ctl->magic[1] = MCA_PML_UMR_MAGIC1;
+    ctl->sreq     = (uintptr_t)req;
+    ctl->length   = req->dt->super.size * req->count;
+    ctl->rkey_len = peer->rail->rkey_size;
+    ctl->rail     = peer->rail - mca_pml_umr.rails;
+    if (uct_md_mkey_pack(peer->rail->md, req->memh, ctl->data) != UCS_OK) {
+        goto err_dereg;
+    }
+    mca_pml_umr_peer_ctl_addr(peer, ctl, ctl->rkey_len);
+    if (mca_pml_umr_ack_post(peer) != OMPI_SUCCESS) {
+        goto err_dereg;
+    }
+    req->events = 2;
+    rc = mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
+                                    &ompi_mpi_byte.dt, req->peer_rank,
+                                    req->tag,
+                                    (req->mode == MCA_PML_BASE_SEND_READY) ?
+                                    MCA_PML_BASE_SEND_READY :
+                                    MCA_PML_BASE_SEND_STANDARD,
+                                    req->comm, &req->inner);
+    if (rc != OMPI_SUCCESS) {
+        /* the posted ack slot stays: harmless, cancelled at the end */
+        req->error  = rc;
+        req->inner  = NULL;
+        req->events = 1;
+        mca_pml_umr_send_event(req);
+        return OMPI_SUCCESS;
+    }
+    ++mca_pml_umr.cnt.zcopy_sends;
+    mca_pml_umr.cnt.zcopy_bytes += ctl->length;
+    mca_pml_umr_inner_hook(req, mca_pml_umr_send_inner_cb);
+    return OMPI_SUCCESS;
+
+err_dereg:
+    uct_md_mem_dereg(peer->rail->md, req->memh);
+    req->memh = NULL;
+    --mca_pml_umr.cnt.keys_live;
+    return OMPI_ERROR;
+}
+
+static void mca_pml_umr_send_setup(mca_pml_umr_request_t *req, const void *buf,
+                                   size_t count, ompi_datatype_t *dt, int dst,
+                                   int tag, mca_pml_base_send_mode_t mode)
+{
+    req->buf       = (void*)buf;
+    req->count     = count;
+    req->dt        = dt;
+    req->peer_rank = dst;
+    req->tag       = tag;
+    req->mode      = mode;
+    OMPI_DATATYPE_RETAIN(dt);
+}
+
+static int mca_pml_umr_isend_slow(const void *buf, size_t count,
+                                  ompi_datatype_t *dt, int dst, int tag,
+                                  mca_pml_base_send_mode_t mode,
+                                  ompi_communicator_t *comm,
+                                  ompi_request_t **request)
+{
+    const umr_mpi_dtype_t *info;
+    mca_pml_umr_request_t *req;
+    mca_pml_umr_peer_t *peer;
+
+    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
+    if ((peer == NULL) ||
+        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
+                                                  comm)))) {
+        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                          request);
+    }
+    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
+    req->peer = peer;
+    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req); /* returns it */
+        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                          request);
+    }
+    *request = &req->super;
+    return OMPI_SUCCESS;
+}
+
+int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
+                      int dst, int tag, mca_pml_base_send_mode_t mode,
+                      ompi_communicator_t *comm, ompi_request_t **request)
+{
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(dt, count))) {
+        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                          request);
+    }
+    return mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm,
+                                  request);
+}
+
+int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
+                     int dst, int tag, mca_pml_base_send_mode_t mode,
+                     ompi_communicator_t *comm)
+{
+    ompi_request_t *req;
+    int rc;
+
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(dt, count))) {
+        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
+    }
+    rc = mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm, &req);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    ompi_request_wait_completion(req);
+    rc = req->req_status.MPI_ERROR;
+    ompi_request_free(&req);
+    return rc;
+}
+
+int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
+                           int dst, int tag, mca_pml_base_send_mode_t mode,
+                           ompi_communicator_t *comm, ompi_request_t **request)
+{
+    mca_pml_umr_request_t *req;
+
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(dt, count)) ||
+        (mode == MCA_PML_BASE_SEND_BUFFERED) ||
+        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
+                                                  comm)))) {
+        return mca_pml_umr.real.pml_isend_init(buf, count, dt, dst, tag, mode,
+                                               comm, request);
+    }
+    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
+    *request = &req->super;
+    return OMPI_SUCCESS;
+}
+
+/* MPI_Start of a persistent send made by mca_pml_umr_isend_init. */
+int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
+{
+    const umr_mpi_dtype_t *info;
+    int rc;
+
+    req->super.req_state    = OMPI_REQUEST_ACTIVE;
+    req->super.req_complete = REQUEST_PENDING;
+    req->error              = MPI_SUCCESS;
+    req->passthrough        = 0;
+    req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
+                                         req->peer_rank, req->mode, req->comm,
+                                         &info);
+    if ((req->peer != NULL) &&
+        (mca_pml_umr_send_zcopy(req, info) == OMPI_SUCCESS)) {
+        return OMPI_SUCCESS;
+    }
+    /* this start passes through: the wrapped PML's own request */
+    req->peer        = NULL;
+    req->passthrough = 1;
+    rc = mca_pml_umr.real.pml_isend(req->buf, req->count, req->dt,
+                                    req->peer_rank, req->tag, req->mode,
+                                    req->comm, &req->inner);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    req->events = 1;
+    mca_pml_umr_inner_hook(req, mca_pml_umr_send_inner_cb);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,777 @@
+/**
+ * An unmodified MPI program (plain MPI, no pml/umr API) exercising the
+ * point-to-point paths pml/umr interposes on. test_pml_umr.sh runs it with
+ * and without pml/umr and compares what it prints.
+ *
+ * Every case checks its own results against the expected pattern, then
+ * prints one line per rank: "check <case> rank <r> <hash of its buffers>".
+ * When the MPI_T performance variables of pml/umr exist, it also prints
+ * "zcopy <case> rank <r> <zero-copy messages sent + received in the case>"
+ * (-1 without pml/umr), so the script can prove the zero-copy path ran.
+ *
+ * Usage: pml_umr_test [case...]   (default: all cases)
+ */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nprocs, errors;
+
+#define FAIL(...) do { \
+        printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
+        printf(__VA_ARGS__); printf("\n"); ++errors; \
+    } while (0)
+
+#define CHECK(_cond, ...) do { if (!(_cond)) FAIL(__VA_ARGS__); } while (0)
+
+/* ---- MPI_T: pml/umr's zero-copy counters --------------------------------- */
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle pv_handle[2];
+static int pv_ok;
+
+static void pvars_init(void)
+{
+    const char *names[2] = {"pml_umr_zcopy_sends", "pml_umr_zcopy_recvs"};
+    int provided, i, idx, count;
+
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        return;
+    }
+    if (MPI_T_pvar_session_create(&session) != MPI_SUCCESS) {
+        return;
+    }
+    for (i = 0; i < 2; ++i) {
+        if ((MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx) !=
+             MPI_SUCCESS) ||
+            (MPI_T_pvar_handle_alloc(session, idx, NULL, &pv_handle[i],
+                                     &count) != MPI_SUCCESS)) {
+            return;
+        }
+    }
+    pv_ok = 1;
+}
+
+static long zcopy_now(void)
+{
+    unsigned long v[2] = {0, 0};
+    int i;
+
+    if (!pv_ok) {
+        return -1;
+    }
+    for (i = 0; i < 2; ++i) {
+        MPI_T_pvar_read(session, pv_handle[i], &v[i]);
+    }
+    return (long)(v[0] + v[1]);
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+
+    while (n-- > 0) {
+        h = (h ^ *c++) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static double val(int r, int i, int salt)
+{
+    return r * 1000000.0 + i + salt * 0.25;
+}
+
+static void report(const char *name, uint64_t h, long zc0)
+{
+    long zc = zcopy_now();
+
+    printf("check %s rank %d %016llx\n", name, rank, (unsigned long long)h);
+    printf("zcopy %s rank %d %ld\n", name, rank, (zc < 0) ? -1 : zc - zc0);
+}
+
+/* ---- halo exchange: 3D grid, x/y/z faces and a subarray face ------------- */
+
+#define HN 24
+
+static void halo(void)
+{
+    int n = HN, left = (rank + nprocs - 1) % nprocs, right = (rank + 1) % nprocs;
+    size_t cells = (size_t)n * n * n, i;
+    double *g = malloc(cells * sizeof(double));
+    MPI_Datatype face[4], tmp;
+    int sizes[3] = {n, n, n}, sub[3] = {1, n - 2, n - 2}, st[3] = {0, 1, 1};
+    int f, it, x, y, z, idx;
+    MPI_Request req[2];
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    /* g[z][y][x]; face f is the plane x=0 (f=0), y=0 (1), z=0 (2), and the
+     * interior of x=0 as a subarray (3); ghost planes are the last ones. */
+    MPI_Type_vector(n * n, 1, n, MPI_DOUBLE, &face[0]);                /* 8 B */
+    MPI_Type_vector(n, n, n * n, MPI_DOUBLE, &face[1]);                /* rows */
+    MPI_Type_contiguous(n * n, MPI_DOUBLE, &face[2]);                  /* contig */
+    MPI_Type_create_subarray(3, sizes, sub, st, MPI_ORDER_FORTRAN, MPI_DOUBLE,
+                             &tmp);
+    MPI_Type_create_resized(tmp, 0, sizeof(double), &face[3]);
+    MPI_Type_free(&tmp);
+    for (f = 0; f < 4; ++f) {
+        MPI_Type_commit(&face[f]);
+    }
+    for (it = 0; it < 3; ++it) {
+        for (f = 0; f < 4; ++f) {
+            /* send plane 0 of face f to the right, receive the left
+             * neighbour's into the last plane */
+            size_t last = (f == 0) ? n - 1 : (f == 1) ? (size_t)(n - 1) * n :
+                          (f == 2) ? (size_t)(n - 1) * n * n : n - 1;
+            for (i = 0; i < cells; ++i) {
+                g[i] = val(rank, i, it);
+            }
+            MPI_Irecv(g + last, 1, face[f], left, 10 + f, MPI_COMM_WORLD,
+                      &req[0]);
+            MPI_Isend(g, 1, face[f], right, 10 + f, MPI_COMM_WORLD, &req[1]);
+            if (it == 1) { /* Waitany, one at a time */
+                int k, got = 0;
+                for (k = 0; k < 2; ++k) {
+                    MPI_Waitany(2, req, &idx, MPI_STATUS_IGNORE);
+                    got |= 1 << idx;
+                }
+                CHECK(got == 3, "waitany returned %x", got);
+            } else {
+                MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+            }
+            /* the last plane holds the neighbour's plane 0 */
+            for (z = 0; z < n; ++z) {
+                for (y = 0; y < n; ++y) {
+                    size_t src = (f == 0) ? ((size_t)z * n + y) * n :
+                                 (f == 1) ? (size_t)z * n * n + y :
+                                 (f == 2) ? (size_t)z * n + y :
+                                            ((size_t)z * n + y) * n;
+                    int in = (f == 2) ? (z < n) : 1;
+                    if (f == 3) { /* interior of the x plane only */
+                        in = (y >= 1) && (y < n - 1) && (z >= 1) && (z < n - 1);
+                    }
+                    if ((f == 2) && (z >= n)) {
+                        in = 0;
+                    }
+                    if (in && (g[src + last] != val(left, src, it))) {
+                        FAIL("face %d it %d z %d y %d: %g != %g", f, it, z, y,
+                             g[src + last], val(left, src, it));
+                        y = z = n;
+                    }
+                    (void)x;
+                }
+            }
+            h = hash_bytes(h, g, cells * sizeof(double));
+        }
+    }
+    for (f = 0; f < 4; ++f) {
+        MPI_Type_free(&face[f]);
+    }
+    free(g);
+    report("halo", h, zc0);
+}
+
+/* ---- Neighbor_alltoallw on a 2D periodic Cartesian communicator ---------- */
+
+static void neighbor(void)
+{
+    int dims[2] = {0, 0}, periods[2] = {1, 1}, n = 64, G = 3, L = n + 2 * G;
+    int sizes[2] = {L, L}, sub[2], st[2], counts[4] = {1, 1, 1, 1}, i, d;
+    MPI_Aint sdispl[4] = {0, 0, 0, 0}, rdispl[4] = {0, 0, 0, 0};
+    MPI_Datatype stype[4], rtype[4];
+    MPI_Comm cart;
+    double *g, *r;
+    uint64_t h;
+    long zc0 = zcopy_now();
+
+    MPI_Dims_create(nprocs, 2, dims);
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    /* an n x n interior with ghost zones G deep: faces of G rows (3 x 160 B
+     * blocks) or G columns (24 B blocks), disjoint from each other */
+    g = malloc(sizeof(double) * L * L);
+    r = calloc(L * L, sizeof(double));
+    for (i = 0; i < L * L; ++i) {
+        g[i] = val(rank, i, 7);
+    }
+    /* neighbour order: dim 0 -, dim 0 +, dim 1 -, dim 1 + */
+    for (d = 0; d < 4; ++d) {
+        int dim = d / 2, plus = d % 2;
+        sub[dim]     = G;
+        sub[1 - dim] = n;
+        st[1 - dim]  = G;
+        st[dim]      = plus ? n : G;          /* interior edge */
+        MPI_Type_create_subarray(2, sizes, sub, st, MPI_ORDER_C, MPI_DOUBLE,
+                                 &stype[d]);
+        st[dim]      = plus ? n + G : 0;      /* ghost zone */
+        MPI_Type_create_subarray(2, sizes, sub, st, MPI_ORDER_C, MPI_DOUBLE,
+                                 &rtype[d]);
+        MPI_Type_commit(&stype[d]);
+        MPI_Type_commit(&rtype[d]);
+    }
+    MPI_Neighbor_alltoallw(g, counts, sdispl, stype, r, counts, rdispl, rtype,
+                           cart);
+    for (d = 0; d < 4; ++d) {
+        int dim = d / 2, plus = d % 2, a, b, src, dst, k, ok = 1;
+        MPI_Cart_shift(cart, dim, 1, &src, &dst);
+        k = plus ? dst : src;
+        /* from the plus neighbour: its minus edge, and vice versa */
+        for (a = 0; (a < G) && ok; ++a) {
+            for (b = G; (b < n + G) && ok; ++b) {
+                int ra = (plus ? n + G : 0) + a, sa = (plus ? G : n) + a;
+                int ri = dim ? b * L + ra : ra * L + b;
+                int si = dim ? b * L + sa : sa * L + b;
+                if (r[ri] != val(k, si, 7)) {
+                    FAIL("neighbor d %d from %d: %g != %g", d, k, r[ri],
+                         val(k, si, 7));
+                    ok = 0;
+                }
+            }
+        }
+    }
+    h = hash_bytes(0xcbf29ce484222325ull, r, sizeof(double) * L * L);
+    for (d = 0; d < 4; ++d) {
+        MPI_Type_free(&stype[d]);
+        MPI_Type_free(&rtype[d]);
+    }
+    MPI_Comm_free(&cart);
+    free(g);
+    free(r);
+    report("neighbor", h, zc0);
+}
+
+/* ---- Alltoallw transpose with subarray / column types --------------------- */
+
+static void alltoallw(void)
+{
+    int b = 16, N = b * nprocs, i, j, p;
+    double *a = malloc(sizeof(double) * b * N), *t = malloc(sizeof(double) * b * N);
+    int *cnt = malloc(sizeof(int) * nprocs), *disp = malloc(sizeof(int) * nprocs);
+    int *rdisp = malloc(sizeof(int) * nprocs);
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * nprocs), col, colr, rt;
+    int sizes[2] = {b, N}, sub[2] = {b, b}, start[2];
+    uint64_t h;
+    long zc0 = zcopy_now();
+
+    /* rows [rank*b, rank*b + b) of an N x N matrix A[r][c] = val(0, r*N+c) */
+    for (i = 0; i < b; ++i) {
+        for (j = 0; j < N; ++j) {
+            a[i * N + j] = val(0, (rank * b + i) * N + j, 3);
+        }
+    }
+    memset(t, 0, sizeof(double) * b * N);
+    MPI_Type_vector(b, 1, N, MPI_DOUBLE, &col);
+    MPI_Type_create_resized(col, 0, sizeof(double), &colr);
+    MPI_Type_contiguous(b, colr, &rt);
+    MPI_Type_commit(&rt);
+    for (p = 0; p < nprocs; ++p) {
+        start[0] = 0;
+        start[1] = p * b;
+        MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE,
+                                 &st[p]);
+        MPI_Type_commit(&st[p]);
+        cnt[p]   = 1;
+        disp[p]  = 0;
+        rdisp[p] = p * b * sizeof(double);
+    }
+    {
+        MPI_Datatype *rts = malloc(sizeof(MPI_Datatype) * nprocs);
+        for (p = 0; p < nprocs; ++p) {
+            rts[p] = rt;
+        }
+        MPI_Alltoallw(a, cnt, disp, st, t, cnt, rdisp, rts, MPI_COMM_WORLD);
+        free(rts);
+    }
+    /* my rows of the transpose: T[r][c] = A[c][r] */
+    for (i = 0; i < b; ++i) {
+        for (j = 0; j < N; ++j) {
+            double want = val(0, j * N + rank * b + i, 3);
+            if (t[i * N + j] != want) {
+                FAIL("transpose [%d][%d] %g != %g", i, j, t[i * N + j], want);
+                i = b;
+                break;
+            }
+        }
+    }
+    h = hash_bytes(0xcbf29ce484222325ull, t, sizeof(double) * b * N);
+    for (p = 0; p < nprocs; ++p) {
+        MPI_Type_free(&st[p]);
+    }
+    MPI_Type_free(&col);
+    MPI_Type_free(&colr);
+    MPI_Type_free(&rt);
+    free(a); free(t); free(cnt); free(disp); free(rdisp); free(st);
+    report("alltoallw", h, zc0);
+}
+
+/* ---- probes: Probe/Iprobe report the real size; Mprobe/Mrecv; order ------ */
+
+static void fill(double *v, int n, int salt)
+{
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        v[i] = val(rank, i, salt);
+    }
+}
+
+static void probe(void)
+{
+    int n = 512, count, flag, i;
+    double *v = malloc(sizeof(double) * 2 * n), *w = malloc(sizeof(double) * 2 * n);
+    double small[4];
+    MPI_Datatype vec;
+    MPI_Status s;
+    MPI_Message msg;
+    MPI_Request rq;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 16, 16, 32, MPI_DOUBLE, &vec);   /* 2 KiB of data */
+    MPI_Type_commit(&vec);
+    if (rank == 0) {
+        fill(v, 2 * n, 1);
+        small[0] = 42;
+        MPI_Send(small, 4, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD);   /* A: tag 1 */
+        MPI_Send(v, 1, vec, 1, 2, MPI_COMM_WORLD);            /* B: tag 2 */
+        fill(v, 2 * n, 2);
+        MPI_Send(v, 1, vec, 1, 1, MPI_COMM_WORLD);            /* C: tag 1 */
+        fill(v, 2 * n, 3);
+        MPI_Send(v, 1, vec, 1, 3, MPI_COMM_WORLD);            /* D: tag 3 */
+        fill(v, 2 * n, 4);
+        MPI_Send(v, 1, vec, 1, 4, MPI_COMM_WORLD);            /* E: tag 4 */
+    } else if (rank == 1) {
+        /* probe tag 2 first: B, the real size of 1 vector */
+        MPI_Probe(0, 2, MPI_COMM_WORLD, &s);
+        MPI_Get_count(&s, vec, &count);
+        CHECK(count == 1, "probe count %d", count);
+        MPI_Get_count(&s, MPI_DOUBLE, &count);
+        CHECK(count == n, "probe count doubles %d", count);
+        MPI_Get_elements(&s, vec, &count);
+        CHECK(count == n, "probe elements %d", count);
+        /* non-overtaking: ANY_TAG from 0 gives A (tag 1) first */
+        MPI_Recv(small, 4, MPI_DOUBLE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &s);
+        CHECK(s.MPI_TAG == 1 && small[0] == 42, "order: tag %d", s.MPI_TAG);
+        memset(w, 0, sizeof(double) * 2 * n);
+        MPI_Recv(w, n, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD, &s);    /* B */
+        MPI_Get_count(&s, MPI_DOUBLE, &count);
+        CHECK(count == n, "B count %d", count);
+        for (i = 0; i < n; ++i) {
+            if (w[i] != val(0, (i / 16) * 32 + i % 16, 1)) {
+                FAIL("B[%d]", i);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+        /* Iprobe until C arrives, then Mprobe + Mrecv into a vector */
+        do {
+            MPI_Iprobe(0, 1, MPI_COMM_WORLD, &flag, &s);
+        } while (!flag);
+        MPI_Get_count(&s, MPI_BYTE, &count);
+        CHECK(count == n * 8, "iprobe bytes %d", count);
+        MPI_Mprobe(0, 1, MPI_COMM_WORLD, &msg, &s);
+        MPI_Get_count(&s, vec, &count);
+        CHECK(count == 1, "mprobe count %d", count);
+        memset(w, 0, sizeof(double) * 2 * n);
+        MPI_Mrecv(w, 1, vec, &msg, &s);
+        CHECK(msg == MPI_MESSAGE_NULL, "message not consumed");
+        for (i = 0; i < n; ++i) {
+            int k = (i / 16) * 32 + i % 16;
+            if (w[k] != val(0, k, 2)) {
+                FAIL("C[%d]", k);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * 2 * n);
+        /* Improbe + Imrecv of D, into contiguous doubles */
+        do {
+            MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                        &msg, &s);
+        } while (!flag);
+        CHECK(s.MPI_TAG == 3 && s.MPI_SOURCE == 0, "improbe %d/%d",
+              s.MPI_SOURCE, s.MPI_TAG);
+        MPI_Imrecv(w, n, MPI_DOUBLE, &msg, &rq);
+        MPI_Wait(&rq, &s);
+        MPI_Get_count(&s, MPI_DOUBLE, &count);
+        CHECK(count == n, "D count %d", count);
+        for (i = 0; i < n; ++i) {
+            if (w[i] != val(0, (i / 16) * 32 + i % 16, 3)) {
+                FAIL("D[%d]", i);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+        /* Probe E, then a plain receive of it */
+        MPI_Probe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &s);
+        MPI_Get_count(&s, vec, &count);
+        CHECK(count == 1, "E probe count %d", count);
+        memset(w, 0, sizeof(double) * 2 * n);
+        MPI_Recv(w, 1, vec, s.MPI_SOURCE, s.MPI_TAG, MPI_COMM_WORLD, &s);
+        h = hash_bytes(h, w, sizeof(double) * 2 * n);
+    }
+    MPI_Type_free(&vec);
+    free(v);
+    free(w);
+    report("probe", h, zc0);
+}
+
+/* ---- persistent requests --------------------------------------------------- */
+
+static void persistent(void)
+{
+    int n = 1024, it, i, right = (rank + 1) % nprocs,
+        left = (rank + nprocs - 1) % nprocs;
+    double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    MPI_Datatype vec;
+    MPI_Request rq[2];
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 64, 32, 64, MPI_DOUBLE, &vec);     /* 256 B blocks */
+    MPI_Type_commit(&vec);
+    MPI_Recv_init(w, 1, vec, left, 5, MPI_COMM_WORLD, &rq[0]);
+    MPI_Send_init(v, 1, vec, right, 5, MPI_COMM_WORLD, &rq[1]);
+    for (it = 0; it < 5; ++it) {
+        fill(v, n, 10 + it);
+        memset(w, 0, sizeof(double) * n);
+        if (it % 2) {
+            MPI_Startall(2, rq);
+        } else {
+            MPI_Start(&rq[0]);
+            MPI_Start(&rq[1]);
+        }
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        for (i = 0; i < n; ++i) {
+            double want = ((i % 64) < 32) ? val(left, i, 10 + it) : 0;
+            if (w[i] != want) {
+                FAIL("persistent it %d [%d] %g != %g", it, i, w[i], want);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+    }
+    MPI_Request_free(&rq[0]);
+    MPI_Request_free(&rq[1]);
+    MPI_Type_free(&vec);
+    free(v);
+    free(w);
+    report("persistent", h, zc0);
+}
+
+/* ---- wildcards: ANY_SOURCE / ANY_TAG, per-source order -------------------- */
+
+static void wildcards(void)
+{
+    int n = 1024, k, i, msgs = 3, got;
+    double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    int *next = calloc(nprocs, sizeof(int));
+    MPI_Datatype vec;
+    MPI_Status s;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 8, 4, 8, MPI_DOUBLE, &vec);          /* 32 B blocks */
+    MPI_Type_commit(&vec);
+    if (rank != 0) {
+        for (k = 0; k < msgs; ++k) {
+            fill(v, n, 20 + k);
+            MPI_Send(v, 1, vec, 0, 100 + k, MPI_COMM_WORLD);
+        }
+    } else {
+        for (got = 0; got < msgs * (nprocs - 1); ++got) {
+            memset(w, 0, sizeof(double) * n);
+            MPI_Recv(w, 1, vec, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                     &s);
+            k = next[s.MPI_SOURCE]++;
+            CHECK(s.MPI_TAG == 100 + k, "from %d: tag %d, expected %d",
+                  s.MPI_SOURCE, s.MPI_TAG, 100 + k);
+            for (i = 0; i < n; ++i) {
+                double want = ((i % 8) < 4) ? val(s.MPI_SOURCE, i, 20 + k) : 0;
+                if (w[i] != want) {
+                    FAIL("wildcard from %d msg %d [%d]", s.MPI_SOURCE, k, i);
+                    break;
+                }
+            }
+        }
+        for (k = 1; k < nprocs; ++k) {
+            h = hash_bytes(h, &next[k], sizeof(int));
+        }
+    }
+    MPI_Type_free(&vec);
+    free(v); free(w); free(next);
+    report("wildcards", h, zc0);
+}
+
+/* ---- truncation ------------------------------------------------------------ */
+
+static void truncation(void)
+{
+    int n = 1024, count, rc, cls;
+    double *v = malloc(sizeof(double) * 2 * n), *w = malloc(sizeof(double) * 2 * n);
+    MPI_Datatype vec;
+    MPI_Status s;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec);        /* 4 KiB data */
+    MPI_Type_commit(&vec);
+    if (rank == 0) {
+        fill(v, 2 * n, 30);
+        MPI_Send(v, 2, vec, 1, 40, MPI_COMM_WORLD);   /* 8 KiB */
+        MPI_Send(v, 1, MPI_DOUBLE, 1, 41, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        memset(w, 0, sizeof(double) * 2 * n);
+        rc = MPI_Recv(w, 1, vec, 0, 40, MPI_COMM_WORLD, &s);  /* 4 KiB room */
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TRUNCATE, "error class %d", cls);
+        h = hash_bytes(h, &cls, sizeof(cls));
+        /* a small message into a smaller buffer (a zero-copy message
+         * truncated into a receive smaller than a control message is not
+         * supported: see README) */
+        rc = MPI_Recv(w, 0, MPI_DOUBLE, 0, 41, MPI_COMM_WORLD, &s);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TRUNCATE, "small: error class %d", cls);
+        h = hash_bytes(h, &cls, sizeof(cls));
+        (void)count;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&vec);
+    free(v); free(w);
+    report("truncation", h, zc0);
+}
+
+/* ---- indexed particle lists (type maps differ on the two sides) ---------- */
+
+static void indexed(void)
+{
+    int np = 300, i, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    int *idx = malloc(sizeof(int) * np);
+    double *parts = malloc(sizeof(double) * 3 * 4 * np);  /* >= 9 np */
+    double *packed = malloc(sizeof(double) * 3 * np);
+    double *back = malloc(sizeof(double) * 3 * 4 * np);
+    MPI_Datatype list;
+    MPI_Request rq[2];
+    unsigned seed = 12345;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    /* every rank draws the same seeded increasing indices: xyz of particle
+     * k at idx[k] doubles, gaps of 0..2 particles between them */
+    for (i = 0; i < np; ++i) {
+        seed   = seed * 1103515245 + 12345;
+        idx[i] = 3 * (3 * i + (int)((seed >> 16) % 3));
+    }
+    MPI_Type_create_indexed_block(np, 3, idx, MPI_DOUBLE, &list);
+    MPI_Type_commit(&list);
+    fill(parts, 3 * 4 * np, 50);
+    /* indexed send -> contiguous receive */
+    MPI_Irecv(packed, 3 * np, MPI_DOUBLE, left, 60, MPI_COMM_WORLD, &rq[0]);
+    MPI_Isend(parts, 1, list, right, 60, MPI_COMM_WORLD, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    for (i = 0; i < 3 * np; ++i) {
+        if (packed[i] != val(left, idx[i / 3] + i % 3, 50)) {
+            FAIL("packed[%d]", i);
+            break;
+        }
+    }
+    h = hash_bytes(h, packed, sizeof(double) * 3 * np);
+    /* contiguous send -> indexed receive */
+    memset(back, 0, sizeof(double) * 3 * 4 * np);
+    MPI_Irecv(back, 1, list, left, 61, MPI_COMM_WORLD, &rq[0]);
+    MPI_Isend(packed, 3 * np, MPI_DOUBLE, right, 61, MPI_COMM_WORLD, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    h = hash_bytes(h, back, sizeof(double) * 3 * 4 * np);
+    /* indexed -> indexed */
+    memset(back, 0, sizeof(double) * 3 * 4 * np);
+    MPI_Irecv(back, 1, list, left, 62, MPI_COMM_WORLD, &rq[0]);
+    MPI_Isend(parts, 1, list, right, 62, MPI_COMM_WORLD, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    for (i = 0; i < 3 * np; ++i) {
+        int k = idx[i / 3] + i % 3;
+        if (back[k] != val(left, k, 50)) {
+            FAIL("back[%d]", k);
+            break;
+        }
+    }
+    h = hash_bytes(h, back, sizeof(double) * 3 * 4 * np);
+    MPI_Type_free(&list);
+    free(idx); free(parts); free(packed); free(back);
+    report("indexed", h, zc0);
+}
+
+/* ---- send modes, self, PROC_NULL, zero counts, cancel, escape ------------ */
+
+static void modes(void)
+{
+    int n = 1024, i, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    MPI_Datatype vec;
+    MPI_Request rq[2];
+    MPI_Status s;
+    int bsize = n * 8 + MPI_BSEND_OVERHEAD, flag, count;
+    void *bbuf = malloc(bsize);
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 32, 16, 32, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    fill(v, n, 70);
+    /* Ssend / Issend */
+    memset(w, 0, sizeof(double) * n);
+    MPI_Irecv(w, 1, vec, left, 71, MPI_COMM_WORLD, &rq[0]);
+    MPI_Ssend(v, 1, vec, right, 71, MPI_COMM_WORLD);
+    MPI_Wait(&rq[0], &s);
+    h = hash_bytes(h, w, sizeof(double) * n);
+    MPI_Irecv(w, 1, vec, left, 72, MPI_COMM_WORLD, &rq[0]);
+    MPI_Issend(v, 1, vec, right, 72, MPI_COMM_WORLD, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    h = hash_bytes(h, w, sizeof(double) * n);
+    /* Rsend: the receive is posted before the barrier */
+    memset(w, 0, sizeof(double) * n);
+    MPI_Irecv(w, 1, vec, left, 73, MPI_COMM_WORLD, &rq[0]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Rsend(v, 1, vec, right, 73, MPI_COMM_WORLD);
+    MPI_Wait(&rq[0], &s);
+    h = hash_bytes(h, w, sizeof(double) * n);
+    /* Bsend */
+    MPI_Buffer_attach(bbuf, bsize);
+    memset(w, 0, sizeof(double) * n);
+    MPI_Irecv(w, 1, vec, left, 74, MPI_COMM_WORLD, &rq[0]);
+    MPI_Bsend(v, 1, vec, right, 74, MPI_COMM_WORLD);
+    MPI_Wait(&rq[0], &s);
+    MPI_Buffer_detach(&bbuf, &bsize);
+    h = hash_bytes(h, w, sizeof(double) * n);
+    for (i = 0; i < n; ++i) {
+        if (((i % 32) < 16) && (w[i] != val(left, i, 70))) {
+            FAIL("modes [%d]", i);
+            break;
+        }
+    }
+    /* self */
+    memset(w, 0, sizeof(double) * n);
+    MPI_Irecv(w, 1, vec, rank, 75, MPI_COMM_WORLD, &rq[0]);
+    MPI_Send(v, 1, vec, rank, 75, MPI_COMM_WORLD);
+    MPI_Wait(&rq[0], &s);
+    CHECK(w[1] == val(rank, 1, 70), "self");
+    h = hash_bytes(h, w, sizeof(double) * n);
+    /* PROC_NULL and zero counts */
+    MPI_Send(v, 1, vec, MPI_PROC_NULL, 76, MPI_COMM_WORLD);
+    MPI_Recv(w, 1, vec, MPI_PROC_NULL, 76, MPI_COMM_WORLD, &s);
+    CHECK(s.MPI_SOURCE == MPI_PROC_NULL, "proc null source %d", s.MPI_SOURCE);
+    MPI_Irecv(w, 0, vec, left, 77, MPI_COMM_WORLD, &rq[0]);
+    MPI_Send(v, 0, vec, right, 77, MPI_COMM_WORLD);
+    MPI_Wait(&rq[0], &s);
+    MPI_Get_count(&s, vec, &count);
+    CHECK(count == 0, "zero count %d", count);
+    /* cancel a large receive that nothing matches */
+    MPI_Irecv(w, 1, vec, left, 78, MPI_COMM_WORLD, &rq[0]);
+    MPI_Cancel(&rq[0]);
+    MPI_Wait(&rq[0], &s);
+    MPI_Test_cancelled(&s, &flag);
+    CHECK(flag, "not cancelled");
+    /* escape: exactly 1024 contiguous bytes starting with pml/umr's magic
+     * ("mlx5umr!" + the second word) must arrive as data */
+    {
+        uint64_t e[128];
+        for (i = 0; i < 128; ++i) {
+            e[i] = 0x1111111111111111ull * (i % 15) + rank;
+        }
+        e[0] = 0x6d6c7835756d7221ull;
+        e[1] = 0xc3a1d20f5e7b9461ull;
+        memset(w, 0, sizeof(double) * n);
+        MPI_Irecv(w, 2 * n, MPI_BYTE, left, 79, MPI_COMM_WORLD, &rq[0]);
+        MPI_Send(e, 1024, MPI_BYTE, right, 79, MPI_COMM_WORLD);
+        MPI_Wait(&rq[0], &s);
+        MPI_Get_count(&s, MPI_BYTE, &count);
+        CHECK(count == 1024, "escape count %d", count);
+        CHECK(((uint64_t*)w)[0] == 0x6d6c7835756d7221ull &&
+              ((uint64_t*)w)[5] == 0x1111111111111111ull * 5 + left,
+              "escape data");
+        h = hash_bytes(h, w, 1024);
+    }
+    MPI_Type_free(&vec);
+    free(v); free(w); free(bbuf);
+    report("modes", h, zc0);
+}
+
+/* ---- intercommunicator ------------------------------------------------------ */
+
+static void intercomm(void)
+{
+    int n = 1024, color = rank % 2, lrank, i;
+    double *v = malloc(sizeof(double) * n), *w = calloc(n, sizeof(double));
+    MPI_Comm local, inter;
+    MPI_Datatype vec;
+    MPI_Status s;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 90, &inter);
+    MPI_Type_vector(n / 32, 16, 32, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    fill(v, n, 80);
+    if ((nprocs % 2) == 0) {
+        /* local rank k of one group talks with local rank k of the other */
+        MPI_Sendrecv(v, 1, vec, lrank, 91, w, 1, vec, lrank, 91, inter, &s);
+        for (i = 0; i < n; ++i) {
+            double want = ((i % 32) < 16) ? val(2 * lrank + 1 - color, i, 80) : 0;
+            if (w[i] != want) {
+                FAIL("intercomm [%d]", i);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+    }
+    MPI_Type_free(&vec);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+    free(v); free(w);
+    report("intercomm", h, zc0);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} cases[] = {
+    {"halo", halo}, {"neighbor", neighbor}, {"alltoallw", alltoallw},
+    {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
+    {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
+    {"intercomm", intercomm},
+};
+
+int main(int argc, char **argv)
+{
+    size_t c;
+    int a, run;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    pvars_init();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+        run = (argc == 1);
+        for (a = 1; a < argc; ++a) {
+            run |= !strcmp(argv[a], cases[c].name);
+        }
+        if (run) {
+            cases[c].fn();
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    if (pv_ok) {
+        MPI_T_pvar_handle_free(session, &pv_handle[0]);
+        MPI_T_pvar_handle_free(session, &pv_handle[1]);
+        MPI_T_pvar_session_free(&session);
+    }
+    MPI_T_finalize();
+    MPI_Finalize();
+    return errors ? 1 : 0;
+}

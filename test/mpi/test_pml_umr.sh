@@ -1,0 +1,134 @@
+#!/bin/bash
+#
+# pml/umr with real MPI jobs. The component is installed into a scratch
+# component directory (OMPI_MCA_mca_base_component_path=<scratch>:<Open
+# MPI's>), the mlx5_umr module is the one just built, the engine is sw.
+#
+#  - pml_umr_test (an unmodified MPI program) prints the same results with
+#    and without pml/umr, under mpirun -np 2 and -np 4, over ob1 and over
+#    ucx, with zero-copy forced; and every case of it moved messages
+#    zero-copy (MPI_T counters), with no registration left and no error;
+#  - the same with the automatic choice (mostly passing through here);
+#  - ompi_info lists the component and its parameters;
+#  - pml_umr_enable=0, a version mismatch and UCX_TLS without mlx5_umr give
+#    exactly the job without pml/umr (and nothing moves zero-copy).
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+top_builddir=${top_builddir:-../..}
+top_builddir=$(cd "$top_builddir" && pwd)
+mpirun=${MPIRUN:-mpirun}
+prog=$PWD/pml_umr_test
+pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
+scratch=$PWD/components
+mkdir -p "$scratch"
+ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
+out=$PWD/test_pml_umr.out.d
+mkdir -p "$out"
+
+export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+         OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+         OMPI_MCA_pml_umr_verbose=1)
+# Sanitizer builds (contrib/run-sanitizers.sh): the instrumented component
+# needs the sanitizer runtimes first; Open MPI's own leaks are not ours.
+if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
+    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA"
+              ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0)
+fi
+ucx_args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
+suite=pml_umr
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+
+run() {   # output file, env..., -- mpirun args...
+    local file=$1; shift
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" timeout 60 "$mpirun" --allow-run-as-root --oversubscribe \
+        "$@" "$prog" >"$file" 2>&1
+}
+
+# The check lines of two runs are the same, and neither run failed.
+same_results() {
+    local ref=$1 got=$2
+    grep -q "^FAIL" "$ref" "$got" && { grep -h "^FAIL" "$ref" "$got" | head; return 1; }
+    [ "$(grep -c '^check ' "$ref")" -gt 0 ] || { echo "no results in $ref"; tail "$ref"; return 1; }
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "results differ ($ref vs $got)"; tail -20 "$got"; return 1; }
+}
+
+# Every case moved messages zero-copy (summed over ranks), and each rank
+# ended with no live registration and no error.
+zcopy_in_every_case() {
+    local file=$1 c n bad=0
+    for c in $(grep '^zcopy ' "$file" | awk '{print $2}' | sort -u); do
+        n=$(awk -v c="$c" '$1 == "zcopy" && $2 == c && $5 > 0 {s += $5} END {print s + 0}' "$file")
+        [ "$n" -gt 0 ] || { echo "case $c: nothing moved zero-copy"; bad=1; }
+    done
+    [ "$(grep -c '^zcopy ' "$file")" -gt 0 ] || { echo "no zcopy lines"; bad=1; }
+    grep "pml_umr: rank" "$file" | grep -v "keys_live 0 errors 0" && bad=1
+    [ "$(grep -c 'pml_umr: rank' "$file")" -gt 0 ] || { echo "no counters printed"; bad=1; }
+    return $bad
+}
+
+# Nothing moved zero-copy and pml/umr did not interpose.
+no_zcopy() {
+    local file=$1
+    awk '$1 == "zcopy" && $5 > 0 {print; bad = 1} END {exit bad}' "$file" || return 1
+    ! grep "pml_umr: rank" "$file"
+}
+
+identical_forced() {   # np, pml
+    local np=$1 pml=$2 args=(-np "$1")
+    [ "$pml" = ucx ] && args+=("${ucx_args[@]}")
+    [ "$pml" = ob1 ] && args+=(--mca pml ob1,umr)
+    local ref=$out/ref-$np-$pml got=$out/umr-$np-$pml
+    if [ "$pml" = ucx ]; then
+        run "$ref" -- -np "$np" --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+    else
+        run "$ref" -- -np "$np" --mca pml ob1
+    fi
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- "${args[@]}"
+    same_results "$ref" "$got" && zcopy_in_every_case "$got"
+}
+
+identical_auto() {
+    local got=$out/auto-2
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto -- -np 2
+    same_results "$out/ref-2-ob1" "$got" &&
+        grep -q "pml_umr: rank" "$got" && ! grep "pml_umr: rank" "$got" | grep -v "keys_live 0 errors 0"
+}
+
+disabled() {   # name, env...
+    local got=$out/off-$1; shift
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on "$@" -- -np 2
+    same_results "$out/ref-2-ob1" "$got" && no_zcopy "$got"
+}
+
+version_mismatch() {
+    disabled version MCA_PML_UMR_TEST_VERSION=9.9.9 &&
+        [ "$(grep -c 'pml_umr: not interposing: built for Open MPI .* but running 9.9.9' "$out/off-version")" -eq 2 ]
+}
+
+ompi_info_lists() {
+    local o
+    o=$(env "${umr_env[@]}" ompi_info 2>&1) || return 1
+    grep -q "MCA pml: umr" <<<"$o" || { echo "ompi_info does not list pml umr"; return 1; }
+    o=$(env "${umr_env[@]}" ompi_info --param pml umr --level 9 2>&1)
+    for p in enable verbose zcopy min_size uct_module; do
+        grep -q "pml_umr_$p" <<<"$o" || { echo "pml_umr_$p not listed"; echo "$o"; return 1; }
+    done
+}
+
+check ompi_info_lists_component ompi_info_lists
+for np in 2 4; do
+    for pml in ob1 ucx; do
+        check "identical_np${np}_${pml}_zcopy" identical_forced "$np" "$pml"
+    done
+done
+check identical_np2_ob1_auto identical_auto
+check disabled_by_mca_param disabled enable OMPI_MCA_pml_umr_enable=0
+check disabled_by_ucx_tls disabled tls UCX_TLS=self,sm,tcp
+check disabled_by_version_mismatch version_mismatch
+finish
