@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static int rank, nprocs, errors;
 
@@ -699,6 +700,48 @@ static void modes(void)
     report("modes", h, zc0);
 }
 
+/* ---- fresh buffers: unmapped and mapped again between messages ----------- */
+
+static void fresh(void)
+{
+    size_t len = 256 * 1024, n = len / sizeof(double), i;
+    int it, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    MPI_Datatype vec;
+    MPI_Request rq[2];
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 64, 32, 64, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    for (it = 0; it < 4; ++it) {
+        /* a registration cache must not reuse what the last ones had */
+        double *v = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        double *w = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if ((v == MAP_FAILED) || (w == MAP_FAILED)) {
+            FAIL("mmap");
+            break;
+        }
+        fill(v, n, 90 + it);
+        MPI_Irecv(w, 1, vec, left, 95, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(v, 1, vec, right, 95, MPI_COMM_WORLD, &rq[1]);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        for (i = 0; i < n; ++i) {
+            double want = ((i % 64) < 32) ? val(left, i, 90 + it) : 0;
+            if (w[i] != want) {
+                FAIL("fresh it %d [%zu] %g != %g", it, i, w[i], want);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, len);
+        munmap(v, len);
+        munmap(w, len);
+    }
+    MPI_Type_free(&vec);
+    report("fresh", h, zc0);
+}
+
 /* ---- intercommunicator ------------------------------------------------------ */
 
 static void intercomm(void)
@@ -743,7 +786,7 @@ static const struct {
     {"halo", halo}, {"neighbor", neighbor}, {"alltoallw", alltoallw},
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
-    {"intercomm", intercomm},
+    {"intercomm", intercomm}, {"fresh", fresh},
 };
 
 int main(int argc, char **argv)

@@ -68,6 +68,11 @@ zcopy_in_every_case() {
     done
     [ "$(grep -c '^zcopy ' "$file")" -gt 0 ] || { echo "no zcopy lines"; bad=1; }
     grep "pml_umr: rank" "$file" | grep -v "keys_live 0 errors 0" && bad=1
+    # registrations and layout keys were reused (a loop registers once)
+    for c in reg_hits lkey_hits; do
+        n=$(grep -o "$c [0-9]*" "$file" | awk '{s += $2} END {print s + 0}')
+        [ "$n" -gt 0 ] || { echo "no $c"; bad=1; }
+    done
     [ "$(grep -c 'pml_umr: rank' "$file")" -gt 0 ] || { echo "no counters printed"; bad=1; }
     return $bad
 }

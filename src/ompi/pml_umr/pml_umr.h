@@ -42,6 +42,8 @@
 
 #include <uct/api/uct.h>
 #include "uct_umr.h"
+#include <ucs/datastruct/list.h>
+#include <ucs/memory/rcache.h>
 #include <ucs/sys/compiler_def.h>
 
 BEGIN_C_DECLS
@@ -91,7 +93,28 @@ typedef struct mca_pml_umr_rail {
     size_t        dev_addr_len;
     size_t        iface_addr_len;
     int           is_sw;
+    ucs_rcache_t  *rcache;          /* registrations (pml_umr_rcache.c) */
 } mca_pml_umr_rail_t;
+
+/* A layout key over a registered region (sender side). */
+typedef struct mca_pml_umr_lkey {
+    ucs_list_link_t  list;          /* in region->lkeys, most recent first */
+    uct_umr_layout_t *layout;       /* own copy: the key is its contents */
+    void             *base;
+    size_t           count;
+    uct_mem_h        memh;
+    int              refs;          /* sends in flight */
+    uint8_t          rkey[MCA_PML_UMR_MAX_RKEY];
+} mca_pml_umr_lkey_t;
+
+/* A registered region of the rail's cache. */
+typedef struct mca_pml_umr_region {
+    ucs_rcache_region_t super;
+    mca_pml_umr_rail_t  *rail;
+    uct_mem_h           memh;       /* the whole region, contiguous */
+    ucs_list_link_t     lkeys;
+    int                 nlkeys;
+} mca_pml_umr_region_t;
 
 /* What a process publishes in the modex. */
 typedef struct mca_pml_umr_modex {
@@ -153,6 +176,8 @@ typedef struct mca_pml_umr_request {
     ompi_request_t        *inner;     /* real PML request (ctl send / recv) */
     mca_pml_umr_peer_t    *peer;
     uct_mem_h             memh;
+    mca_pml_umr_region_t  *region;   /* held while the data moves */
+    mca_pml_umr_lkey_t    *lkey;     /* sender's layout key */
     uct_rkey_t            rkey;
     int                   has_rkey;
     void                  *tmp;       /* bounce for undecodable receive types */
@@ -177,6 +202,10 @@ typedef struct mca_pml_umr_counters {
     uint64_t keys_live;         /* registrations alive now (0 at the end) */
     uint64_t errors;
     uint64_t stash;             /* probed messages held by pml/umr */
+    uint64_t reg_hits;          /* registration cache: region reused */
+    uint64_t reg_misses;        /* region registered */
+    uint64_t lkey_hits;         /* layout key reused */
+    uint64_t lkey_misses;       /* layout key made */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {
@@ -218,6 +247,20 @@ extern mca_pml_base_module_t mca_pml_umr_module;
 
 /* MPI_T performance variables pml_umr_* (pml_umr_component.c) */
 void mca_pml_umr_pvars_register(void);
+
+/* registration cache (pml_umr_rcache.c) */
+int  mca_pml_umr_rcache_create(mca_pml_umr_rail_t *rail);
+void mca_pml_umr_rcache_destroy(mca_pml_umr_rail_t *rail);
+int  mca_pml_umr_region_get(mca_pml_umr_rail_t *rail, void *lo, size_t len,
+                            mca_pml_umr_region_t **region_p);
+void mca_pml_umr_region_put(mca_pml_umr_region_t *region);
+int  mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
+                          const uct_umr_layout_t *layout, size_t count,
+                          mca_pml_umr_lkey_t **lkey_p);
+void mca_pml_umr_lkey_put(mca_pml_umr_lkey_t *lkey);
+void mca_pml_umr_span(const uct_umr_layout_t *layout, size_t count,
+                      ptrdiff_t *lo, ptrdiff_t *hi);
+void mca_pml_umr_rails_release(void);
 
 /* transport (pml_umr_transport.c) */
 int  mca_pml_umr_transport_open(void);

@@ -187,10 +187,13 @@ static int mca_pml_umr_counters_print(void)
     if (mca_pml_umr.verbose >= 1) {
         opal_output(0, "pml_umr: rank %d: zcopy_sends %lu zcopy_recvs %lu "
                     "zcopy_bytes %lu escapes %lu recv_checked %lu "
-                    "passthrough_sends %lu connects %lu keys_live %lu "
-                    "errors %lu stash %d", ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                    "passthrough_sends %lu connects %lu reg_hits %lu "
+                    "reg_misses %lu lkey_hits %lu lkey_misses %lu "
+                    "keys_live %lu errors %lu stash %d",
+                    ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, c->connects,
+                    c->reg_hits, c->reg_misses, c->lkey_hits, c->lkey_misses,
                     c->keys_live, c->errors, mca_pml_umr.stash_count);
     }
     return OMPI_SUCCESS;
@@ -263,8 +266,9 @@ static int mca_pml_umr_component_fini(void)
     if (!mca_pml_umr.active) {
         return OMPI_SUCCESS;
     }
-    mca_pml_umr_counters_print();
     mca_pml_umr_peers_fini();
+    mca_pml_umr_rails_release();
+    mca_pml_umr_counters_print();
     mca_pml_umr_transport_close();
     mca_pml_base_selected_component = real;
     mca_pml                         = mca_pml_umr.real;

@@ -81,9 +81,14 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
                     ucs_status_string(comp->status));
         req->error = MPI_ERR_OTHER;
     }
-    uct_md_mem_dereg(req->peer->rail->md, req->memh);
+    if (req->region != NULL) {
+        mca_pml_umr_region_put(req->region);
+        req->region = NULL;
+    } else {
+        uct_md_mem_dereg(req->peer->rail->md, req->memh);
+        --mca_pml_umr.cnt.keys_live;
+    }
     req->memh = NULL;
-    --mca_pml_umr.cnt.keys_live;
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
     if (req->tmp != NULL) {
         if (comp->status == UCS_OK) {
@@ -103,17 +108,6 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     }
     mca_pml_umr_recv_ack(req);
     mca_pml_umr_recv_finish(req);
-}
-
-/* Bytes [lo, hi) relative to buf that `count` elements of `layout` touch. */
-static void mca_pml_umr_span(const uct_umr_layout_t *layout, size_t count,
-                             ptrdiff_t *lo, ptrdiff_t *hi)
-{
-    ptrdiff_t ext = uct_umr_layout_extent(layout);
-    ptrdiff_t last = (ptrdiff_t)(count - 1) * ext;
-
-    *lo = uct_umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
-    *hi = uct_umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
 }
 
 static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
@@ -141,8 +135,12 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
     if (req->memh == NULL) {
         if ((info != NULL) && (info->layout != NULL)) {
             mca_pml_umr_span(info->layout, req->count, &lo, &hi);
-            status = uct_md_mem_reg(rail->md, (char*)req->buf + lo, hi - lo,
-                                    UCT_MD_MEM_ACCESS_ALL, &req->memh);
+            status = (mca_pml_umr_region_get(rail, (char*)req->buf + lo,
+                                             hi - lo, &req->region) ==
+                      OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
+            if (status == UCS_OK) {
+                req->memh = req->region->memh;
+            }
         } else {
             req->tmp = malloc(req->length);
             status   = (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
@@ -150,10 +148,11 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
                                       UCT_MD_MEM_ACCESS_ALL, &req->memh);
         }
         if (status != UCS_OK) {
-            req->memh = NULL;
+            req->memh   = NULL;
+            req->region = NULL;
             goto err_rkey;
         }
-        ++mca_pml_umr.cnt.keys_live;
+        mca_pml_umr.cnt.keys_live += (req->region == NULL);
     }
 
     req->comp.func   = mca_pml_umr_recv_get_done;

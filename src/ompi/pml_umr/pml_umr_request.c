@@ -130,6 +130,8 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->inner                     = NULL;
     req->peer                      = NULL;
     req->memh                      = NULL;
+    req->region                    = NULL;
+    req->lkey                      = NULL;
     req->has_rkey                  = 0;
     req->tmp                       = NULL;
     req->error                     = MPI_SUCCESS;

@@ -120,10 +120,11 @@ void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
     if (--req->events > 0) {
         return;
     }
-    if (req->memh != NULL) {
-        uct_md_mem_dereg(req->peer->rail->md, req->memh);
-        req->memh = NULL;
-        --mca_pml_umr.cnt.keys_live;
+    if (req->lkey != NULL) {
+        mca_pml_umr_lkey_put(req->lkey);
+        mca_pml_umr_region_put(req->region);
+        req->lkey   = NULL;
+        req->region = NULL;
     }
     if (req->passthrough) {
         /* pass-through persistent start: status from the wrapped PML */
@@ -151,21 +152,24 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
 {
     mca_pml_umr_peer_t *peer = req->peer;
     mca_pml_umr_ctl_t *ctl   = &req->ctl;
-    ucs_status_t status;
+    ptrdiff_t lo, hi;
     int rc;
 
     if (mca_pml_umr_peer_ep(peer) != OMPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    status = uct_umr_mem_reg(peer->rail->md, req->buf, info->layout,
-                             req->count, 0, &req->memh);
-    if (status != UCS_OK) {
-        MCA_PML_UMR_VERBOSE(10, "layout registration failed (%s): passing "
-                            "through", ucs_status_string(status));
-        req->memh = NULL;
+    /* the region and its layout key: registered once, reused */
+    mca_pml_umr_span(info->layout, req->count, &lo, &hi);
+    if (mca_pml_umr_region_get(peer->rail, (char*)req->buf + lo, hi - lo,
+                               &req->region) != OMPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    ++mca_pml_umr.cnt.keys_live;
+    if (mca_pml_umr_lkey_get(req->region, req->buf, info->layout, req->count,
+                             &req->lkey) != OMPI_SUCCESS) {
+        mca_pml_umr_region_put(req->region);
+        req->region = NULL;
+        return OMPI_ERROR;
+    }
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
@@ -173,9 +177,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     ctl->length   = req->dt->super.size * req->count;
     ctl->rkey_len = peer->rail->rkey_size;
     ctl->rail     = peer->rail - mca_pml_umr.rails;
-    if (uct_md_mkey_pack(peer->rail->md, req->memh, ctl->data) != UCS_OK) {
-        goto err_dereg;
-    }
+    memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
     mca_pml_umr_peer_ctl_addr(peer, ctl, ctl->rkey_len);
     if (mca_pml_umr_ack_post(peer) != OMPI_SUCCESS) {
         goto err_dereg;
@@ -202,9 +204,10 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     return OMPI_SUCCESS;
 
 err_dereg:
-    uct_md_mem_dereg(peer->rail->md, req->memh);
-    req->memh = NULL;
-    --mca_pml_umr.cnt.keys_live;
+    mca_pml_umr_lkey_put(req->lkey);
+    mca_pml_umr_region_put(req->region);
+    req->lkey   = NULL;
+    req->region = NULL;
     return OMPI_ERROR;
 }
 

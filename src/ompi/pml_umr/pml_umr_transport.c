@@ -111,6 +111,9 @@ static int mca_pml_umr_rail_open(const char *md_name)
     rail->dev_addr_len   = iface_attr.device_addr_len;
     rail->iface_addr_len = iface_attr.iface_addr_len;
     rail->is_sw          = !strcmp(md_name, "sw");
+    if (mca_pml_umr_rcache_create(rail) != OMPI_SUCCESS) {
+        goto err_iface;
+    }
     ++mca_pml_umr.nrails;
     MCA_PML_UMR_VERBOSE(5, "rail %s open", md_name);
     return OMPI_SUCCESS;
@@ -217,6 +220,16 @@ err_dlclose:
     return OMPI_ERROR;
 }
 
+/* Registrations go before the counters are printed (keys_live to 0). */
+void mca_pml_umr_rails_release(void)
+{
+    int i;
+
+    for (i = 0; i < mca_pml_umr.nrails; ++i) {
+        mca_pml_umr_rcache_destroy(&mca_pml_umr.rails[i]);
+    }
+}
+
 void mca_pml_umr_transport_close(void)
 {
     int i;
@@ -226,6 +239,7 @@ void mca_pml_umr_transport_close(void)
         mca_pml_umr.progress_on = 0;
     }
     for (i = 0; i < mca_pml_umr.nrails; ++i) {
+        mca_pml_umr_rcache_destroy(&mca_pml_umr.rails[i]);
         uct_iface_close(mca_pml_umr.rails[i].iface);
         uct_md_close(mca_pml_umr.rails[i].md);
     }

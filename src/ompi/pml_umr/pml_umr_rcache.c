@@ -1,0 +1,234 @@
+/**
+ * pml/umr registration cache: a time-step loop registers its buffers once.
+ *
+ * Each rail keeps a UCS registration cache (ucs_rcache) of contiguous
+ * regions, invalidated by UCM's memory events when the memory is unmapped
+ * (freed, munmap), so a freed and reused buffer never reaches an old
+ * registration. A region also holds the layout keys made over it (sender
+ * side), each keyed by (base, count, layout contents): a datatype that was
+ * freed and another one allocated at the same address with a different
+ * layout never share a key. Layout keys go with their region.
+ */
+#include "pml_umr.h"
+
+#include <ucs/memory/rcache.h>
+#include <ucs/sys/sys.h>
+#include <ucm/api/ucm.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Layout keys kept per region beyond those in use. */
+#define MCA_PML_UMR_LKEYS_PER_REGION 16
+
+static ucs_status_t mca_pml_umr_region_reg(void *context, ucs_rcache_t *rcache,
+                                           void *arg,
+                                           ucs_rcache_region_t *rregion,
+                                           uint16_t flags)
+{
+    mca_pml_umr_rail_t *rail     = context;
+    mca_pml_umr_region_t *region = ucs_derived_of(rregion,
+                                                  mca_pml_umr_region_t);
+    ucs_status_t status;
+
+    region->rail   = rail;
+    region->nlkeys = 0;
+    ucs_list_head_init(&region->lkeys);
+    status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
+                            region->super.super.end - region->super.super.start,
+                            UCT_MD_MEM_ACCESS_ALL, &region->memh);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ++mca_pml_umr.cnt.keys_live;
+    ++mca_pml_umr.cnt.reg_misses;
+    return UCS_OK;
+}
+
+static void mca_pml_umr_lkey_free(mca_pml_umr_region_t *region,
+                                  mca_pml_umr_lkey_t *lkey)
+{
+    ucs_list_del(&lkey->list);
+    --region->nlkeys;
+    uct_md_mem_dereg(region->rail->md, lkey->memh);
+    uct_umr_layout_free(lkey->layout);
+    free(lkey);
+    --mca_pml_umr.cnt.keys_live;
+}
+
+static void mca_pml_umr_region_dereg(void *context, ucs_rcache_t *rcache,
+                                     ucs_rcache_region_t *rregion)
+{
+    mca_pml_umr_region_t *region = ucs_derived_of(rregion,
+                                                  mca_pml_umr_region_t);
+    mca_pml_umr_lkey_t *lkey, *tmp;
+
+    /* no layout key is in use: its send holds the region */
+    ucs_list_for_each_safe(lkey, tmp, &region->lkeys, list) {
+        mca_pml_umr_lkey_free(region, lkey);
+    }
+    uct_md_mem_dereg(region->rail->md, region->memh);
+    --mca_pml_umr.cnt.keys_live;
+}
+
+static void mca_pml_umr_region_dump(void *context, ucs_rcache_t *rcache,
+                                    ucs_rcache_region_t *rregion, char *buf,
+                                    size_t max)
+{
+    mca_pml_umr_region_t *region = ucs_derived_of(rregion,
+                                                  mca_pml_umr_region_t);
+
+    snprintf(buf, max, "memh %p, %d layout keys", region->memh,
+             region->nlkeys);
+}
+
+static const ucs_rcache_ops_t mca_pml_umr_rcache_ops = {
+    .mem_reg     = mca_pml_umr_region_reg,
+    .mem_dereg   = mca_pml_umr_region_dereg,
+    .dump_region = mca_pml_umr_region_dump
+};
+
+int mca_pml_umr_rcache_create(mca_pml_umr_rail_t *rail)
+{
+    ucs_rcache_params_t params;
+    ucs_status_t status;
+
+    memset(&params, 0, sizeof(params));
+    params.region_struct_size = sizeof(mca_pml_umr_region_t);
+    params.alignment          = ucs_get_page_size();
+    params.max_alignment      = ucs_get_page_size();
+    params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
+    params.ucm_event_priority = 1000;
+    params.ops                = &mca_pml_umr_rcache_ops;
+    params.context            = rail;
+    params.flags              = 0;
+    params.max_regions        = ULONG_MAX;
+    params.max_size           = SIZE_MAX;
+    params.max_unreleased     = SIZE_MAX;
+    status = ucs_rcache_create(&params, "pml_umr", NULL, &rail->rcache);
+    if (status != UCS_OK) {
+        MCA_PML_UMR_VERBOSE(1, "registration cache for rail %s: %s",
+                            rail->name, ucs_status_string(status));
+        rail->rcache = NULL;
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_pml_umr_rcache_destroy(mca_pml_umr_rail_t *rail)
+{
+    if (rail->rcache != NULL) {
+        ucs_rcache_destroy(rail->rcache);
+        rail->rcache = NULL;
+    }
+}
+
+/* The registered region that covers [lo, lo + len), held until put. */
+int mca_pml_umr_region_get(mca_pml_umr_rail_t *rail, void *lo, size_t len,
+                           mca_pml_umr_region_t **region_p)
+{
+    ucs_rcache_region_t *rregion;
+    ucs_status_t status;
+    uint64_t misses = mca_pml_umr.cnt.reg_misses;
+
+    status = ucs_rcache_get(rail->rcache, lo, len, PROT_READ | PROT_WRITE,
+                            NULL, &rregion);
+    if (status != UCS_OK) {
+        MCA_PML_UMR_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
+                            ucs_status_string(status));
+        return OMPI_ERROR;
+    }
+    mca_pml_umr.cnt.reg_hits += (misses == mca_pml_umr.cnt.reg_misses);
+    *region_p = ucs_derived_of(rregion, mca_pml_umr_region_t);
+    return OMPI_SUCCESS;
+}
+
+void mca_pml_umr_region_put(mca_pml_umr_region_t *region)
+{
+    ucs_rcache_region_put(region->rail->rcache, &region->super);
+}
+
+/* The layout key of (base, layout, count) over `region` (held by the
+ * caller), made once; in use until mca_pml_umr_lkey_put. */
+int mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
+                         const uct_umr_layout_t *layout, size_t count,
+                         mca_pml_umr_lkey_t **lkey_p)
+{
+    mca_pml_umr_rail_t *rail = region->rail;
+    mca_pml_umr_lkey_t *lkey;
+    ucs_status_t status;
+
+    ucs_list_for_each(lkey, &region->lkeys, list) {
+        if ((lkey->base == base) && (lkey->count == count) &&
+            uct_umr_layout_equal(lkey->layout, layout)) {
+            /* most recently used first */
+            ucs_list_del(&lkey->list);
+            ucs_list_add_head(&region->lkeys, &lkey->list);
+            ++lkey->refs;
+            ++mca_pml_umr.cnt.lkey_hits;
+            *lkey_p = lkey;
+            return OMPI_SUCCESS;
+        }
+    }
+
+    /* keep the list short: drop least recently used keys not in use */
+    while (region->nlkeys >= MCA_PML_UMR_LKEYS_PER_REGION) {
+        lkey = ucs_list_tail(&region->lkeys, mca_pml_umr_lkey_t, list);
+        if (lkey->refs > 0) {
+            break;
+        }
+        mca_pml_umr_lkey_free(region, lkey);
+    }
+
+    lkey = calloc(1, sizeof(*lkey));
+    if (lkey == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    status = uct_umr_layout_dup(layout, &lkey->layout);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    status = uct_umr_mem_reg(rail->md, base, layout, count, 0, &lkey->memh);
+    if (status != UCS_OK) {
+        MCA_PML_UMR_VERBOSE(10, "layout registration failed (%s)",
+                            ucs_status_string(status));
+        goto err_layout;
+    }
+    status = uct_md_mkey_pack(rail->md, lkey->memh, lkey->rkey);
+    if (status != UCS_OK) {
+        uct_md_mem_dereg(rail->md, lkey->memh);
+        goto err_layout;
+    }
+    lkey->base  = base;
+    lkey->count = count;
+    lkey->refs  = 1;
+    ucs_list_add_head(&region->lkeys, &lkey->list);
+    ++region->nlkeys;
+    ++mca_pml_umr.cnt.keys_live;
+    ++mca_pml_umr.cnt.lkey_misses;
+    *lkey_p = lkey;
+    return OMPI_SUCCESS;
+
+err_layout:
+    uct_umr_layout_free(lkey->layout);
+err_free:
+    free(lkey);
+    return OMPI_ERROR;
+}
+
+void mca_pml_umr_lkey_put(mca_pml_umr_lkey_t *lkey)
+{
+    --lkey->refs;
+}
+
+/* Bytes [lo, hi) relative to base that `count` elements of `layout` touch. */
+void mca_pml_umr_span(const uct_umr_layout_t *layout, size_t count,
+                      ptrdiff_t *lo, ptrdiff_t *hi)
+{
+    ptrdiff_t ext  = uct_umr_layout_extent(layout);
+    ptrdiff_t last = (ptrdiff_t)(count - 1) * ext;
+
+    *lo = uct_umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
+    *hi = uct_umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
+}
