@@ -114,6 +114,7 @@ typedef struct mca_pml_umr_region {
     uct_mem_h           memh;       /* the whole region, contiguous */
     ucs_list_link_t     lkeys;
     int                 nlkeys;
+    int                 uncached;   /* no cache: registered for one use */
 } mca_pml_umr_region_t;
 
 /* What a process publishes in the modex. */

@@ -32,8 +32,9 @@ static ucs_status_t mca_pml_umr_region_reg(void *context, ucs_rcache_t *rcache,
                                                   mca_pml_umr_region_t);
     ucs_status_t status;
 
-    region->rail   = rail;
-    region->nlkeys = 0;
+    region->rail     = rail;
+    region->nlkeys   = 0;
+    region->uncached = (arg != NULL); /* see mca_pml_umr_region_get */
     ucs_list_head_init(&region->lkeys);
     status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
                             region->super.super.end - region->super.super.start,
@@ -108,10 +109,12 @@ int mca_pml_umr_rcache_create(mca_pml_umr_rail_t *rail)
     params.max_unreleased     = SIZE_MAX;
     status = ucs_rcache_create(&params, "pml_umr", NULL, &rail->rcache);
     if (status != UCS_OK) {
-        MCA_PML_UMR_VERBOSE(1, "registration cache for rail %s: %s",
-                            rail->name, ucs_status_string(status));
+        /* e.g. no memory events (valgrind, UCX_MEM_EVENTS=n): every
+         * message registers and deregisters its memory */
+        MCA_PML_UMR_VERBOSE(1, "no registration cache for rail %s (%s): "
+                            "registering per message", rail->name,
+                            ucs_status_string(status));
         rail->rcache = NULL;
-        return OMPI_ERROR;
     }
     return OMPI_SUCCESS;
 }
@@ -128,10 +131,26 @@ void mca_pml_umr_rcache_destroy(mca_pml_umr_rail_t *rail)
 int mca_pml_umr_region_get(mca_pml_umr_rail_t *rail, void *lo, size_t len,
                            mca_pml_umr_region_t **region_p)
 {
+    mca_pml_umr_region_t *region;
     ucs_rcache_region_t *rregion;
     ucs_status_t status;
     uint64_t misses = mca_pml_umr.cnt.reg_misses;
 
+    if (rail->rcache == NULL) {
+        region = calloc(1, sizeof(*region));
+        if (region == NULL) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        region->super.super.start = (uintptr_t)lo;
+        region->super.super.end   = (uintptr_t)lo + len;
+        if (mca_pml_umr_region_reg(rail, NULL, (void*)1, &region->super, 0) !=
+            UCS_OK) {
+            free(region);
+            return OMPI_ERROR;
+        }
+        *region_p = region;
+        return OMPI_SUCCESS;
+    }
     status = ucs_rcache_get(rail->rcache, lo, len, PROT_READ | PROT_WRITE,
                             NULL, &rregion);
     if (status != UCS_OK) {
@@ -146,6 +165,11 @@ int mca_pml_umr_region_get(mca_pml_umr_rail_t *rail, void *lo, size_t len,
 
 void mca_pml_umr_region_put(mca_pml_umr_region_t *region)
 {
+    if (region->uncached) {
+        mca_pml_umr_region_dereg(region->rail, NULL, &region->super);
+        free(region);
+        return;
+    }
     ucs_rcache_region_put(region->rail->rcache, &region->super);
 }
 

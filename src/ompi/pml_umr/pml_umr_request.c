@@ -8,6 +8,7 @@
 #include "umr_mpi_dtype.h"
 
 static int mca_pml_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
+static int mca_pml_umr_self_keyval = MPI_KEYVAL_INVALID;
 
 static int mca_pml_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
                                   void *extra)
@@ -17,13 +18,12 @@ static int mca_pml_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
         umr_mpi_dtype_cache_fini();
     }
     mca_pml_umr_dtype_state = -1;
+    PMPI_Comm_free_keyval(&mca_pml_umr_self_keyval);
     return MPI_SUCCESS;
 }
 
 const umr_mpi_dtype_t *mca_pml_umr_dtype_get(ompi_datatype_t *dt)
 {
-    int keyval;
-
     if (OPAL_UNLIKELY(mca_pml_umr_dtype_state != 1)) {
         if (mca_pml_umr_dtype_state < 0) {
             return NULL;
@@ -31,9 +31,10 @@ const umr_mpi_dtype_t *mca_pml_umr_dtype_get(ompi_datatype_t *dt)
         mca_pml_umr_dtype_state = -1;
         if ((umr_mpi_dtype_cache_init() != MPI_SUCCESS) ||
             (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
-                                     mca_pml_umr_dtype_fini, &keyval,
-                                     NULL) != MPI_SUCCESS) ||
-            (PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL) !=
+                                     mca_pml_umr_dtype_fini,
+                                     &mca_pml_umr_self_keyval, NULL) !=
+             MPI_SUCCESS) ||
+            (PMPI_Comm_set_attr(MPI_COMM_SELF, mca_pml_umr_self_keyval, NULL) !=
              MPI_SUCCESS)) {
             opal_output(0, "pml_umr: datatype cache unavailable: passing "
                         "everything through");
