@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static int rank, nprocs, errors;
 
@@ -779,6 +780,28 @@ static void intercomm(void)
     report("intercomm", h, zc0);
 }
 
+/* ---- a peer dies mid-transfer: the job must end, not hang ---------------- */
+
+static void die(void)
+{
+    int n = 4096;
+    double *v = calloc(n, sizeof(double));
+    MPI_Datatype vec;
+    MPI_Request rq;
+
+    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    if (rank == 0) {
+        MPI_Isend(v, 1, vec, 1, 99, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);   /* never acknowledged */
+    } else if (rank == 1) {
+        MPI_Probe(0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        _exit(3);                            /* dies holding the message */
+    }
+    MPI_Type_free(&vec);
+    free(v);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -787,6 +810,7 @@ static const struct {
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
     {"intercomm", intercomm}, {"fresh", fresh},
+    {"die", die},   /* only when named */
 };
 
 int main(int argc, char **argv)
@@ -794,13 +818,23 @@ int main(int argc, char **argv)
     size_t c;
     int a, run;
 
-    MPI_Init(&argc, &argv);
+    /* PML_UMR_TEST_THREAD_MULTIPLE=1: the same program at
+     * MPI_THREAD_MULTIPLE (pml/umr then passes everything through) */
+    if (getenv("PML_UMR_TEST_THREAD_MULTIPLE") != NULL) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided != MPI_THREAD_MULTIPLE) {
+            printf("FAIL: MPI_THREAD_MULTIPLE not provided\n");
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     pvars_init();
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
-        run = (argc == 1);
+        run = (argc == 1) && strcmp(cases[c].name, "die");
         for (a = 1; a < argc; ++a) {
             run |= !strcmp(argv[a], cases[c].name);
         }

@@ -126,6 +126,16 @@ ompi_info_lists() {
     done
 }
 
+# A peer that dies holding a zero-copy message ends the job (Open MPI's
+# runtime aborts it) instead of leaving the sender waiting for its ack.
+peer_death() {
+    local got=$out/die rc
+    rc=0
+    env "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on timeout 60 "$mpirun" \
+        --allow-run-as-root --oversubscribe -np 2 "$prog" die >"$got" 2>&1 || rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { echo "exit status $rc (124: hang)"; return 1; }
+}
+
 check ompi_info_lists_component ompi_info_lists
 for np in 2 4; do
     for pml in ob1 ucx; do
@@ -136,4 +146,6 @@ check identical_np2_ob1_auto identical_auto
 check disabled_by_mca_param disabled enable OMPI_MCA_pml_umr_enable=0
 check disabled_by_ucx_tls disabled tls UCX_TLS=self,sm,tcp
 check disabled_by_version_mismatch version_mismatch
+check disabled_by_thread_multiple disabled thread PML_UMR_TEST_THREAD_MULTIPLE=1
+check peer_death_ends_job peer_death
 finish
