@@ -16,4 +16,32 @@ export BUILD_DIR=${BUILD_DIR:-$top/build}
 "$top/contrib/build.sh"
 
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
-exec "$BUILD_DIR/examples/halo3d" "$@"
+"$BUILD_DIR/examples/halo3d" "$@"
+
+# An unmodified MPI halo program (examples/mpi_halo.c), without and with the
+# Open MPI component pml/umr (loaded from a scratch component directory, as
+# `make install` would put it in Open MPI's). pml_umr_verbose=1 prints each
+# rank's counters: zcopy_* shows what moved zero-copy, *_hits the reuse of
+# registrations. With pml_umr_zcopy=auto, pml/umr chooses per message (on the
+# sw engine it mostly passes through); =on forces zero-copy.
+umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+halo=$BUILD_DIR/examples/mpi_halo
+if [ -f "$umr_so" ] && [ -x "$halo" ]; then
+    scratch=$BUILD_DIR/demo-components
+    mkdir -p "$scratch"
+    ln -sf "$umr_so" "$scratch/"
+    pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
+    mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2)
+    umr=(-x OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+         -x OMPI_MCA_pml_umr_uct_module="$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+         -x OMPI_MCA_pml_umr_verbose=1 -x UCX_MLX5_UMR_ENGINE)
+    for run in plain auto on; do
+        echo
+        case $run in
+        plain) echo "=== mpi_halo without pml/umr: ${mpirun[*]} mpi_halo"
+               "${mpirun[@]}" "$halo" -n 64 -i 100 ;;
+        *)     echo "=== mpi_halo with pml/umr (pml_umr_zcopy=$run)"
+               "${mpirun[@]}" "${umr[@]}" -x OMPI_MCA_pml_umr_zcopy=$run "$halo" -n 64 -i 100 ;;
+        esac
+    done
+fi
