@@ -11,6 +11,31 @@
 
 namespace umr_test {
 
+static std::string &uct_test_default_dev()
+{
+    static std::string dev = "sw";
+    return dev;
+}
+
+void uct_test_set_default_dev(const std::string &dev)
+{
+    uct_test_default_dev() = dev;
+}
+
+const std::string &uct_test_dev()
+{
+    static std::string dev;
+    const char *env = getenv("UMR_TEST_DEV");
+
+    dev = (env != NULL) ? env : uct_test_default_dev();
+    return dev;
+}
+
+bool uct_test_dev_is_sw()
+{
+    return uct_test_dev() == "sw";
+}
+
 static void test_comp_cb(uct_completion_t *self)
 {
     test_comp *c = reinterpret_cast<test_comp*>(self);

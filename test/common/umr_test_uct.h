@@ -36,6 +36,13 @@ typedef std::map<std::string, std::string> config_t;
         ASSERT_EQ(UCS_OK, _s) << #_expr << ": " << ucs_status_string(_s); \
     } while (0)
 
+/* The device the transport suites run on: $UMR_TEST_DEV if set, else the
+ * program's default ("sw"; the suites linked with the rdma-core model set
+ * "mlx5_0" before main). The same tests then run on either engine. */
+const std::string &uct_test_dev();
+void               uct_test_set_default_dev(const std::string &dev);
+bool               uct_test_dev_is_sw();
+
 /* A completion that counts how often it fired and keeps the last status. */
 struct test_comp {
     uct_completion_t uct;

@@ -2,6 +2,7 @@
  * A fake rdma-core for tests that need no device: see umr_test_verbs_fake.h.
  */
 #include "umr_test_verbs_fake.h"
+#include "umr_test_verbs_model.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include <map>
+#include <set>
 
 namespace umr_test {
 
@@ -17,6 +19,7 @@ namespace {
 struct fake_qp {
     struct ibv_qp_ex    qpx;    /* qp_base first: ibv_qp* == ibv_qp_ex* */
     struct mlx5dv_qp_ex mqpx;
+    model_qp            model;
 };
 
 struct fake_cq_state {
@@ -33,7 +36,9 @@ struct fake_globals {
     uint32_t                                        mkey_seq;
     int                                             mkey_creates;
     uint32_t                                        qp_seq;
+    std::set<struct ibv_qp*>                        live_qps;
 
+    fake_globals();
     ~fake_globals();
 };
 
@@ -67,6 +72,12 @@ void record(struct ibv_qp_ex *qpx, fake_wr_call::kind_t kind)
     record(qpx, kind, call);
 }
 
+fake_globals::fake_globals() : mr_seq(0), mkey_seq(0), mkey_creates(0),
+                               qp_seq(0)
+{
+    state.defaults();
+}
+
 fake_globals::~fake_globals()
 {
     for (struct ibv_device *dev : ibdevs) {
@@ -79,9 +90,29 @@ fake_globals::~fake_globals()
 
 /* ---- WR builders of the fake QP ---- */
 
+fake_qp *fqp_of(struct ibv_qp_ex *qpx)
+{
+    return (fake_qp*)qpx;
+}
+
+/* model mode: the WR a builder adds to the batch */
+void model_add(struct ibv_qp_ex *qpx, model_wr::kind_t kind, model_wr &wr)
+{
+    if (!fake().model) {
+        return;
+    }
+    wr.kind     = kind;
+    wr.wr_id    = qpx->wr_id;
+    wr.wr_flags = qpx->wr_flags;
+    model_wr_add(qpx, &fqp_of(qpx)->model, wr);
+}
+
 void fake_wr_start(struct ibv_qp_ex *qpx)
 {
     record(qpx, fake_wr_call::START);
+    if (fake().model) {
+        model_wr_start(qpx, &fqp_of(qpx)->model);
+    }
 }
 
 int fake_wr_complete(struct ibv_qp_ex *qpx)
@@ -89,6 +120,13 @@ int fake_wr_complete(struct ibv_qp_ex *qpx)
     fake_wr_call call = {};
 
     call.ret = fake().wr_complete_ret;
+    if (fake().model) {
+        if (call.ret != 0) {
+            model_wr_abort(&fqp_of(qpx)->model);
+        } else {
+            call.ret = model_wr_complete(qpx, &fqp_of(qpx)->model);
+        }
+    }
     record(qpx, fake_wr_call::COMPLETE, call);
     return call.ret;
 }
@@ -96,6 +134,9 @@ int fake_wr_complete(struct ibv_qp_ex *qpx)
 void fake_wr_abort(struct ibv_qp_ex *qpx)
 {
     record(qpx, fake_wr_call::ABORT);
+    if (fake().model) {
+        model_wr_abort(&fqp_of(qpx)->model);
+    }
 }
 
 void fake_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -106,6 +147,11 @@ void fake_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
     call.key         = rkey;
     call.remote_addr = remote_addr;
     record(qpx, fake_wr_call::RDMA_WRITE, call);
+
+    model_wr wr = {};
+    wr.key         = rkey;
+    wr.remote_addr = remote_addr;
+    model_add(qpx, model_wr::RDMA_WRITE, wr);
 }
 
 void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -116,6 +162,11 @@ void fake_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
     call.key         = rkey;
     call.remote_addr = remote_addr;
     record(qpx, fake_wr_call::RDMA_READ, call);
+
+    model_wr wr = {};
+    wr.key         = rkey;
+    wr.remote_addr = remote_addr;
+    model_add(qpx, model_wr::RDMA_READ, wr);
 }
 
 void fake_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
@@ -124,6 +175,10 @@ void fake_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 
     call.key = invalidate_rkey;
     record(qpx, fake_wr_call::LOCAL_INV, call);
+
+    model_wr wr = {};
+    wr.key = invalidate_rkey;
+    model_add(qpx, model_wr::LOCAL_INV, wr);
 }
 
 void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
@@ -133,6 +188,16 @@ void fake_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 
     call.sge.assign(sg_list, sg_list + num_sge);
     record(qpx, fake_wr_call::SET_SGE_LIST, call);
+
+    /* the SGEs of the RDMA WR just built (R17: qp.c set_sge_list) */
+    model_qp *mqp = &fqp_of(qpx)->model;
+    if (fake().model && !mqp->err && !mqp->batch.empty()) {
+        if (num_sge > mqp->max_gs) {
+            mqp->err = ENOMEM;
+        } else {
+            mqp->batch.back().sge.assign(sg_list, sg_list + num_sge);
+        }
+    }
 }
 
 struct ibv_qp_ex *qpx_of(struct mlx5dv_qp_ex *mqpx)
@@ -153,6 +218,14 @@ void fake_wr_mr_interleaved(struct mlx5dv_qp_ex *mqpx,
     call.repeat = repeat_count;
     call.ilv.assign(data, data + num_interleaved);
     record(qpx_of(mqpx), fake_wr_call::MR_INTERLEAVED, call);
+
+    model_wr wr = {};
+    wr.mkey   = mkey;
+    wr.tag    = mkey->lkey & 0xff;
+    wr.access = access_flags;
+    wr.repeat = repeat_count;
+    wr.ilv.assign(data, data + num_interleaved);
+    model_add(qpx_of(mqpx), model_wr::UMR_ILV, wr);
 }
 
 void fake_wr_mr_list(struct mlx5dv_qp_ex *mqpx, struct mlx5dv_mkey *mkey,
@@ -166,6 +239,13 @@ void fake_wr_mr_list(struct mlx5dv_qp_ex *mqpx, struct mlx5dv_mkey *mkey,
     call.access = access_flags;
     call.sge.assign(sge, sge + num_sges);
     record(qpx_of(mqpx), fake_wr_call::MR_LIST, call);
+
+    model_wr wr = {};
+    wr.mkey   = mkey;
+    wr.tag    = mkey->lkey & 0xff;
+    wr.access = access_flags;
+    wr.sge.assign(sge, sge + num_sges);
+    model_add(qpx_of(mqpx), model_wr::UMR_LIST, wr);
 }
 
 /* ---- fake extended CQ ---- */
@@ -180,6 +260,13 @@ void cq_load(struct ibv_cq_ex *cq, fake_cq_state *st)
 {
     st->cur = st->queue.front();
     st->queue.pop_front();
+    /* a polled completion frees its WR and every earlier one (R15) */
+    if ((st->cur.qp != NULL) && globals().live_qps.count(st->cur.qp)) {
+        model_qp *mqp = &((fake_qp*)st->cur.qp)->model;
+        if (st->cur.seq + 1 > mqp->tail) {
+            mqp->tail = st->cur.seq + 1;
+        }
+    }
     cq->wr_id  = st->cur.wr_id;
     cq->status = st->cur.status;
 }
@@ -187,6 +274,15 @@ void cq_load(struct ibv_cq_ex *cq, fake_cq_state *st)
 int fake_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 {
     fake_cq_state *st = cq_state(cq);
+
+    /* model: the NIC works on the QPs of this CQ */
+    if (fake().model) {
+        for (struct ibv_qp *qp : globals().live_qps) {
+            if ((struct ibv_cq_ex*)qp->send_cq == cq) {
+                model_progress(qp, &((fake_qp*)qp)->model);
+            }
+        }
+    }
 
     ++fake().num_start_poll;
     if (st->polling) {
@@ -284,6 +380,9 @@ struct ibv_cq_ex *fake_create_cq_ex(struct ibv_context *ctx,
     return cq;
 }
 
+/* Before main(): the model's defaults hold for tests that never reset(). */
+const int fake_static_init = (globals(), 0);
+
 } // namespace
 
 verbs_fake &fake()
@@ -356,6 +455,13 @@ void verbs_fake::reset()
     globals().mkey_creates = 0;
     globals().qp_seq       = 0;
 
+    defaults();
+}
+
+void verbs_fake::defaults()
+{
+    model             = true;
+    update_tag_kernel = true;
     devices.assign(1, fake_device{"mlx5_0", true});
     device_list_fails = false;
     open_errno        = 0;
@@ -519,12 +625,14 @@ __wrap_mlx5dv_open_device(struct ibv_device *device,
     vctx->create_cq_ex       = fake_create_cq_ex;
     vctx->context.device     = device;
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    model_ctx_opened(&vctx->context, attr->flags);
     ++fake().num_ctx;
     return &vctx->context;
 }
 
 int __wrap_ibv_close_device(struct ibv_context *ctx)
 {
+    model_ctx_closed(ctx);
     free((char*)ctx - offsetof(struct verbs_context, context));
     --fake().num_ctx;
     return 0;
@@ -578,15 +686,28 @@ int __wrap_ibv_dealloc_pd(struct ibv_pd *pd)
 }
 
 static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
-                                  size_t length)
+                                  size_t length, int access)
 {
-    struct ibv_mr *mr = (struct ibv_mr*)calloc(1, sizeof(*mr));
+    struct ibv_mr *mr;
+    uint32_t key;
+    int ret;
 
+    if (fake().model) {
+        ret = model_reg_mr(addr, length, access, &key);
+        if (ret) {
+            errno = ret;
+            return NULL;
+        }
+    } else {
+        key = 0x1000u + (++globals().mr_seq) * 0x100u + 0x11u;
+    }
+
+    mr          = (struct ibv_mr*)calloc(1, sizeof(*mr));
     mr->context = pd->context;
     mr->pd      = pd;
     mr->addr    = addr;
     mr->length  = length;
-    mr->lkey    = 0x1000u + (++globals().mr_seq) * 0x100u + 0x11u;
+    mr->lkey    = key;
     mr->rkey    = mr->lkey;
     ++fake().num_mr;
     return mr;
@@ -595,18 +716,21 @@ static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
 struct ibv_mr *__wrap_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
                                  int access)
 {
-    return fake_reg_mr(pd, addr, length);
+    return fake_reg_mr(pd, addr, length, access);
 }
 
 struct ibv_mr *__wrap_ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
                                        size_t length, uint64_t iova,
                                        unsigned int access)
 {
-    return fake_reg_mr(pd, addr, length);
+    return fake_reg_mr(pd, addr, length, (int)access);
 }
 
 int __wrap_ibv_dereg_mr(struct ibv_mr *mr)
 {
+    if (fake().model) {
+        model_dereg_mr(mr->lkey);
+    }
     free(mr);
     --fake().num_mr;
     return 0;
@@ -623,8 +747,17 @@ __wrap_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
         return NULL;
     }
 
-    mkey       = (struct mlx5dv_mkey*)calloc(1, sizeof(*mkey));
-    mkey->lkey = ((0x200u + (++globals().mkey_seq)) << 8) | 0x42u;
+    mkey = (struct mlx5dv_mkey*)calloc(1, sizeof(*mkey));
+    if (fake().model) {
+        int ret = model_create_mkey(attr->pd->context, attr, &mkey->lkey);
+        if (ret) {
+            free(mkey);
+            errno = ret;
+            return NULL;
+        }
+    } else {
+        mkey->lkey = ((0x200u + (++globals().mkey_seq)) << 8) | 0x42u;
+    }
     mkey->rkey = mkey->lkey;
     ++fake().num_mkey;
     return mkey;
@@ -632,6 +765,9 @@ __wrap_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
 
 int __wrap_mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
 {
+    if (fake().model) {
+        model_destroy_mkey(mkey->lkey);
+    }
     free(mkey);
     --fake().num_mkey;
     return 0;
@@ -660,10 +796,25 @@ struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
         return NULL;
     }
 
-    qp = (fake_qp*)calloc(1, sizeof(*qp));
+    qp = new fake_qp();
+    if (fake().model) {
+        int ret = model_create_qp(ctx, attr, dv_attr, &qp->model);
+        if (ret == 0) {
+            qp->qpx.qp_base.qp_num = model_qp_alloc();
+            ret = (qp->qpx.qp_base.qp_num == 0) ? ENOMEM : 0;
+        }
+        if (ret) {
+            delete qp;
+            errno = ret;
+            return NULL;
+        }
+    } else {
+        qp->qpx.qp_base.qp_num = 0x300u + (++globals().qp_seq);
+    }
     qp->qpx.qp_base.context = ctx;
     qp->qpx.qp_base.pd      = attr->pd;
-    qp->qpx.qp_base.qp_num  = 0x300u + (++globals().qp_seq);
+    qp->qpx.qp_base.send_cq = attr->send_cq;
+    qp->qpx.qp_base.recv_cq = attr->recv_cq;
     qp->qpx.qp_base.qp_type = attr->qp_type;
     qp->qpx.qp_base.state   = IBV_QPS_RESET;
     qp->qpx.wr_start        = fake_wr_start;
@@ -676,8 +827,9 @@ struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
     qp->mqpx.wr_mr_interleaved = fake_wr_mr_interleaved;
     qp->mqpx.wr_mr_list        = fake_wr_mr_list;
 
+    globals().live_qps.insert(&qp->qpx.qp_base);
     /* the provider writes back what it granted */
-    if (fake().qp_inline_grant != 0) {
+    if (!fake().model && (fake().qp_inline_grant != 0)) {
         attr->cap.max_inline_data = fake().qp_inline_grant;
     }
     ++fake().num_qp;
@@ -701,6 +853,9 @@ int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
     if ((mask & IBV_QP_STATE) && (attr->qp_state == fake().modify_fail_state)) {
         return EINVAL;
     }
+    if (fake().model) {
+        return model_modify_qp(qp, attr, mask);
+    }
     if (mask & IBV_QP_STATE) {
         qp->state = attr->qp_state;
     }
@@ -709,7 +864,11 @@ int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 
 int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
 {
-    free(qp);
+    if (fake().model) {
+        model_qp_release(qp->qp_num);
+    }
+    globals().live_qps.erase(qp);
+    delete (fake_qp*)qp;
     --fake().num_qp;
     return 0;
 }

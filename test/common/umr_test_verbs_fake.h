@@ -9,6 +9,10 @@
  * and every ibv_wr_* / mlx5dv_wr_* / ibv_*_poll call through the function
  * pointers of fake ibv_qp_ex / mlx5dv_qp_ex / ibv_cq_ex objects.
  *
+ * With `model` set (reset()'s default) it is a model of rdma-core 44 on a
+ * ConnectX that enforces rdma-core's rules and executes the work, across
+ * forked processes too: see umr_test_verbs_model.h.
+ *
  * Whoever tests code that calls verbs may use it (the mlx5 engine's wrap
  * tests do; a transport test could run the transport on the mlx5 engine the
  * same way). One global fake per process; call reset() in SetUp().
@@ -52,6 +56,8 @@ struct fake_cqe {
     enum ibv_wc_status status;
     enum ibv_wc_opcode opcode;      /* meaningful on success only */
     uint32_t           vendor_err;
+    struct ibv_qp      *qp  = nullptr;  /* model: frees its SQ when polled */
+    uint64_t           seq  = 0;
 };
 
 struct fake_device {
@@ -66,6 +72,13 @@ struct fake_port {
 
 struct verbs_fake {
     /* ---- configuration (reset() sets one IB mlx5 device "mlx5_0") ---- */
+    bool                      model;              /* enforce rdma-core 44's
+                                                     rules and execute the
+                                                     work (umr_test_verbs_
+                                                     model.h); false: only
+                                                     record arguments */
+    bool                      update_tag_kernel;  /* kernel supports
+                                                     MKEY_UPDATE_TAG */
     std::vector<fake_device>  devices;
     bool                      device_list_fails;  /* returns NULL, ENOSYS */
     int                       open_errno;         /* mlx5dv_open_device */
@@ -96,6 +109,7 @@ struct verbs_fake {
     int num_ctx, num_pd, num_mr, num_mkey, num_cq, num_qp, num_dev_lists;
 
     void reset();
+    void defaults();    /* configuration and records, not the objects */
     int  live_objects() const;
 
     /* WR calls committed by a successful wr_complete (what the NIC got),

@@ -56,6 +56,7 @@ protected:
     void SetUp() override
     {
         fake().reset();
+        fake().model = false;   /* argument records only */
         buf.resize(1 << 20);
     }
 

@@ -15,6 +15,7 @@ ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *ndev, void *addr,
                                  size_t length, unsigned access,
                                  umr_eng_mr_t **mr_p)
 {
+    ucs_status_t status;
     umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
     umr_eng_mlx5_mr_t *mr;
     int ibv_access;
@@ -46,10 +47,13 @@ ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *ndev, void *addr,
     ibv_access = (int)access;
     mr->mr     = ibv_reg_mr(dev->pd, addr, length, ibv_access);
     if (mr->mr == NULL) {
+        /* EFAULT: the kernel could not pin the range (ib_umem_get) */
+        status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY :
+                 (errno == EFAULT) ? UCS_ERR_INVALID_ADDR : UCS_ERR_IO_ERROR;
         ucs_error("%s: ibv_reg_mr(%p, %zu, access 0x%x) failed: %m",
                   dev->caps.name, addr, length, access);
         ucs_free(mr);
-        return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+        return status;
     }
 
     mr->super.addr   = addr;

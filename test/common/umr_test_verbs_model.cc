@@ -1,0 +1,924 @@
+/**
+ * The model of rdma-core 44 on a ConnectX: see umr_test_verbs_model.h for
+ * the rules (R1-R20) and their sources.
+ */
+#include "umr_test_verbs_model.h"
+#include "umr_test_verbs_fake.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+namespace umr_test {
+
+namespace {
+
+enum {
+    FAB_KEYS     = 32768,   /* MRs and indirect keys of all processes */
+    FAB_DESC     = 64,      /* descriptors an indirect key may hold */
+    FAB_QPS      = 4096,
+    FAB_QPN_BASE = 0x100,
+    IOV_CHUNK    = 1024     /* IOV_MAX of process_vm_* */
+};
+
+enum { KEY_FREE, KEY_MR, KEY_MKEY };
+enum { LAYOUT_NONE, LAYOUT_ILV, LAYOUT_LIST };
+
+struct fab_desc {
+    uint64_t addr;
+    uint32_t bytes_count;   /* as the NIC holds it (16 bits for ILV) */
+    uint32_t stride;        /* ILV: bytes_count + bytes_skip, 16 bits */
+    uint32_t lkey;
+};
+
+struct fab_key {
+    uint32_t kind;
+    int32_t  pid;
+    uint32_t tag;
+    uint32_t access;
+    uint32_t valid;         /* MKEY: configured and not invalidated */
+    uint32_t update_tag;
+    uint32_t num_desc;
+    uint32_t layout;
+    uint32_t repeat;
+    uint32_t num;
+    uint64_t addr;          /* MR: VA */
+    uint64_t length;        /* MR: bytes; MKEY: reglen */
+    fab_desc desc[FAB_DESC];
+};
+
+struct fab_qp {
+    uint32_t in_use;
+    int32_t  pid;
+    uint32_t state;
+    uint32_t dest_qpn;
+};
+
+struct fabric {
+    pthread_mutex_t lock;
+    uint32_t        key_cursor;
+    uint32_t        qp_cursor;
+    fab_key         keys[FAB_KEYS];
+    fab_qp          qps[FAB_QPS];
+};
+
+fabric *fab_create()
+{
+    pthread_mutexattr_t mattr;
+    fabric *f;
+
+    f = (fabric*)mmap(NULL, sizeof(fabric), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (f == MAP_FAILED) {
+        abort();
+    }
+    pthread_mutexattr_init(&mattr);
+    pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&mattr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&f->lock, &mattr);
+    pthread_mutexattr_destroy(&mattr);
+    return f;
+}
+
+/* Created before main(): every forked test process shares it. */
+fabric *const fab = fab_create();
+
+struct fab_guard {
+    fab_guard()
+    {
+        if (pthread_mutex_lock(&fab->lock) == EOWNERDEAD) {
+            pthread_mutex_consistent(&fab->lock);
+        }
+    }
+    ~fab_guard()
+    {
+        pthread_mutex_unlock(&fab->lock);
+    }
+};
+
+bool pid_alive(int32_t pid)
+{
+    return (kill(pid, 0) == 0) || (errno != ESRCH);
+}
+
+/* A free key slot; slots of dead processes are taken back. Under lock. */
+int fab_key_alloc()
+{
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t n = 0; n < FAB_KEYS; ++n) {
+            uint32_t i = (fab->key_cursor + n) % FAB_KEYS;
+            fab_key &k = fab->keys[i];
+            if ((k.kind == KEY_FREE) ||
+                ((pass == 1) && (k.pid != getpid()) && !pid_alive(k.pid))) {
+                fab->key_cursor = i + 1;
+                memset(&k, 0, offsetof(fab_key, desc));
+                return (int)i;
+            }
+        }
+    }
+    return -1;
+}
+
+uint32_t key_index(uint32_t key)
+{
+    return key >> 8;
+}
+
+/* The slot a key names, or NULL (wrong index, free, tag). Under lock. */
+fab_key *fab_key_get(uint32_t key)
+{
+    uint32_t idx = key_index(key);
+
+    if ((idx == 0) || (idx > FAB_KEYS)) {
+        return NULL;
+    }
+    fab_key &k = fab->keys[idx - 1];
+    if ((k.kind == KEY_FREE) || (k.tag != (key & 0xff))) {
+        return NULL;
+    }
+    return &k;
+}
+
+fab_qp *fab_qp_get(uint32_t qpn)
+{
+    if ((qpn < FAB_QPN_BASE) || (qpn >= FAB_QPN_BASE + FAB_QPS)) {
+        return NULL;
+    }
+    fab_qp &q = fab->qps[qpn - FAB_QPN_BASE];
+    return q.in_use ? &q : NULL;
+}
+
+std::map<struct ibv_context*, uint32_t> &ctx_flags()
+{
+    static std::map<struct ibv_context*, uint32_t> m;
+    return m;
+}
+
+uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+uint64_t roundup_pow2(uint64_t v)
+{
+    uint64_t r = 1;
+    while (r < v) {
+        r <<= 1;
+    }
+    return r;
+}
+
+/* R1: verbs.c sq_overhead for an RC QP (v44: UMR segments counted only
+ * with LOCAL_INV / BIND_MW, see the header). */
+uint32_t sq_overhead(const struct ibv_qp_init_attr_ex *attr)
+{
+    uint64_t ops = attr->send_ops_flags;
+    uint32_t size = 16;                               /* ctrl */
+
+    if (ops & (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+               IBV_QP_EX_WITH_RDMA_READ)) {
+        size = std::max(size, 16u + 16u);             /* + raddr */
+    }
+    if (ops & (IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)) {
+        size = std::max(size, 16u + 16u + 16u);
+    }
+    if (ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)) {
+        size = std::max(size, 16u + 48u + 64u + 64u); /* UMR WQE */
+    }
+    return size;
+}
+
+/* ---- executing work ---------------------------------------------------- */
+
+struct segment {
+    uint64_t addr;
+    uint64_t len;
+};
+
+/* Where [addr, addr + len) of key lands, all in the process `pid`.
+ * need: IBV_ACCESS_* the access requires on the top key (0: none).
+ * Returns 0 or an ibv_wc_status. Under lock. */
+int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
+            int32_t pid, int depth, std::vector<segment> &out)
+{
+    fab_key *k = fab_key_get(key);
+
+    if ((k == NULL) || (k->pid != pid) || (depth > MODEL_MAX_DEPTH)) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+    if ((need & ~k->access) != 0) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+
+    if (k->kind == KEY_MR) {
+        if ((addr < k->addr) || (len > k->length) ||
+            (addr - k->addr > k->length - len)) {
+            return IBV_WC_REM_ACCESS_ERR;
+        }
+        if (len > 0) {
+            out.push_back({addr, len});
+        }
+        return 0;
+    }
+
+    /* indirect key: zero-based */
+    if (!k->valid || (addr > k->length) || (len > k->length - addr)) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+
+    while (len > 0) {
+        uint64_t piece, at;
+        uint32_t lkey;
+
+        if (k->layout == LAYOUT_ILV) {
+            uint64_t row = 0, off, cum = 0;
+            uint32_t i;
+
+            for (i = 0; i < k->num; ++i) {
+                row += k->desc[i].bytes_count;
+            }
+            if (row == 0) {
+                return IBV_WC_REM_ACCESS_ERR;
+            }
+            off = addr % row;
+            for (i = 0; (i < k->num) && (cum + k->desc[i].bytes_count <= off);
+                 ++i) {
+                cum += k->desc[i].bytes_count;
+            }
+            const fab_desc &d = k->desc[i];
+            piece = std::min<uint64_t>(d.bytes_count - (off - cum), len);
+            at    = d.addr + (addr / row) * d.stride + (off - cum);
+            lkey  = d.lkey;
+        } else {
+            uint64_t cum = 0;
+            uint32_t i;
+
+            for (i = 0; (i < k->num) && (cum + k->desc[i].bytes_count <= addr);
+                 ++i) {
+                cum += k->desc[i].bytes_count;
+            }
+            if (i == k->num) {
+                return IBV_WC_REM_ACCESS_ERR;
+            }
+            const fab_desc &d = k->desc[i];
+            piece = std::min<uint64_t>(d.bytes_count - (addr - cum), len);
+            at    = d.addr + (addr - cum);
+            lkey  = d.lkey;
+        }
+
+        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out);
+        if (ret) {
+            return ret;
+        }
+        addr += piece;
+        len  -= piece;
+    }
+    return 0;
+}
+
+/* Copies between the own buffer and segments of process pid, through
+ * cross-memory attach even for the own process: pinned memory a NIC could
+ * reach but the process made unreadable fails here instead of faulting. */
+bool transfer(int32_t pid, const std::vector<segment> &segs, uint8_t *buf,
+              bool to_segs)
+{
+    for (size_t i = 0; i < segs.size(); i += IOV_CHUNK) {
+        size_t n = std::min<size_t>(IOV_CHUNK, segs.size() - i);
+        std::vector<struct iovec> remote(n);
+        struct iovec local;
+        size_t total = 0;
+
+        for (size_t j = 0; j < n; ++j) {
+            remote[j].iov_base = (void*)(uintptr_t)segs[i + j].addr;
+            remote[j].iov_len  = segs[i + j].len;
+            total             += segs[i + j].len;
+        }
+        local.iov_base = buf;
+        local.iov_len  = total;
+        ssize_t ret = to_segs ?
+                      process_vm_writev(pid, &local, 1, remote.data(), n, 0) :
+                      process_vm_readv(pid, &local, 1, remote.data(), n, 0);
+        if (ret != (ssize_t)total) {
+            return false;
+        }
+        buf += total;
+    }
+    return true;
+}
+
+/* ibv_reg_mr pins the range: every page must be there (kernel
+ * ib_umem_get -> EFAULT). */
+bool range_readable(const void *addr, size_t length)
+{
+    size_t page = sysconf(_SC_PAGESIZE);
+    uintptr_t p = (uintptr_t)addr & ~(page - 1);
+    uintptr_t end = (uintptr_t)addr + length;
+    uint8_t byte;
+
+    for (; p < end; p += page) {
+        struct iovec local  = {&byte, 1};
+        struct iovec remote = {(void*)std::max(p, (uintptr_t)addr), 1};
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* R18: one RDMA write or read. Returns an ibv_wc_status. */
+int exec_rdma(struct ibv_qp *qp, const model_wr &wr)
+{
+    bool write = (wr.kind == model_wr::RDMA_WRITE);
+    std::vector<segment> lsegs, rsegs;
+    uint64_t total = 0;
+    int32_t rpid;
+    int ret;
+
+    {
+        fab_guard g;
+        fab_qp *me   = fab_qp_get(qp->qp_num);
+        fab_qp *peer = me ? fab_qp_get(me->dest_qpn) : NULL;
+
+        if ((peer == NULL) || (peer->state < IBV_QPS_RTR) ||
+            (peer->dest_qpn != qp->qp_num) || !pid_alive(peer->pid)) {
+            return IBV_WC_RETRY_EXC_ERR;
+        }
+        rpid = peer->pid;
+
+        for (const struct ibv_sge &s : wr.sge) {
+            ret = resolve(s.lkey, s.addr, s.length,
+                          write ? 0 : IBV_ACCESS_LOCAL_WRITE, getpid(), 0,
+                          lsegs);
+            if (ret) {
+                return IBV_WC_LOC_PROT_ERR;
+            }
+            total += s.length;
+        }
+        if (total == 0) {
+            return 0;
+        }
+        ret = resolve(wr.key, wr.remote_addr, total,
+                      write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
+                      rpid, 0, rsegs);
+        if (ret) {
+            return IBV_WC_REM_ACCESS_ERR;
+        }
+    }
+
+    /* (a failed copy: memory the model cannot reach - a NIC would, since
+     * it is pinned; reported as the protection error of that side) */
+    std::vector<uint8_t> bounce(total);
+    if (write) {
+        if (!transfer(getpid(), lsegs, bounce.data(), false)) {
+            return IBV_WC_LOC_PROT_ERR;
+        }
+        if (!transfer(rpid, rsegs, bounce.data(), true)) {
+            return pid_alive(rpid) ? IBV_WC_REM_ACCESS_ERR :
+                                     IBV_WC_RETRY_EXC_ERR;
+        }
+    } else {
+        if (!transfer(rpid, rsegs, bounce.data(), false)) {
+            return pid_alive(rpid) ? IBV_WC_REM_ACCESS_ERR :
+                                     IBV_WC_RETRY_EXC_ERR;
+        }
+        if (!transfer(getpid(), lsegs, bounce.data(), true)) {
+            return IBV_WC_LOC_PROT_ERR;
+        }
+    }
+    return 0;
+}
+
+/* R9-R12: a UMR configures the key. Returns an ibv_wc_status. */
+int exec_umr(const model_wr &wr)
+{
+    fab_guard g;
+    uint32_t key = (wr.mkey->lkey & ~0xffu);   /* index; tag checked below */
+    uint32_t idx = key_index(key);
+    bool ilv     = (wr.kind == model_wr::UMR_ILV);
+    uint32_t n   = ilv ? wr.ilv.size() : wr.sge.size();
+    uint64_t reglen;
+
+    if ((idx == 0) || (idx > FAB_KEYS)) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    fab_key &k = fab->keys[idx - 1];
+    if ((k.kind != KEY_MKEY) || (k.pid != getpid())) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    /* R12: the tag changes only on a key created with UPDATE_TAG */
+    if ((wr.tag != k.tag) && !k.update_tag) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    /* R9: n interleaved entries take n + 1 descriptors */
+    if ((n + (ilv ? 1 : 0)) > k.num_desc) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+
+    if (ilv) {
+        uint64_t byte_count = 0;                      /* R11: 64 bits */
+        for (uint32_t i = 0; i < n; ++i) {
+            const struct mlx5dv_mr_interleaved &e = wr.ilv[i];
+            byte_count         += e.bytes_count;
+            k.desc[i].addr        = e.addr;
+            k.desc[i].bytes_count = (uint16_t)e.bytes_count;     /* R10 */
+            k.desc[i].stride      = (uint16_t)(e.bytes_count + e.bytes_skip);
+            k.desc[i].lkey        = e.lkey;
+        }
+        reglen   = byte_count * wr.repeat;
+        k.layout = LAYOUT_ILV;
+        k.repeat = wr.repeat;
+    } else {
+        int byte_count = 0;                           /* R11: an int */
+        for (uint32_t i = 0; i < n; ++i) {
+            const struct ibv_sge &s = wr.sge[i];
+            byte_count           += s.length;
+            k.desc[i].addr        = s.addr;
+            k.desc[i].bytes_count = s.length;
+            k.desc[i].stride      = 0;
+            k.desc[i].lkey        = s.lkey;
+        }
+        reglen   = (uint64_t)(int64_t)byte_count;
+        k.layout = LAYOUT_LIST;
+        k.repeat = 1;
+    }
+    k.num    = n;
+    k.length = reglen;
+    k.access = wr.access;
+    k.tag    = wr.tag;
+    k.valid  = 1;
+    return 0;
+}
+
+/* R19 */
+int exec_local_inv(const model_wr &wr)
+{
+    fab_guard g;
+    fab_key *k = fab_key_get(wr.key);
+
+    if ((k == NULL) || (k->kind != KEY_MKEY) || (k->pid != getpid())) {
+        return IBV_WC_LOC_PROT_ERR;
+    }
+    k->valid = 0;
+    return 0;
+}
+
+enum ibv_wc_opcode wc_opcode(model_wr::kind_t kind)
+{
+    switch (kind) {
+    case model_wr::RDMA_WRITE: return IBV_WC_RDMA_WRITE;
+    case model_wr::RDMA_READ:  return IBV_WC_RDMA_READ;
+    case model_wr::LOCAL_INV:  return IBV_WC_LOCAL_INV;
+    default:                   return (enum ibv_wc_opcode)MLX5DV_WC_UMR;
+    }
+}
+
+} // namespace
+
+/* ---- QPs ------------------------------------------------------------------ */
+
+int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+                    const struct mlx5dv_qp_init_attr *dv_attr, model_qp *mqp)
+{
+    const uint64_t rc_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
+                            IBV_QP_EX_WITH_SEND_WITH_IMM |
+                            IBV_QP_EX_WITH_RDMA_WRITE |
+                            IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+                            IBV_QP_EX_WITH_RDMA_READ |
+                            IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                            IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+                            IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+    const uint32_t desc_sz  = MODEL_MAX_SQ_DESC_SZ;
+    uint32_t overhead, size, inl_size, wqe_size, max_gather;
+    uint64_t wq_size;
+
+    /* R5 */
+    if (attr->qp_type != IBV_QPT_RC) {
+        return EOPNOTSUPP;
+    }
+    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+        (attr->send_ops_flags & ~rc_ops)) {
+        return EOPNOTSUPP;
+    }
+    if ((dv_attr != NULL) &&
+        (dv_attr->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) &&
+        (dv_attr->send_ops_flags & ~(uint64_t)(MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                                               MLX5DV_QP_EX_WITH_MR_LIST))) {
+        return EOPNOTSUPP;
+    }
+    if (attr->cap.max_send_wr == 0) {
+        return EINVAL;
+    }
+
+    /* R1, R2 */
+    overhead = sq_overhead(attr);
+    inl_size = attr->cap.max_inline_data ?
+               overhead + align_up(4 + attr->cap.max_inline_data, 16) : 0;
+    max_gather = (desc_sz - overhead) / 16;
+    if (attr->cap.max_send_sge > max_gather) {
+        return EINVAL;
+    }
+    size     = overhead + attr->cap.max_send_sge * 16;
+    size     = std::max(size, inl_size);
+    if (size > desc_sz) {
+        return EINVAL;
+    }
+    wqe_size = align_up(size, MODEL_SEND_WQE_BB);
+
+    /* R4: the SQ in basic blocks */
+    wq_size = roundup_pow2((uint64_t)attr->cap.max_send_wr * wqe_size);
+    if (wq_size / MODEL_SEND_WQE_BB >
+        (uint64_t)fake().dev_attr.orig_attr.max_qp_wr) {
+        return EINVAL;
+    }
+
+    /* R3: what the provider writes back */
+    mqp->max_inline_data      = wqe_size - overhead - 4;
+    mqp->max_gs               = attr->cap.max_send_sge;
+    mqp->max_post             = wq_size / wqe_size;
+    mqp->head                 = 0;
+    mqp->tail                 = 0;
+    mqp->err                  = 0;
+    mqp->in_batch             = false;
+    mqp->blocked_since        = 0;
+    attr->cap.max_inline_data = mqp->max_inline_data;
+    attr->cap.max_send_wr     = mqp->max_post;
+    return 0;
+}
+
+uint32_t model_qp_alloc()
+{
+    fab_guard g;
+
+    for (uint32_t pass = 0; pass < 2; ++pass) {
+        for (uint32_t n = 0; n < FAB_QPS; ++n) {
+            uint32_t i = (fab->qp_cursor + n) % FAB_QPS;
+            fab_qp &q  = fab->qps[i];
+            if (!q.in_use ||
+                ((pass == 1) && (q.pid != getpid()) && !pid_alive(q.pid))) {
+                fab->qp_cursor = i + 1;
+                q.in_use   = 1;
+                q.pid      = getpid();
+                q.state    = IBV_QPS_RESET;
+                q.dest_qpn = 0;
+                return FAB_QPN_BASE + i;
+            }
+        }
+    }
+    return 0;
+}
+
+void model_qp_release(uint32_t qpn)
+{
+    fab_guard g;
+    fab_qp *q = fab_qp_get(qpn);
+
+    if (q != NULL) {
+        q->in_use = 0;
+    }
+}
+
+/* R14 */
+int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
+                    int mask)
+{
+    fab_guard g;
+    fab_qp *q = fab_qp_get(qp->qp_num);
+    enum ibv_qp_state cur, next;
+
+    if (q == NULL) {
+        return EINVAL;
+    }
+    if (!(mask & IBV_QP_STATE)) {
+        return 0;
+    }
+    cur  = (enum ibv_qp_state)q->state;
+    next = attr->qp_state;
+    if (!((next == IBV_QPS_RESET) || (next == IBV_QPS_ERR) ||
+          ((cur == IBV_QPS_RESET) && (next == IBV_QPS_INIT)) ||
+          ((cur == IBV_QPS_INIT) && (next == IBV_QPS_INIT)) ||
+          ((cur == IBV_QPS_INIT) && (next == IBV_QPS_RTR)) ||
+          ((cur == IBV_QPS_RTR) && (next == IBV_QPS_RTS)))) {
+        return EINVAL;
+    }
+    if (next == IBV_QPS_RTR) {
+        if (!(mask & IBV_QP_DEST_QPN)) {
+            return EINVAL;
+        }
+        q->dest_qpn = attr->dest_qp_num;
+    }
+    q->state  = next;
+    qp->state = next;
+    return 0;
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
+{
+    if (!range_readable(addr, length)) {
+        return EFAULT;
+    }
+
+    fab_guard g;
+    int i = fab_key_alloc();
+
+    if (i < 0) {
+        return ENOMEM;
+    }
+    fab_key &k = fab->keys[i];
+    k.kind   = KEY_MR;
+    k.pid    = getpid();
+    k.tag    = 0;
+    k.access = (uint32_t)access;
+    k.addr   = (uintptr_t)addr;
+    k.length = length;
+    *key_p   = ((uint32_t)(i + 1) << 8) | k.tag;
+    return 0;
+}
+
+void model_dereg_mr(uint32_t key)
+{
+    fab_guard g;
+    fab_key *k = fab_key_get(key);
+
+    if (k != NULL) {
+        k->kind = KEY_FREE;
+    }
+}
+
+void model_ctx_opened(struct ibv_context *ctx, uint32_t flags)
+{
+    ctx_flags()[ctx] = flags;
+}
+
+void model_ctx_closed(struct ibv_context *ctx)
+{
+    ctx_flags().erase(ctx);
+}
+
+/* R13 */
+int model_create_mkey(struct ibv_context *ctx,
+                      struct mlx5dv_mkey_init_attr *attr, uint32_t *key_p)
+{
+    const uint32_t known = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                           MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE |
+                           MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO |
+                           MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG |
+                           MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE;
+    uint32_t num_desc;
+
+    auto it = ctx_flags().find(ctx);
+    if ((it == ctx_flags().end()) ||
+        !(it->second & MLX5DV_CONTEXT_FLAGS_DEVX)) {
+        return EOPNOTSUPP;
+    }
+    if (attr->create_flags & ~known) {
+        return EOPNOTSUPP;
+    }
+    if (!(attr->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT) ||
+        (attr->max_entries == 0)) {
+        return EINVAL;
+    }
+    if ((attr->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG) &&
+        !fake().update_tag_kernel) {
+        return EOPNOTSUPP;
+    }
+    num_desc = align_up(attr->max_entries, 4);
+    if (num_desc > FAB_DESC) {
+        return ENOMEM;   /* the model's table, not rdma-core */
+    }
+
+    fab_guard g;
+    int i = fab_key_alloc();
+    if (i < 0) {
+        return ENOMEM;
+    }
+    fab_key &k = fab->keys[i];
+    k.kind       = KEY_MKEY;
+    k.pid        = getpid();
+    k.tag        = 0;
+    k.valid      = 0;                 /* free until a UMR configures it */
+    k.num_desc   = num_desc;
+    k.update_tag = !!(attr->create_flags &
+                      MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    attr->max_entries = num_desc;
+    *key_p       = ((uint32_t)(i + 1) << 8) | k.tag;
+    return 0;
+}
+
+void model_destroy_mkey(uint32_t key)
+{
+    fab_guard g;
+    uint32_t idx = key_index(key);
+
+    if ((idx > 0) && (idx <= FAB_KEYS) &&
+        (fab->keys[idx - 1].kind == KEY_MKEY) &&
+        (fab->keys[idx - 1].pid == getpid())) {
+        fab->keys[idx - 1].kind = KEY_FREE;
+    }
+}
+
+model_key_info model_key_query(uint32_t key)
+{
+    fab_guard g;
+    fab_key *k = fab_key_get(key);
+    model_key_info info = {};
+
+    if (k != NULL) {
+        info.exists     = true;
+        info.valid      = k->valid;
+        info.tag        = k->tag;
+        info.length     = k->length;
+        info.num_desc   = k->num_desc;
+        info.update_tag = k->update_tag;
+    }
+    return info;
+}
+
+/* ---- posting ----------------------------------------------------------- */
+
+void model_wr_start(struct ibv_qp_ex *qpx, model_qp *mqp)
+{
+    mqp->batch.clear();
+    mqp->err      = 0;
+    mqp->in_batch = true;
+}
+
+/* R6-R8, R12, R15, R17: what the builders check. */
+void model_wr_add(struct ibv_qp_ex *qpx, model_qp *mqp, model_wr &wr)
+{
+    uint32_t slots;
+
+    if (mqp->err) {
+        return;
+    }
+
+    /* R15: mlx5_wq_overflow(head - tail + nreq >= max_post) */
+    if ((mqp->head + mqp->posted.size() - mqp->tail) + mqp->batch.size() >=
+        mqp->max_post) {
+        mqp->err = ENOMEM;
+        return;
+    }
+
+    switch (wr.kind) {
+    case model_wr::RDMA_WRITE:
+    case model_wr::RDMA_READ:
+        if (wr.sge.size() > mqp->max_gs) {               /* R17 */
+            mqp->err = ENOMEM;
+            return;
+        }
+        break;
+    case model_wr::UMR_ILV:
+    case model_wr::UMR_LIST: {
+        bool ilv = (wr.kind == model_wr::UMR_ILV);
+        uint32_t n = ilv ? wr.ilv.size() : wr.sge.size();
+        model_key_info info;
+
+        if (!(wr.wr_flags & IBV_SEND_INLINE)) {          /* R6 */
+            mqp->err = EOPNOTSUPP;
+            return;
+        }
+        if ((wr.tag != 0) && !fake().update_tag_kernel) { /* R12 */
+            mqp->err = EOPNOTSUPP;
+            return;
+        }
+        {
+            fab_guard g;
+            uint32_t idx = key_index(wr.mkey->lkey);
+            info.num_desc = ((idx > 0) && (idx <= FAB_KEYS)) ?
+                            fab->keys[idx - 1].num_desc : 0;
+        }
+        slots = (mqp->max_inline_data + 4) / 16 - (ilv ? 1 : 0);
+        if (n > std::min(slots, info.num_desc)) {        /* R7 */
+            mqp->err = ENOMEM;
+            return;
+        }
+        if (wr.access & ~(uint32_t)(IBV_ACCESS_LOCAL_WRITE |          /* R8 */
+                                    IBV_ACCESS_REMOTE_WRITE |
+                                    IBV_ACCESS_REMOTE_READ |
+                                    IBV_ACCESS_REMOTE_ATOMIC)) {
+            mqp->err = EINVAL;
+            return;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    mqp->batch.push_back(wr);
+}
+
+void model_wr_abort(model_qp *mqp)
+{
+    mqp->batch.clear();
+    mqp->err      = 0;
+    mqp->in_batch = false;
+}
+
+/* R16: the doorbell posts the batch, or rolls it back. */
+int model_wr_complete(struct ibv_qp_ex *qpx, model_qp *mqp)
+{
+    int err = mqp->err;
+
+    mqp->in_batch = false;
+    mqp->err      = 0;
+    if (!err) {
+        mqp->posted.insert(mqp->posted.end(), mqp->batch.begin(),
+                           mqp->batch.end());
+    }
+    mqp->batch.clear();
+    return err;
+}
+
+/* Peer of an RDMA WR ready to take it: 1 yes, 0 not yet, -1 never. */
+static int peer_ready(struct ibv_qp *qp)
+{
+    fab_guard g;
+    fab_qp *me   = fab_qp_get(qp->qp_num);
+    fab_qp *peer = me ? fab_qp_get(me->dest_qpn) : NULL;
+
+    if ((peer == NULL) || !pid_alive(peer->pid) ||
+        (peer->state == IBV_QPS_ERR)) {
+        return -1;
+    }
+    return ((peer->state >= IBV_QPS_RTR) && (peer->dest_qpn == qp->qp_num)) ?
+           1 : 0;
+}
+
+static double now_sec()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* R14, R18-R20: the NIC executes what was posted, in order. */
+void model_progress(struct ibv_qp *qp, model_qp *mqp)
+{
+    struct ibv_cq_ex *cq = (struct ibv_cq_ex*)qp->send_cq;
+    size_t done          = 0;
+    bool rts;
+
+    {
+        fab_guard g;
+        fab_qp *q = fab_qp_get(qp->qp_num);
+        rts       = (q != NULL) && (q->state == IBV_QPS_RTS);
+    }
+
+    for (; done < mqp->posted.size(); ++done) {
+        const model_wr &wr = mqp->posted[done];
+        fake_cqe cqe       = {};
+        int status;
+
+        if (!rts) {
+            status = IBV_WC_WR_FLUSH_ERR;
+        } else if ((wr.kind == model_wr::RDMA_WRITE) ||
+                   (wr.kind == model_wr::RDMA_READ)) {
+            int ready = peer_ready(qp);
+            if (ready == 0) {
+                if (mqp->blocked_since == 0) {
+                    mqp->blocked_since = now_sec();
+                }
+                if (now_sec() - mqp->blocked_since < MODEL_RETRY_SEC) {
+                    break;      /* retry at the next poll */
+                }
+            }
+            mqp->blocked_since = 0;
+            status = (ready == 1) ? exec_rdma(qp, wr) : IBV_WC_RETRY_EXC_ERR;
+        } else if (wr.kind == model_wr::LOCAL_INV) {
+            status = exec_local_inv(wr);
+        } else {
+            status = exec_umr(wr);
+        }
+
+        if (status && rts) {
+            /* the first failure moves the QP to ERR; the rest flushes */
+            struct ibv_qp_attr attr = {};
+            attr.qp_state = IBV_QPS_ERR;
+            model_modify_qp(qp, &attr, IBV_QP_STATE);
+            rts = false;
+        }
+
+        cqe.wr_id  = wr.wr_id;
+        cqe.status = (enum ibv_wc_status)status;
+        cqe.opcode = wc_opcode(wr.kind);
+        cqe.qp     = qp;
+        cqe.seq    = mqp->head++;
+        if (status || (wr.wr_flags & IBV_SEND_SIGNALED)) {
+            fake().push_cqe(cq, cqe);
+        }
+    }
+    mqp->posted.erase(mqp->posted.begin(), mqp->posted.begin() + done);
+}
+
+} // namespace umr_test
