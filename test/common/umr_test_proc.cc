@@ -2,6 +2,7 @@
  * Cross-process test helper (see umr_test_proc.h).
  */
 #include "umr_test_proc.h"
+#include "umr_test_time.h"
 
 #include <cerrno>
 #include <csignal>
@@ -28,9 +29,7 @@ static double now_sec()
 
 double proc::scaled(double seconds)
 {
-    const char *mult = getenv("UMR_TEST_TIME_MULTIPLIER");
-
-    return (mult != NULL) ? seconds * atof(mult) : seconds;
+    return umr_test::scaled(seconds);
 }
 
 proc::proc(body_t body) : m_pid(-1), m_is_child(false), m_reaped(false),

@@ -2,6 +2,7 @@
  * Shared test helper for the mlx5_umr UCT transport (see umr_test_uct.h).
  */
 #include "umr_test_uct.h"
+#include "umr_test_time.h"
 
 #include <ucs/async/async_fwd.h>
 #include <ucs/time/time.h>
@@ -281,7 +282,8 @@ unsigned uct_stack::progress()
 
 bool uct_stack::wait(const test_comp &comp, double timeout)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(timeout);
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_sec(umr_test::scaled(timeout));
 
     while (comp.fired == 0) {
         if (ucs_get_time() > deadline) {

@@ -84,7 +84,8 @@ public:
     void         release(uct_rkey_bundle_t *rkey);
 
     unsigned     progress();
-    /* Progress until comp fired or `timeout` seconds passed. */
+    /* Progress until comp fired or `timeout` seconds (scaled by
+     * UMR_TEST_TIME_MULTIPLIER) passed. */
     bool         wait(const test_comp &comp, double timeout = 10.0);
     /* uct_ep_flush with a completion, progressed to the end. */
     ucs_status_t flush(uct_ep_h ep, double timeout = 10.0);

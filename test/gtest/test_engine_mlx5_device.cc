@@ -6,6 +6,7 @@
  */
 #include "umr_config.h"
 #include "engine.h"
+#include "umr_test_time.h"
 
 #include <gtest/gtest.h>
 
@@ -104,7 +105,7 @@ protected:
     umr_eng_wc_t wait_one()
     {
         auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(10);
+                        std::chrono::duration<double>(umr_test::scaled(10));
         umr_eng_wc_t wc = {};
         int n;
 
@@ -115,7 +116,8 @@ protected:
                 return wc;
             }
         } while (std::chrono::steady_clock::now() < deadline);
-        ADD_FAILURE() << "no completion within 10 s";
+        ADD_FAILURE() << "no completion within " << umr_test::scaled(10)
+                      << " s";
         wc.status = UMR_ENG_WC_GENERAL_ERR;
         return wc;
     }

@@ -1,6 +1,8 @@
 /**
- * Layouts shaped like real applications (see /work/shared/PATTERNS.md)
- * lower to the exact, small descriptors expected of them. Every plan is
+ * Layouts shaped like the MPI datatypes of real applications (halo faces
+ * of 2D/3D grids, subarrays and FFT slabs, NAS LU/MG faces, MILC, WRF,
+ * LAMMPS and SPECFEM3D types) lower to the exact, small descriptors
+ * expected of them. Every plan is
  * also run through the NIC model and compared with the reference walker.
  */
 #include "umr_test_layout.h"

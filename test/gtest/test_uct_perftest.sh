@@ -4,31 +4,92 @@
 # the background, client in the foreground), and UCP jobs still run with the
 # module loaded. Prints results in GoogleTest's format.
 #
+# Each run must: exit 0 on both sides, report every iteration it was asked
+# for, rates above zero, and bandwidth x time per iteration equal to the
+# message size (the bytes were really accounted for). Wall-clock limits are
+# scaled by UMR_TEST_TIME_MULTIPLIER, like the C++ suites.
+#
 set -u
 builddir=${builddir:-.}
 module=$(cd "$builddir/../../src/uct/mlx5_umr/.libs" 2>/dev/null && pwd)/libuct_mlx5_umr.so
 perftest=${UCX_PERFTEST:-ucx_perftest}
 # Sanitizer builds preload their runtimes first (contrib/run-sanitizers.sh).
 preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
+limit=$(awk -v m="${UMR_TEST_TIME_MULTIPLIER:-1}" 'BEGIN { printf "%d", 60 * m }')
 suite=perftest
 . "$(dirname "$0")/gtest_format.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 # a port per run: parallel test runs must not collide
 port=$(( 20000 + ($$ % 20000) ))
 
+# Start the server; succeed once it listens (it prints this after listen(),
+# line-buffered through stdbuf). A port already taken makes it exit: try the
+# next one.
+start_server() {   # env array name, perftest args...
+    local -n _envs=$1; shift
+    local try waited
+    for try in 1 2 3 4 5; do
+        port=$((port + 1))
+        # a log per port: never a line of the previous server
+        srvlog=$tmp/server.$port
+        env "${_envs[@]}" timeout "$limit" stdbuf -oL $perftest "$@" -p $port \
+            >"$srvlog" 2>&1 &
+        srv=$!
+        for ((waited = 0; waited < limit * 20; ++waited)); do
+            grep -qs "^Waiting for connection" "$srvlog" && return 0
+            kill -0 $srv 2>/dev/null || break
+            sleep 0.05
+        done
+        kill $srv 2>/dev/null; wait $srv 2>/dev/null
+    done
+    echo "ucx_perftest server never listened:"; tail -5 "$srvlog"
+    return 1
+}
+
+# Check the client's Final: line against the arguments of the run.
+check_final() {    # output, iterations, bytes per iteration
+    awk -v iters="$2" -v bytes="$3" '
+        /^Final:/ { final = 1
+            # Final: iters lat50 lat_avg lat_overall bw_avg bw_overall rate_avg rate_overall
+            # (latency in us, 3 decimals; bandwidth in MB/s = 2^20 B/s, 2 decimals)
+            if (NF != 9)   { print "bad Final: line: " $0; bad = 1; next }
+            if ($2 != iters) { print "iterations " $2 ", asked " iters; bad = 1 }
+            if (!($5 > 0) || !($9 > 0)) { print "latency or message rate not > 0: " $0; bad = 1; next }
+            # bytes per iteration / time per iteration = bandwidth, within
+            # the rounding of the printed figures
+            want = bytes / ($5 * 1e-6) / 1048576
+            tol  = 0.0051 + want * (0.02 + 0.0005 / $5)
+            if ((want >= 0.01) && !($7 > 0)) { print "bandwidth not > 0: " $0; bad = 1 }
+            if (($7 < want - tol) || ($7 > want + tol)) {
+                printf "bandwidth %.2f MB/s, %d B per %.3f us is %.2f MB/s\n", $7, bytes, $5, want
+                bad = 1
+            }
+        }
+        END { if (!final) print "no Final: line"; exit (bad || !final) }' <<<"$1"
+}
+
 # server and client with the same arguments; the client's last line counts
 perf() {   # env..., -- perftest args...
-    local envs=() out rc
+    local envs=() args out rc src iters=0 bytes=0 s
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
-    port=$((port + 1))
-    env "${envs[@]}" timeout 60 $perftest "$@" -p $port >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.5
-    out=$(env "${envs[@]}" timeout 60 $perftest localhost "$@" -p $port 2>&1)
+    args=("$@")
+    while [ $# -gt 0 ]; do
+        case $1 in
+            -n) iters=$2; shift ;;
+            -s) for s in ${2//,/ }; do bytes=$((bytes + s)); done; shift ;;
+        esac
+        shift
+    done
+
+    start_server envs "${args[@]}" || return 1
+    out=$(env "${envs[@]}" timeout "$limit" $perftest localhost "${args[@]}" -p $port 2>&1)
     rc=$?
-    wait $srv; local src=$?
-    if [ $rc -ne 0 ] || [ $src -ne 0 ] || ! grep -q "^Final:" <<<"$out"; then
-        echo "ucx_perftest $* failed (client $rc, server $src):"
+    wait $srv; src=$?
+    if [ $rc -ne 0 ] || [ $src -ne 0 ] || ! check_final "$out" "$iters" "$bytes"; then
+        echo "ucx_perftest ${args[*]} failed (client exit $rc, server exit $src):"
         echo "$out" | grep -v "^|" | tail -5
         return 1
     fi
