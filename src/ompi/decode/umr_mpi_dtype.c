@@ -406,7 +406,10 @@ static ucs_status_t umr_mpi_dtype_struct(const umr_mpi_contents_t *c,
     status = umr_mpi_ints_to_sizes(&c->ints[1], count, blens);
     for (i = 0; (i < count) && (status == UCS_OK); ++i) {
         displs[i] = (ptrdiff_t)c->aints[i];
-        status    = umr_mpi_dtype_rec(c->types[i], &inners[i]);
+        if (blens[i] > 0) {
+            /* an empty block has no effect: its type does not matter */
+            status = umr_mpi_dtype_rec(c->types[i], &inners[i]);
+        }
     }
     if (status == UCS_OK) {
         status = umr_mpi_dtype_layout_status(
