@@ -10,7 +10,9 @@
  * byte: where the layout says and nowhere else. Seeds are printed; rerun a
  * failure with UMR_TEST_SEED=<seed>.
  */
+#include "umr_test_cache.h"
 #include "umr_test_eng_fault.h"
+#include "umr_test_probe.h"
 #include "umr_test_layout.h"
 #include "umr_test_proc.h"
 #include "umr_test_uct.h"
@@ -1798,6 +1800,106 @@ TEST_F(test_uct_limits, tx_queue_never_fits)
     EXPECT_TRUE(std::all_of(got[0].begin() + GUARD,
                             got[0].begin() + GUARD + 8 * 4096,
                             [](uint8_t b) { return b == 0x77; }));
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* Issue 11: lookups of both key caches are O(1). With thousands of entries
+ * a lookup still compares about one entry (the list scan it replaces
+ * compared up to all of them). Operation counts, not time: the timing is
+ * test/bench/bench_umr_cache. */
+TEST(test_uct_cache, lookups_compare_a_constant_number_of_entries)
+{
+    uct_stack s;
+    ASSERT_UCS_OK(s.open("sw", {{"MKEY_POOL_SIZE", "8192"}}));
+
+    const unsigned sizes[] = {16, 512, 4096};
+    double per[3];
+    for (int k = 0; k < 3; ++k) {
+        umr_test_cache_result_t res;
+        ASSERT_UCS_OK(umr_test_cache_run(s.md, sizes[k], 4, 1, &res));
+        EXPECT_EQ(4u * sizes[k], res.lookups);
+        EXPECT_EQ(res.lookups, res.hits) << sizes[k] << " entries";
+        EXPECT_GE(res.compares_per_lookup, 1.0);
+        EXPECT_LE(res.compares_per_lookup, 2.0) << sizes[k] << " entries";
+        per[k] = res.compares_per_lookup;
+    }
+    EXPECT_LT(per[2], per[0] + 1.0) << "grows with the number of entries";
+
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(s.md, &mst));
+    EXPECT_EQ(0u, mst.mkeys_in_use) << "every cached key went back";
+
+    umr_test_cache_result_t r;
+    ASSERT_UCS_OK(umr_test_rcache_run(4096, 2, 1, &r));
+    EXPECT_EQ(2u * 4096, r.lookups);
+    EXPECT_EQ(r.lookups, r.hits);
+}
+
+/* Issue 11: progress is registered with the worker only while there is
+ * work, and the pending dispatch visits only endpoints that have pending
+ * requests, not every endpoint of the iface. */
+TEST_F(test_uct_xproc, progress_armed_only_while_busy)
+{
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 4096);
+    start({}, {{"TX_QUEUE_LEN", "2"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    std::vector<uct_ep_h> idle_eps;
+    for (int i = 0; i < 16; ++i) {
+        idle_eps.push_back(m_s.create_ep());
+        ASSERT_NE(nullptr, idle_eps.back());
+    }
+    EXPECT_FALSE(umr_test_iface_progress_armed(m_s.iface));
+
+    bytes_t buf(4096, 0x31);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    uct_iov_t iov = {buf.data(), 1024, memh, 0, 1};
+
+    /* fill the queue, then one request waits in the pending queue */
+    std::vector<test_comp> comps(2);
+    for (auto &c : comps) {
+        ASSERT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(m_ep, &iov, 1, m_va[0],
+                                                   m_rkeys[0].rkey, &c.uct));
+    }
+    EXPECT_TRUE(umr_test_iface_progress_armed(m_s.iface));
+    test_comp last;
+    ASSERT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_put_zcopy(m_ep, &iov, 1, m_va[0],
+                                                    m_rkeys[0].rkey,
+                                                    &last.uct));
+    struct req_t {
+        uct_pending_req_t req;
+        int               calls = 0;
+    } req;
+    req.req.func = [](uct_pending_req_t *self) -> ucs_status_t {
+        ++ucs_container_of(self, req_t, req)->calls;
+        return UCS_OK;
+    };
+    ASSERT_UCS_OK(uct_ep_pending_add(m_ep, &req.req, 0));
+    EXPECT_EQ(1u, umr_test_iface_pending_eps(m_s.iface))
+            << "only the ep with a pending request is visited";
+
+    for (auto &c : comps) {
+        ASSERT_TRUE(m_s.wait(c));
+        EXPECT_EQ(UCS_OK, c.status);
+    }
+    EXPECT_EQ(1, req.calls);
+    EXPECT_EQ(0u, umr_test_iface_pending_eps(m_s.iface));
+    EXPECT_FALSE(umr_test_iface_progress_armed(m_s.iface))
+            << "nothing outstanding: progress is removed from the worker";
+
+    /* and armed again by the next operation */
+    test_comp again;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_put_zcopy(m_ep, &iov, 1, m_va[0],
+                                               m_rkeys[0].rkey, &again.uct));
+    EXPECT_TRUE(umr_test_iface_progress_armed(m_s.iface));
+    ASSERT_TRUE(m_s.wait(again));
+    EXPECT_FALSE(umr_test_iface_progress_armed(m_s.iface));
+
+    for (auto ep : idle_eps) {
+        m_s.destroy_ep(ep);
+    }
     ASSERT_UCS_OK(m_s.dereg(memh));
 }
 

@@ -54,6 +54,9 @@ int uct_mlx5_umr_cache_entry_equal(const uct_mlx5_umr_cache_entry_t *a,
 
 KHASH_TYPE(uct_mlx5_umr_cache, uct_mlx5_umr_cache_entry_t*, char);
 
+/* Entry comparisons made so far by all key caches of the process (tests). */
+unsigned long uct_mlx5_umr_cache_compares(void);
+
 
 typedef struct uct_mlx5_umr_cache {
     uct_mlx5_umr_md_listener_t listener;

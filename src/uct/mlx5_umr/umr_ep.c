@@ -19,8 +19,8 @@ void uct_mlx5_umr_ep_op_release(uct_mlx5_umr_ep_t *ep,
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
 
-    if (op->buf >= 0) {
-        uct_mlx5_umr_iface_buf_put(iface, op->buf);
+    if (op->buf != NULL) {
+        uct_mlx5_umr_iface_buf_put(op->buf);
     }
     if (op->centry != NULL) {
         uct_mlx5_umr_cache_release(&ep->cache, op->centry);
@@ -57,7 +57,7 @@ static void uct_mlx5_umr_ep_op_finish(uct_mlx5_umr_ep_t *ep,
     ucs_status_t status         = op->status;
     void *buf;
 
-    if ((status == UCS_OK) && (op->buf >= 0)) {
+    if ((status == UCS_OK) && (op->buf != NULL)) {
         buf = uct_mlx5_umr_iface_buf(iface, op->buf);
         if (op->unpack_cb != NULL) {
             op->unpack_cb(op->unpack_arg, buf, op->length);
@@ -140,6 +140,9 @@ void uct_mlx5_umr_ep_dispatch_pending(uct_mlx5_umr_ep_t *ep)
     uct_pending_queue_dispatch(priv, &ep->pending,
                                (ep->sq_avail > 0) &&
                                (uct_mlx5_umr_ep_iface(ep)->cq_avail > 0));
+    if (ucs_queue_is_empty(&ep->pending)) {
+        ucs_list_del(&ep->pending_list);
+    }
 }
 
 
@@ -192,11 +195,15 @@ ucs_status_t uct_mlx5_umr_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
 
     if ((ep->sq_avail > 0) && (iface->cq_avail > 0) &&
-        (iface->num_free_bufs > 0) &&
+        uct_mlx5_umr_iface_has_buf(iface) &&
         ucs_queue_is_empty(&ep->pending) && (ep->status == UCS_OK)) {
         return UCS_ERR_BUSY;
     }
 
+    if (ucs_queue_is_empty(&ep->pending)) {
+        ucs_list_add_tail(&iface->pending_eps, &ep->pending_list);
+        uct_mlx5_umr_iface_progress_arm(iface);
+    }
     uct_pending_req_queue_push(&ep->pending, req);
     UCT_TL_EP_STAT_PEND(&ep->super);
     return UCS_OK;
@@ -214,6 +221,9 @@ void uct_mlx5_umr_ep_pending_purge(uct_ep_h tl_ep,
 
     if (cb == NULL) {
         cb = uct_mlx5_umr_ep_purge_noop;
+    }
+    if (!ucs_queue_is_empty(&ep->pending)) {
+        ucs_list_del(&ep->pending_list);
     }
     uct_pending_queue_purge(priv, &ep->pending, 1, cb, arg);
 }

@@ -28,6 +28,8 @@ struct uct_mlx5_umr_ep {
     ucs_queue_head_t     pending;    /* uct_pending_req_t */
     ucs_list_link_t      list;       /* in iface->eps */
     ucs_list_link_t      err_list;   /* in iface->failed_eps until reported */
+    ucs_list_link_t      pending_list; /* in iface->pending_eps while
+                                          `pending` is not empty */
     int                  err_state;  /* UCT_MLX5_UMR_EP_ERR_* */
     uct_mlx5_umr_cache_t cache;
     uct_mlx5_umr_rcache_t rcache;

@@ -108,7 +108,7 @@ uct_mlx5_umr_ep_op_get(uct_mlx5_umr_ep_t *ep, uct_completion_t *comp)
     op->comp          = comp;
     op->status        = UCS_OK;
     op->wrs_left      = 0;
-    op->buf           = -1;
+    op->buf           = NULL;
     op->is_flush      = 0;
     op->centry        = NULL;
     op->tmp_mr        = NULL;
@@ -122,8 +122,12 @@ uct_mlx5_umr_ep_op_get(uct_mlx5_umr_ep_t *ep, uct_completion_t *comp)
 static UCS_F_ALWAYS_INLINE void
 uct_mlx5_umr_ep_op_push(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op)
 {
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+
     ucs_queue_push(&ep->ops, &op->queue);
-    ++uct_mlx5_umr_ep_iface(ep)->outstanding;
+    if (iface->outstanding++ == 0) {
+        uct_mlx5_umr_iface_progress_arm(iface);
+    }
 }
 
 /* One SGE over the first length bytes of the op's bounce buffer. */
@@ -134,7 +138,7 @@ uct_mlx5_umr_ep_buf_sge(uct_mlx5_umr_iface_t *iface,
 {
     sge->addr   = (uintptr_t)uct_mlx5_umr_iface_buf(iface, op->buf);
     sge->length = length;
-    sge->lkey   = iface->bufs_mr->lkey;
+    sge->lkey   = op->buf->lkey;
 }
 
 #endif

@@ -183,7 +183,7 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
             (double)uct_umr_layout_size(layout) /
             ucs_max(uct_umr_layout_num_blocks(layout), 1));
     if (!uct_mlx5_umr_ep_has_slots(ep, frags) ||
-        (pack && (iface->num_free_bufs == 0))) {
+        (pack && !uct_mlx5_umr_iface_has_buf(iface))) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
 

@@ -171,7 +171,7 @@ ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
     ucs_status_t status         = UCS_OK;
 
     op->buf = uct_mlx5_umr_iface_buf_get(iface);
-    if (op->buf < 0) {
+    if (op->buf == NULL) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
 
@@ -327,7 +327,7 @@ uct_mlx5_umr_ep_zcopy_pack(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
 
     ucs_assert(opcode == UMR_ENG_OP_RDMA_WRITE);
     op->buf = uct_mlx5_umr_iface_buf_get(iface);
-    if (op->buf < 0) {
+    if (op->buf == NULL) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
 
@@ -610,7 +610,7 @@ uct_mlx5_umr_ep_bcopy_start(uct_mlx5_umr_ep_t *ep, const char *func,
 
     if (!uct_mlx5_umr_ep_has_slots(ep,
                                    uct_mlx5_umr_ep_num_frags(iface, length)) ||
-        (iface->num_free_bufs == 0)) {
+        !uct_mlx5_umr_iface_has_buf(iface)) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
 

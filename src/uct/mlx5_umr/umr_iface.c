@@ -218,12 +218,20 @@ static int uct_mlx5_umr_iface_is_reachable(const uct_iface_h tl_iface,
     return iface->eng->dev_is_reachable(iface->md->dev, peer_dev);
 }
 
+void uct_mlx5_umr_iface_progress_arm(uct_mlx5_umr_iface_t *iface)
+{
+    uct_worker_progress_register_safe(&iface->super.worker->super,
+                                      (ucs_callback_t)uct_mlx5_umr_iface_progress,
+                                      iface, UCS_CALLBACKQ_FLAG_FAST,
+                                      &iface->super.prog.id);
+}
+
 unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
 {
     uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
                                                  uct_mlx5_umr_iface_t);
     umr_eng_wc_t wcs[iface->config.max_poll];
-    uct_mlx5_umr_ep_t *ep;
+    uct_mlx5_umr_ep_t *ep, *tmp;
     uct_mlx5_umr_op_t *op;
     ucs_status_t status;
     int i, n;
@@ -256,11 +264,16 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
     }
 
     if (n > 0) {
-        ucs_list_for_each(ep, &iface->eps, list) {
-            if (!ucs_queue_is_empty(&ep->pending)) {
-                uct_mlx5_umr_ep_dispatch_pending(ep);
-            }
+        /* only eps that have pending requests; each leaves when drained */
+        ucs_list_for_each_safe(ep, tmp, &iface->pending_eps, pending_list) {
+            uct_mlx5_umr_ep_dispatch_pending(ep);
         }
+    }
+
+    if ((iface->outstanding == 0) && ucs_list_is_empty(&iface->pending_eps) &&
+        ucs_list_is_empty(&iface->failed_eps)) {
+        uct_worker_progress_unregister_safe(&iface->super.worker->super,
+                                            &iface->super.prog.id);
     }
 
     return n;
@@ -338,8 +351,9 @@ static uct_iface_ops_t uct_mlx5_umr_iface_tl_ops = {
     .ep_connect_to_ep         = uct_mlx5_umr_ep_connect_to_ep,
     .iface_flush              = uct_mlx5_umr_iface_flush,
     .iface_fence              = uct_mlx5_umr_iface_fence,
-    .iface_progress_enable    = uct_base_iface_progress_enable,
-    .iface_progress_disable   = uct_base_iface_progress_disable,
+    /* progress is armed while there is work, see progress_arm */
+    .iface_progress_enable    = (uct_iface_progress_enable_func_t)ucs_empty_function,
+    .iface_progress_disable   = (uct_iface_progress_disable_func_t)ucs_empty_function,
     .iface_progress           = uct_mlx5_umr_iface_progress,
     .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)ucs_empty_function_return_unsupported,
     .iface_event_arm          = (uct_iface_event_arm_func_t)ucs_empty_function_return_unsupported,
@@ -365,42 +379,88 @@ static ucs_mpool_ops_t uct_mlx5_umr_op_mpool_ops = {
     .obj_str       = NULL
 };
 
-static ucs_status_t uct_mlx5_umr_iface_bufs_init(uct_mlx5_umr_iface_t *self)
-{
-    size_t size = (size_t)self->config.num_bufs * self->config.seg_size;
-    ucs_status_t status;
-    unsigned i;
+/* Bounce buffer chunks: allocated and registered with the engine; the
+ * registration sits in front of the chunk. */
+typedef struct {
+    umr_eng_mr_t *mr;
+} UCS_V_ALIGNED(UCS_SYS_CACHE_LINE_SIZE) uct_mlx5_umr_buf_chunk_t;
 
-    if (posix_memalign(&self->bufs, UCS_SYS_CACHE_LINE_SIZE, size) != 0) {
+static ucs_status_t uct_mlx5_umr_buf_chunk_alloc(ucs_mpool_t *mp,
+                                                 size_t *size_p,
+                                                 void **chunk_p)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_container_of(mp, uct_mlx5_umr_iface_t,
+                                                   buf_mp);
+    size_t size = sizeof(uct_mlx5_umr_buf_chunk_t) + *size_p;
+    uct_mlx5_umr_buf_chunk_t *chunk;
+    ucs_status_t status;
+
+    if (ucs_posix_memalign((void**)&chunk, UCS_SYS_CACHE_LINE_SIZE, size,
+                           "mlx5_umr bounce buffers") != 0) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    self->free_bufs = ucs_malloc(self->config.num_bufs * sizeof(unsigned),
-                                 "mlx5_umr free bufs");
-    if (self->free_bufs == NULL) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err_bufs;
-    }
-
-    status = self->eng->mr_reg(self->md->dev, self->bufs, size,
-                               UMR_ENG_ACCESS_LOCAL_WRITE, &self->bufs_mr);
+    status = iface->eng->mr_reg(iface->md->dev, chunk + 1, *size_p,
+                                UMR_ENG_ACCESS_LOCAL_WRITE, &chunk->mr);
     if (status != UCS_OK) {
         ucs_error("mlx5_umr: registering %zu bytes of bounce buffers failed: "
-                  "%s", size, ucs_status_string(status));
-        goto err_free;
+                  "%s", *size_p, ucs_status_string(status));
+        ucs_free(chunk);
+        return status;
     }
 
-    for (i = 0; i < self->config.num_bufs; ++i) {
-        self->free_bufs[i] = self->config.num_bufs - 1 - i;
-    }
-    self->num_free_bufs = self->config.num_bufs;
+    *chunk_p = chunk + 1;
     return UCS_OK;
+}
 
-err_free:
-    ucs_free(self->free_bufs);
-err_bufs:
-    free(self->bufs);
-    return status;
+static void uct_mlx5_umr_buf_chunk_release(ucs_mpool_t *mp, void *chunk)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_container_of(mp, uct_mlx5_umr_iface_t,
+                                                   buf_mp);
+    uct_mlx5_umr_buf_chunk_t *hdr = (uct_mlx5_umr_buf_chunk_t*)chunk - 1;
+
+    iface->eng->mr_dereg(iface->md->dev, hdr->mr);
+    ucs_free(hdr);
+}
+
+static void uct_mlx5_umr_buf_init(ucs_mpool_t *mp, void *obj, void *chunk)
+{
+    uct_mlx5_umr_buf_chunk_t *hdr = (uct_mlx5_umr_buf_chunk_t*)chunk - 1;
+
+    ((uct_mlx5_umr_buf_t*)obj)->lkey = hdr->mr->lkey;
+}
+
+static ucs_mpool_ops_t uct_mlx5_umr_buf_mpool_ops = {
+    .chunk_alloc   = uct_mlx5_umr_buf_chunk_alloc,
+    .chunk_release = uct_mlx5_umr_buf_chunk_release,
+    .obj_init      = uct_mlx5_umr_buf_init,
+    .obj_cleanup   = NULL,
+    .obj_str       = NULL
+};
+
+/* NUM_BUFS buffers in one registered chunk, created now: a registration
+ * failure fails the iface instead of every later bounce operation. */
+static ucs_status_t uct_mlx5_umr_iface_bufs_init(uct_mlx5_umr_iface_t *self)
+{
+    ucs_status_t status;
+
+    status = ucs_mpool_init(&self->buf_mp, 0,
+                            sizeof(uct_mlx5_umr_buf_t) + self->config.seg_size,
+                            sizeof(uct_mlx5_umr_buf_t),
+                            UCS_SYS_CACHE_LINE_SIZE, self->config.num_bufs,
+                            self->config.num_bufs,
+                            &uct_mlx5_umr_buf_mpool_ops,
+                            "mlx5_umr bounce buffers");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ucs_mpool_grow(&self->buf_mp, self->config.num_bufs);
+    if (self->buf_mp.freelist == NULL) {
+        ucs_mpool_cleanup(&self->buf_mp, 0);
+        return UCS_ERR_NO_MEMORY;
+    }
+    return UCS_OK;
 }
 
 /*
@@ -514,6 +574,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
                                      UCT_IFACE_PARAM_FIELD_FEATURES);
     ucs_list_head_init(&self->eps);
     ucs_list_head_init(&self->failed_eps);
+    ucs_list_head_init(&self->pending_eps);
 
     /* every ep's queue fits: a CQ overrun would be fatal on hardware */
     self->cq_avail = self->config.tx_queue_len * 16;
@@ -551,11 +612,9 @@ static UCS_CLASS_CLEANUP_FUNC(uct_mlx5_umr_iface_t)
         ucs_warn("mlx5_umr iface %p: closed with endpoints still open", self);
     }
 
-    uct_base_iface_progress_disable(&self->super.super,
-                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    self->eng->mr_dereg(self->md->dev, self->bufs_mr);
-    ucs_free(self->free_bufs);
-    free(self->bufs);
+    uct_worker_progress_unregister_safe(&self->super.worker->super,
+                                        &self->super.prog.id);
+    ucs_mpool_cleanup(&self->buf_mp, 1);
     ucs_mpool_cleanup(&self->op_mp, 1);
     self->eng->cq_destroy(self->cq);
 }

@@ -14,7 +14,7 @@
 #include "umr_md.h"
 
 #include <uct/base/uct_iface.h>
-#include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/mpool.inl>
 #include <ucs/datastruct/queue.h>
 
 
@@ -62,13 +62,11 @@ typedef struct uct_mlx5_umr_iface {
     ucs_list_link_t      eps;        /* all endpoints */
     ucs_list_link_t      failed_eps; /* failures not reported to the error
                                         handler yet */
+    ucs_list_link_t      pending_eps;/* eps with pending requests: progress
+                                        dispatches these, not every ep */
     unsigned             outstanding;/* operations not retired yet */
     unsigned             cq_avail;   /* CQ entries not promised to a WR */
-    /* bounce buffers */
-    void                 *bufs;
-    umr_eng_mr_t         *bufs_mr;
-    unsigned             *free_bufs; /* stack of free slot indices */
-    unsigned             num_free_bufs;
+    ucs_mpool_t          buf_mp;     /* bounce buffers (registered) */
     struct {
         unsigned         tx_queue_len;
         unsigned         max_iov;
@@ -86,6 +84,14 @@ typedef struct uct_mlx5_umr_iface {
 } uct_mlx5_umr_iface_t;
 
 
+/* A bounce buffer: an element of iface->buf_mp, its data (SEG_SIZE bytes,
+ * cache-line aligned) right after this header. Chunks of the pool are
+ * registered with the engine; each buffer knows its chunk's key. */
+typedef struct uct_mlx5_umr_buf {
+    uint32_t             lkey;
+} uct_mlx5_umr_buf_t;
+
+
 /* One user operation: one or more WRs plus, at the end, a completion. */
 typedef struct uct_mlx5_umr_op {
     ucs_queue_elem_t     queue;      /* ep->ops, in posting order */
@@ -93,7 +99,7 @@ typedef struct uct_mlx5_umr_op {
     uct_completion_t     *comp;
     ucs_status_t         status;     /* first error of its WRs */
     unsigned             wrs_left;   /* signaled WRs not polled yet */
-    int                  buf;        /* bounce slot or -1 */
+    struct uct_mlx5_umr_buf *buf;    /* bounce buffer or NULL */
     int                  is_flush;   /* flush marker: no WR of its own */
     struct uct_mlx5_umr_cache_entry *centry; /* local key in use, or NULL */
     umr_eng_mr_t         *tmp_mr;    /* registration of an iov without memh */
@@ -113,24 +119,31 @@ extern uct_tl_t uct_mlx5_umr_tl;
 
 unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface);
 
+/* Progress runs only while there is work (operations outstanding, pending
+ * requests, failures to report): armed when work starts, disarmed by
+ * progress when it is all done (like UCX's scopy transports). */
+void uct_mlx5_umr_iface_progress_arm(uct_mlx5_umr_iface_t *iface);
+
 static inline void *
-uct_mlx5_umr_iface_buf(uct_mlx5_umr_iface_t *iface, int buf)
+uct_mlx5_umr_iface_buf(uct_mlx5_umr_iface_t *iface, uct_mlx5_umr_buf_t *buf)
 {
-    return UCS_PTR_BYTE_OFFSET(iface->bufs, (size_t)buf * iface->config.seg_size);
+    return buf + 1;
 }
 
-static inline int uct_mlx5_umr_iface_buf_get(uct_mlx5_umr_iface_t *iface)
+static inline uct_mlx5_umr_buf_t *
+uct_mlx5_umr_iface_buf_get(uct_mlx5_umr_iface_t *iface)
 {
-    if (iface->num_free_bufs == 0) {
-        return -1;
-    }
-    return iface->free_bufs[--iface->num_free_bufs];
+    return ucs_mpool_get_inline(&iface->buf_mp);
 }
 
-static inline void uct_mlx5_umr_iface_buf_put(uct_mlx5_umr_iface_t *iface,
-                                              int buf)
+static inline void uct_mlx5_umr_iface_buf_put(uct_mlx5_umr_buf_t *buf)
 {
-    iface->free_bufs[iface->num_free_bufs++] = buf;
+    ucs_mpool_put_inline(buf);
+}
+
+static inline int uct_mlx5_umr_iface_has_buf(uct_mlx5_umr_iface_t *iface)
+{
+    return !ucs_mpool_is_empty(&iface->buf_mp);
 }
 
 #endif

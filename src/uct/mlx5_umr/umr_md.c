@@ -545,18 +545,38 @@ static ucs_status_t uct_mlx5_umr_mkey_pack(uct_md_h uct_md, uct_mem_h uct_memh,
     return UCS_OK;
 }
 
+ucs_status_t uct_mlx5_umr_rkey_check(const void *rkey_buffer, const char *who)
+{
+    const uct_mlx5_umr_packed_rkey_t *packed = rkey_buffer;
+
+    if ((packed == NULL) || (packed->magic != UCT_MLX5_UMR_RKEY_MAGIC) ||
+        (packed->flags & ~UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
+        ucs_error("mlx5_umr: %s: buffer %p is not an mlx5_umr key", who,
+                  packed);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+void uct_mlx5_umr_rkey_init(uct_mlx5_umr_rkey_t *rkey,
+                            const uct_mlx5_umr_packed_rkey_t *packed)
+{
+    rkey->rkey   = packed->rkey;
+    rkey->flags  = packed->flags;
+    rkey->base   = packed->base;
+    rkey->length = packed->length;
+}
+
 ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
                                       const void *rkey_buffer,
                                       uct_rkey_t *rkey_p, void **handle_p)
 {
-    const uct_mlx5_umr_packed_rkey_t *packed = rkey_buffer;
     uct_mlx5_umr_rkey_t *rkey;
+    ucs_status_t status;
 
-    if ((packed == NULL) || (packed->magic != UCT_MLX5_UMR_RKEY_MAGIC) ||
-        (packed->flags & ~UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
-        ucs_error("mlx5_umr: rkey_unpack: buffer %p is not an mlx5_umr key",
-                  packed);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_mlx5_umr_rkey_check(rkey_buffer, "rkey_unpack");
+    if (status != UCS_OK) {
+        return status;
     }
 
     rkey = ucs_malloc(sizeof(*rkey), "mlx5_umr rkey");
@@ -564,12 +584,9 @@ ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
         return UCS_ERR_NO_MEMORY;
     }
 
-    rkey->rkey   = packed->rkey;
-    rkey->flags  = packed->flags;
-    rkey->base   = packed->base;
-    rkey->length = packed->length;
-    *rkey_p      = (uintptr_t)rkey;
-    *handle_p    = NULL;
+    uct_mlx5_umr_rkey_init(rkey, rkey_buffer);
+    *rkey_p   = (uintptr_t)rkey;
+    *handle_p = NULL;
     return UCS_OK;
 }
 

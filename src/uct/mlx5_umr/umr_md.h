@@ -150,6 +150,12 @@ ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
 ucs_status_t uct_mlx5_umr_rkey_release(uct_component_t *component,
                                        uct_rkey_t rkey, void *handle);
 
+/* The one check of a packed remote key (component and ep unpack); `who`
+ * names the caller in the log line. */
+ucs_status_t uct_mlx5_umr_rkey_check(const void *rkey_buffer, const char *who);
+void uct_mlx5_umr_rkey_init(uct_mlx5_umr_rkey_t *rkey,
+                            const uct_mlx5_umr_packed_rkey_t *packed);
+
 /* Returns NULL unless md is an mlx5_umr md. */
 uct_mlx5_umr_md_t *uct_mlx5_umr_md_from_handle(uct_md_h md);
 

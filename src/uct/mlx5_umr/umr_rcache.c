@@ -11,10 +11,34 @@
 #include <string.h>
 
 
+khint32_t
+uct_mlx5_umr_rcache_packed_hash(const uct_mlx5_umr_packed_rkey_t *packed)
+{
+    uint64_t h = uct_mlx5_umr_hash(packed, sizeof(*packed));
+
+    return (khint32_t)(h ^ (h >> 32));
+}
+
+int uct_mlx5_umr_rcache_packed_equal(const uct_mlx5_umr_packed_rkey_t *a,
+                                     const uct_mlx5_umr_packed_rkey_t *b)
+{
+    return !memcmp(a, b, sizeof(*a));
+}
+
+KHASH_IMPL(uct_mlx5_umr_rcache_packed, const uct_mlx5_umr_packed_rkey_t*,
+           uct_mlx5_umr_rcache_entry_t*, 1, uct_mlx5_umr_rcache_packed_hash,
+           uct_mlx5_umr_rcache_packed_equal);
+KHASH_IMPL(uct_mlx5_umr_rcache_rkey, uint64_t, uct_mlx5_umr_rcache_entry_t*, 1,
+           kh_int64_hash_func, kh_int64_hash_equal);
+
+
 void uct_mlx5_umr_rcache_init(uct_mlx5_umr_rcache_t *rcache,
                               unsigned max_entries, uct_umr_ep_stats_t *stats)
 {
-    ucs_list_head_init(&rcache->lru);
+    kh_init_inplace(uct_mlx5_umr_rcache_packed, &rcache->by_packed);
+    kh_init_inplace(uct_mlx5_umr_rcache_rkey, &rcache->by_rkey);
+    ucs_list_head_init(&rcache->idle);
+    ucs_list_head_init(&rcache->busy);
     rcache->num_entries = 0;
     rcache->max_entries = max_entries;
     rcache->stats       = stats;
@@ -24,34 +48,46 @@ void uct_mlx5_umr_rcache_cleanup(uct_mlx5_umr_rcache_t *rcache)
 {
     uct_mlx5_umr_rcache_entry_t *entry, *tmp;
 
-    ucs_list_for_each_safe(entry, tmp, &rcache->lru, list) {
-        if (entry->refcount != 0) {
-            ucs_warn("mlx5_umr: remote key 0x%x still in use (%u) when its "
-                     "endpoint is destroyed", entry->rkey.rkey,
-                     entry->refcount);
-        }
+    ucs_list_for_each(entry, &rcache->busy, list) {
+        ucs_warn("mlx5_umr: remote key 0x%x still in use (%u) when its "
+                 "endpoint is destroyed", entry->rkey.rkey, entry->refcount);
+    }
+
+    ucs_list_splice_tail(&rcache->idle, &rcache->busy);
+    ucs_list_for_each_safe(entry, tmp, &rcache->idle, list) {
         ucs_list_del(&entry->list);
         ucs_free(entry);
     }
+    kh_destroy_inplace(uct_mlx5_umr_rcache_packed, &rcache->by_packed);
+    kh_destroy_inplace(uct_mlx5_umr_rcache_rkey, &rcache->by_rkey);
     rcache->num_entries = 0;
 }
 
-/* Free idle entries from the least recent end down to the bound. */
+static void uct_mlx5_umr_rcache_remove(uct_mlx5_umr_rcache_t *rcache,
+                                       uct_mlx5_umr_rcache_entry_t *entry)
+{
+    khiter_t it;
+
+    it = kh_get(uct_mlx5_umr_rcache_packed, &rcache->by_packed,
+                &entry->packed);
+    kh_del(uct_mlx5_umr_rcache_packed, &rcache->by_packed, it);
+    it = kh_get(uct_mlx5_umr_rcache_rkey, &rcache->by_rkey,
+                (uintptr_t)&entry->rkey);
+    kh_del(uct_mlx5_umr_rcache_rkey, &rcache->by_rkey, it);
+    ucs_list_del(&entry->list);
+    --rcache->num_entries;
+    ucs_free(entry);
+}
+
+/* Free idle entries from the least recent end down to the bound: O(1) each. */
 static void uct_mlx5_umr_rcache_trim(uct_mlx5_umr_rcache_t *rcache)
 {
-    uct_mlx5_umr_rcache_entry_t *entry, *prev;
-
-    for (entry = ucs_list_tail(&rcache->lru, uct_mlx5_umr_rcache_entry_t,
-                               list);
-         (&entry->list != &rcache->lru) &&
-         (rcache->num_entries > rcache->max_entries);
-         entry = prev) {
-        prev = ucs_list_prev(&entry->list, uct_mlx5_umr_rcache_entry_t, list);
-        if (entry->refcount == 0) {
-            ucs_list_del(&entry->list);
-            ucs_free(entry);
-            --rcache->num_entries;
-        }
+    while ((rcache->num_entries > rcache->max_entries) &&
+           !ucs_list_is_empty(&rcache->idle)) {
+        uct_mlx5_umr_rcache_remove(rcache,
+                                   ucs_list_tail(&rcache->idle,
+                                                 uct_mlx5_umr_rcache_entry_t,
+                                                 list));
     }
 }
 
@@ -61,24 +97,30 @@ ucs_status_t uct_mlx5_umr_rcache_get(uct_mlx5_umr_rcache_t *rcache,
 {
     const uct_mlx5_umr_packed_rkey_t *packed = rkey_buffer;
     uct_mlx5_umr_rcache_entry_t *entry;
+    ucs_status_t status;
+    khiter_t it;
+    int ret;
 
-    if ((packed == NULL) || (rkey_p == NULL) ||
-        (packed->magic != UCT_MLX5_UMR_RKEY_MAGIC) ||
-        (packed->flags & ~UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
-        ucs_error("mlx5_umr: ep rkey_unpack: buffer %p is not an mlx5_umr key",
-                  packed);
+    if (rkey_p == NULL) {
+        ucs_error("mlx5_umr: ep rkey_unpack: rkey_p is NULL");
         return UCS_ERR_INVALID_PARAM;
     }
 
-    ucs_list_for_each(entry, &rcache->lru, list) {
-        if (!memcmp(&entry->packed, packed, sizeof(*packed))) {
+    status = uct_mlx5_umr_rkey_check(packed, "ep rkey_unpack");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    it = kh_get(uct_mlx5_umr_rcache_packed, &rcache->by_packed, packed);
+    if (it != kh_end(&rcache->by_packed)) {
+        entry = kh_val(&rcache->by_packed, it);
+        if (entry->refcount++ == 0) {
             ucs_list_del(&entry->list);
-            ucs_list_add_head(&rcache->lru, &entry->list);
-            ++entry->refcount;
-            ++rcache->stats->rkey_hits;
-            *rkey_p = (uintptr_t)&entry->rkey;
-            return UCS_OK;
+            ucs_list_add_head(&rcache->busy, &entry->list);
         }
+        ++rcache->stats->rkey_hits;
+        *rkey_p = (uintptr_t)&entry->rkey;
+        return UCS_OK;
     }
 
     entry = ucs_malloc(sizeof(*entry), "mlx5_umr rcache entry");
@@ -87,38 +129,59 @@ ucs_status_t uct_mlx5_umr_rcache_get(uct_mlx5_umr_rcache_t *rcache,
     }
 
     memcpy(&entry->packed, packed, sizeof(*packed));
-    entry->rkey.rkey   = packed->rkey;
-    entry->rkey.flags  = packed->flags;
-    entry->rkey.base   = packed->base;
-    entry->rkey.length = packed->length;
-    entry->refcount    = 1;
-    ucs_list_add_head(&rcache->lru, &entry->list);
+    uct_mlx5_umr_rkey_init(&entry->rkey, packed);
+    entry->refcount = 1;
+
+    it = kh_put(uct_mlx5_umr_rcache_packed, &rcache->by_packed,
+                &entry->packed, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        goto err_free;
+    }
+    kh_val(&rcache->by_packed, it) = entry;
+
+    it = kh_put(uct_mlx5_umr_rcache_rkey, &rcache->by_rkey,
+                (uintptr_t)&entry->rkey, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        it = kh_get(uct_mlx5_umr_rcache_packed, &rcache->by_packed,
+                    &entry->packed);
+        kh_del(uct_mlx5_umr_rcache_packed, &rcache->by_packed, it);
+        goto err_free;
+    }
+    kh_val(&rcache->by_rkey, it) = entry;
+
+    ucs_list_add_head(&rcache->busy, &entry->list);
     ++rcache->num_entries;
     ++rcache->stats->rkey_misses;
     uct_mlx5_umr_rcache_trim(rcache);
 
     *rkey_p = (uintptr_t)&entry->rkey;
     return UCS_OK;
+
+err_free:
+    ucs_free(entry);
+    return UCS_ERR_NO_MEMORY;
 }
 
 ucs_status_t uct_mlx5_umr_rcache_put(uct_mlx5_umr_rcache_t *rcache,
                                      uct_rkey_t rkey)
 {
     uct_mlx5_umr_rcache_entry_t *entry;
+    khiter_t it;
 
-    /* only keys handed out by this cache are accepted */
-    ucs_list_for_each(entry, &rcache->lru, list) {
-        if ((uintptr_t)&entry->rkey == rkey) {
-            if (entry->refcount == 0) {
-                break;
-            }
-            --entry->refcount;
-            uct_mlx5_umr_rcache_trim(rcache);
-            return UCS_OK;
-        }
+    /* only keys handed out by this cache, and still in use, are accepted */
+    it = kh_get(uct_mlx5_umr_rcache_rkey, &rcache->by_rkey, rkey);
+    if ((it == kh_end(&rcache->by_rkey)) ||
+        (kh_val(&rcache->by_rkey, it)->refcount == 0)) {
+        ucs_error("mlx5_umr: ep rkey_release: 0x%lx is not a key in use from "
+                  "this endpoint's cache", (unsigned long)rkey);
+        return UCS_ERR_INVALID_PARAM;
     }
 
-    ucs_error("mlx5_umr: ep rkey_release: 0x%lx is not a key in use from this "
-              "endpoint's cache", (unsigned long)rkey);
-    return UCS_ERR_INVALID_PARAM;
+    entry = kh_val(&rcache->by_rkey, it);
+    if (--entry->refcount == 0) {
+        ucs_list_del(&entry->list);
+        ucs_list_add_head(&rcache->idle, &entry->list);
+        uct_mlx5_umr_rcache_trim(rcache);
+    }
+    return UCS_OK;
 }
