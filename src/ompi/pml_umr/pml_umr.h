@@ -292,6 +292,7 @@ const struct umr_mpi_dtype *mca_pml_umr_dtype_get(ompi_datatype_t *dt);
 mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
                                                  ompi_communicator_t *comm);
 void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req);
+void mca_pml_umr_request_inner_free(mca_pml_umr_request_t *req);
 int  mca_pml_umr_request_is_ours(const ompi_request_t *req);
 int  mca_pml_umr_inner_hook(mca_pml_umr_request_t *req,
                             ompi_request_complete_fn_t fn);

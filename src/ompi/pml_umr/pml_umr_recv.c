@@ -249,6 +249,7 @@ void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
             (req->ctl.rkey_len + req->ctl.addr_len > sizeof(req->ctl.data))) {
             req->error = MPI_ERR_INTERN;
+            mca_pml_umr_recv_ack(req);   /* the sender must not wait */
             mca_pml_umr_recv_finish(req);
             return;
         }
@@ -301,6 +302,7 @@ int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
     ompi_request_t *dummy;
     int rc;
 
+    mca_pml_umr_request_inner_free(req);   /* of the previous start */
     req->super.req_state    = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
     req->error              = MPI_SUCCESS;

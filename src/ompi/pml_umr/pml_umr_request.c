@@ -59,8 +59,20 @@ OBJ_CLASS_INSTANCE(mca_pml_umr_request_t, ompi_request_t,
                    mca_pml_umr_request_construct,
                    mca_pml_umr_request_destruct);
 
+/* The wrapped PML's request of the last operation, complete: freed when
+ * ours is freed or restarted (never from inside its own callback, and
+ * without progress work on the way). */
+void mca_pml_umr_request_inner_free(mca_pml_umr_request_t *req)
+{
+    if (req->inner != NULL) {
+        ompi_request_free(&req->inner);
+        req->inner = NULL;
+    }
+}
+
 static void mca_pml_umr_request_return(mca_pml_umr_request_t *req)
 {
+    mca_pml_umr_request_inner_free(req);
     if (req->dt != NULL) {
         OMPI_DATATYPE_RELEASE(req->dt);
         req->dt = NULL;
@@ -144,11 +156,13 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
 /* All events of the current operation happened: complete it for MPI. */
 void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
 {
-    if (req->inner != NULL) {
-        mca_pml_umr_reap_add(req->inner);
-        req->inner = NULL;
-    }
     if (req->free_called) {
+        /* freed by the user while active: maybe inside req->inner's own
+         * completion callback, so the inner request is freed later */
+        if (req->inner != NULL) {
+            mca_pml_umr_reap_add(req->inner);
+            req->inner = NULL;
+        }
         mca_pml_umr_request_return(req);
         return;
     }

@@ -309,6 +309,7 @@ int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     const umr_mpi_dtype_t *info;
     int rc;
 
+    mca_pml_umr_request_inner_free(req);   /* of the previous start */
     req->super.req_state    = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
     req->error              = MPI_SUCCESS;
