@@ -33,8 +33,8 @@ umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
 # Sanitizer builds (contrib/run-sanitizers.sh): the instrumented component
 # needs the sanitizer runtimes first; Open MPI's own leaks are not ours.
 if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
-    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA"
-              ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0)
+    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
+    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA")
 fi
 ucx_args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
 suite=pml_umr
@@ -53,6 +53,8 @@ run() {   # output file, env..., -- mpirun args...
 same_results() {
     local ref=$1 got=$2
     grep -q "^FAIL" "$ref" "$got" && { grep -h "^FAIL" "$ref" "$got" | head; return 1; }
+    grep -q "AddressSanitizer\|runtime error:" "$ref" "$got" &&
+        { grep -h -A20 "AddressSanitizer\|runtime error:" "$ref" "$got" | head -40; return 1; }
     [ "$(grep -c '^check ' "$ref")" -gt 0 ] || { echo "no results in $ref"; tail "$ref"; return 1; }
     diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
         { echo "results differ ($ref vs $got)"; tail -20 "$got"; return 1; }
