@@ -780,6 +780,44 @@ static void intercomm(void)
     report("intercomm", h, zc0);
 }
 
+/* ---- freed datatypes: a new type in the same buffer gets a new key ------- */
+
+static void retype(void)
+{
+    int n = 8192, it, i, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    MPI_Datatype vec;
+    MPI_Request rq[2];
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    fill(v, n, 60);
+    for (it = 0; it < 6; ++it) {
+        /* same buffers, a type freed and made again, blocks of 16, 32 or
+         * 64 doubles at stride 2x: a cached key of the old layout would put
+         * the data elsewhere */
+        int bl = 16 << (it % 3);
+        MPI_Type_vector(n / (2 * bl), bl, 2 * bl, MPI_DOUBLE, &vec);
+        MPI_Type_commit(&vec);
+        memset(w, 0, sizeof(double) * n);
+        MPI_Irecv(w, 1, vec, left, 96, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(v, 1, vec, right, 96, MPI_COMM_WORLD, &rq[1]);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        MPI_Type_free(&vec);
+        for (i = 0; i < n; ++i) {
+            double want = ((i % (2 * bl)) < bl) ? val(left, i, 60) : 0;
+            if (w[i] != want) {
+                FAIL("retype it %d [%d] %g != %g", it, i, w[i], want);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+    }
+    free(v);
+    free(w);
+    report("retype", h, zc0);
+}
+
 /* ---- a peer dies mid-transfer: the job must end, not hang ---------------- */
 
 static void die(void)
@@ -809,7 +847,7 @@ static const struct {
     {"halo", halo}, {"neighbor", neighbor}, {"alltoallw", alltoallw},
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
-    {"intercomm", intercomm}, {"fresh", fresh},
+    {"intercomm", intercomm}, {"fresh", fresh}, {"retype", retype},
     {"die", die},   /* only when named */
 };
 
