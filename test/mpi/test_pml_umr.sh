@@ -149,5 +149,14 @@ check disabled_by_mca_param disabled enable OMPI_MCA_pml_umr_enable=0
 check disabled_by_ucx_tls disabled tls UCX_TLS=self,sm,tcp
 check disabled_by_version_mismatch version_mismatch
 check disabled_by_thread_multiple disabled thread PML_UMR_TEST_THREAD_MULTIPLE=1
+# no rail: UCX_MLX5_UMR_ENGINE=mlx5 without a ConnectX
+check disabled_without_rail disabled norail UCX_MLX5_UMR_ENGINE=mlx5
+# UCX_TLS naming mlx5_umr keeps it on
+ucx_tls_names_it() {
+    local got=$out/tls-on
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on UCX_TLS=self,sm,mlx5_umr -- -np 2 --mca pml ob1,umr
+    same_results "$out/ref-2-ob1" "$got" && zcopy_in_every_case "$got"
+}
+check ucx_tls_naming_mlx5_umr ucx_tls_names_it
 check peer_death_ends_job peer_death
 finish
