@@ -22,6 +22,7 @@ enum {
 typedef struct mca_pml_umr_choose_peer {
     const char *engine;           /* "sw" or "mlx5" */
     int         same_host;
+    const char *pml;              /* the wrapped PML: "ob1", "ucx", "cm" */
 } mca_pml_umr_choose_peer_t;
 
 /*

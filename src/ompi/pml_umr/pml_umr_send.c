@@ -55,6 +55,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     cp.engine    = peer->rail->is_sw ? "sw" : "mlx5";
     cp.same_host = peer->rail->is_sw;
+    cp.pml       = mca_pml_umr.real_component.pmlm_version.mca_component_name;
     if (candidate &&
         mca_pml_umr_choose_zcopy(*info, count, &cp, mca_pml_umr.zcopy_mode)) {
         return peer;
