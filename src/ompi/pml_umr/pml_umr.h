@@ -216,6 +216,7 @@ typedef struct mca_pml_umr_globals {
     int                    zcopy_mode;      /* see pml_umr_choose.h */
     unsigned long          min_size;        /* zero-copy at or above */
     char                   *uct_module;     /* path of libuct_mlx5_umr.so */
+    char                   *cost_file;      /* costs of the zero-copy choice */
     int                    priority;
     /* state */
     int                    output;

@@ -1,8 +1,8 @@
 /**
  * pml/umr: the one decision whether a message moves zero-copy or goes to the
- * wrapped PML unchanged. Issue 9 replaces the body of
- * mca_pml_umr_choose_zcopy() with measured per-engine costs; everything else
- * calls only this function.
+ * wrapped PML unchanged, from measured per-engine and per-PML costs
+ * (pml_umr_cost.h; contrib/umr-calibrate.sh writes them). Everything else
+ * calls only mca_pml_umr_choose_zcopy().
  */
 #ifndef MCA_PML_UMR_CHOOSE_H_
 #define MCA_PML_UMR_CHOOSE_H_
@@ -11,9 +11,13 @@
 
 #include "umr_mpi_dtype.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* MCA parameter pml_umr_zcopy */
 enum {
-    MCA_PML_UMR_ZCOPY_AUTO = 0,   /* the rule below */
+    MCA_PML_UMR_ZCOPY_AUTO = 0,   /* from the measured costs */
     MCA_PML_UMR_ZCOPY_ON   = 1,   /* every eligible message (tests) */
     MCA_PML_UMR_ZCOPY_OFF  = 2    /* never: everything passes through */
 };
@@ -26,11 +30,33 @@ typedef struct mca_pml_umr_choose_peer {
 } mca_pml_umr_choose_peer_t;
 
 /*
+ * Load the costs for the wrapped PML `pml_name` from `path` (MCA parameter
+ * pml_umr_cost_file; NULL or "": the default path below). 0: read; 1: no
+ * such file; -1: rejected (`msg` names the file and line). In every case
+ * `msg` says where the costs come from, and without a readable file the
+ * built-in conservative constants apply. Until it is called, the built-in
+ * constants apply too.
+ */
+int mca_pml_umr_choose_init(const char *path, const char *pml_name,
+                            char *msg, size_t len);
+
+/* ${XDG_CACHE_HOME:-$HOME/.cache}/mlx5_umr/costs-<short hostname>.conf, the
+ * file contrib/umr-calibrate.sh writes by default. */
+void mca_pml_umr_choose_default_path(char *buf, size_t len);
+
+/*
  * 1: move `count` elements of `dt` (packed size >= the minimum size, layout
  * not NULL) zero-copy to the peer; 0: pass through. `mode` is the MCA
- * parameter pml_umr_zcopy.
+ * parameter pml_umr_zcopy. Automatic: zero-copy only when the control
+ * message, one get of the message's blocks through the peer's engine and
+ * the ack are expected to take less than 0.9 of the wrapped PML's time for
+ * the same datatype (mca_pml_umr_cost_prefer_zcopy).
  */
 int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
                              const mca_pml_umr_choose_peer_t *peer, int mode);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

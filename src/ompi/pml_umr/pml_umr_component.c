@@ -138,6 +138,16 @@ static int mca_pml_umr_component_register(void)
             "its constructor registers the transport with UCX",
             MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.uct_module);
+
+    mca_pml_umr.cost_file = "";
+    (void)mca_base_component_var_register(c, "cost_file",
+            "Measured costs for the automatic zero-copy choice, written by "
+            "contrib/umr-calibrate.sh (format: pml_umr_cost.h); empty: "
+            "${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<host>.conf. Without "
+            "a readable file, built-in conservative constants apply (the sw "
+            "engine is then never chosen)", MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+            0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_pml_umr.cost_file);
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
     mca_pml_umr_pvars_register();
@@ -199,6 +209,22 @@ static int mca_pml_umr_counters_print(void)
     return OMPI_SUCCESS;
 }
 
+/* The costs of the automatic choice, for the PML just wrapped: one line
+ * when the file is rejected, its source at verbosity 2. */
+static void mca_pml_umr_choose_load(void)
+{
+    char msg[768];
+
+    if (mca_pml_umr_choose_init(mca_pml_umr.cost_file,
+                                mca_pml_umr.real_component.pmlm_version.
+                                mca_component_name, msg, sizeof(msg)) < 0) {
+        opal_output(0, "pml_umr: costs file rejected, using the built-in "
+                    "constants: %s", msg);
+        return;
+    }
+    MCA_PML_UMR_VERBOSE(2, "%s", msg);
+}
+
 static int mca_pml_umr_interpose(void)
 {
     if (!mca_pml_umr.enable) {
@@ -226,6 +252,7 @@ static int mca_pml_umr_interpose(void)
 
     mca_pml_umr.real_component = mca_pml_base_selected_component;
     mca_pml_umr.real           = mca_pml;
+    mca_pml_umr_choose_load();
 
     mca_pml_umr_module.pml_progress      = mca_pml.pml_progress;
     mca_pml_umr_module.pml_max_contextid = mca_pml.pml_max_contextid;
