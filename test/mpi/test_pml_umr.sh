@@ -8,7 +8,9 @@
 #    and without pml/umr, under mpirun -np 2 and -np 4, over ob1 and over
 #    ucx, with zero-copy forced; and every case of it moved messages
 #    zero-copy (MPI_T counters), with no registration left and no error;
-#  - the same with the automatic choice (mostly passing through here);
+#  - the same with the automatic choice: without a costs file nothing goes
+#    zero-copy (built-in constants), with a file in which the sw engine
+#    costs nothing every case does (the file is read and followed);
 #  - ompi_info lists the component and its parameters;
 #  - pml_umr_enable=0, a version mismatch and UCX_TLS without mlx5_umr give
 #    exactly the job without pml/umr (and nothing moves zero-copy).
@@ -100,11 +102,43 @@ identical_forced() {   # np, pml
     same_results "$ref" "$got" && zcopy_in_every_case "$got"
 }
 
+# Automatic choice without a costs file: the built-in constants never
+# choose the sw engine, so nothing moves zero-copy but the escapes (a
+# message that looks like a control message always does).
 identical_auto() {
     local got=$out/auto-2
-    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto -- -np 2
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
+        OMPI_MCA_pml_umr_cost_file="$out/no-such-costs.conf" -- -np 2
     same_results "$out/ref-2-ob1" "$got" &&
-        grep -q "pml_umr: rank" "$got" && ! grep "pml_umr: rank" "$got" | grep -v "keys_live 0 errors 0"
+        grep -q "pml_umr: rank" "$got" && ! grep "pml_umr: rank" "$got" | grep -v "keys_live 0 errors 0" &&
+        grep "pml_umr: rank" "$got" | awk '{
+            for (i = 1; i < NF; ++i) { if ($i == "zcopy_sends") z = $(i + 1);
+                                       if ($i == "escapes") e = $(i + 1) }
+            if (z != e) { print "chosen zero-copy:", $0; bad = 1 } }
+            END { exit bad }'
+}
+
+# Automatic choice with a costs file in which the sw engine costs nothing
+# and ob1 a microsecond a byte: every eligible message goes zero-copy, so
+# the file was read, for the wrapped PML, and the choice follows it.
+identical_auto_costs() {
+    local got=$out/auto-costs-2 costs=$out/costs-sw-free.conf d op k b
+    {
+        echo "version = 1"
+        for op in get put; do for d in dense sparse; do
+            for k in op rentry lentry byte; do
+                echo "engine.sw.$op.$d.${k}_ns = 0"
+            done
+        done; done
+        echo "pml.ob1.local.ctrl_ns = 0"
+        for b in 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
+            echo "pml.ob1.local.ddt.$b.op_ns = 0"
+            echo "pml.ob1.local.ddt.$b.byte_ns = 1000"
+        done
+    } >"$costs"
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
+        OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 --mca pml ob1,umr
+    same_results "$out/ref-2-ob1" "$got" && zcopy_in_every_case "$got"
 }
 
 disabled() {   # name, env...
@@ -145,6 +179,7 @@ for np in 2 4; do
     done
 done
 check identical_np2_ob1_auto identical_auto
+check identical_np2_ob1_auto_measured_costs identical_auto_costs
 check disabled_by_mca_param disabled enable OMPI_MCA_pml_umr_enable=0
 check disabled_by_ucx_tls disabled tls UCX_TLS=self,sm,tcp
 check disabled_by_version_mismatch version_mismatch
