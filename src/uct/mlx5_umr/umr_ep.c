@@ -1,13 +1,15 @@
 /**
- * mlx5_umr transport: endpoint life cycle, connection, keys, flush, fence,
- * pending queue and the completion side of operations. The data path is in
- * umr_ep_rma.c (put/get zcopy, short, bcopy) and umr_ep_layout.c (layout
- * operations); their shared hot helpers are in umr_ep.inl.
+ * mlx5_umr transport: endpoint core - life cycle, connection, keys, flush,
+ * fence, pending queue, the completion side of operations and the posting
+ * path (RDMA fragments, pack fallback) that both kinds of operations share.
+ * The operations are in umr_ep_rma.c (put/get zcopy, short, bcopy) and
+ * umr_ep_layout.c (layout operations); hot helpers are in umr_ep.inl.
  */
 #include "umr_config.h"
 
 #include "umr_ep.inl"
 
+#include <inttypes.h>
 #include <string.h>
 
 
@@ -143,6 +145,172 @@ void uct_mlx5_umr_ep_dispatch_pending(uct_mlx5_umr_ep_t *ep)
     if (ucs_queue_is_empty(&ep->pending)) {
         ucs_list_del(&ep->pending_list);
     }
+}
+
+
+/* ---- posting, shared by RMA (umr_ep_rma.c) and layout operations ------ */
+
+UCS_F_NOINLINE ucs_status_t
+uct_mlx5_umr_ep_check_remote_range(const uct_mlx5_umr_rkey_t *rkey,
+                                   uint64_t remote_addr, size_t length)
+{
+    uint64_t start = remote_addr;
+
+    if (!(rkey->flags & UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
+        if (remote_addr < rkey->base) {
+            goto err;
+        }
+        start = remote_addr - rkey->base;
+    }
+
+    if ((start > rkey->length) || (length > rkey->length - start)) {
+        goto err;
+    }
+    return UCS_OK;
+
+err:
+    ucs_error("mlx5_umr: remote range [0x%" PRIx64 ", +%zu) is outside the "
+              "%s key 0x%x (base 0x%" PRIx64 " length %" PRIu64 ")",
+              remote_addr, length,
+              (rkey->flags & UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED) ? "layout" :
+              "contiguous", rkey->rkey, rkey->base, rkey->length);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+/* Copy the part [offset, offset + length) of an SGE list into out. */
+static unsigned uct_mlx5_umr_sge_slice(const umr_eng_sge_t *sge, unsigned n,
+                                       uint64_t offset, uint64_t length,
+                                       umr_eng_sge_t *out)
+{
+    unsigned i, num = 0;
+    uint64_t skip, len;
+
+    for (i = 0; (i < n) && (length > 0); ++i) {
+        if (offset >= sge[i].length) {
+            offset -= sge[i].length;
+            continue;
+        }
+
+        skip            = offset;
+        len             = ucs_min(sge[i].length - skip, length);
+        out[num].addr   = sge[i].addr + skip;
+        out[num].length = len;
+        out[num].lkey   = sge[i].lkey;
+        ++num;
+        offset  = 0;
+        length -= len;
+    }
+
+    return num;
+}
+
+/* Post the RDMA WRs of one operation, fragmented at max_msg. Slots were
+ * checked by the caller. */
+static ucs_status_t
+uct_mlx5_umr_ep_post_rdma(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                          umr_eng_opcode_t opcode, const umr_eng_sge_t *sge,
+                          unsigned num_sge, uint64_t total,
+                          uint64_t remote_addr, uint32_t rkey)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uint64_t max_msg            = iface->config.max_msg;
+    umr_eng_sge_t frag[iface->config.max_sge];
+    uint64_t offset, len;
+    unsigned n, flags;
+    ucs_status_t status;
+
+    for (offset = 0; offset < total; offset += len) {
+        len   = ucs_min(total - offset, max_msg);
+        n     = uct_mlx5_umr_sge_slice(sge, num_sge, offset, len, frag);
+        flags = UMR_ENG_WR_SIGNALED | (ep->fence ? UMR_ENG_WR_FENCE : 0);
+        if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
+            ucs_trace_data("ep %p: %s %u sge [0x%" PRIx64 " len %u lkey 0x%x"
+                           "%s] %" PRIu64 " bytes -> 0x%" PRIx64 " rkey 0x%x%s",
+                           ep, umr_eng_opcode_str(opcode), n, frag[0].addr,
+                           frag[0].length, frag[0].lkey, (n > 1) ? " ..." : "",
+                           len, remote_addr + offset, rkey,
+                           (flags & UMR_ENG_WR_FENCE) ? " fence" : "");
+        }
+        status = iface->eng->post_rdma(ep->qp, opcode, frag, n,
+                                       remote_addr + offset, rkey,
+                                       (uintptr_t)op, flags);
+        if (ucs_unlikely(status != UCS_OK)) {
+            ucs_error("mlx5_umr ep %p: post %s of %" PRIu64 " bytes failed: "
+                      "%s", ep, umr_eng_opcode_str(opcode), len,
+                      ucs_status_string(status));
+            return status;
+        }
+        ep->fence = 0;
+        uct_mlx5_umr_ep_wr_posted(ep, op);
+        ++ep->stats.rdma_wrs;
+    }
+
+    return UCS_OK;
+}
+
+ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
+                                     uct_mlx5_umr_op_t *op,
+                                     umr_eng_opcode_t opcode,
+                                     const umr_eng_sge_t *sge,
+                                     unsigned num_sge, uint64_t total,
+                                     uint64_t remote_addr, uint32_t rkey)
+{
+    ucs_status_t status;
+
+    status = uct_mlx5_umr_ep_post_rdma(ep, op, opcode, sge, num_sge, total,
+                                       remote_addr, rkey);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return uct_mlx5_umr_ep_op_abort(ep, op, status);
+    }
+
+    if (op->wrs_left == 0) {
+        /* nothing to move: complete now, nothing will be polled */
+        uct_mlx5_umr_ep_op_release(ep, op);
+        return UCS_OK;
+    }
+
+    uct_mlx5_umr_ep_op_push(ep, op);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
+                                         uct_mlx5_umr_op_t *op,
+                                         umr_eng_opcode_t opcode,
+                                         const uct_umr_layout_t *layout,
+                                         int keep_copy, size_t count,
+                                         void *base, uint64_t offset,
+                                         uint64_t length, umr_eng_sge_t *sge)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    ucs_status_t status         = UCS_OK;
+
+    op->buf = uct_mlx5_umr_iface_buf_get(iface);
+    if (op->buf == NULL) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    if (opcode == UMR_ENG_OP_RDMA_WRITE) {
+        status = uct_umr_layout_pack_range(layout, count, base, offset, length,
+                                           uct_mlx5_umr_iface_buf(iface,
+                                                                  op->buf));
+    } else {
+        if (keep_copy) {
+            status = uct_umr_layout_dup(layout, &op->own_layout);
+            layout = op->own_layout;
+        }
+        op->unpack_layout = layout;
+        op->unpack_count  = count;
+        op->unpack_base   = base;
+        op->unpack_offset = offset;
+        op->length        = length;
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    uct_mlx5_umr_ep_buf_sge(iface, op, length, sge);
+    ++ep->stats.pack_fallbacks;
+    return UCS_OK;
 }
 
 

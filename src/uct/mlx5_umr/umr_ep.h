@@ -78,7 +78,7 @@ void uct_mlx5_umr_ep_dispatch_pending(uct_mlx5_umr_ep_t *ep);
 void uct_mlx5_umr_ep_report_failure(uct_mlx5_umr_ep_t *ep);
 
 
-/* Shared by the endpoint files (umr_ep.c, umr_ep_rma.c, umr_ep_layout.c). */
+/* The endpoint core (umr_ep.c), shared by umr_ep_rma.c and umr_ep_layout.c. */
 
 /* Release what an operation holds; no user callback. */
 void uct_mlx5_umr_ep_op_release(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op);
@@ -91,8 +91,9 @@ ucs_status_t uct_mlx5_umr_ep_op_abort(uct_mlx5_umr_ep_t *ep,
                                       ucs_status_t status);
 
 /* Check that [remote_addr, remote_addr + length) is inside the key. */
-ucs_status_t uct_mlx5_umr_ep_check_remote(const uct_mlx5_umr_rkey_t *rkey,
-                                          uint64_t remote_addr, size_t length);
+ucs_status_t
+uct_mlx5_umr_ep_check_remote_range(const uct_mlx5_umr_rkey_t *rkey,
+                                   uint64_t remote_addr, size_t length);
 
 /* Post the RDMA WRs of op (fragmented at max_msg; slots were checked by the
  * caller) and queue it: UCS_INPROGRESS. Nothing to move: the op is released,

@@ -33,6 +33,22 @@ uct_mlx5_umr_ep_check_state(uct_mlx5_umr_ep_t *ep)
     return ep->status;
 }
 
+/* Is [remote_addr, +length) inside the remote key? Argument check of the
+ * put/get calls, compiled like UCT_CHECK_PARAM (ENABLE_PARAMS_CHECK): the
+ * engine refuses an access outside the key anyway, with a remote access
+ * error completion, so it is not validated twice in release builds. The
+ * layout calls of uct_umr.h check always (uct_mlx5_umr_ep_check_remote_range),
+ * as their documentation promises. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_mlx5_umr_ep_check_remote(const uct_mlx5_umr_rkey_t *rkey,
+                             uint64_t remote_addr, size_t length)
+{
+    if (!ENABLE_PARAMS_CHECK) {
+        return UCS_OK;
+    }
+    return uct_mlx5_umr_ep_check_remote_range(rkey, remote_addr, length);
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_mlx5_umr_ep_no_resource(uct_mlx5_umr_ep_t *ep)
 {

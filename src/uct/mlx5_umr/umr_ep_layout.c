@@ -167,7 +167,7 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    status = uct_mlx5_umr_ep_check_remote(rkey, remote_addr, length);
+    status = uct_mlx5_umr_ep_check_remote_range(rkey, remote_addr, length);
     if ((status != UCS_OK) || (length == 0)) {
         return status;
     }

@@ -1,6 +1,6 @@
 /**
- * mlx5_umr transport: endpoint RMA operations (put/get zcopy, short, bcopy)
- * and the posting path they share with the layout operations.
+ * mlx5_umr transport: endpoint RMA operations (put/get zcopy, short, bcopy).
+ * The posting path they share with the layout operations is in umr_ep.c.
  *
  * Data path of put/get zcopy:
  *   local iov --(expand)--> SGE list --+-- tiny blocks: pack into a bounce
@@ -33,171 +33,6 @@ typedef struct {
     umr_layout_block_t blocks[UCT_MLX5_UMR_EP_MAX_SGES];
     uint32_t           lkeys[UCT_MLX5_UMR_EP_MAX_SGES];
 } uct_mlx5_umr_ep_scratch_t;
-
-
-/* ---- posting --------------------------------------------------------- */
-
-ucs_status_t uct_mlx5_umr_ep_check_remote(const uct_mlx5_umr_rkey_t *rkey,
-                                          uint64_t remote_addr, size_t length)
-{
-    uint64_t start = remote_addr;
-
-    if (!(rkey->flags & UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED)) {
-        if (remote_addr < rkey->base) {
-            goto err;
-        }
-        start = remote_addr - rkey->base;
-    }
-
-    if ((start > rkey->length) || (length > rkey->length - start)) {
-        goto err;
-    }
-    return UCS_OK;
-
-err:
-    ucs_error("mlx5_umr: remote range [0x%" PRIx64 ", +%zu) is outside the "
-              "%s key 0x%x (base 0x%" PRIx64 " length %" PRIu64 ")",
-              remote_addr, length,
-              (rkey->flags & UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED) ? "layout" :
-              "contiguous", rkey->rkey, rkey->base, rkey->length);
-    return UCS_ERR_INVALID_PARAM;
-}
-
-/* Copy the part [offset, offset + length) of an SGE list into out. */
-static unsigned uct_mlx5_umr_sge_slice(const umr_eng_sge_t *sge, unsigned n,
-                                       uint64_t offset, uint64_t length,
-                                       umr_eng_sge_t *out)
-{
-    unsigned i, num = 0;
-    uint64_t skip, len;
-
-    for (i = 0; (i < n) && (length > 0); ++i) {
-        if (offset >= sge[i].length) {
-            offset -= sge[i].length;
-            continue;
-        }
-
-        skip            = offset;
-        len             = ucs_min(sge[i].length - skip, length);
-        out[num].addr   = sge[i].addr + skip;
-        out[num].length = len;
-        out[num].lkey   = sge[i].lkey;
-        ++num;
-        offset  = 0;
-        length -= len;
-    }
-
-    return num;
-}
-
-/* Post the RDMA WRs of one operation, fragmented at max_msg. Slots were
- * checked by the caller. */
-static ucs_status_t
-uct_mlx5_umr_ep_post_rdma(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
-                          umr_eng_opcode_t opcode, const umr_eng_sge_t *sge,
-                          unsigned num_sge, uint64_t total,
-                          uint64_t remote_addr, uint32_t rkey)
-{
-    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
-    uint64_t max_msg            = iface->config.max_msg;
-    umr_eng_sge_t frag[iface->config.max_sge];
-    uint64_t offset, len;
-    unsigned n, flags;
-    ucs_status_t status;
-
-    for (offset = 0; offset < total; offset += len) {
-        len   = ucs_min(total - offset, max_msg);
-        n     = uct_mlx5_umr_sge_slice(sge, num_sge, offset, len, frag);
-        flags = UMR_ENG_WR_SIGNALED | (ep->fence ? UMR_ENG_WR_FENCE : 0);
-        if (ucs_log_is_enabled(UCS_LOG_LEVEL_TRACE_DATA)) {
-            ucs_trace_data("ep %p: %s %u sge [0x%" PRIx64 " len %u lkey 0x%x"
-                           "%s] %" PRIu64 " bytes -> 0x%" PRIx64 " rkey 0x%x%s",
-                           ep, umr_eng_opcode_str(opcode), n, frag[0].addr,
-                           frag[0].length, frag[0].lkey, (n > 1) ? " ..." : "",
-                           len, remote_addr + offset, rkey,
-                           (flags & UMR_ENG_WR_FENCE) ? " fence" : "");
-        }
-        status = iface->eng->post_rdma(ep->qp, opcode, frag, n,
-                                       remote_addr + offset, rkey,
-                                       (uintptr_t)op, flags);
-        if (ucs_unlikely(status != UCS_OK)) {
-            ucs_error("mlx5_umr ep %p: post %s of %" PRIu64 " bytes failed: "
-                      "%s", ep, umr_eng_opcode_str(opcode), len,
-                      ucs_status_string(status));
-            return status;
-        }
-        ep->fence = 0;
-        uct_mlx5_umr_ep_wr_posted(ep, op);
-        ++ep->stats.rdma_wrs;
-    }
-
-    return UCS_OK;
-}
-
-ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
-                                     uct_mlx5_umr_op_t *op,
-                                     umr_eng_opcode_t opcode,
-                                     const umr_eng_sge_t *sge,
-                                     unsigned num_sge, uint64_t total,
-                                     uint64_t remote_addr, uint32_t rkey)
-{
-    ucs_status_t status;
-
-    status = uct_mlx5_umr_ep_post_rdma(ep, op, opcode, sge, num_sge, total,
-                                       remote_addr, rkey);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return uct_mlx5_umr_ep_op_abort(ep, op, status);
-    }
-
-    if (op->wrs_left == 0) {
-        /* nothing to move: complete now, nothing will be polled */
-        uct_mlx5_umr_ep_op_release(ep, op);
-        return UCS_OK;
-    }
-
-    uct_mlx5_umr_ep_op_push(ep, op);
-    return UCS_INPROGRESS;
-}
-
-ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
-                                         uct_mlx5_umr_op_t *op,
-                                         umr_eng_opcode_t opcode,
-                                         const uct_umr_layout_t *layout,
-                                         int keep_copy, size_t count,
-                                         void *base, uint64_t offset,
-                                         uint64_t length, umr_eng_sge_t *sge)
-{
-    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
-    ucs_status_t status         = UCS_OK;
-
-    op->buf = uct_mlx5_umr_iface_buf_get(iface);
-    if (op->buf == NULL) {
-        return uct_mlx5_umr_ep_no_resource(ep);
-    }
-
-    if (opcode == UMR_ENG_OP_RDMA_WRITE) {
-        status = uct_umr_layout_pack_range(layout, count, base, offset, length,
-                                           uct_mlx5_umr_iface_buf(iface,
-                                                                  op->buf));
-    } else {
-        if (keep_copy) {
-            status = uct_umr_layout_dup(layout, &op->own_layout);
-            layout = op->own_layout;
-        }
-        op->unpack_layout = layout;
-        op->unpack_count  = count;
-        op->unpack_base   = base;
-        op->unpack_offset = offset;
-        op->length        = length;
-    }
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    uct_mlx5_umr_ep_buf_sge(iface, op, length, sge);
-    ++ep->stats.pack_fallbacks;
-    return UCS_OK;
-}
 
 
 /* ---- zcopy ------------------------------------------------------------- */
@@ -249,9 +84,12 @@ uct_mlx5_umr_ep_iov_to_sge(const uct_iov_t *iov, size_t iovcnt,
 
             addr = (uintptr_t)iov[i].buffer + (j * iov[i].stride);
             if (memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) {
-                /* zero-based: buffer is an offset into the packed stream */
-                if ((addr > memh->length) ||
-                    (iov[i].length > memh->length - addr)) {
+                /* zero-based: buffer is an offset into the packed stream.
+                 * Bounds are parameter checks: the engine refuses a local
+                 * access outside the key or region anyway. */
+                if (ENABLE_PARAMS_CHECK &&
+                    ((addr > memh->length) ||
+                     (iov[i].length > memh->length - addr))) {
                     ucs_error("mlx5_umr: iov[%zu] [%" PRIu64 ", +%zu) is "
                               "outside its layout handle (%" PRIu64 " bytes)",
                               i, addr, iov[i].length, memh->length);
@@ -260,9 +98,10 @@ uct_mlx5_umr_ep_iov_to_sge(const uct_iov_t *iov, size_t iovcnt,
                 sge[num].lkey  = memh->mkeys[memh->num_mkeys - 1]->eng->lkey;
                 *layout_memh_p = memh;
             } else {
-                if ((addr < (uintptr_t)memh->base) ||
-                    (addr + iov[i].length >
-                     (uintptr_t)memh->base + memh->length)) {
+                if (ENABLE_PARAMS_CHECK &&
+                    ((addr < (uintptr_t)memh->base) ||
+                     (addr + iov[i].length >
+                      (uintptr_t)memh->base + memh->length))) {
                     ucs_error("mlx5_umr: iov[%zu] %p+%zu is outside its "
                               "memory handle %p+%" PRIu64, i, (void*)addr,
                               iov[i].length, memh->base, memh->length);
@@ -468,10 +307,7 @@ uct_mlx5_umr_ep_zcopy(uct_mlx5_umr_ep_t *ep, umr_eng_opcode_t opcode,
                        (opcode == UMR_ENG_OP_RDMA_WRITE) ?
                        "uct_mlx5_umr_ep_put_zcopy" :
                        "uct_mlx5_umr_ep_get_zcopy");
-    if (ucs_unlikely(rkey == NULL)) {
-        ucs_error("mlx5_umr ep %p: NULL remote key", ep);
-        return UCS_ERR_INVALID_PARAM;
-    }
+    UCT_CHECK_PARAM(rkey != NULL, "mlx5_umr ep %p: NULL remote key", ep);
 
     tmp_reg = 0;
     status = uct_mlx5_umr_ep_iov_to_sge(iov, iovcnt, sge, scratch.memh_ids,
@@ -597,10 +433,7 @@ uct_mlx5_umr_ep_bcopy_start(uct_mlx5_umr_ep_t *ep, const char *func,
         return status;
     }
 
-    if (ucs_unlikely(tl_rkey == 0)) {
-        ucs_error("mlx5_umr ep %p: NULL remote key", ep);
-        return UCS_ERR_INVALID_PARAM;
-    }
+    UCT_CHECK_PARAM(tl_rkey != 0, "mlx5_umr ep %p: NULL remote key", ep);
 
     status = uct_mlx5_umr_ep_check_remote((const void*)tl_rkey, remote_addr,
                                           length);
