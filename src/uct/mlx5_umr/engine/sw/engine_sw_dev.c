@@ -7,6 +7,7 @@
 #include "engine_sw.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
 #include <ucs/sys/sys.h>
 
@@ -168,7 +169,7 @@ umr_eng_sw_dev_open(const char *name, const umr_eng_dev_params_t *params,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    dev = calloc(1, sizeof(*dev));
+    dev = ucs_calloc(1, sizeof(*dev), "umr_eng_sw dev");
     if (dev == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
@@ -182,10 +183,12 @@ umr_eng_sw_dev_open(const char *name, const umr_eng_dev_params_t *params,
         goto err_free;
     }
 
-    dev->bounce = malloc(UMR_ENG_SW_BATCH_BYTES);
-    dev->span   = malloc(UMR_ENG_SW_BATCH_BYTES);
-    dev->riov   = calloc(3 * UMR_ENG_SW_IOV_MAX, sizeof(*dev->riov));
-    dev->siov   = calloc(UMR_ENG_SW_SPAN_IOV_MAX, sizeof(*dev->siov));
+    dev->bounce = ucs_malloc(UMR_ENG_SW_BATCH_BYTES, "umr_eng_sw bounce");
+    dev->span   = ucs_malloc(UMR_ENG_SW_BATCH_BYTES, "umr_eng_sw span");
+    dev->riov   = ucs_calloc(3 * UMR_ENG_SW_IOV_MAX, sizeof(*dev->riov),
+                             "umr_eng_sw iovs");
+    dev->siov   = ucs_calloc(UMR_ENG_SW_SPAN_IOV_MAX, sizeof(*dev->siov),
+                             "umr_eng_sw span iovs");
     if ((dev->bounce == NULL) || (dev->span == NULL) || (dev->riov == NULL) ||
         (dev->siov == NULL)) {
         status = UCS_ERR_NO_MEMORY;
@@ -208,12 +211,12 @@ umr_eng_sw_dev_open(const char *name, const umr_eng_dev_params_t *params,
     return UCS_OK;
 
 err_free_bufs:
-    free(dev->siov);
-    free(dev->riov);
-    free(dev->span);
-    free(dev->bounce);
+    ucs_free(dev->siov);
+    ucs_free(dev->riov);
+    ucs_free(dev->span);
+    ucs_free(dev->bounce);
 err_free:
-    free(dev);
+    ucs_free(dev);
     return status;
 }
 
@@ -231,11 +234,11 @@ void umr_eng_sw_dev_close(umr_eng_dev_t *edev)
     }
 
     umr_eng_sw_table_cleanup(dev);
-    free(dev->siov);
-    free(dev->riov);
-    free(dev->span);
-    free(dev->bounce);
-    free(dev);
+    ucs_free(dev->siov);
+    ucs_free(dev->riov);
+    ucs_free(dev->span);
+    ucs_free(dev->bounce);
+    ucs_free(dev);
 }
 
 void umr_eng_sw_dev_query(umr_eng_dev_t *edev, umr_eng_caps_t *caps)

@@ -11,6 +11,7 @@
 #include "engine_sw.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/sys.h>
 
 #include <errno.h>
@@ -181,8 +182,8 @@ static void umr_eng_sw_space_flush(umr_eng_sw_space_t *space)
     umr_eng_sw_cslot_t *slot;
 
     kh_foreach_value(&space->cache, slot, {
-        free(slot->descs);
-        free(slot);
+        ucs_free(slot->descs);
+        ucs_free(slot);
     });
     kh_clear(umr_eng_sw_kcache, &space->cache);
 }
@@ -373,14 +374,14 @@ umr_eng_sw_remote_lookup(umr_eng_sw_space_t *space, uint32_t index,
     if (iter != kh_end(&space->cache)) {
         slot = kh_val(&space->cache, iter);
     } else {
-        slot = calloc(1, sizeof(*slot));
+        slot = ucs_calloc(1, sizeof(*slot), "umr_eng_sw key cache");
         if (slot == NULL) {
             return UMR_ENG_WC_GENERAL_ERR;
         }
 
         iter = kh_put(umr_eng_sw_kcache, &space->cache, index, &ret);
         if (ret < 0) {
-            free(slot);
+            ucs_free(slot);
             return UMR_ENG_WC_GENERAL_ERR;
         }
 
@@ -411,7 +412,9 @@ umr_eng_sw_remote_lookup(umr_eng_sw_space_t *space, uint32_t index,
         }
 
         if (entry.num_entries > slot->descs_cap) {
-            descs = realloc(slot->descs, entry.num_entries * sizeof(*descs));
+            descs = ucs_realloc(slot->descs,
+                                entry.num_entries * sizeof(*descs),
+                                "umr_eng_sw cached descs");
             if (descs == NULL) {
                 return UMR_ENG_WC_GENERAL_ERR;
             }

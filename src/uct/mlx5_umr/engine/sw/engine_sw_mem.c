@@ -7,6 +7,7 @@
 #include "engine_sw.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/sys.h>
 
 #include <errno.h>
@@ -91,14 +92,14 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
         return status;
     }
 
-    mr = calloc(1, sizeof(*mr));
+    mr = ucs_calloc(1, sizeof(*mr), "umr_eng_sw mr");
     if (mr == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
 
     status = umr_eng_sw_index_alloc(dev, mr, &index);
     if (status != UCS_OK) {
-        free(mr);
+        ucs_free(mr);
         return status;
     }
 
@@ -135,7 +136,7 @@ ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *edev,
 
     umr_eng_sw_index_free(dev, UMR_ENG_SW_KEY_INDEX(mr->super.lkey));
     dev->num_objs--;
-    free(mr);
+    ucs_free(mr);
     return UCS_OK;
 }
 
@@ -160,12 +161,13 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    mkey = calloc(1, sizeof(*mkey));
+    mkey = ucs_calloc(1, sizeof(*mkey), "umr_eng_sw mkey");
     if (mkey == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    mkey->descs = calloc(max_entries, sizeof(*mkey->descs));
+    mkey->descs = ucs_calloc(max_entries, sizeof(*mkey->descs),
+                             "umr_eng_sw mkey descs");
     if (mkey->descs == NULL) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
@@ -196,9 +198,9 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     return UCS_OK;
 
 err_free_descs:
-    free(mkey->descs);
+    ucs_free(mkey->descs);
 err_free:
-    free(mkey);
+    ucs_free(mkey);
     return status;
 }
 
@@ -216,7 +218,7 @@ ucs_status_t umr_eng_sw_mkey_destroy(umr_eng_dev_t *edev,
 
     umr_eng_sw_index_free(dev, mkey->index);
     dev->num_objs--;
-    free(mkey->descs);
-    free(mkey);
+    ucs_free(mkey->descs);
+    ucs_free(mkey);
     return UCS_OK;
 }

@@ -7,6 +7,7 @@
 #include "engine_sw.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,14 @@ ucs_status_t umr_eng_sw_cq_create(umr_eng_dev_t *edev, unsigned size,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    cq = calloc(1, sizeof(*cq));
+    cq = ucs_calloc(1, sizeof(*cq), "umr_eng_sw cq");
     if (cq == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    cq->ring = calloc(size, sizeof(*cq->ring));
+    cq->ring = ucs_calloc(size, sizeof(*cq->ring), "umr_eng_sw cq ring");
     if (cq->ring == NULL) {
-        free(cq);
+        ucs_free(cq);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -62,8 +63,8 @@ void umr_eng_sw_cq_destroy(umr_eng_cq_t *cq)
     }
 
     cq->dev->num_objs--;
-    free(cq->ring);
-    free(cq);
+    ucs_free(cq->ring);
+    ucs_free(cq);
 }
 
 ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
@@ -98,15 +99,17 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
                                         UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    qp = calloc(1, sizeof(*qp));
+    qp = ucs_calloc(1, sizeof(*qp), "umr_eng_sw qp");
     if (qp == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    qp->wrs   = calloc(params->sq_size, sizeof(*qp->wrs));
-    qp->sges  = calloc((size_t)params->sq_size * max_sge, sizeof(*qp->sges));
-    qp->descs = calloc((size_t)params->sq_size * max_umr,
-                       sizeof(*qp->descs));
+    qp->wrs   = ucs_calloc(params->sq_size, sizeof(*qp->wrs),
+                           "umr_eng_sw qp wrs");
+    qp->sges  = ucs_calloc((size_t)params->sq_size * max_sge,
+                           sizeof(*qp->sges), "umr_eng_sw qp sges");
+    qp->descs = ucs_calloc((size_t)params->sq_size * max_umr,
+                           sizeof(*qp->descs), "umr_eng_sw qp descs");
     if ((qp->wrs == NULL) || (qp->sges == NULL) || (qp->descs == NULL)) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
@@ -135,10 +138,10 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
     return UCS_OK;
 
 err_free:
-    free(qp->descs);
-    free(qp->sges);
-    free(qp->wrs);
-    free(qp);
+    ucs_free(qp->descs);
+    ucs_free(qp->sges);
+    ucs_free(qp->wrs);
+    ucs_free(qp);
     return status;
 }
 
@@ -157,10 +160,10 @@ void umr_eng_sw_qp_destroy(umr_eng_qp_t *qp)
     umr_eng_sw_index_free(qp->dev, qp->index);
     umr_eng_sw_space_cleanup(&qp->remote);
     qp->dev->num_objs--;
-    free(qp->descs);
-    free(qp->sges);
-    free(qp->wrs);
-    free(qp);
+    ucs_free(qp->descs);
+    ucs_free(qp->sges);
+    ucs_free(qp->wrs);
+    ucs_free(qp);
 }
 
 void umr_eng_sw_qp_get_addr(umr_eng_qp_t *qp, void *addr)
