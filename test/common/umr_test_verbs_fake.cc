@@ -741,6 +741,14 @@ __wrap_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
 {
     struct mlx5dv_mkey *mkey;
 
+    /* record mode: a kernel without MKEY_UPDATE_TAG (nothing recorded) */
+    if (!fake().model &&
+        (attr->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG) &&
+        !fake().update_tag_kernel) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+
     fake().mkey_attrs.push_back(*attr);
     if (++globals().mkey_creates == fake().mkey_fail_at) {
         errno = ENOMEM;

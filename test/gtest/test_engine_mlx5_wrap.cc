@@ -57,6 +57,9 @@ protected:
     {
         fake().reset();
         fake().model = false;   /* argument records only */
+        /* no kernel MKEY_UPDATE_TAG: the ring of keys these tests check
+         * (the rotating tag is tested on the model) */
+        fake().update_tag_kernel = false;
         buf.resize(1 << 20);
     }
 
@@ -237,7 +240,12 @@ TEST_F(test_engine_mlx5_wrap, dev_open_asks_devx_and_caps)
     EXPECT_EQ(65535u, caps.max_bytes_count);
     EXPECT_EQ(65535u, caps.max_stride);
     EXPECT_EQ(30u, caps.max_sge);
-    EXPECT_EQ(32768u, caps.max_qp_wr);
+    /* issue 10 finding 5: 1 KiB UMR WQEs, 16 basic blocks each, and
+     * rdma-core caps the SQ in blocks: 32768 / 16 work requests */
+    EXPECT_EQ(2048u, caps.max_qp_wr);
+    EXPECT_EQ(4u, caps.max_depth);
+    EXPECT_EQ(UINT64_MAX, caps.max_ilv_bytes);
+    EXPECT_EQ((uint64_t)INT32_MAX, caps.max_list_bytes);
     EXPECT_EQ((1u << 24) / UMR_ENG_MLX5_MKEY_RING, caps.max_mkeys);
     EXPECT_EQ(1ull << 30, caps.max_msg);
     EXPECT_EQ(1u, caps.num_ports);
@@ -367,12 +375,30 @@ TEST_F(test_engine_mlx5_wrap, qp_limits_follow_inline_read_back)
     EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));
 }
 
+/* issue 10 finding 4: rdma-core 44 sums an interleaved key's length in 64
+ * bits (qp.c umr_strided_seg_create): a key over 4 GiB is posted */
+TEST_F(test_engine_mlx5_wrap, interleaved_key_over_4g)
+{
+    umr_eng_mkey_t *mkey;
+
+    open_all();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 8, &mkey));
+    auto e = ilv(2, 65535, 0);
+    ASSERT_EQ(UCS_OK, ops->post_umr_interleaved(qp, mkey, 0, 32769, 2,
+                                                e.data(), 1, 0));
+    auto posted = fake().posted();
+    ASSERT_EQ(1u, posted.size());
+    EXPECT_EQ(32769u, posted[0].repeat);
+    EXPECT_GT(2ull * 65535 * 32769, (uint64_t)UINT32_MAX);
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));
+}
+
 TEST_F(test_engine_mlx5_wrap, qp_create_bad_params)
 {
     open_dev();
     ASSERT_EQ(UCS_OK, ops->cq_create(dev, 16, &cq));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(0, 1, 52));
-    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(32769, 1, 52));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(2049, 1, 52));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 0, 52));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 31, 52));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, create_qp(16, 1, 0));
@@ -683,6 +709,12 @@ TEST_F(test_engine_mlx5_wrap, over_limit_never_reaches_nic)
         { "entries over mkey max_entries", UCS_ERR_EXCEEDS_LIMIT, [&] {
               return ops->post_umr_interleaved(qp, small, 0, 1, 5,
                                                e52.data(), 1, 0); } },
+        /* issue 10 finding 2: rdma-core writes n + 1 entries (the strided
+         * header) but checks only n against the key */
+        { "interleaved entries + header over mkey max_entries",
+          UCS_ERR_EXCEEDS_LIMIT, [&] {
+              return ops->post_umr_interleaved(qp, small, 0, 1, 4,
+                                               e52.data(), 1, 0); } },
         { "bytes_count 65536", UCS_ERR_EXCEEDS_LIMIT, [&] {
               auto e = ilv(1, 65536, 0);
               return ops->post_umr_interleaved(qp, mkey, 0, 1, 1, e.data(),
@@ -707,10 +739,6 @@ TEST_F(test_engine_mlx5_wrap, over_limit_never_reaches_nic)
         { "0 entries", UCS_ERR_INVALID_PARAM, [&] {
               return ops->post_umr_interleaved(qp, mkey, 0, 1, 0,
                                                e52.data(), 1, 0); } },
-        { "total over 4 GiB (32-bit reglen)", UCS_ERR_EXCEEDS_LIMIT, [&] {
-              auto e = ilv(2, 65535, 0);
-              return ops->post_umr_interleaved(qp, mkey, 0, 32769, 2,
-                                               e.data(), 1, 0); } },
         { "access MW_BIND", UCS_ERR_INVALID_PARAM, [&] {
               auto e = ilv(1, 16, 16);
               return ops->post_umr_interleaved(qp, mkey, IBV_ACCESS_MW_BIND,
@@ -781,17 +809,27 @@ TEST_F(test_engine_mlx5_wrap, wr_complete_error_propagates)
     auto e        = ilv(2, 64, 64);
     auto s        = sges(2, 64);
 
-    fake().wr_complete_ret = ENOMEM;
-    for (int i = 0; i < 8; ++i) {   /* more than sq_size: no slot leaks */
-        EXPECT_EQ(UCS_ERR_IO_ERROR,
-                  ops->post_umr_interleaved(qp, mkey, 0, 4, 2, e.data(), 1,
-                                            UMR_ENG_WR_SIGNALED));
-        EXPECT_EQ(UCS_ERR_IO_ERROR,
-                  ops->post_umr_list(qp, mkey, 0, 2, s.data(), 1, 0));
-        EXPECT_EQ(UCS_ERR_IO_ERROR, ops->post_local_inv(qp, mkey, 1, 0));
-        EXPECT_EQ(UCS_ERR_IO_ERROR,
-                  ops->post_rdma(qp, UMR_ENG_OP_RDMA_WRITE, s.data(), 2, 0,
-                                 1, 1, 0));
+    /* issue 10 finding 6: ENOMEM is the provider's full send queue
+     * (qp.c mlx5_wq_overflow): UCS_ERR_NO_RESOURCE, retried after
+     * progress; any other error is an I/O error */
+    const struct {
+        int          ret;
+        ucs_status_t status;
+    } errs[] = {{ENOMEM, UCS_ERR_NO_RESOURCE}, {EINVAL, UCS_ERR_IO_ERROR},
+                {EOPNOTSUPP, UCS_ERR_IO_ERROR}};
+    for (const auto &err : errs) {
+        fake().wr_complete_ret = err.ret;
+        for (int i = 0; i < 8; ++i) {   /* more than sq_size: no slot leaks */
+            EXPECT_EQ(err.status,
+                      ops->post_umr_interleaved(qp, mkey, 0, 4, 2, e.data(),
+                                                1, UMR_ENG_WR_SIGNALED));
+            EXPECT_EQ(err.status,
+                      ops->post_umr_list(qp, mkey, 0, 2, s.data(), 1, 0));
+            EXPECT_EQ(err.status, ops->post_local_inv(qp, mkey, 1, 0));
+            EXPECT_EQ(err.status,
+                      ops->post_rdma(qp, UMR_ENG_OP_RDMA_WRITE, s.data(), 2,
+                                     0, 1, 1, 0));
+        }
     }
     EXPECT_TRUE(fake().posted().empty());
     EXPECT_EQ(key0, mkey->lkey);

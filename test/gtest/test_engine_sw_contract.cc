@@ -196,6 +196,10 @@ TEST_F(test_engine_sw_contract, post_limits_interleaved) {
     mkeys.push_back(small);
     EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
               ops->post_umr_interleaved(pqp, small, RW, 1, 3, e.data(), 2, 0));
+    /* issue 10 finding 2: n interleaved entries take n + 1 descriptors
+     * (the strided header), so a 2-entry key takes 1 */
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+              ops->post_umr_interleaved(pqp, small, RW, 1, 2, e.data(), 2, 0));
 
     EXPECT_EQ(key, m->lkey) << "a refused UMR does not rotate the key";
     expect_no_completion(pcq);
@@ -726,7 +730,7 @@ TEST_F(test_engine_sw_contract, span_read_over_unmapped_gap) {
     ASSERT_EQ(UCS_OK, ops->mr_reg(pdev, mem, page, RW, &m0));
     ASSERT_EQ(UCS_OK, ops->mr_reg(pdev, mem + 2 * page, page, RW, &m2));
     umr_eng_mkey_t *k;
-    ASSERT_EQ(UCS_OK, ops->mkey_create(pdev, 2, &k));
+    ASSERT_EQ(UCS_OK, ops->mkey_create(pdev, 3, &k)); /* 2 + header */
     mkeys.push_back(k);
     /* 8 bytes every 16 in page 0, then the same in page 2, interleaved */
     umr_eng_interleaved_t e[2] = {{(uintptr_t)mem, 8, 8, m0->lkey},

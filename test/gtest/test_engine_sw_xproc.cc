@@ -346,7 +346,10 @@ struct endpoint {
         for (uint32_t k = 0; (k < plan->num_keys) && (status == UCS_OK); ++k) {
             const umr_layout_key_t *key = &plan->keys[k];
             umr_eng_mkey_t *m;
-            status = ops->mkey_create(dev, key->num_entries, &m);
+            /* an interleaved UMR also takes the strided header */
+            status = ops->mkey_create(dev, key->num_entries +
+                                      (key->kind == UMR_LAYOUT_KEY_INTERLEAVED),
+                                      &m);
             if (status != UCS_OK) break;
             s.mkeys.push_back(m);
             std::vector<umr_eng_interleaved_t> il(key->num_entries);

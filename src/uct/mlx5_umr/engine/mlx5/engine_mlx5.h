@@ -6,21 +6,22 @@
  *
  * Key rotation. engine.h asks that every UMR post changes the key, so a
  * remote key packed before a reconfiguration fails instead of aliasing the
- * new layout. rdma-core 44 does not let the caller rotate the tag byte of
- * an indirect mkey: mlx5dv_wr_mr_interleaved/list write (lkey & 0xff) into
- * the mkey context segment but leave MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY out of
- * the UMR mask, so the NIC keeps the variant the mkey was created with, and
- * a caller-modified mkey->lkey would only make the WQE name a key that does
- * not exist (providers/mlx5/qp.c, mlx5_send_wr_mr / mkey_configure).
- * Instead, one engine mkey is a ring of UMR_ENG_MLX5_MKEY_RING hardware
- * mkeys: each UMR configures the next ring member, so lkey/rkey change on
- * every post. The transport invalidates (LOCAL_INV) a key before it
- * reconfigures it, so a stale key then fails with a remote access error;
- * it could alias again only after the ring wrapped, i.e. after
- * UMR_ENG_MLX5_MKEY_RING reconfigurations of the same engine mkey - the
- * same kind of bound that an 8-bit tag has (256). A raw UMR WQE
- * (mlx5dv_wr_raw_wqe) with the MKEY mask bit set would rotate the real tag;
- * it is not used because it cannot be validated without a device.
+ * new layout. rdma-core 44 writes (mkey->lkey & 0xff) into the mkey context
+ * of every UMR and sets MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY, in
+ * mlx5dv_wr_mr_interleaved/_list as in mlx5dv_wr_mkey_configure (qp.c
+ * mlx5_send_wr_mkey_configure, which both call since v43); a non-zero tag
+ * needs the context's update-tag support, else the WR fails with
+ * EOPNOTSUPP, and the NIC takes a new tag only on a key created with
+ * MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG. So an engine mkey is one
+ * hardware mkey created with UPDATE_TAG, and each UMR moves its 8-bit tag
+ * to the next value: a stale key fails (the transport also invalidates
+ * with LOCAL_INV first) until the tag wraps, after 256 reconfigurations.
+ *
+ * Without kernel support for UPDATE_TAG (mlx5dv_create_mkey fails with
+ * EOPNOTSUPP) the tag cannot change; then, and only then, an engine mkey is
+ * a ring of UMR_ENG_MLX5_MKEY_RING hardware mkeys with tag 0 and each UMR
+ * configures the next member, so lkey/rkey still change on every post; a
+ * stale key aliases again after UMR_ENG_MLX5_MKEY_RING reconfigurations.
  */
 #ifndef UMR_ENGINE_MLX5_H_
 #define UMR_ENGINE_MLX5_H_
@@ -55,10 +56,18 @@ extern "C" {
 #define UMR_ENG_MLX5_MAX_BYTES_COUNT  UINT16_MAX
 #define UMR_ENG_MLX5_MAX_STRIDE       UINT16_MAX
 
-/* rdma-core 44 sums list lengths in an int and the interleaved length as
- * (int)sum(bytes_count) * (uint32_t)repeat, in 32 bits. */
+/* rdma-core 44 sums list lengths in an int (qp.c umr_sg_list_create) but
+ * the interleaved length in 64 bits, sum(bytes_count) * repeat
+ * (umr_strided_seg_create): an interleaved key has no 4 GiB limit; the
+ * product of 51 16-bit counts and a 32-bit repeat cannot overflow. */
 #define UMR_ENG_MLX5_MAX_LIST_BYTES   ((uint64_t)INT32_MAX)
-#define UMR_ENG_MLX5_MAX_ILV_BYTES    ((uint64_t)UINT32_MAX)
+#define UMR_ENG_MLX5_MAX_ILV_BYTES    UINT64_MAX
+
+/* A UMR WQE is 1 KiB = 16 basic blocks of 64 B, and rdma-core caps the send
+ * queue in basic blocks (verbs.c mlx5_calc_sq_size: roundup_pow_of_two(
+ * max_send_wr * wqe_size) / 64 <= max_send_wqebb): a QP holds
+ * max_qp_wr / 16 work requests. */
+#define UMR_ENG_MLX5_WQE_BBS          16
 
 #define UMR_ENG_MLX5_ACCESS_MASK \
     (UMR_ENG_ACCESS_LOCAL_WRITE | UMR_ENG_ACCESS_REMOTE_WRITE | \
@@ -103,6 +112,7 @@ typedef struct umr_eng_mlx5_mr {
 
 typedef struct umr_eng_mlx5_mkey {
     umr_eng_mkey_t      super;
+    int                 update_tag;         /* one key, tag rotates: ring[0] */
     unsigned            cur;                /* ring member in use */
     struct mlx5dv_mkey  *ring[UMR_ENG_MLX5_MKEY_RING];
 } umr_eng_mlx5_mkey_t;

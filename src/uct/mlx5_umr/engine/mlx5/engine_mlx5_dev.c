@@ -6,6 +6,7 @@
 
 #include "engine_mlx5.h"
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>
@@ -233,7 +234,10 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     caps->max_bytes_count = UMR_ENG_MLX5_MAX_BYTES_COUNT;
     caps->max_stride      = UMR_ENG_MLX5_MAX_STRIDE;
     caps->max_sge         = dattr->orig_attr.max_sge;
-    caps->max_qp_wr       = dattr->orig_attr.max_qp_wr;
+    /* work requests, each up to a 1 KiB UMR WQE of 16 basic blocks */
+    caps->max_qp_wr       = ucs_max(ucs_rounddown_pow2(
+                                        dattr->orig_attr.max_qp_wr) /
+                                    UMR_ENG_MLX5_WQE_BBS, 1);
     /* each engine mkey holds a ring of hardware mkeys */
     caps->max_mkeys       = dattr->orig_attr.max_mr / UMR_ENG_MLX5_MKEY_RING;
     caps->max_msg         = port_attr->max_msg_sz;

@@ -10,6 +10,7 @@
 
 #include "engine_mlx5.h"
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/sys/math.h>
@@ -74,8 +75,8 @@ static ucs_status_t umr_eng_mlx5_post_check(umr_eng_mlx5_qp_t *qp,
 static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
                                            umr_eng_mlx5_mkey_t *mkey,
                                            unsigned access, unsigned num,
-                                           uint32_t max, unsigned flags,
-                                           const char *what)
+                                           uint32_t max, unsigned header,
+                                           unsigned flags, const char *what)
 {
     ucs_status_t status;
 
@@ -101,10 +102,14 @@ static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (num > ucs_min(max, mkey->super.max_entries)) {
-        ucs_error("%s: %s: %u entries exceed the limit (QP inline %u, "
-                  "mkey 0x%x max_entries %u)", qp->dev->caps.name, what, num,
-                  max, mkey->super.lkey, mkey->super.max_entries);
+    /* rdma-core checks num against the key's descriptors but writes
+     * num + header of them (qp.c mlx5_send_wr_set_mkey_layout,
+     * umr_strided_seg_create): check what the NIC gets */
+    if ((num > max) || (num + header > mkey->super.max_entries)) {
+        ucs_error("%s: %s: %u entries (+%u header) exceed the limit (QP "
+                  "inline %u, mkey 0x%x max_entries %u)", qp->dev->caps.name,
+                  what, num, header, max, mkey->super.lkey,
+                  mkey->super.max_entries);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
@@ -153,7 +158,13 @@ static ucs_status_t umr_eng_mlx5_wr_end(umr_eng_mlx5_qp_t *qp,
     int ret;
 
     ret = ibv_wr_complete(qp->qpx);
-    if (ret) {
+    if (ucs_unlikely(ret == ENOMEM)) {
+        /* the provider's send queue is full (qp.c mlx5_wq_overflow): a
+         * resource shortage the caller retries after progress */
+        ucs_trace_data("%s: %s on QP 0x%x: send queue full (ENOMEM)",
+                       qp->dev->caps.name, what, qp->qp->qp_num);
+        return UCS_ERR_NO_RESOURCE;
+    } else if (ret) {
         ucs_error("%s: %s on QP 0x%x: ibv_wr_complete() failed: %s",
                   qp->dev->caps.name, what, qp->qp->qp_num, strerror(ret));
         return UCS_ERR_IO_ERROR;
@@ -163,12 +174,35 @@ static ucs_status_t umr_eng_mlx5_wr_end(umr_eng_mlx5_qp_t *qp,
     return UCS_OK;
 }
 
-/* Each UMR configures the next hardware mkey of the ring (engine_mlx5.h). */
+/* Each UMR moves the key's tag to the next value, or, without UPDATE_TAG
+ * support, configures the next hardware mkey of the ring (engine_mlx5.h).
+ * rdma-core reads the tag from the mlx5dv_mkey while building the WQE. */
 static struct mlx5dv_mkey *
 umr_eng_mlx5_mkey_next(umr_eng_mlx5_mkey_t *mkey, unsigned *index_p)
 {
+    struct mlx5dv_mkey *hw;
+    uint32_t key;
+
+    if (mkey->update_tag) {
+        hw       = mkey->ring[0];
+        key      = (hw->lkey & ~0xffu) | ((hw->lkey + 1) & 0xffu);
+        hw->lkey = key;
+        hw->rkey = key;
+        *index_p = 0;
+        return hw;
+    }
+
     *index_p = (mkey->cur + 1) % UMR_ENG_MLX5_MKEY_RING;
     return mkey->ring[*index_p];
+}
+
+/* The UMR was not posted: the key keeps its tag. */
+static void umr_eng_mlx5_mkey_unnext(umr_eng_mlx5_mkey_t *mkey)
+{
+    if (mkey->update_tag) {
+        mkey->ring[0]->lkey = mkey->super.lkey;
+        mkey->ring[0]->rkey = mkey->super.rkey;
+    }
 }
 
 static void umr_eng_mlx5_mkey_rotate(umr_eng_mlx5_mkey_t *mkey,
@@ -226,6 +260,7 @@ umr_eng_mlx5_umr_post(umr_eng_mlx5_qp_t *qp, umr_eng_mlx5_mkey_t *mkey,
     }
     status = umr_eng_mlx5_wr_end(qp, what);
     if (status != UCS_OK) {
+        umr_eng_mlx5_mkey_unnext(mkey);
         return status;
     }
 
@@ -255,7 +290,7 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
     unsigned i;
 
     status = umr_eng_mlx5_umr_check(qp, mkey, access, num_entries,
-                                    qp->max_interleaved, flags, what);
+                                    qp->max_interleaved, 1, flags, what);
     if (status != UCS_OK) {
         return status;
     }
@@ -285,12 +320,9 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
         row_bytes += entries[i].bytes_count;
     }
 
-    if ((row_bytes * repeat) > UMR_ENG_MLX5_MAX_ILV_BYTES) {
-        ucs_error("%s: %s: %lu bytes x %u repeats exceed %lu bytes",
-                  qp->dev->caps.name, what, row_bytes, repeat,
-                  UMR_ENG_MLX5_MAX_ILV_BYTES);
-        return UCS_ERR_EXCEEDS_LIMIT;
-    }
+    /* row_bytes * repeat < 2^54: no key size limit (UMR_ENG_MLX5_MAX_ILV_
+     * BYTES); rdma-core 44 sums it in 64 bits */
+    ucs_assert(row_bytes <= (uint64_t)num_entries * UINT16_MAX);
 
     return umr_eng_mlx5_umr_post(qp, mkey, access, repeat, num_entries,
                                  entries, NULL, wr_id, flags, what);
@@ -310,7 +342,7 @@ ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *nqp,
     unsigned i;
 
     status = umr_eng_mlx5_umr_check(qp, mkey, access, num_sge, qp->max_list,
-                                    flags, what);
+                                    0, flags, what);
     if (status != UCS_OK) {
         return status;
     }

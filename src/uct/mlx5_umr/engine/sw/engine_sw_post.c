@@ -113,8 +113,11 @@ umr_eng_sw_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    max = ucs_min(ucs_min(UMR_ENG_SW_MAX_INTERLEAVED, qp->max_umr_entries),
-                  mkey->super.max_entries);
+    /* n interleaved entries take n + 1 descriptors, the strided header
+     * included (rdma-core 44 qp.c umr_strided_seg_create), of the WQE and
+     * of the key */
+    max = ucs_min(ucs_min(UMR_ENG_SW_MAX_INTERLEAVED, qp->max_umr_entries - 1),
+                  mkey->super.max_entries - 1);
     if (num_entries > max) {
         ucs_error("sw engine: umr_interleaved: %u entries > %u", num_entries,
                   max);
