@@ -670,6 +670,11 @@ static void modes(void)
     MPI_Wait(&rq[0], &s);
     MPI_Get_count(&s, vec, &count);
     CHECK(count == 0, "zero count %d", count);
+    /* MPI_Request_free of an active receive: it still completes */
+    MPI_Irecv(w, 1, vec, left, 80, MPI_COMM_WORLD, &rq[0]);
+    MPI_Request_free(&rq[0]);
+    MPI_Ssend(v, 1, vec, right, 80, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
     /* cancel a large receive that nothing matches */
     MPI_Irecv(w, 1, vec, left, 78, MPI_COMM_WORLD, &rq[0]);
     MPI_Cancel(&rq[0]);

@@ -88,9 +88,11 @@ static int mca_pml_umr_request_free(ompi_request_t **request)
     mca_pml_umr_request_t *req = (mca_pml_umr_request_t*)*request;
 
     req->free_called = 1;
-    if (REQUEST_COMPLETE(&req->super) || (req->events == 0)) {
+    /* complete (or inactive persistent): now; active: when it completes,
+     * by mca_pml_umr_request_mpi_complete */
+    if (REQUEST_COMPLETE(&req->super)) {
         mca_pml_umr_request_return(req);
-    } /* else returned by mca_pml_umr_request_mpi_complete */
+    }
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
