@@ -2,10 +2,11 @@
 """
 Side-by-side tables and PNG plots of bench_mpi_ddt runs (contrib/run-mpi-bench.sh).
 
-usage: mpi-bench-report.py OUTDIR NAME=FILE [NAME=FILE ...]
+usage: mpi-bench-report.py OUTDIR NAME=FILE[,FILE..] [NAME=FILE[,FILE..] ...]
 
 Each FILE is the stdout of one `mpirun -np 2 bench_mpi_ddt` run under one PML
-configuration NAME (e.g. ob1, ucx, umr+ob1, umr+ob1:zcopy). Columns:
+configuration NAME (e.g. ob1, ucx, umr+ob1, umr+ob1:zcopy); with several
+files (repeated runs) each figure is the median over the runs. Columns:
   NAME           MPI_Send/MPI_Recv of the derived datatype under NAME
   pack(NAME)     MPI_Pack + contiguous send + MPI_Unpack under NAME (shown for
                  the runs without pml/umr)
@@ -17,21 +18,34 @@ import os
 import sys
 
 
-def parse(path):
+def median(vals):
+    vals = sorted(vals)
+    n = len(vals)
+    return vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
+
+
+def parse(paths):
+    """One configuration: the median over its runs (files) of each figure."""
     data, lat, head = {}, {}, []
-    with open(path) as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            if parts[0] == "DATA" and len(parts) == 10:
-                key = (parts[1], parts[2])
-                rec = data.setdefault(key, {"bytes": int(parts[3]),
-                                            "blocks": int(parts[4]),
-                                            "mean": float(parts[5])})
-                rec[parts[6]] = float(parts[7])
-            elif parts[0] == "LAT" and len(parts) == 5:
-                lat[int(parts[1])] = float(parts[2])
-            elif line.startswith("#"):
-                head.append(line.rstrip())
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if parts[0] == "DATA" and len(parts) == 10:
+                    key = (parts[1], parts[2])
+                    rec = data.setdefault(key, {"bytes": int(parts[3]),
+                                                "blocks": int(parts[4]),
+                                                "mean": float(parts[5])})
+                    rec.setdefault(parts[6], []).append(float(parts[7]))
+                elif parts[0] == "LAT" and len(parts) == 5:
+                    lat.setdefault(int(parts[1]), []).append(float(parts[2]))
+                elif line.startswith("#"):
+                    head.append(line.rstrip())
+    for rec in data.values():
+        for mode in ("ddt", "pack"):
+            if mode in rec:
+                rec[mode] = median(rec[mode])
+    lat = {k: median(v) for k, v in lat.items()}
     return data, lat, head
 
 
@@ -50,9 +64,10 @@ def main():
     outdir = sys.argv[1]
     runs = []
     for arg in sys.argv[2:]:
-        name, path = arg.split("=", 1)
-        if os.path.exists(path):
-            runs.append((name, parse(path)))
+        name, paths = arg.split("=", 1)
+        paths = [p for p in paths.split(",") if os.path.exists(p)]
+        if paths:
+            runs.append((name, parse(paths)))
     if not runs:
         sys.exit("mpi-bench-report: no results")
 

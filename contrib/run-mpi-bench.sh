@@ -22,7 +22,9 @@
 # usage: contrib/run-mpi-bench.sh [--quick|--long] [--only NAME[,NAME..]]
 #                                 [--halo3d] [-- bench_mpi_ddt arguments]
 #   --quick   smaller messages and fewer repeats (about 3 minutes)
-#   --long    more repeats (final figures on a quiet machine)
+#   --long    more messages a pattern and 3 runs of every configuration
+#   --runs N  run the configurations N times, interleaved (ob1, ucx, ..., ob1,
+#             ucx, ...); every figure is then the median over the runs
 #   --only    run only these configurations (e.g. ob1,umr+ob1)
 #   --halo3d  instead: examples/halo3d_mpi (the transport used directly,
 #             against Open MPI's datatype path) under ob1 and ucx
@@ -36,13 +38,15 @@ export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/mpi-bench}
 
 size_args=(-T 0.3 -m 5 -M 50 -i 2000 -r 7)
+runs=1
 only=""
 halo3d=0
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) size_args=(-s 4194304 -n 128 -T 0.2 -m 3 -M 20 -i 500 -r 5) ;;
-    --long)  size_args=(-T 3 -m 11 -M 500 -i 10000 -r 15) ;;
+    --long)  size_args=(-T 1 -m 7 -M 200 -i 5000 -r 11); runs=3 ;;
+    --runs)  runs=$2; shift ;;
     --only)  only=$2; shift ;;
     --halo3d) halo3d=1 ;;
     --) shift; extra=("$@"); break ;;
@@ -113,24 +117,30 @@ else
 fi
 
 mkdir -p "$out"
-report=()
+declare -A files
 echo "run-mpi-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" \
-     "before; results in $out"
+     "before; $runs run(s) of each configuration; results in $out"
+for ((r = 1; r <= runs; ++r)); do
+    for n in "${names[@]}"; do
+        if [ -n "$only" ] && ! [[ ",$only," == *",$n,"* ]]; then
+            continue
+        fi
+        f="$out/$(echo "$n" | tr '+:' '__')$( [ "$runs" -eq 1 ] || echo ".run$r").out"
+        # shellcheck disable=SC2086 # opts[] are word lists
+        cmd=("${mpirun[@]}" ${opts[$n]} "$prog" "${size_args[@]}" "${extra[@]}")
+        echo
+        echo "=== $n (run $r/$runs): ${cmd[*]}"
+        start=$(date +%s)
+        "${cmd[@]}" >"$f" 2>"$f.err" || { cat "$f" "$f.err"; exit 1; }
+        grep -v -e '^DATA' -e '^LAT' "$f"
+        grep -h 'pml_umr' "$f.err" || true   # counters, any warning
+        echo "=== $n: $(( $(date +%s) - start )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        files[$n]+="${files[$n]:+,}$f"
+    done
+done
+report=()
 for n in "${names[@]}"; do
-    if [ -n "$only" ] && ! [[ ",$only," == *",$n,"* ]]; then
-        continue
-    fi
-    f="$out/$(echo "$n" | tr '+:' '__').out"
-    # shellcheck disable=SC2086 # opts[] are word lists
-    cmd=("${mpirun[@]}" ${opts[$n]} "$prog" "${size_args[@]}" "${extra[@]}")
-    echo
-    echo "=== $n: ${cmd[*]}"
-    start=$(date +%s)
-    "${cmd[@]}" >"$f" 2>"$f.err" || { cat "$f" "$f.err"; exit 1; }
-    grep -v -e '^DATA' -e '^LAT' "$f"
-    grep -h 'pml_umr' "$f.err" || true   # counters, any warning
-    echo "=== $n: $(( $(date +%s) - start )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
-    report+=("$n=$f")
+    [ -z "${files[$n]:-}" ] || report+=("$n=${files[$n]}")
 done
 
 echo
