@@ -50,4 +50,18 @@ TEST_F(test_uct_mlx5_model, md_iface_ep_open)
     s.destroy_ep(ep);
 }
 
+/* Finding 5 of issue 10: a 1 KiB UMR WQE is 16 basic blocks and rdma-core
+ * caps the SQ in blocks, so a TX_QUEUE_LEN above max_qp_wr / 16 failed QP
+ * creation (EINVAL); the iface now clamps it to the engine's caps. */
+TEST_F(test_uct_mlx5_model, tx_queue_len_above_sq_blocks)
+{
+    uct_stack s;
+
+    ASSERT_UCS_OK(s.open("mlx5_0", {}, {{"TX_QUEUE_LEN", "4096"}}));
+    uct_ep_h ep = s.create_ep();
+    ASSERT_NE(nullptr, ep);
+    EXPECT_LE(fake().qp_attrs.back().cap.max_send_wr, 2048u);
+    s.destroy_ep(ep);
+}
+
 } // namespace

@@ -1,0 +1,719 @@
+/**
+ * The model of rdma-core 44 (test/common/umr_test_verbs_model.h): one test
+ * per rule, named as in the header's table, through the wrapped verbs
+ * themselves; then the mlx5 engine's key tags on the model.
+ */
+#include "umr_test_verbs_fake.h"
+#include "umr_test_verbs_model.h"
+
+#include "engine.h"
+#include "mlx5/engine_mlx5.h"
+
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <vector>
+
+using namespace umr_test;
+
+namespace {
+
+const uint64_t RC_OPS = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+                        IBV_QP_EX_WITH_LOCAL_INV;
+const int      RW     = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                        IBV_ACCESS_REMOTE_READ;
+
+class test_verbs_model : public ::testing::Test {
+protected:
+    struct ibv_device   **list = NULL;
+    struct ibv_context  *ctx   = NULL;
+    struct ibv_pd       *pd    = NULL;
+    struct ibv_cq_ex    *cq    = NULL;
+    std::vector<struct ibv_qp*> qps;
+    std::vector<struct ibv_mr*> mrs;
+    std::vector<struct mlx5dv_mkey*> mkeys;
+    std::vector<uint8_t> src, dst;
+
+    void SetUp() override
+    {
+        struct mlx5dv_context_attr dattr = {};
+        struct ibv_cq_init_attr_ex cattr = {};
+
+        fake().reset();
+        ASSERT_TRUE(fake().model);
+        list             = ibv_get_device_list(NULL);
+        dattr.flags      = MLX5DV_CONTEXT_FLAGS_DEVX;
+        ctx              = mlx5dv_open_device(list[0], &dattr);
+        ASSERT_NE(nullptr, ctx);
+        pd               = ibv_alloc_pd(ctx);
+        cattr.cqe        = 256;
+        cq               = ibv_create_cq_ex(ctx, &cattr);
+        ASSERT_NE(nullptr, cq);
+        src.resize(64 * 1024);
+        dst.resize(64 * 1024);
+        for (size_t i = 0; i < src.size(); ++i) {
+            src[i] = (uint8_t)(i * 7 + 1);
+        }
+    }
+
+    void TearDown() override
+    {
+        for (auto *m : mkeys) mlx5dv_destroy_mkey(m);
+        for (auto *m : mrs) ibv_dereg_mr(m);
+        for (auto *q : qps) ibv_destroy_qp(q);
+        ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+        ibv_dealloc_pd(pd);
+        ibv_close_device(ctx);
+        ibv_free_device_list(list);
+    }
+
+    struct ibv_qp_init_attr_ex qp_attr(uint32_t wr, uint32_t sge,
+                                       uint32_t inl, uint64_t ops = RC_OPS)
+    {
+        struct ibv_qp_init_attr_ex a = {};
+        a.qp_type             = IBV_QPT_RC;
+        a.send_cq             = ibv_cq_ex_to_cq(cq);
+        a.recv_cq             = ibv_cq_ex_to_cq(cq);
+        a.cap.max_send_wr     = wr;
+        a.cap.max_send_sge    = sge;
+        a.cap.max_inline_data = inl;
+        a.pd                  = pd;
+        a.comp_mask           = IBV_QP_INIT_ATTR_PD |
+                                IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+        a.send_ops_flags      = ops;
+        return a;
+    }
+
+    struct ibv_qp *create(struct ibv_qp_init_attr_ex &a)
+    {
+        struct mlx5dv_qp_init_attr dv = {};
+        dv.comp_mask      = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+        dv.send_ops_flags = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                            MLX5DV_QP_EX_WITH_MR_LIST;
+        struct ibv_qp *qp = mlx5dv_create_qp(ctx, &a, &dv);
+        if (qp != NULL) {
+            qps.push_back(qp);
+        }
+        return qp;
+    }
+
+    int modify(struct ibv_qp *qp, enum ibv_qp_state st, uint32_t dest = 0)
+    {
+        struct ibv_qp_attr attr = {};
+        int mask = IBV_QP_STATE;
+        attr.qp_state = st;
+        if (st == IBV_QPS_RTR) {
+            attr.dest_qp_num = dest;
+            mask            |= IBV_QP_DEST_QPN;
+        }
+        return ibv_modify_qp(qp, &attr, mask);
+    }
+
+    /* an RC QP connected to itself, 1 KiB WQEs (52 list entries) */
+    struct ibv_qp *loop_qp(uint32_t wr = 64)
+    {
+        auto a = qp_attr(wr, 4, 828);
+        struct ibv_qp *qp = create(a);
+        EXPECT_NE(nullptr, qp);
+        EXPECT_EQ(0, modify(qp, IBV_QPS_INIT));
+        EXPECT_EQ(0, modify(qp, IBV_QPS_RTR, qp->qp_num));
+        EXPECT_EQ(0, modify(qp, IBV_QPS_RTS));
+        return qp;
+    }
+
+    struct ibv_mr *reg(std::vector<uint8_t> &b, int access = RW)
+    {
+        struct ibv_mr *mr = ibv_reg_mr(pd, b.data(), b.size(), access);
+        EXPECT_NE(nullptr, mr);
+        mrs.push_back(mr);
+        return mr;
+    }
+
+    struct mlx5dv_mkey *mkey(uint16_t n, uint32_t flags =
+                             MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT)
+    {
+        struct mlx5dv_mkey_init_attr a = {};
+        a.pd           = pd;
+        a.create_flags = flags;
+        a.max_entries  = n;
+        struct mlx5dv_mkey *m = mlx5dv_create_mkey(&a);
+        if (m != NULL) {
+            mkeys.push_back(m);
+        }
+        return m;
+    }
+
+    int umr_ilv(struct ibv_qp *qp, struct mlx5dv_mkey *m, uint32_t repeat,
+                std::vector<struct mlx5dv_mr_interleaved> e,
+                unsigned flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+                uint32_t access = RW)
+    {
+        struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+        ibv_wr_start(qpx);
+        qpx->wr_id    = 7;
+        qpx->wr_flags = flags;
+        mlx5dv_wr_mr_interleaved(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), m, access,
+                                 repeat, e.size(), e.data());
+        return ibv_wr_complete(qpx);
+    }
+
+    int umr_list(struct ibv_qp *qp, struct mlx5dv_mkey *m,
+                 std::vector<struct ibv_sge> s)
+    {
+        struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+        ibv_wr_start(qpx);
+        qpx->wr_id    = 8;
+        qpx->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+        mlx5dv_wr_mr_list(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), m, RW, s.size(),
+                          s.data());
+        return ibv_wr_complete(qpx);
+    }
+
+    int rdma(struct ibv_qp *qp, bool write, uint32_t rkey, uint64_t raddr,
+             std::vector<struct ibv_sge> s, uint64_t wr_id = 9)
+    {
+        struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+        ibv_wr_start(qpx);
+        qpx->wr_id    = wr_id;
+        qpx->wr_flags = IBV_SEND_SIGNALED;
+        if (write) {
+            ibv_wr_rdma_write(qpx, rkey, raddr);
+        } else {
+            ibv_wr_rdma_read(qpx, rkey, raddr);
+        }
+        ibv_wr_set_sge_list(qpx, s.size(), s.data());
+        return ibv_wr_complete(qpx);
+    }
+
+    int local_inv(struct ibv_qp *qp, uint32_t key)
+    {
+        struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+        ibv_wr_start(qpx);
+        qpx->wr_id    = 10;
+        qpx->wr_flags = IBV_SEND_SIGNALED;
+        ibv_wr_local_inv(qpx, key);
+        return ibv_wr_complete(qpx);
+    }
+
+    /* the next completion: {status, opcode, wr_id}; status -1 if none */
+    struct wc { int status; int opcode; uint64_t wr_id; };
+    wc poll()
+    {
+        struct ibv_poll_cq_attr pa = {};
+        wc w = {-1, -1, 0};
+        if (ibv_start_poll(cq, &pa) == 0) {
+            w.status = cq->status;
+            w.wr_id  = cq->wr_id;
+            w.opcode = ibv_wc_read_opcode(cq);
+            ibv_end_poll(cq);
+        }
+        return w;
+    }
+};
+
+TEST_F(test_verbs_model, inline_read_back)
+{
+    /* R1, R3: 828 B inline -> 192 + 832 = 1 KiB WQE -> read back 828 */
+    auto a = qp_attr(16, 1, 828);
+    ASSERT_NE(nullptr, create(a));
+    EXPECT_EQ(828u, a.cap.max_inline_data);
+    EXPECT_EQ(16u, a.cap.max_send_wr);
+    /* a smaller request rounds up to the 64 B block: 100 -> 192 + 112 =
+     * 304 -> 320 B WQE -> 320 - 192 - 4 = 124 */
+    a = qp_attr(16, 1, 100);
+    ASSERT_NE(nullptr, create(a));
+    EXPECT_EQ(124u, a.cap.max_inline_data);
+    /* v44 counts the UMR segments only with LOCAL_INV: without it the
+     * overhead is 32 B and 828 -> 32 + 832 = 864 -> 896 - 36 = 860 */
+    a = qp_attr(16, 1, 828, IBV_QP_EX_WITH_RDMA_WRITE);
+    ASSERT_NE(nullptr, create(a));
+    EXPECT_EQ(860u, a.cap.max_inline_data);
+}
+
+TEST_F(test_verbs_model, wqe_over_1k_einval)
+{
+    auto a = qp_attr(16, 1, 829);       /* 192 + 848 > 1024 */
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    a = qp_attr(16, 53, 0);             /* (1024 - 192) / 16 = 52 SGEs */
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    a = qp_attr(16, 52, 0);
+    EXPECT_NE(nullptr, create(a));
+}
+
+TEST_F(test_verbs_model, sq_in_basic_blocks)
+{
+    /* R4: 1 KiB WQEs are 16 blocks; max_qp_wr 32768 blocks -> 2048 */
+    auto a = qp_attr(2048, 1, 828);
+    EXPECT_NE(nullptr, create(a));
+    a = qp_attr(2049, 1, 828);
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    /* the roundup: 1500 WRs -> 2 MiB -> 32768 blocks, max_post 2048 */
+    a = qp_attr(1500, 1, 828);
+    ASSERT_NE(nullptr, create(a));
+    EXPECT_EQ(2048u, a.cap.max_send_wr);
+}
+
+TEST_F(test_verbs_model, send_ops_flags)
+{
+    auto a = qp_attr(16, 1, 828, RC_OPS | IBV_QP_EX_WITH_TSO);
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    a = qp_attr(16, 1, 828);
+    a.qp_type = IBV_QPT_UD;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+TEST_F(test_verbs_model, umr_needs_inline)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    struct mlx5dv_mkey *m = mkey(4);
+    EXPECT_EQ(EOPNOTSUPP, umr_ilv(qp, m, 1, {{(uintptr_t)src.data(), 8, 8,
+                                             mr->lkey}}, IBV_SEND_SIGNALED));
+    EXPECT_EQ(-1, poll().status) << "nothing executed";
+}
+
+TEST_F(test_verbs_model, umr_entries_enomem)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    struct mlx5dv_mkey *m = mkey(64);
+    std::vector<struct mlx5dv_mr_interleaved> e(52, {(uintptr_t)src.data(),
+                                                     8, 8, mr->lkey});
+    /* R7: (828 + 4) / 16 - 1 = 51 interleaved */
+    EXPECT_EQ(ENOMEM, umr_ilv(qp, m, 1, e));
+    e.pop_back();
+    EXPECT_EQ(0, umr_ilv(qp, m, 1, e));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    /* and the key's descriptors: 8 */
+    struct mlx5dv_mkey *small = mkey(8);
+    std::vector<struct ibv_sge> s(9, {(uintptr_t)src.data(), 8, mr->lkey});
+    EXPECT_EQ(ENOMEM, umr_list(qp, small, s));
+}
+
+TEST_F(test_verbs_model, umr_access_einval)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    EXPECT_EQ(EINVAL, umr_ilv(qp, mkey(4), 1, {{(uintptr_t)src.data(), 8, 8,
+                                                mr->lkey}},
+                              IBV_SEND_INLINE, IBV_ACCESS_MW_BIND));
+}
+
+TEST_F(test_verbs_model, interleaved_header_entry)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    struct mlx5dv_mkey *m = mkey(4);
+    std::vector<struct mlx5dv_mr_interleaved> e(4, {(uintptr_t)src.data(), 8,
+                                                    8, mr->lkey});
+    /* R9: rdma-core accepts 4 on a 4-descriptor key, the NIC does not */
+    EXPECT_EQ(0, umr_ilv(qp, m, 1, e));
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+}
+
+TEST_F(test_verbs_model, sixteen_bit_truncation)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct mlx5dv_mkey *m = mkey(4);
+    /* R10: stride 65536 + 16 is written as 16: blocks land 16 apart */
+    EXPECT_EQ(0, umr_ilv(qp, m, 2, {{(uintptr_t)dst.data(), 16, 65536,
+                                     dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, rdma(qp, true, m->rkey, 0,
+                      {{(uintptr_t)src.data(), 32, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, memcmp(dst.data(), src.data(), 32));
+}
+
+TEST_F(test_verbs_model, interleaved_over_4g)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    struct mlx5dv_mkey *m = mkey(4);
+    /* R11: 2 x 65535 x 32769 > 4 GiB, summed in 64 bits */
+    EXPECT_EQ(0, umr_ilv(qp, m, 32769, {{(uintptr_t)src.data(), 65535, 0,
+                                         mr->lkey},
+                                        {(uintptr_t)src.data(), 65535, 0,
+                                         mr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(2ull * 65535 * 32769, model_key_query(m->lkey).length);
+}
+
+TEST_F(test_verbs_model, list_length_int)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    struct mlx5dv_mkey *m = mkey(4);
+    /* R11: 2 x 1.5 GiB overflows rdma-core's int: a negative length */
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)src.data(), 3u << 29, mr->lkey},
+                                  {(uintptr_t)src.data(), 3u << 29,
+                                   mr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ((uint64_t)(int64_t)(int)(3u << 30),
+              model_key_query(m->lkey).length);
+}
+
+TEST_F(test_verbs_model, tag_rules)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    std::vector<struct mlx5dv_mr_interleaved> e = {{(uintptr_t)src.data(), 8,
+                                                    8, mr->lkey}};
+    /* R12: a new tag on a key without UPDATE_TAG: the NIC refuses */
+    struct mlx5dv_mkey *plain = mkey(4);
+    plain->lkey = plain->rkey = (plain->lkey & ~0xffu) | 0x05;
+    EXPECT_EQ(0, umr_ilv(qp, plain, 1, e));
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+
+    struct ibv_qp *qp2 = loop_qp();
+    struct mlx5dv_mkey *m = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                                    MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    ASSERT_NE(nullptr, m);
+    uint32_t old = m->lkey;
+    m->lkey = m->rkey = (old & ~0xffu) | 0x06;
+    EXPECT_EQ(0, umr_ilv(qp2, m, 1, e));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0x06u, model_key_query(m->lkey).tag);
+    EXPECT_FALSE(model_key_query(old).exists) << "the old tag is gone";
+
+    /* without kernel support a non-zero tag is EOPNOTSUPP at the builder */
+    fake().update_tag_kernel = false;
+    m->lkey = m->rkey = (old & ~0xffu) | 0x07;
+    EXPECT_EQ(EOPNOTSUPP, umr_ilv(qp2, m, 1, e));
+}
+
+TEST_F(test_verbs_model, create_mkey_rules)
+{
+    struct mlx5dv_mkey *m = mkey(5);
+    ASSERT_NE(nullptr, m);
+    EXPECT_EQ(8u, model_key_query(m->lkey).num_desc) << "rounded up to 4";
+    errno = 0;
+    EXPECT_EQ(nullptr, mkey(4, 0));
+    EXPECT_EQ(EINVAL, errno);
+    fake().update_tag_kernel = false;
+    EXPECT_EQ(nullptr, mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                               MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+
+    /* no DEVX: EOPNOTSUPP */
+    struct mlx5dv_context_attr dattr = {};
+    struct ibv_context *plain = mlx5dv_open_device(list[0], &dattr);
+    struct ibv_pd *ppd = ibv_alloc_pd(plain);
+    struct mlx5dv_mkey_init_attr a = {};
+    a.pd           = ppd;
+    a.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT;
+    a.max_entries  = 4;
+    EXPECT_EQ(nullptr, mlx5dv_create_mkey(&a));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    ibv_dealloc_pd(ppd);
+    ibv_close_device(plain);
+}
+
+TEST_F(test_verbs_model, qp_states)
+{
+    auto a = qp_attr(16, 1, 828);
+    struct ibv_qp *qp = create(a);
+    EXPECT_EQ(EINVAL, modify(qp, IBV_QPS_RTS)) << "RESET -> RTS";
+    EXPECT_EQ(0, modify(qp, IBV_QPS_INIT));
+    EXPECT_EQ(EINVAL, modify(qp, IBV_QPS_RTS)) << "INIT -> RTS";
+    EXPECT_EQ(0, modify(qp, IBV_QPS_RTR, qp->qp_num));
+    /* posted while not in RTS: flushed */
+    struct ibv_mr *mr = reg(src);
+    EXPECT_EQ(0, rdma(qp, true, mr->rkey, (uintptr_t)src.data(),
+                      {{(uintptr_t)src.data(), 8, mr->lkey}}));
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, poll().status);
+}
+
+TEST_F(test_verbs_model, full_sq_enomem)
+{
+    struct ibv_qp *qp = loop_qp(4);   /* max_post 4 */
+    struct ibv_mr *mr = reg(src);
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 8, mr->lkey}};
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(0, rdma(qp, true, mr->rkey, (uintptr_t)src.data() + 64,
+                          s));
+    }
+    EXPECT_EQ(ENOMEM, rdma(qp, true, mr->rkey, (uintptr_t)src.data() + 64,
+                           s)) << "4 WRs outstanding";
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);  /* frees one */
+    EXPECT_EQ(0, rdma(qp, true, mr->rkey, (uintptr_t)src.data() + 64, s));
+}
+
+TEST_F(test_verbs_model, batch_rollback)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src), *dmr = reg(dst);
+    struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+    struct ibv_sge s = {(uintptr_t)src.data(), 8, mr->lkey};
+    std::vector<struct ibv_sge> many(5, s);
+
+    ibv_wr_start(qpx);
+    qpx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_rdma_write(qpx, dmr->rkey, (uintptr_t)dst.data());
+    ibv_wr_set_sge_list(qpx, 1, &s);
+    ibv_wr_rdma_write(qpx, dmr->rkey, (uintptr_t)dst.data());
+    ibv_wr_set_sge_list(qpx, many.size(), many.data());   /* R17: > 4 */
+    EXPECT_EQ(ENOMEM, ibv_wr_complete(qpx));
+    EXPECT_EQ(-1, poll().status) << "the first WR was rolled back too";
+    EXPECT_NE(0, memcmp(dst.data(), src.data(), 8));
+}
+
+TEST_F(test_verbs_model, sge_enomem)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *mr = reg(src);
+    std::vector<struct ibv_sge> s(5, {(uintptr_t)src.data(), 8, mr->lkey});
+    EXPECT_EQ(ENOMEM, rdma(qp, true, mr->rkey, (uintptr_t)src.data(), s));
+    s.pop_back();
+    EXPECT_EQ(0, rdma(qp, true, mr->rkey, (uintptr_t)src.data() + 1024, s));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+}
+
+TEST_F(test_verbs_model, remote_access_errors)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst, IBV_ACCESS_LOCAL_WRITE);
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 64, smr->lkey}};
+
+    /* no REMOTE_WRITE on the target */
+    EXPECT_EQ(0, rdma(qp, true, dmr->rkey, (uintptr_t)dst.data(), s));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status);
+    EXPECT_EQ(IBV_WC_WR_FLUSH_ERR,
+              (rdma(qp, true, smr->rkey, (uintptr_t)src.data(), s),
+               poll().status)) << "the QP is in error now";
+
+    /* bounds, unknown key, stale key, on a fresh QP each */
+    struct ibv_mr *ok = reg(dst);
+    struct { uint32_t key; uint64_t addr; } bad[] = {
+        {ok->rkey, (uintptr_t)dst.data() + dst.size() - 8},
+        {ok->rkey ^ 0x4000000, (uintptr_t)dst.data()},
+        {ok->rkey ^ 0x01, (uintptr_t)dst.data()}};
+    for (auto b : bad) {
+        struct ibv_qp *q = loop_qp();
+        EXPECT_EQ(0, rdma(q, true, b.key, b.addr, s));
+        EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status);
+    }
+    /* a bad lkey: a local protection error */
+    struct ibv_qp *q = loop_qp();
+    EXPECT_EQ(0, rdma(q, true, ok->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey ^ 0x4000000}}));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
+}
+
+TEST_F(test_verbs_model, local_inv)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct mlx5dv_mkey *m = mkey(4);
+    /* nested: a list key over an interleaved key */
+    EXPECT_EQ(0, umr_ilv(qp, m, 4, {{(uintptr_t)dst.data(), 8, 8,
+                                     dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    struct mlx5dv_mkey *top = mkey(4);
+    EXPECT_EQ(0, umr_list(qp, top, {{8, 16, m->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, rdma(qp, true, top->rkey, 0,
+                      {{(uintptr_t)src.data(), 16, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    /* top [0, 16) = m [8, 24) = rows 1 and 2: dst + 16, dst + 32 */
+    EXPECT_EQ(0, memcmp(dst.data() + 16, src.data(), 8));
+    EXPECT_EQ(0, memcmp(dst.data() + 32, src.data() + 8, 8));
+
+    EXPECT_EQ(0, local_inv(qp, m->lkey));
+    wc w = poll();
+    EXPECT_EQ(IBV_WC_SUCCESS, w.status);
+    EXPECT_EQ(IBV_WC_LOCAL_INV, w.opcode);
+    EXPECT_FALSE(model_key_query(m->lkey).valid);
+    EXPECT_EQ(0, rdma(qp, true, top->rkey, 0,
+                      {{(uintptr_t)src.data(), 16, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status)
+            << "through an invalidated child";
+    struct ibv_qp *q = loop_qp();
+    EXPECT_EQ(0, local_inv(q, smr->lkey));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status) << "not an indirect key";
+}
+
+TEST_F(test_verbs_model, completions)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+    struct ibv_sge s = {(uintptr_t)src.data(), 128, smr->lkey};
+
+    ibv_wr_start(qpx);
+    qpx->wr_id    = 1;
+    qpx->wr_flags = 0;                               /* unsignaled */
+    ibv_wr_rdma_write(qpx, dmr->rkey, (uintptr_t)dst.data());
+    ibv_wr_set_sge_list(qpx, 1, &s);
+    qpx->wr_id    = 2;
+    qpx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_rdma_read(qpx, dmr->rkey, (uintptr_t)dst.data());
+    s.addr += 1024;
+    ibv_wr_set_sge_list(qpx, 1, &s);
+    EXPECT_EQ(0, ibv_wr_complete(qpx));
+    wc w = poll();
+    EXPECT_EQ(IBV_WC_SUCCESS, w.status);
+    EXPECT_EQ(2u, w.wr_id);
+    EXPECT_EQ(IBV_WC_RDMA_READ, w.opcode);
+    EXPECT_EQ(-1, poll().status) << "no completion for the unsignaled WR";
+    EXPECT_EQ(0, memcmp(src.data() + 1024, src.data(), 128));
+    EXPECT_EQ(0, memcmp(dst.data(), src.data(), 128));
+}
+
+TEST_F(test_verbs_model, reg_mr_efault)
+{
+    size_t page = sysconf(_SC_PAGESIZE);
+    char *mem = (char*)mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)mem);
+    ASSERT_EQ(0, mprotect(mem + page, page, PROT_NONE));
+    errno = 0;
+    EXPECT_EQ(nullptr, ibv_reg_mr(pd, mem + page - 8, 16, RW));
+    EXPECT_EQ(EFAULT, errno);
+    struct ibv_mr *mr = ibv_reg_mr(pd, mem, page, RW);
+    EXPECT_NE(nullptr, mr);
+    ibv_dereg_mr(mr);
+    munmap(mem, 2 * page);
+}
+
+/* ---- the mlx5 engine's keys on the model (issue 10 finding 3) ---------- */
+
+class test_engine_mlx5_model : public ::testing::Test {
+protected:
+    const umr_eng_ops_t *ops = &umr_eng_mlx5_ops;
+    umr_eng_dev_t *dev = NULL;
+    umr_eng_cq_t  *cq  = NULL;
+    umr_eng_qp_t  *qp  = NULL;
+    umr_eng_mr_t  *mr  = NULL;
+    std::vector<uint8_t> buf = std::vector<uint8_t>(4096);
+
+    void SetUp() override
+    {
+        fake().reset();
+    }
+
+    void open()
+    {
+        uint64_t daddr[8], qaddr[8];
+        umr_eng_qp_params_t p = {};
+
+        ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+        ASSERT_EQ(UCS_OK, ops->cq_create(dev, 64, &cq));
+        p.sq_size = 16; p.max_sge = 4; p.umr_list_entries = 52;
+        ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &p, &qp));
+        ops->dev_get_addr(dev, daddr);
+        ops->qp_get_addr(qp, qaddr);
+        ASSERT_EQ(UCS_OK, ops->qp_connect(qp, daddr, qaddr));
+        ASSERT_EQ(UCS_OK, ops->mr_reg(dev, buf.data(), buf.size(),
+                                      UMR_ENG_ACCESS_LOCAL_WRITE |
+                                      UMR_ENG_ACCESS_REMOTE_WRITE |
+                                      UMR_ENG_ACCESS_REMOTE_READ, &mr));
+    }
+
+    void TearDown() override
+    {
+        if (mr) ops->mr_dereg(dev, mr);
+        if (qp) ops->qp_destroy(qp);
+        if (cq) ops->cq_destroy(cq);
+        if (dev) ops->dev_close(dev);
+    }
+
+    umr_eng_wc_status_t wait_one()
+    {
+        umr_eng_wc_t wc;
+        for (int i = 0; i < 1000; ++i) {
+            if (ops->cq_poll(cq, &wc, 1) == 1) {
+                return wc.status;
+            }
+        }
+        return UMR_ENG_WC_GENERAL_ERR;
+    }
+
+    ucs_status_t configure(umr_eng_mkey_t *m)
+    {
+        umr_eng_interleaved_t e = {(uintptr_t)buf.data(), 8, 8, mr->lkey};
+        return ops->post_umr_interleaved(qp, m, UMR_ENG_ACCESS_REMOTE_WRITE |
+                                         UMR_ENG_ACCESS_REMOTE_READ |
+                                         UMR_ENG_ACCESS_LOCAL_WRITE, 4, 1, &e,
+                                         1, UMR_ENG_WR_SIGNALED);
+    }
+
+    umr_eng_wc_status_t write_via(uint32_t rkey)
+    {
+        umr_eng_sge_t s = {(uintptr_t)buf.data() + 2048, 8, mr->lkey};
+        EXPECT_EQ(UCS_OK, ops->post_rdma(qp, UMR_ENG_OP_RDMA_WRITE, &s, 1, 0,
+                                         rkey, 2, UMR_ENG_WR_SIGNALED));
+        return wait_one();
+    }
+};
+
+TEST_F(test_engine_mlx5_model, key_tag_rotates_on_one_key)
+{
+    umr_eng_mkey_t *m;
+
+    open();
+    fake().mkey_attrs.clear();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
+    /* one hardware key, created with UPDATE_TAG (before: a ring of 8) */
+    ASSERT_EQ(1u, fake().mkey_attrs.size());
+    EXPECT_TRUE(fake().mkey_attrs[0].create_flags &
+                MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+
+    ASSERT_EQ(UCS_OK, configure(m));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    uint32_t first = m->rkey;
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, write_via(first));
+
+    ASSERT_EQ(UCS_OK, ops->post_local_inv(qp, m, 3, UMR_ENG_WR_SIGNALED));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    ASSERT_EQ(UCS_OK, configure(m));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    EXPECT_EQ(first >> 8, m->rkey >> 8) << "the same hardware key";
+    EXPECT_EQ((first + 1) & 0xff, m->rkey & 0xff) << "the next tag";
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, write_via(m->rkey));
+    EXPECT_EQ(UMR_ENG_WC_REM_ACCESS_ERR, write_via(first))
+            << "a stale remote key fails";
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+}
+
+TEST_F(test_engine_mlx5_model, ring_without_kernel_update_tag)
+{
+    umr_eng_mkey_t *m;
+
+    fake().update_tag_kernel = false;
+    open();
+    fake().mkey_attrs.clear();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
+    /* the refused UPDATE_TAG attempt, then the ring */
+    ASSERT_EQ((size_t)UMR_ENG_MLX5_MKEY_RING + 1, fake().mkey_attrs.size());
+    EXPECT_TRUE(fake().mkey_attrs[0].create_flags &
+                MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    EXPECT_FALSE(fake().mkey_attrs[1].create_flags &
+                 MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    ASSERT_EQ(UCS_OK, configure(m));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    uint32_t first = m->rkey;
+    ASSERT_EQ(UCS_OK, ops->post_local_inv(qp, m, 3, UMR_ENG_WR_SIGNALED));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    ASSERT_EQ(UCS_OK, configure(m));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    EXPECT_NE(first, m->rkey);
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, write_via(m->rkey));
+    EXPECT_EQ(UMR_ENG_WC_REM_ACCESS_ERR, write_via(first));
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+}
+
+} // namespace
