@@ -11,6 +11,7 @@ packages=(
     build-essential autoconf automake libtool pkg-config dpkg-dev
     libucx-dev ucx-utils                  # UCX 1.13.1
     libibverbs-dev ibverbs-providers      # rdma-core 44: mlx5dv.h, libmlx5
+    ibverbs-utils                         # ibv_devinfo (contrib/hw-check.sh)
     libopenmpi-dev openmpi-bin            # MPI benchmarks and tests
     googletest libgtest-dev               # make check
     clang                                 # make fuzz (libFuzzer)
