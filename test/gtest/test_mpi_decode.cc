@@ -226,6 +226,12 @@ TEST(mpi_decode, darray)
                                    dargs_dflt, psizes, order, MPI_FLOAT, &t);
             type_guard d(committed(t));
             EXPECT_DECODES(d.t) << "cyclic, rank " << rank;
+
+            int dargs_block[] = {6, 3, MPI_DISTRIBUTE_DFLT_DARG};
+            MPI_Type_create_darray(6, rank, 3, gsizes, dist_block,
+                                   dargs_block, psizes, order, MPI_SHORT, &t);
+            type_guard e(committed(t));
+            EXPECT_DECODES(e.t) << "block(6,3), rank " << rank;
         }
     }
 }
@@ -414,6 +420,15 @@ TEST(mpi_decode, differing_bounds_are_unsupported)
     } else {
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, vstatus) << "MPI lb " << vlb;
     }
+
+    /* a block of length 0 has no effect, whatever its type */
+    int zblens[]          = {0, 1};
+    MPI_Aint zdispls[]    = {64, 0};
+    MPI_Datatype ztypes[] = {gv.t, MPI_INT};
+    MPI_Datatype zs;
+    MPI_Type_create_struct(2, zblens, zdispls, ztypes, &zs);
+    type_guard gzs(committed(zs));
+    EXPECT_DECODES(gzs.t);
 
     /* Open MPI gives an empty member's displacement to a struct's bounds */
     MPI_Datatype z, t;
