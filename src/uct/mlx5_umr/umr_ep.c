@@ -8,6 +8,7 @@
 #include "umr_config.h"
 
 #include "umr_ep.inl"
+#include "umr_key.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -310,6 +311,64 @@ ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
 
     uct_mlx5_umr_ep_buf_sge(iface, op, length, sge);
     ++ep->stats.pack_fallbacks;
+    return UCS_OK;
+}
+
+
+/* ---- local keys -------------------------------------------------------- */
+
+ucs_status_t
+uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                              const umr_layout_plan_t *plan, void *base,
+                              const uint32_t *lkeys, unsigned frags,
+                              const void *blob, size_t blob_len,
+                              const uct_umr_layout_t *layout,
+                              const uint64_t *memh_ids, unsigned num_memhs)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    uct_mlx5_umr_cache_entry_t *entry;
+    ucs_status_t status;
+    unsigned next;
+    int on_ep_qp;
+
+    on_ep_qp = (frags + plan->num_keys <= iface->config.tx_queue_len);
+    if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
+        return uct_mlx5_umr_ep_no_resource(ep);
+    }
+
+    status = uct_mlx5_umr_cache_insert(&ep->cache, blob, blob_len, layout,
+                                       memh_ids, num_memhs, plan->num_keys,
+                                       &entry);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (on_ep_qp) {
+        /* the RDMA posted after the UMRs is fenced behind them by the QP */
+        next   = 0;
+        status = uct_mlx5_umr_key_post(iface->md, ep->qp, plan, base, lkeys,
+                                       entry->mkeys,
+                                       UMR_ENG_ACCESS_LOCAL_WRITE,
+                                       (uintptr_t)op, &next);
+        while (next-- > 0) {
+            uct_mlx5_umr_ep_wr_posted(ep, op);
+        }
+    } else {
+        status = uct_mlx5_umr_key_configure(iface->md, plan, base, lkeys,
+                                            entry->mkeys,
+                                            UMR_ENG_ACCESS_LOCAL_WRITE);
+    }
+    if (status != UCS_OK) {
+        ucs_error("mlx5_umr ep %p: configuring a local key (%u UMRs) failed: "
+                  "%s", ep, plan->num_keys, ucs_status_string(status));
+        /* the new entry must not stay half-built */
+        uct_mlx5_umr_cache_remove(&ep->cache, entry);
+        return status;
+    }
+
+    entry->length = plan->cost.total_bytes;
+    entry->lkey   = uct_mlx5_umr_key_lkey(plan, entry->mkeys);
+    op->centry    = entry;
     return UCS_OK;
 }
 

@@ -105,6 +105,21 @@ ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
                                      unsigned num_sge, uint64_t total,
                                      uint64_t remote_addr, uint32_t rkey);
 
+/* A new cached local key for op, configured from a lowered plan (entries
+ * over memory through lkeys[entry.mem] at base): on this QP when its queue
+ * can ever hold the plan's UMRs next to the RDMA's frags WRs, else on the
+ * md's QP (umr_key.h). The cache entry, identified by (blob, layout) and
+ * dropped when one of memh_ids is deregistered, is held by op; on failure
+ * nothing is left in the cache. UCS_ERR_NO_RESOURCE when the queue or the
+ * key pool must drain first. */
+ucs_status_t
+uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
+                              const umr_layout_plan_t *plan, void *base,
+                              const uint32_t *lkeys, unsigned frags,
+                              const void *blob, size_t blob_len,
+                              const uct_umr_layout_t *layout,
+                              const uint64_t *memh_ids, unsigned num_memhs);
+
 /* Pack fallback through a bounce buffer: a write packs [offset, +length) of
  * the layout now, a read scatters it at completion (from a copy of the
  * layout the op keeps if keep_copy). *sge addresses the buffer. */

@@ -24,9 +24,8 @@ typedef struct UCS_S_PACKED {
 
 
 /* The local key of (memh, layout, base, count) for op: from the ep cache, or
- * lowered and configured now (on this QP when its queue can ever hold the
- * UMRs with the RDMA's frags WRs, else on the md's QP). The op holds the
- * entry. */
+ * lowered and configured now (uct_mlx5_umr_ep_key_configure). The op holds
+ * the entry. */
 static ucs_status_t
 uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                            uct_mlx5_umr_memh_t *memh, void *base,
@@ -38,8 +37,6 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     uct_mlx5_umr_cache_entry_t *entry;
     umr_layout_plan_t *plan;
     ucs_status_t status;
-    unsigned next;
-    int on_ep_qp;
 
     blob.memh_id     = memh->id;
     blob.layout_hash = uct_umr_layout_hash(layout);
@@ -60,47 +57,13 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
         return status;
     }
 
-    on_ep_qp = (frags + plan->num_keys <= iface->config.tx_queue_len);
-    if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
-        status = uct_mlx5_umr_ep_no_resource(ep);
-        goto out_plan;
+    status = uct_mlx5_umr_ep_key_configure(ep, op, plan, base,
+                                           &memh->mr->lkey, frags, &blob,
+                                           sizeof(blob), layout, &memh->id,
+                                           1);
+    if (status == UCS_OK) {
+        memh->flags |= UCT_MLX5_UMR_MEMH_FLAG_CACHED;
     }
-
-    status = uct_mlx5_umr_cache_insert(&ep->cache, &blob, sizeof(blob),
-                                       layout, &memh->id, 1, plan->num_keys,
-                                       &entry);
-    if (status != UCS_OK) {
-        goto out_plan;
-    }
-
-    if (on_ep_qp) {
-        next   = 0;
-        status = uct_mlx5_umr_key_post(iface->md, ep->qp, plan, base,
-                                       &memh->mr->lkey, entry->mkeys,
-                                       UMR_ENG_ACCESS_LOCAL_WRITE,
-                                       (uintptr_t)op, &next);
-        while (next-- > 0) {
-            uct_mlx5_umr_ep_wr_posted(ep, op);
-        }
-    } else {
-        status = uct_mlx5_umr_key_configure(iface->md, plan, base,
-                                            &memh->mr->lkey, entry->mkeys,
-                                            UMR_ENG_ACCESS_LOCAL_WRITE);
-    }
-    if (status != UCS_OK) {
-        ucs_error("mlx5_umr ep %p: configuring a local layout key failed: %s",
-                  ep, ucs_status_string(status));
-        /* the new entry must not stay half-built */
-        uct_mlx5_umr_cache_remove(&ep->cache, entry);
-        goto out_plan;
-    }
-
-    memh->flags  |= UCT_MLX5_UMR_MEMH_FLAG_CACHED;
-    entry->length = plan->cost.total_bytes;
-    entry->lkey   = uct_mlx5_umr_key_lkey(plan, entry->mkeys);
-    op->centry    = entry;
-
-out_plan:
     umr_layout_plan_free(plan);
     return status;
 }

@@ -182,9 +182,9 @@ uct_mlx5_umr_ep_zcopy_pack(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
 }
 
 /* More SGEs than a WR takes: one list key over them, from the ep cache or
- * lowered by the layout engine (umr_layout_lower_blocks) and configured now,
- * on this QP when its queue can ever hold the UMRs with the RDMA's frags WRs,
- * else on the md's QP. The op holds the entry; *one addresses it. */
+ * lowered by the layout engine (umr_layout_lower_blocks) and configured now
+ * (uct_mlx5_umr_ep_key_configure). The op holds the entry; *one addresses
+ * it. */
 static ucs_status_t
 uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                                const uct_iov_t *iov, size_t iovcnt,
@@ -197,8 +197,7 @@ uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     uct_mlx5_umr_cache_entry_t *entry;
     umr_layout_plan_t *plan;
     ucs_status_t status;
-    unsigned i, next;
-    int on_ep_qp;
+    unsigned i;
 
     entry = uct_mlx5_umr_cache_lookup(&ep->cache, sge,
                                       num_sge * sizeof(*sge), NULL);
@@ -221,43 +220,14 @@ uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
         return status;
     }
 
-    on_ep_qp = (frags + plan->num_keys <= iface->config.tx_queue_len);
-    if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
-        status = uct_mlx5_umr_ep_no_resource(ep);
-        goto out_plan;
-    }
-
-    status = uct_mlx5_umr_cache_insert(&ep->cache, sge,
-                                       num_sge * sizeof(*sge), NULL,
-                                       scratch->memh_ids, num_sge,
-                                       plan->num_keys, &entry);
+    status = uct_mlx5_umr_ep_key_configure(ep, op, plan, NULL, scratch->lkeys,
+                                           frags, sge, num_sge * sizeof(*sge),
+                                           NULL, scratch->memh_ids, num_sge);
+    umr_layout_plan_free(plan);
     if (status != UCS_OK) {
-        goto out_plan;
+        return status;
     }
 
-    if (on_ep_qp) {
-        next   = 0;
-        status = uct_mlx5_umr_key_post(iface->md, ep->qp, plan, NULL,
-                                       scratch->lkeys, entry->mkeys,
-                                       UMR_ENG_ACCESS_LOCAL_WRITE,
-                                       (uintptr_t)op, &next);
-        while (next-- > 0) {
-            uct_mlx5_umr_ep_wr_posted(ep, op);
-        }
-    } else {
-        status = uct_mlx5_umr_key_configure(iface->md, plan, NULL,
-                                            scratch->lkeys, entry->mkeys,
-                                            UMR_ENG_ACCESS_LOCAL_WRITE);
-    }
-    if (status != UCS_OK) {
-        ucs_error("mlx5_umr ep %p: configuring a list key over %u entries "
-                  "failed: %s", ep, num_sge, ucs_status_string(status));
-        uct_mlx5_umr_cache_remove(&ep->cache, entry);
-        goto out_plan;
-    }
-
-    entry->length = total;
-    entry->lkey   = uct_mlx5_umr_key_lkey(plan, entry->mkeys);
     /* the key memorises the memory handles: mark them */
     for (i = 0; i < iovcnt; ++i) {
         if (iov[i].memh != UCT_MEM_HANDLE_NULL) {
@@ -265,7 +235,7 @@ uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                     UCT_MLX5_UMR_MEMH_FLAG_CACHED;
         }
     }
-    umr_layout_plan_free(plan);
+    entry = op->centry;
 
 out:
     op->centry  = entry;
@@ -273,10 +243,6 @@ out:
     one->length = total;
     one->lkey   = entry->lkey;
     return UCS_OK;
-
-out_plan:
-    umr_layout_plan_free(plan);
-    return status;
 }
 
 static ucs_status_t

@@ -595,6 +595,49 @@ static void umr_layout_plan_cost(umr_layout_plan_t *plan,
     cost->mean_block = (double)cost->total_bytes / (double)mem_blocks;
 }
 
+/* The walk's state for `limits`; a list key or entry addresses at most
+ * list_cap bytes (rdma-core sums list lengths in an int). */
+static void umr_layout_lower_init(umr_layout_lower_t *ctx,
+                                  const umr_layout_limits_t *limits)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->lim      = limits;
+    ctx->list_cap = limits->max_list_bytes;
+    ctx->list_cap = (ctx->list_cap < limits->max_key_bytes) ?
+                    ctx->list_cap : limits->max_key_bytes;
+    ctx->list_cap = (ctx->list_cap < UINT32_MAX) ? ctx->list_cap : UINT32_MAX;
+}
+
+/* After the walk (status): flush the levels into the plan's keys, or free
+ * everything built on failure. */
+static ucs_status_t umr_layout_lower_end(umr_layout_lower_t *ctx,
+                                         ucs_status_t status,
+                                         umr_layout_plan_t *plan,
+                                         umr_layout_plan_t **plan_p)
+{
+    uint32_t i;
+
+    if (status == UCS_OK) {
+        status = umr_layout_finish(ctx);
+    }
+    if (status != UCS_OK) {
+        for (i = 0; i < ctx->num_keys; ++i) {
+            free(ctx->keys[i].entries);
+        }
+        free(ctx->keys);
+        umr_layout_lower_cleanup(ctx);
+        free(plan);
+        return status;
+    }
+
+    plan->keys     = ctx->keys;
+    plan->num_keys = ctx->num_keys;
+    umr_layout_plan_cost(plan, ctx->depth);
+    umr_layout_lower_cleanup(ctx);
+    *plan_p = plan;
+    return UCS_OK;
+}
+
 ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
                               const umr_layout_limits_t *limits,
                               umr_layout_plan_t **plan_p)
@@ -604,7 +647,6 @@ ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
     umr_layout_plan_t *plan;
     ucs_status_t status;
     size_t total;
-    uint32_t i;
 
     if ((layout == NULL) || (plan_p == NULL)) {
         return umr_layout_error(UCS_ERR_INVALID_PARAM, "lower: %s is NULL",
@@ -638,13 +680,7 @@ ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
         return status;
     }
 
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.lim      = limits;
-    ctx.list_cap = limits->max_list_bytes;
-    ctx.list_cap = (ctx.list_cap < limits->max_key_bytes) ?
-                   ctx.list_cap : limits->max_key_bytes;
-    ctx.list_cap = (ctx.list_cap < UINT32_MAX) ? ctx.list_cap : UINT32_MAX;
-
+    umr_layout_lower_init(&ctx, limits);
     if (total > ctx.list_cap) {
         /* no list key may address it all (rdma-core sums list lengths in an
          * int): only one interleaved key over memory can */
@@ -664,28 +700,7 @@ ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
         status = umr_layout_lower_rep(&ctx, count, layout->extent,
                                       layout->root, layout->disp, 1);
     }
-    if (status == UCS_OK) {
-        status = umr_layout_finish(&ctx);
-    }
-    if (status != UCS_OK) {
-        goto err;
-    }
-
-    plan->keys     = ctx.keys;
-    plan->num_keys = ctx.num_keys;
-    umr_layout_plan_cost(plan, ctx.depth);
-    umr_layout_lower_cleanup(&ctx);
-    *plan_p = plan;
-    return UCS_OK;
-
-err:
-    for (i = 0; i < ctx.num_keys; ++i) {
-        free(ctx.keys[i].entries);
-    }
-    free(ctx.keys);
-    umr_layout_lower_cleanup(&ctx);
-    free(plan);
-    return status;
+    return umr_layout_lower_end(&ctx, status, plan, plan_p);
 }
 
 ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
@@ -698,7 +713,6 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
     umr_layout_plan_t *plan;
     ucs_status_t status;
     int64_t lb, ub;
-    uint32_t i;
     size_t b;
 
     if (((blocks == NULL) && (num > 0)) || (plan_p == NULL)) {
@@ -720,13 +734,7 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
         return umr_layout_error(UCS_ERR_NO_MEMORY, "lower: out of memory");
     }
 
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.lim      = limits;
-    ctx.list_cap = limits->max_list_bytes;
-    ctx.list_cap = (ctx.list_cap < limits->max_key_bytes) ?
-                   ctx.list_cap : limits->max_key_bytes;
-    ctx.list_cap = (ctx.list_cap < UINT32_MAX) ? ctx.list_cap : UINT32_MAX;
-
+    umr_layout_lower_init(&ctx, limits);
     lb     = INT64_MAX;
     ub     = INT64_MIN;
     status = UCS_OK;
@@ -746,28 +754,9 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
         status = umr_layout_push_mem(&ctx, blocks[b].offset, blocks[b].length,
                                      blocks[b].mem);
     }
-    if (status == UCS_OK) {
-        status = umr_layout_finish(&ctx); /* fails when there was no block */
-    }
-    if (status != UCS_OK) {
-        goto err;
-    }
 
-    plan->keys     = ctx.keys;
-    plan->num_keys = ctx.num_keys;
-    plan->span_lb  = lb;
-    plan->span_ub  = ub;
-    umr_layout_plan_cost(plan, ctx.depth);
-    umr_layout_lower_cleanup(&ctx);
-    *plan_p = plan;
-    return UCS_OK;
-
-err:
-    for (i = 0; i < ctx.num_keys; ++i) {
-        free(ctx.keys[i].entries);
-    }
-    free(ctx.keys);
-    umr_layout_lower_cleanup(&ctx);
-    free(plan);
-    return status;
+    /* no block at all: umr_layout_finish fails (empty) */
+    plan->span_lb = lb;
+    plan->span_ub = ub;
+    return umr_layout_lower_end(&ctx, status, plan, plan_p);
 }
