@@ -5,8 +5,13 @@
  * its operation descriptor (uct_mlx5_umr_op_t) as wr_id; progress polls the
  * CQ, retires operations in each endpoint's posting order and only then
  * calls user completions, so a flush completion never overtakes the
- * operations before it. Bounce buffers (short/bcopy and the pack path) are
- * slots of one registered region.
+ * operations before it. Progress is registered with the worker only while
+ * there is work (outstanding operations, pending requests, failures to
+ * report), and dispatches pending requests of the eps that have some
+ * (iface->pending_eps). An endpoint whose QP fails is reported once to the
+ * iface error handler (UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE). Bounce
+ * buffers (short/bcopy and the pack path) come from an ucs_mpool whose chunk
+ * is registered with the engine.
  */
 #ifndef UCT_MLX5_UMR_IFACE_H_
 #define UCT_MLX5_UMR_IFACE_H_

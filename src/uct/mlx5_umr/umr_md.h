@@ -6,6 +6,12 @@
  * uct_umr_mem_reg() posts the UMRs there and waits for their completion, so
  * a packed key is usable by a peer as soon as registration returns (the
  * hardware rule: another QP may use a UMR key only after the UMR completed).
+ * umr_md.c: configuration, resources, contiguous registration, key
+ * pack/unpack, the key pool and the UMR QP; umr_md_layout.c: layout
+ * registration; umr_key.c builds the keys (for the eps too). When the pool is
+ * dry the md asks the ep caches (listeners) for idle keys; keys held by
+ * registrations are counted, so a need that can never be met is an error
+ * naming UCX_MLX5_UMR_MKEY_POOL_SIZE instead of UCS_ERR_NO_RESOURCE forever.
  */
 #ifndef UCT_MLX5_UMR_MD_H_
 #define UCT_MLX5_UMR_MD_H_
