@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 using namespace umr_mpi_test;
@@ -452,4 +454,57 @@ TEST(mpi_decode, differing_bounds_are_unsupported)
     } else {
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, status) << "MPI extent " << extent;
     }
+}
+
+/* threads asking for the same new types get one entry per type, decoded once */
+TEST(mpi_decode, cache_threads)
+{
+    int provided;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        GTEST_SKIP() << "the MPI gives no MPI_THREAD_MULTIPLE";
+    }
+    ASSERT_EQ(MPI_SUCCESS, umr_mpi_dtype_cache_init());
+
+    const int num_types = 64, num_threads = 4;
+    std::vector<MPI_Datatype> types(num_types);
+    for (int i = 0; i < num_types; ++i) {
+        MPI_Type_vector(2 + i, 1 + i % 3, 5 + i % 7, MPI_DOUBLE, &types[i]);
+        MPI_Type_commit(&types[i]);
+    }
+    umr_mpi_dtype_stats_t s0, s1;
+    umr_mpi_dtype_cache_stats(&s0);
+
+    std::vector<std::vector<const umr_mpi_dtype_t*>> seen(num_threads);
+    std::atomic<int> go(0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < num_threads; ++t) {
+        threads.emplace_back([&, t]() {
+            while (go.load() == 0) {
+            }
+            for (int i = 0; i < num_types; ++i) {
+                seen[t].push_back(umr_mpi_dtype_get(types[i]));
+            }
+        });
+    }
+    go = 1;
+    for (std::thread &th : threads) {
+        th.join();
+    }
+
+    umr_mpi_dtype_cache_stats(&s1);
+    EXPECT_EQ(s0.decoded + num_types, s1.decoded);
+    EXPECT_EQ(s0.hits + (unsigned long)num_types * (num_threads - 1), s1.hits);
+    for (int i = 0; i < num_types; ++i) {
+        ASSERT_NE(nullptr, seen[0][i]);
+        ASSERT_NE(nullptr, seen[0][i]->layout);
+        EXPECT_EQ("", compare_with_mpi(types[i], seen[0][i]->layout, 1));
+        for (int t = 1; t < num_threads; ++t) {
+            EXPECT_EQ(seen[0][i], seen[t][i]) << "type " << i;
+        }
+        MPI_Type_free(&types[i]);
+    }
+    umr_mpi_dtype_cache_stats(&s1);
+    EXPECT_EQ(s0.freed + num_types, s1.freed);
+    umr_mpi_dtype_cache_fini();
 }

@@ -32,14 +32,16 @@ extern "C" const char *__lsan_default_suppressions()
 
 int main(int argc, char **argv)
 {
-    int rc;
+    int rc, provided;
 
     /* Open MPI refuses to start as root unless told (CI runs as root);
      * an explicit setting in the environment wins */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
 
-    MPI_Init(&argc, &argv);
+    /* the decoder's cache must be correct with threads (pml/umr under
+     * MPI_THREAD_MULTIPLE); tests needing it skip if it is not given */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     ::testing::InitGoogleTest(&argc, argv);
     rc = RUN_ALL_TESTS();
     MPI_Finalize();
