@@ -94,6 +94,8 @@ typedef struct uct_mlx5_umr_iface {
  * registered with the engine; each buffer knows its chunk's key. */
 typedef struct uct_mlx5_umr_buf {
     uint32_t             lkey;
+    uint32_t             reserved;  /* 8 bytes: the mpool's element header
+                                       right before it stays 8-byte aligned */
 } uct_mlx5_umr_buf_t;
 
 
