@@ -240,7 +240,16 @@ static uct_umr_layout_t *fuzz_construct(fuzz_in_t *in,
                                         fuzz_value(in, 1000), &out);
         break;
     default:
-        status = uct_umr_layout_dup(fuzz_pick(stack, depth, in), &out);
+        i = fuzz_take(in, 1);
+        if (i & 1) {
+            status = uct_umr_layout_dup(fuzz_pick(stack, depth, in), &out);
+        } else {
+            /* MPI alignment (epsilon padding); odd byte values are invalid
+             * alignments and must fail cleanly */
+            n      = (i & 0x80) ? (i >> 1) : ((size_t)1 << ((i >> 1) % 14));
+            status = uct_umr_layout_align(fuzz_pick(stack, depth, in), n,
+                                          &out);
+        }
         break;
     }
 
