@@ -81,9 +81,10 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    printf("# lookup + release, ns per operation: mean of %u passes over "
-           "all entries,\n# in random order and in insertion order "
-           "(seq); compares = identity comparisons per lookup\n", rounds);
+    printf("# lookup + release, ns of thread CPU time per operation, fastest "
+           "of %u passes over\n# all entries, in random order and in "
+           "insertion order (seq); compares = identity\n# comparisons per "
+           "lookup\n", rounds);
     printf("%8s | %10s %10s %8s | %10s %10s\n", "entries", "key [ns]",
            "key seq", "compares", "rkey [ns]", "rkey seq");
     for (n = 16; n <= max_entries; n *= 4) {

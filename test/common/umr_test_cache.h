@@ -13,7 +13,8 @@ extern "C" {
 
 typedef struct umr_test_cache_result {
     double   compares_per_lookup; /* identity comparisons per lookup */
-    double   ns_per_lookup;       /* lookup + release, wall time (bench) */
+    double   ns_per_lookup;       /* lookup + release, CPU time of the
+                                     fastest pass (bench) */
     uint64_t hits;                /* lookups that found their entry */
     uint64_t lookups;
 } umr_test_cache_result_t;
