@@ -120,6 +120,10 @@ int fake_wr_complete(struct ibv_qp_ex *qpx)
     fake_wr_call call = {};
 
     call.ret = fake().wr_complete_ret;
+    if ((call.ret != 0) && (fake().wr_complete_fail_times > 0) &&
+        (--fake().wr_complete_fail_times == 0)) {
+        fake().wr_complete_ret = 0;       /* this was the last one */
+    }
     if (fake().model) {
         if (call.ret != 0) {
             model_wr_abort(&fqp_of(qpx)->model);
@@ -480,6 +484,7 @@ void verbs_fake::defaults()
     qp_inline_grant   = 0;
     modify_fail_state = IBV_QPS_ERR;
     wr_complete_ret   = 0;
+    wr_complete_fail_times = 0;
     start_poll_ret    = 0;
 
     open_flags = 0;

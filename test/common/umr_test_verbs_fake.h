@@ -90,6 +90,9 @@ struct verbs_fake {
     uint32_t                  qp_inline_grant;    /* 0: grant the request */
     enum ibv_qp_state         modify_fail_state;  /* IBV_QPS_ERR: none */
     int                       wr_complete_ret;
+    int                       wr_complete_fail_times; /* > 0: only the next
+                                                         n wr_complete calls
+                                                         return the error */
     int                       start_poll_ret;     /* 0: real queue */
 
     /* ---- records ---- */
