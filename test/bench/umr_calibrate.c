@@ -8,14 +8,15 @@
  *       rank 1's layout keys through the mlx5_umr transport's public API
  *       (uct_umr_mem_reg, uct_umr_ep_{get,put}_layout), contiguous and
  *       strided on either side, blocks of 8 B .. 4 KiB at stride 2x (dense)
- *       and 8x (sparse); least-squares fit of op + rentry * remote blocks +
- *       lentry * local blocks + byte * bytes, weighted by 1/time (relative
- *       error). Every configuration's first transfer is verified.
+ *       and 8x (sparse), up to 16 MiB; least-squares fit of op + rentry *
+ *       remote blocks + lentry * local blocks + byte * bytes, weighted by
+ *       1/time. Every configuration's first transfer is verified.
  *   pml.<pml>.<scope>.ctrl_ns   a 1 KiB message and a 16 B answer through
  *       the running PML (pml/umr's control message and ack)
  *   pml.<pml>.<scope>.ddt.<block>.{op,byte}_ns   MPI_Send/MPI_Recv of a
- *       vector of <block>-byte blocks (stride 2x) at two message sizes
- *       through the running PML, minus one 0-byte message
+ *       vector of <block>-byte blocks (stride 2x) through the running PML,
+ *       minus one 0-byte message: per byte from 1 MiB to 16 MiB, per
+ *       message what is left at 64 KiB
  *
  * Times are the fastest of repeated operations (-q: 5, else 9). Rank 0 writes the lines to -o
  * (default stdout). The sw engine's figures are cross-memory attach on this
@@ -43,7 +44,7 @@
 #define UC_TAG_DATA    32
 #define UC_TAG_ACK     33
 #define UC_MAX_POINTS  64
-#define UC_BUF_BYTES   (20ul << 20)
+#define UC_BUF_BYTES   (66ul << 20)  /* 8 MiB at stride 8x, and more */
 #define UC_MAX_SAMPLES 64
 
 static int uc_rank;
@@ -195,7 +196,7 @@ static double uc_pml_ddt(char *buf, size_t block, size_t bytes)
 static void uc_pml_figures(FILE *out, char *buf, const char *pml,
                            const char *scope)
 {
-    double zero, ctrl, t[3], sz[3], byte, op, sx, sy, sxx, sxy, w;
+    double zero, ctrl, t[3], sz[3], byte, op;
     size_t block;
     int i;
 
@@ -205,30 +206,20 @@ static void uc_pml_figures(FILE *out, char *buf, const char *pml,
         fprintf(out, "pml.%s.%s.ctrl_ns = %.0f\n", pml, scope, ctrl);
     }
     for (block = 8; block <= 65536; block *= 2) {
-        /* three sizes, least squares of t = op + byte * size, weights
-         * 1/t^2 (relative error) */
+        /* per byte: the slope between 1 MiB and 16 MiB (large messages run
+         * from memory, not from the caches); per message: what is left of
+         * the smallest size */
         sz[0] = (block * 16 > 65536) ? block * 16 : 65536;
         sz[1] = 1ul << 20;
-        sz[2] = 4ul << 20;
-        sx = sy = sxx = sxy = w = 0;
+        sz[2] = 16ul << 20;
         for (i = 0; i < 3; ++i) {
-            double wi;
             t[i] = uc_pml_ddt(buf, block, sz[i]) - zero;
-            if (t[i] <= 0) {
-                t[i] = 1;
-            }
-            wi   = 1 / (t[i] * t[i]);
-            w   += wi;
-            sx  += wi * sz[i];
-            sy  += wi * t[i];
-            sxx += wi * sz[i] * sz[i];
-            sxy += wi * sz[i] * t[i];
         }
-        byte = (w * sxy - sx * sy) / (w * sxx - sx * sx);
+        byte = (t[2] - t[1]) / (sz[2] - sz[1]);
         if (byte <= 0) {
             byte = t[2] / sz[2]; /* noise: the largest message alone */
         }
-        op = (sy - byte * sx) / w;
+        op = t[0] - byte * sz[0];
         if (uc_rank == 0) {
             fprintf(out, "pml.%s.%s.ddt.%zu.op_ns = %.0f\n", pml, scope, block,
                     (op > 0) ? op : 0);
@@ -397,7 +388,9 @@ static double uc_engine_point(umr_example_t *u, uct_mem_h memh, char *buf,
     return (uc_rank == 0) ? uc_best(t, uc_samples) * 1e9 : 0;
 }
 
-/* Weighted least squares of t = op + r*R + l*L + b*B (weights 1/t). */
+/* Weighted least squares of t = op + r*R + l*L + b*B, weights 1/t: between
+ * relative error (1/t^2, which lets the small cached transfers set the
+ * per-byte cost) and absolute error (which ignores the small ones). */
 static void uc_fit(const uc_point_t *p, int n, double x[4], double *max_err)
 {
     double a[4][5] = {{0}}, f, w, row[4], pred;
@@ -405,7 +398,7 @@ static void uc_fit(const uc_point_t *p, int n, double x[4], double *max_err)
 
     for (i = 0; i < n; ++i) {
         row[0] = 1; row[1] = p[i].r; row[2] = p[i].l; row[3] = p[i].bytes;
-        w = 1.0 / (p[i].t * p[i].t);
+        w = 1.0 / p[i].t;
         for (j = 0; j < 4; ++j) {
             for (k = 0; k < 4; ++k) {
                 a[j][k] += w * row[j] * row[k];
@@ -452,7 +445,8 @@ static void uc_engine_figures(FILE *out, umr_example_t *u, const char *eng,
                               char *buf, char *tmp)
 {
     static const size_t blocks[] = { 8, 64, 512, 4096 };
-    static const size_t contig[] = { 64, 65536, 1ul << 20, 4ul << 20 };
+    /* up to 16 MiB: large messages run from memory, not from the caches */
+    static const size_t contig[] = { 64, 65536, 1ul << 20, 16ul << 20 };
     static const char *dens_names[] = { "dense", "sparse" };
     static const size_t stride_mul[] = { 2, 8 };
     uc_point_t pts[UC_MAX_POINTS];
@@ -475,8 +469,8 @@ static void uc_engine_figures(FILE *out, umr_example_t *u, const char *eng,
             for (i = 0; i < sizeof(blocks) / sizeof(blocks[0]); ++i) {
                 b     = blocks[i];
                 bytes = b * 2048;
-                if (bytes > (2ul << 20)) {
-                    bytes = 2ul << 20;
+                if (bytes > (8ul << 20)) {
+                    bytes = 8ul << 20;
                 }
                 for (side = 0; side < 3; ++side) { /* remote, local, both */
                     size_t lb = (side != 0) ? b : 0, rb = (side != 1) ? b : 0;
@@ -636,7 +630,7 @@ int main(int argc, char **argv)
     scope = strcmp(host, peer_host) ? "remote" : "local";
     pml   = uc_pml_name();
     buf   = calloc(1, UC_BUF_BYTES);
-    tmp   = malloc(2 * (4ul << 20));
+    tmp   = malloc(2 * (16ul << 20));
     if ((buf == NULL) || (tmp == NULL)) {
         UC_FAIL("out of memory");
     }
