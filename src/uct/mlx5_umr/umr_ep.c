@@ -236,9 +236,12 @@ uct_mlx5_umr_ep_post_rdma(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                                        remote_addr + offset, rkey,
                                        (uintptr_t)op, flags);
         if (ucs_unlikely(status != UCS_OK)) {
-            ucs_error("mlx5_umr ep %p: post %s of %" PRIu64 " bytes failed: "
-                      "%s", ep, umr_eng_opcode_str(opcode), len,
-                      ucs_status_string(status));
+            /* a full queue is retried through pending: not an error */
+            ucs_log((status == UCS_ERR_NO_RESOURCE) ? UCS_LOG_LEVEL_DEBUG :
+                                                      UCS_LOG_LEVEL_ERROR,
+                    "mlx5_umr ep %p: post %s of %" PRIu64 " bytes failed: %s",
+                    ep, umr_eng_opcode_str(opcode), len,
+                    ucs_status_string(status));
             return status;
         }
         ep->fence = 0;
@@ -359,8 +362,10 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                                             UMR_ENG_ACCESS_LOCAL_WRITE);
     }
     if (status != UCS_OK) {
-        ucs_error("mlx5_umr ep %p: configuring a local key (%u UMRs) failed: "
-                  "%s", ep, plan->num_keys, ucs_status_string(status));
+        ucs_log((status == UCS_ERR_NO_RESOURCE) ? UCS_LOG_LEVEL_DEBUG :
+                                                  UCS_LOG_LEVEL_ERROR,
+                "mlx5_umr ep %p: configuring a local key (%u UMRs) failed: %s",
+                ep, plan->num_keys, ucs_status_string(status));
         /* the new entry must not stay half-built */
         uct_mlx5_umr_cache_remove(&ep->cache, entry);
         return status;
