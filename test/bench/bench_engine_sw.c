@@ -181,7 +181,8 @@ static uint32_t bench_side_setup(bench_ep_t *ep, bench_side_t *s,
         umr_eng_mkey_t *m;
 
         bench_check(key->num_entries <= 64, "entries");
-        bench_check(ep->ops->mkey_create(ep->dev, key->num_entries, &m) ==
+        /* an interleaved UMR takes one more entry: the strided header */
+        bench_check(ep->ops->mkey_create(ep->dev, key->num_entries + 1, &m) ==
                     UCS_OK, "mkey_create");
         s->mkeys[s->num_mkeys++] = m;
         for (e = 0; e < key->num_entries; ++e) {
@@ -464,10 +465,15 @@ int main(int argc, char **argv)
     pid = fork();
     bench_check(pid >= 0, "fork");
     if (pid == 0) {
+        close(p2c[1]);
+        close(c2p[0]);
         ep.rfd = p2c[0];
         ep.wfd = c2p[1];
         _exit(bench_target(&ep));
     }
+    /* only the child holds these ends: its death is EOF here, not a hang */
+    close(p2c[0]);
+    close(c2p[1]);
     ep.rfd = c2p[0];
     ep.wfd = p2c[1];
     bench_ep_open(&ep);
