@@ -19,6 +19,7 @@
  * Usage: mpirun -np 2 halo3d_mpi [-n N[,N...]] [-i iterations] [-d device]
  */
 #include "umr_example.h"
+#include "umr_example_pml.h"
 
 #include <mpi.h>
 
@@ -80,35 +81,6 @@ typedef struct h3_face {
             H3_FAIL("%s failed: %s", #_call, __msg); \
         } \
     } while (0)
-
-/*
- * The pml Open MPI selected, read from its component structure (no public
- * API gives it). The prefix below mirrors mca_base_component_2_1_0_t of
- * Open MPI 4.x; the project and framework names are checked, so another
- * layout or another MPI gives "unknown", never garbage.
- */
-typedef struct h3_ompi_component {
-    int  mca_version[3];
-    char project_name[16];
-    int  project_version[3];
-    char type_name[32];
-    int  type_version[3];
-    char component_name[64];
-} h3_ompi_component_t;
-
-static const char *h3_pml_name(void)
-{
-    const h3_ompi_component_t *c =
-        dlsym(RTLD_DEFAULT, "mca_pml_base_selected_component");
-
-    if ((c == NULL) ||
-        strncmp(c->project_name, "ompi", sizeof(c->project_name)) ||
-        strncmp(c->type_name, "pml", sizeof(c->type_name)) ||
-        (memchr(c->component_name, 0, sizeof(c->component_name)) == NULL)) {
-        return "unknown";
-    }
-    return c->component_name;
-}
 
 /* ---- UCT setup: umr_example.c, addresses over MPI ----------------------- */
 
@@ -535,7 +507,7 @@ int main(int argc, char **argv)
                "%d warm-up + %d x %d iterations per face and mode\n", H3_WARMUP,
                H3_BATCHES, (iters + H3_BATCHES - 1) / H3_BATCHES);
         printf("MPI: %s, pml %s; mlx5_umr engine %s\n",
-               "Open MPI", h3_pml_name(), engine);
+               "Open MPI", umr_example_pml_name(), engine);
         printf("Times: us per face per iteration on rank 0 (fastest of %d batches), "
                "each iteration ending with the same zero-byte notify + reply;\n"
                "ratios are time ratios (< 1: faster than mpi_ddt). umr path: "

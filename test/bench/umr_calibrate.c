@@ -28,6 +28,7 @@
  *          file, the block sizes from which pml/umr chooses zero-copy)
  */
 #include "umr_example.h"
+#include "umr_example_pml.h"
 #include "pml_umr_cost.h"
 
 #include <mpi.h>
@@ -89,31 +90,6 @@ static double uc_best(double *t, int n)
 {
     qsort(t, n, sizeof(*t), uc_cmp_double);
     return t[0];
-}
-
-/* The PML Open MPI selected (see examples/halo3d_mpi.c): the prefix of
- * mca_base_component_2_1_0_t, checked, or "unknown". */
-typedef struct uc_ompi_component {
-    int  mca_version[3];
-    char project_name[16];
-    int  project_version[3];
-    char type_name[32];
-    int  type_version[3];
-    char component_name[64];
-} uc_ompi_component_t;
-
-static const char *uc_pml_name(void)
-{
-    const uc_ompi_component_t *c =
-        dlsym(RTLD_DEFAULT, "mca_pml_base_selected_component");
-
-    if ((c == NULL) ||
-        strncmp(c->project_name, "ompi", sizeof(c->project_name)) ||
-        strncmp(c->type_name, "pml", sizeof(c->type_name)) ||
-        (memchr(c->component_name, 0, sizeof(c->component_name)) == NULL)) {
-        return "unknown";
-    }
-    return c->component_name;
 }
 
 /* ---- PML figures -------------------------------------------------------- */
@@ -628,7 +604,7 @@ int main(int argc, char **argv)
     UC_MPI(MPI_Bcast(peer_host, sizeof(peer_host), MPI_CHAR, 1,
                      MPI_COMM_WORLD));
     scope = strcmp(host, peer_host) ? "remote" : "local";
-    pml   = uc_pml_name();
+    pml   = umr_example_pml_name();
     buf   = calloc(1, UC_BUF_BYTES);
     tmp   = malloc(2 * (16ul << 20));
     if ((buf == NULL) || (tmp == NULL)) {
