@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""Instructions per MPI call from bench_mpi_calls' callgrind dumps, per
+configuration, with pml/umr's cost over the PML it wraps.
+
+usage: passthrough-cost-report.py [--tolerance PCT] NAME=DIR[,DIR...] ...
+
+Each DIR holds the dumps of one run of one configuration: cg.<rank>.<part>,
+one file per phase and rank (CALLGRIND_DUMP_STATS_AT("phase <kind> <type>
+<bytes> <iters>") in bench_mpi_calls), and optionally counters.txt (pml/umr's
+counters, printed as they are). Several DIRs of one NAME are repeated runs.
+
+A call's count is the inclusive instruction count of its marker function
+(bm_op_isend, bm_op_irecv, bm_op_recv, bm_op_send, bm_op_wait: the MPI call
+and everything under it) over the phase, divided by the iterations. A call
+is "stable" when its count is the same in every run of every configuration
+to within --tolerance percent (default 0.5); the difference umr - plain is
+printed for stable calls only. Calls that wait for the peer (MPI_Wait, a
+rendezvous MPI_Send, an MPI_Recv whose message is still in flight) spin in
+progress as long as the peer takes, so their counts are listed separately
+with the spread between runs, never compared.
+
+"umr own" is the number of instructions per iteration executed in pml/umr's
+own objects (mca_pml_umr.so, libuct_mlx5_umr.so) during the phase, both
+ranks summed: what it adds itself, spinning or not.
+"""
+import os
+import re
+import sys
+from statistics import median
+
+UMR_OBJECTS = re.compile(r"/(mca_pml_umr\.so|libuct_mlx5_umr\.so[.0-9]*)$")
+NAME_LINE = re.compile(r"^(c?(?:ob|fl|fi|fe|fn))=(?:\((\d+)\))?\s*(.*)$")
+OP_NAMES = {"isend": "MPI_Isend", "irecv": "MPI_Irecv", "recv": "MPI_Recv",
+            "send": "MPI_Send", "wait": "MPI_Wait"}
+PAIRS = (("umr+ob1", "ob1"), ("umr+ucx", "ucx"))
+
+
+def parse_dump(path):
+    """(trigger, {op: inclusive instructions}, umr_self) of one dump."""
+    names = {}                 # callgrind name compression: (kind, id) -> name
+    trigger = None
+    ob = fn = None
+    self_cost, call_cost = {}, {}
+    umr_self = 0
+    in_call = False            # the next cost line is the cost of a call
+    with open(path) as f:
+        for line in f:
+            c = line[:1]
+            if c.isdigit() or c in "+-*":
+                parts = line.split()
+                cost = int(parts[1]) if len(parts) > 1 else 0
+                if in_call:
+                    call_cost[fn] = call_cost.get(fn, 0) + cost
+                    in_call = False
+                else:
+                    self_cost[fn] = self_cost.get(fn, 0) + cost
+                    if ob is not None and UMR_OBJECTS.search(ob):
+                        umr_self += cost
+                continue
+            m = NAME_LINE.match(line.rstrip("\n"))
+            if m:
+                key, ident, name = m.groups()
+                kind = key.lstrip("c")
+                kind = "fl" if kind in ("fi", "fe") else kind
+                if ident is not None:
+                    if name:
+                        names[(kind, ident)] = name
+                    else:
+                        name = names.get((kind, ident), "?")
+                if key == "ob":
+                    ob = name
+                elif key == "fn":
+                    fn = name
+            elif line.startswith("calls="):
+                in_call = True
+            elif line.startswith("desc: Trigger:"):
+                trigger = line.split(":", 2)[2].strip()
+    ops = {}
+    for name in set(self_cost) | set(call_cost):
+        m = re.match(r"^bm_op_([a-z]+)", name or "")
+        if m:
+            ops[m.group(1)] = (ops.get(m.group(1), 0) + self_cost.get(name, 0)
+                               + call_cost.get(name, 0))
+    return trigger, ops, umr_self
+
+
+def read_run(d):
+    """{(kind, type, bytes): {"iters": n, "ops": {(op, rank): count},
+    "umr": umr_self}} of one run directory."""
+    phases = {}
+    for fname in sorted(os.listdir(d)):
+        m = re.match(r"^cg\.(\d+)\.\d+$", fname)
+        if not m:
+            continue
+        trigger, ops, umr_self = parse_dump(os.path.join(d, fname))
+        t = re.search(r"phase (\S+) (\S+) (\d+) (\d+)", trigger or "")
+        if not t:
+            continue
+        key = (t.group(1), t.group(2), int(t.group(3)))
+        ph = phases.setdefault(key, {"iters": int(t.group(4)), "ops": {},
+                                     "umr": 0})
+        for op, n in ops.items():
+            ph["ops"][(op, int(m.group(1)))] = n
+        ph["umr"] += umr_self
+    if not phases:
+        sys.exit("passthrough-cost-report: no phase dumps in %s" % d)
+    return phases
+
+
+def spread(vals):
+    return 0.0 if max(vals) == 0 else 100.0 * (max(vals) - min(vals)) / max(vals)
+
+
+def fmt(v):
+    return "-" if v is None else "%.0f" % v
+
+
+def main():
+    args = sys.argv[1:]
+    tol = 0.5
+    if len(args) >= 2 and args[0] == "--tolerance":
+        tol = float(args[1])
+        args = args[2:]
+    if not args:
+        sys.exit(__doc__)
+    configs, runs = [], {}
+    for a in args:
+        name, dirs = a.split("=", 1)
+        configs.append(name)
+        runs[name] = [read_run(d) for d in dirs.split(",")]
+
+    # per (phase, op, rank): {config: [per-call count of each run]}
+    rows = {}
+    for c in configs:
+        for run in runs[c]:
+            for key, ph in run.items():
+                for (op, rank), n in ph["ops"].items():
+                    rows.setdefault((key, op, rank), {}).setdefault(
+                        c, []).append(n / ph["iters"])
+    kinds = ["isend", "irecv", "recv", "pp"]
+    order = sorted(rows, key=lambda r: (kinds.index(r[0][0])
+                                        if r[0][0] in kinds else 9,
+                                        r[0][1] != "byte", r[0][2],
+                                        r[2], r[1] == "wait", r[1]))
+    stable = [r for r in order
+              if all(spread(v) <= tol for v in rows[r].values())]
+    varying = [r for r in order if r not in stable]
+    pairs = [(u, p) for u, p in PAIRS if u in configs and p in configs]
+    plain = [c for c in configs if not any(c == u for u, _ in pairs)]
+
+    def label(r):
+        (kind, typ, nbytes), op, rank = r
+        return "%-5s %-6s %6d  %-9s r%d" % (kind, typ, nbytes, OP_NAMES[op],
+                                            rank)
+
+    def val(r, c):
+        v = rows[r].get(c)
+        return None if not v else median(v)
+
+    nruns = max(len(runs[c]) for c in configs)
+    print("Instructions per call (callgrind Ir, inclusive: the MPI call and "
+          "everything it runs), %d run(s) per configuration." % nruns)
+    print("Stable calls: the same count in every run of every configuration "
+          "(within %.2g%%); median of the runs." % tol)
+    head = "%-34s" % "phase     type    bytes  call       rank"
+    for c in plain:
+        head += " %9s" % c
+    for u, p in pairs:
+        head += " %9s %8s %7s" % (u, "diff", "diff%")
+    head += " %7s" % "spread%"
+    print(head)
+    for r in stable:
+        line = "%-34s" % label(r)
+        for c in plain:
+            line += " %9s" % fmt(val(r, c))
+        for u, p in pairs:
+            vu, vp = val(r, u), val(r, p)
+            if vu is None or vp is None:
+                line += " %9s %8s %7s" % (fmt(vu), "-", "-")
+                continue
+            d = vu - vp
+            line += " %9s %+8.0f %+6.1f%%" % (fmt(vu), d,
+                                              100.0 * d / vp if vp else 0.0)
+        line += " %7.2f" % max(spread(v) for v in rows[r].values())
+        print(line)
+
+    if varying:
+        print()
+        print("Calls that wait for the peer (spin in progress; counts vary "
+              "run to run, not compared): min..max over runs")
+        head = "%-34s" % "phase     type    bytes  call       rank"
+        for c in configs:
+            head += " %21s" % c
+        print(head)
+        for r in varying:
+            line = "%-34s" % label(r)
+            for c in configs:
+                v = rows[r].get(c)
+                line += " %21s" % ("-" if not v else "%.0f..%.0f" %
+                                   (min(v), max(v)))
+            print(line)
+
+    umr_cfgs = [u for u, _ in PAIRS if u in configs]
+    if umr_cfgs:
+        print()
+        print("pml/umr's own instructions per iteration (mca_pml_umr.so + "
+              "libuct_mlx5_umr.so, both ranks, measured calls only): "
+              "min..max over runs")
+        print("%-24s" % "phase     type    bytes" +
+              "".join(" %15s" % u for u in umr_cfgs))
+        keys = sorted({k for u in umr_cfgs for run in runs[u] for k in run},
+                      key=lambda k: (kinds.index(k[0]) if k[0] in kinds else 9,
+                                     k[1] != "byte", k[2]))
+        for k in keys:
+            line = "%-5s %-6s %6d      " % k
+            for u in umr_cfgs:
+                v = [run[k]["umr"] / run[k]["iters"] for run in runs[u]
+                     if k in run]
+                line += " %15s" % ("-" if not v else "%.0f..%.0f" %
+                                   (min(v), max(v)) if min(v) != max(v)
+                                   else "%.0f" % v[0])
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
