@@ -697,12 +697,11 @@ TEST_F(test_engine_mlx5_model, ring_without_kernel_update_tag)
     open();
     fake().mkey_attrs.clear();
     ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
-    /* the refused UPDATE_TAG attempt, then the ring */
-    ASSERT_EQ((size_t)UMR_ENG_MLX5_MKEY_RING + 1, fake().mkey_attrs.size());
-    EXPECT_TRUE(fake().mkey_attrs[0].create_flags &
-                MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
-    EXPECT_FALSE(fake().mkey_attrs[1].create_flags &
-                 MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    /* dev_open found no UPDATE_TAG support: the ring, no new attempt */
+    ASSERT_EQ((size_t)UMR_ENG_MLX5_MKEY_RING, fake().mkey_attrs.size());
+    for (const auto &a : fake().mkey_attrs) {
+        EXPECT_FALSE(a.create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    }
     ASSERT_EQ(UCS_OK, configure(m));
     ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
     uint32_t first = m->rkey;
@@ -714,6 +713,51 @@ TEST_F(test_engine_mlx5_model, ring_without_kernel_update_tag)
     EXPECT_EQ(UMR_ENG_WC_SUCCESS, write_via(m->rkey));
     EXPECT_EQ(UMR_ENG_WC_REM_ACCESS_ERR, write_via(first));
     EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+}
+
+/* caps.max_mkeys counts engine mkeys of the mode in use: with UPDATE_TAG
+ * one hardware key each (max_mr of them), without it a ring each. The
+ * probe at dev_open leaves no key behind, and the keys created afterwards
+ * are what max_mkeys promised. */
+TEST_F(test_engine_mlx5_model, max_mkeys_follows_update_tag_mode)
+{
+    static const uint32_t max_mr = 1u << 20;
+
+    for (bool kernel : {true, false}) {
+        SCOPED_TRACE(kernel ? "kernel with UPDATE_TAG" :
+                              "kernel without UPDATE_TAG");
+        umr_eng_caps_t caps;
+        umr_eng_mkey_t *m;
+
+        fake().reset();
+        fake().update_tag_kernel          = kernel;
+        fake().dev_attr.orig_attr.max_mr = max_mr;
+        open();
+        ASSERT_EQ(0, fake().num_mkey) << "the probe's key is destroyed";
+        ops->dev_query(dev, &caps);
+        EXPECT_EQ(kernel ? max_mr : max_mr / UMR_ENG_MLX5_MKEY_RING,
+                  caps.max_mkeys);
+
+        fake().mkey_attrs.clear();
+        ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 8, &m));
+        EXPECT_EQ(kernel ? 1 : (int)UMR_ENG_MLX5_MKEY_RING, fake().num_mkey);
+        EXPECT_EQ((size_t)fake().num_mkey, fake().mkey_attrs.size())
+                << "no refused attempt after the probe";
+        EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+        TearDown();
+        mr = NULL; qp = NULL; cq = NULL; dev = NULL;
+        EXPECT_EQ(0, fake().live_objects());
+    }
+}
+
+/* The probe failing for another reason than EOPNOTSUPP: the device cannot
+ * create indirect keys; dev_open fails and unwinds what it opened. */
+TEST_F(test_engine_mlx5_model, update_tag_probe_failure_unwinds)
+{
+    fake().mkey_fail_at = 1;
+    EXPECT_EQ(UCS_ERR_NO_MEMORY, ops->dev_open("mlx5_0", NULL, &dev));
+    EXPECT_EQ(nullptr, dev);
+    EXPECT_EQ(0, fake().live_objects());
 }
 
 } // namespace

@@ -22,6 +22,9 @@
  * a ring of UMR_ENG_MLX5_MKEY_RING hardware mkeys with tag 0 and each UMR
  * configures the next member, so lkey/rkey still change on every post; a
  * stale key aliases again after UMR_ENG_MLX5_MKEY_RING reconfigurations.
+ * Which of the two a device uses is probed once, at dev_open (one key
+ * created with UPDATE_TAG and destroyed), so that caps.max_mkeys counts
+ * engine mkeys of the mode in use: max_mr, or max_mr / the ring size.
  */
 #ifndef UMR_ENGINE_MLX5_H_
 #define UMR_ENGINE_MLX5_H_
@@ -102,6 +105,9 @@ typedef struct umr_eng_mlx5_dev {
     enum ibv_mtu        active_mtu;
     uint8_t             max_rd_atomic;      /* initiator depth */
     uint8_t             max_dest_rd_atomic; /* responder depth */
+    int                 update_tag;         /* kernel lets a key's tag
+                                               change: one hardware mkey
+                                               per engine mkey, no ring */
     umr_eng_caps_t      caps;
 } umr_eng_mlx5_dev_t;
 

@@ -238,8 +238,10 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     caps->max_qp_wr       = ucs_max(ucs_rounddown_pow2(
                                         dattr->orig_attr.max_qp_wr) /
                                     UMR_ENG_MLX5_WQE_BBS, 1);
-    /* each engine mkey holds a ring of hardware mkeys */
-    caps->max_mkeys       = dattr->orig_attr.max_mr / UMR_ENG_MLX5_MKEY_RING;
+    /* an engine mkey is one hardware mkey, or a ring of them when the
+     * kernel cannot change a key's tag (engine_mlx5.h, key rotation) */
+    caps->max_mkeys       = dattr->orig_attr.max_mr /
+                            (dev->update_tag ? 1 : UMR_ENG_MLX5_MKEY_RING);
     caps->max_msg         = port_attr->max_msg_sz;
     caps->max_mr_size     = dattr->orig_attr.max_mr_size;
     caps->num_ports       = dattr->orig_attr.phys_port_cnt;
@@ -247,6 +249,47 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     caps->qp_addr_len     = sizeof(umr_eng_mlx5_qp_addr_t);
     caps->latency         = 1e-6;
     caps->bandwidth       = umr_eng_mlx5_port_bandwidth(port_attr);
+}
+
+/* Whether the kernel lets an indirect key's tag change: create one key
+ * with MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG and destroy it. EOPNOTSUPP
+ * means no (keys then come in rings); any other failure means the device
+ * cannot create indirect keys at all. */
+static ucs_status_t umr_eng_mlx5_dev_probe_update_tag(umr_eng_mlx5_dev_t *dev,
+                                                      const char *name)
+{
+    struct mlx5dv_mkey_init_attr attr;
+    struct mlx5dv_mkey *mkey;
+    uint32_t lkey;
+    int ret;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.pd           = dev->pd;
+    attr.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                        MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG;
+    attr.max_entries  = 1;
+    mkey              = mlx5dv_create_mkey(&attr);
+    if (mkey == NULL) {
+        if (errno == EOPNOTSUPP) {
+            ucs_debug("%s: no MKEY_UPDATE_TAG support: a ring of %d keys per "
+                      "mkey", name, UMR_ENG_MLX5_MKEY_RING);
+            dev->update_tag = 0;
+            return UCS_OK;
+        }
+        ucs_error("%s: mlx5dv_create_mkey(INDIRECT|UPDATE_TAG) failed: %m",
+                  name);
+        return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+    }
+
+    lkey = mkey->lkey;
+    ret  = mlx5dv_destroy_mkey(mkey);
+    if (ret) {
+        ucs_warn("%s: mlx5dv_destroy_mkey(0x%x) failed: %s", name, lkey,
+                 strerror(ret));
+    }
+    ucs_debug("%s: MKEY_UPDATE_TAG supported: one key per mkey", name);
+    dev->update_tag = 1;
+    return UCS_OK;
 }
 
 ucs_status_t umr_eng_mlx5_dev_open(const char *name,
@@ -321,6 +364,11 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         goto err_close;
     }
 
+    status = umr_eng_mlx5_dev_probe_update_tag(dev, name);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
+    }
+
     umr_eng_mlx5_dev_fill_caps(dev, name, &dattr, &port_attr);
     ucs_debug("%s:%u: opened, %s, lid %u, gid index %d", name, dev->port_num,
               (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? "RoCE" : "IB",
@@ -328,6 +376,8 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
     *dev_p = (umr_eng_dev_t*)dev;
     return UCS_OK;
 
+err_dealloc_pd:
+    ibv_dealloc_pd(dev->pd);
 err_close:
     ibv_close_device(dev->ctx);
 err_free:

@@ -123,14 +123,23 @@ ucs_status_t umr_eng_mlx5_mkey_create(umr_eng_dev_t *ndev,
         return UCS_ERR_NO_MEMORY;
     }
 
-    /* one key whose tag rotates, if the kernel lets the tag change */
-    memset(&attr, 0, sizeof(attr));
-    attr.pd           = dev->pd;
-    attr.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
-                        MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG;
-    attr.max_entries  = max_entries;
-    mkey->ring[0]     = mlx5dv_create_mkey(&attr);
-    if (mkey->ring[0] != NULL) {
+    /* one key whose tag rotates, if the kernel lets the tag change (probed
+     * at dev_open), else a ring */
+    if (dev->update_tag) {
+        memset(&attr, 0, sizeof(attr));
+        attr.pd           = dev->pd;
+        attr.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                            MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG;
+        attr.max_entries  = max_entries;
+        mkey->ring[0]     = mlx5dv_create_mkey(&attr);
+        if (mkey->ring[0] == NULL) {
+            ucs_error("%s: mlx5dv_create_mkey(INDIRECT|UPDATE_TAG, "
+                      "max_entries %u) failed: %m", dev->caps.name,
+                      max_entries);
+            status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
+            ucs_free(mkey);
+            return status;
+        }
         mkey->update_tag        = 1;
         mkey->cur               = 0;
         mkey->super.lkey        = mkey->ring[0]->lkey;
@@ -139,16 +148,8 @@ ucs_status_t umr_eng_mlx5_mkey_create(umr_eng_dev_t *ndev,
         mkey->super.max_entries = ucs_min(attr.max_entries, UINT16_MAX);
         *mkey_p                 = &mkey->super;
         return UCS_OK;
-    } else if (errno != EOPNOTSUPP) {
-        ucs_error("%s: mlx5dv_create_mkey(INDIRECT|UPDATE_TAG, max_entries "
-                  "%u) failed: %m", dev->caps.name, max_entries);
-        status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
-        ucs_free(mkey);
-        return status;
     }
 
-    ucs_debug("%s: no MKEY_UPDATE_TAG support: a ring of %d keys per mkey",
-              dev->caps.name, UMR_ENG_MLX5_MKEY_RING);
     for (i = 0; i < UMR_ENG_MLX5_MKEY_RING; ++i) {
         memset(&attr, 0, sizeof(attr));
         attr.pd           = dev->pd;
