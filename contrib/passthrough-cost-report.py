@@ -33,14 +33,17 @@ NAME_LINE = re.compile(r"^(c?(?:ob|fl|fi|fe|fn))=(?:\((\d+)\))?\s*(.*)$")
 OP_NAMES = {"isend": "MPI_Isend", "irecv": "MPI_Irecv", "recv": "MPI_Recv",
             "send": "MPI_Send", "wait": "MPI_Wait"}
 PAIRS = (("umr+ob1", "ob1"), ("umr+ucx", "ucx"))
+WRAPPED = re.compile(r"/mca_pml_(ob1|ucx|cm)\.so$")   # the PML pml/umr wraps
+WHERE_MIN = 20          # list where pml/umr's instructions go above this
 
 
 def parse_dump(path):
     """(trigger, {op: inclusive instructions}, umr_self) of one dump."""
     names = {}                 # callgrind name compression: (kind, id) -> name
     trigger = None
-    ob = fn = None
+    ob = fn = cob = cfn = None
     self_cost, call_cost = {}, {}
+    where = {}                 # pml/umr fn (and its external callee) -> cost
     umr_self = 0
     in_call = False            # the next cost line is the cost of a call
     with open(path) as f:
@@ -49,13 +52,23 @@ def parse_dump(path):
             if c.isdigit() or c in "+-*":
                 parts = line.split()
                 cost = int(parts[1]) if len(parts) > 1 else 0
+                umr = ob is not None and UMR_OBJECTS.search(ob)
                 if in_call:
                     call_cost[fn] = call_cost.get(fn, 0) + cost
                     in_call = False
+                    callee_ob = cob or ob
+                    if umr and not UMR_OBJECTS.search(callee_ob) and \
+                            not WRAPPED.search(callee_ob) and \
+                            cfn != "opal_progress":
+                        k = "%s -> %s [%s]" % (fn, cfn,
+                                               os.path.basename(callee_ob))
+                        where[k] = where.get(k, 0) + cost
+                    cob = None
                 else:
                     self_cost[fn] = self_cost.get(fn, 0) + cost
-                    if ob is not None and UMR_OBJECTS.search(ob):
+                    if umr:
                         umr_self += cost
+                        where[fn] = where.get(fn, 0) + cost
                 continue
             m = NAME_LINE.match(line.rstrip("\n"))
             if m:
@@ -70,7 +83,11 @@ def parse_dump(path):
                 if key == "ob":
                     ob = name
                 elif key == "fn":
-                    fn = name
+                    fn, cob = name, None
+                elif key == "cob":
+                    cob = name
+                elif key == "cfn":
+                    cfn = name
             elif line.startswith("calls="):
                 in_call = True
             elif line.startswith("desc: Trigger:"):
@@ -81,7 +98,7 @@ def parse_dump(path):
         if m:
             ops[m.group(1)] = (ops.get(m.group(1), 0) + self_cost.get(name, 0)
                                + call_cost.get(name, 0))
-    return trigger, ops, umr_self
+    return trigger, ops, umr_self, where
 
 
 def read_run(d):
@@ -92,16 +109,18 @@ def read_run(d):
         m = re.match(r"^cg\.(\d+)\.\d+$", fname)
         if not m:
             continue
-        trigger, ops, umr_self = parse_dump(os.path.join(d, fname))
+        trigger, ops, umr_self, where = parse_dump(os.path.join(d, fname))
         t = re.search(r"phase (\S+) (\S+) (\d+) (\d+)", trigger or "")
         if not t:
             continue
         key = (t.group(1), t.group(2), int(t.group(3)))
         ph = phases.setdefault(key, {"iters": int(t.group(4)), "ops": {},
-                                     "umr": 0})
+                                     "umr": 0, "where": {}})
         for op, n in ops.items():
             ph["ops"][(op, int(m.group(1)))] = n
         ph["umr"] += umr_self
+        for k, n in where.items():
+            ph["where"][k] = ph["where"].get(k, 0) + n
     if not phases:
         sys.exit("passthrough-cost-report: no phase dumps in %s" % d)
     return phases
@@ -220,6 +239,29 @@ def main():
                                    (min(v), max(v)) if min(v) != max(v)
                                    else "%.0f" % v[0])
             print(line)
+        print_where(runs, umr_cfgs, keys)
+
+
+def print_where(runs, umr_cfgs, keys):
+    """Where pml/umr's instructions go, per phase, first run."""
+    print()
+    print("Where pml/umr's instructions go (first run, per iteration, both "
+          "ranks; phases with more than %d): its functions (self) and the "
+          "calls they make out of pml/umr, except into the wrapped PML "
+          "and opal_progress (inclusive). A blocking call that pml/umr "
+          "completes itself spins in ompi_request_wait_completion, inlined "
+          "into its mca_pml_umr_recv/send: that loop's instructions count "
+          "as theirs" % WHERE_MIN)
+    for u in umr_cfgs:
+        run = runs[u][0]
+        for k in keys:
+            if k not in run or run[k]["umr"] / run[k]["iters"] <= WHERE_MIN:
+                continue
+            ph = run[k]
+            top = sorted(ph["where"].items(), key=lambda kv: -kv[1])[:8]
+            print("%-8s %-5s %-6s %6d: %s" % (
+                u, k[0], k[1], k[2], "; ".join(
+                    "%s %.0f" % (name, n / ph["iters"]) for name, n in top)))
 
 
 if __name__ == "__main__":

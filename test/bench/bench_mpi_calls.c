@@ -39,7 +39,10 @@
  * Output (rank 0): "PHASE <kind> <type> <bytes> <iters> ok" per phase.
  *
  * usage: mpirun -np 2 bench_mpi_calls [-n iters] [-w warmup] [-k kinds]
+ *                                      [-X 1|2]
  *   -k: comma-separated kinds to run (default isend,irecv,recv,pp)
+ *   -X: the first non-empty message checked has its first data byte (1)
+ *       or the guard byte after its data (2) damaged: the run must fail
  */
 #include <mpi.h>
 
@@ -134,6 +137,7 @@ typedef struct bm_type {
 } bm_type_t;
 
 static unsigned char *bm_sbuf, *bm_rbuf;
+static int bm_corrupt;
 
 static inline unsigned char bm_pattern(size_t off, int iter, size_t bytes)
 {
@@ -168,6 +172,12 @@ static void bm_check_recv(const bm_type_t *t, int iter, const MPI_Status *st,
 {
     size_t i;
     int n;
+
+    if (bm_corrupt && (t->bytes > 0)) {
+        /* -X: damage one received byte, once (the check must fail) */
+        bm_rbuf[(bm_corrupt == 1) ? 0 : t->span] ^= 0xff;
+        bm_corrupt = 0;
+    }
 
     BM_MPI(MPI_Get_count(st, MPI_BYTE, &n));
     if ((size_t)n != t->bytes) {
@@ -390,7 +400,7 @@ static int bm_kinds_valid(const char *list)
 static void bm_usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 bench_mpi_calls [-n iters] "
-            "[-w warmup] [-k isend,irecv,recv,pp]\n");
+            "[-w warmup] [-k isend,irecv,recv,pp] [-X 1|2]\n");
 }
 
 int main(int argc, char **argv)
@@ -407,8 +417,9 @@ int main(int argc, char **argv)
     BM_MPI(MPI_Init(&argc, &argv));
     BM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &bm_rank));
     BM_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    while ((c = getopt(argc, argv, "n:w:k:h")) != -1) {
+    while ((c = getopt(argc, argv, "n:w:k:X:h")) != -1) {
         switch (c) {
+        case 'X': bm_corrupt = atoi(optarg); break;
         case 'n': iters  = atoi(optarg); break;
         case 'w': warmup = atoi(optarg); break;
         case 'k': kinds  = optarg; break;
@@ -420,11 +431,12 @@ int main(int argc, char **argv)
             return (c == 'h') ? 0 : 1;
         }
     }
-    if ((size != 2) || (iters < 1) || (warmup < 0)) {
+    if ((size != 2) || (iters < 1) || (warmup < 0) || (bm_corrupt < 0) ||
+        (bm_corrupt > 2)) {
         if (bm_rank == 0) {
             fprintf(stderr, "bench_mpi_calls: needs exactly 2 ranks (got %d), "
-                    "-n >= 1 (got %d), -w >= 0 (got %d)\n", size, iters,
-                    warmup);
+                    "-n >= 1 (got %d), -w >= 0 (got %d), -X 0..2 (got %d)\n",
+                    size, iters, warmup, bm_corrupt);
             bm_usage();
         }
         MPI_Finalize();

@@ -1,0 +1,105 @@
+#!/bin/bash
+#
+# bench_mpi_calls (the program contrib/passthrough-cost.sh runs under
+# callgrind) without valgrind: under ob1, pml/umr in front of ob1 (automatic
+# choice) and pml/umr with zero-copy forced, every phase runs and every
+# message it received was checked byte for byte (data and guards); pml/umr
+# interposed (its counters), and with zero-copy forced moved messages
+# zero-copy. A damaged byte fails the run (the check is real); bad arguments
+# are refused with a message.
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+top_builddir=${top_builddir:-../..}
+top_builddir=$(cd "$top_builddir" && pwd)
+mpirun=${MPIRUN:-mpirun}
+prog=$PWD/bench_mpi_calls
+pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
+scratch=$PWD/components
+mkdir -p "$scratch"
+ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
+out=$PWD/test_bench_mpi_calls.out.d
+mkdir -p "$out"
+
+export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+         OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+         OMPI_MCA_pml_umr_verbose=1)
+if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
+    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
+    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA")
+fi
+suite=bench_mpi_calls
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+phases=32    # 4 kinds x (6 MPI_BYTE sizes + 2 vector sizes)
+
+run() {   # output file, env..., -- mpirun args... -- program args...
+    local file=$1; shift
+    local envs=() args=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+    [ $# -eq 0 ] || shift
+    env "${envs[@]}" timeout 60 "$mpirun" --allow-run-as-root --oversubscribe \
+        "${args[@]}" "$prog" "$@" >"$file" 2>&1
+}
+
+# exit 0, every phase verified, no check failed
+all_phases_ok() {
+    local file=$1 n
+    n=$(grep -c '^PHASE .* ok$' "$file")
+    [ "$n" -eq $phases ] || { echo "$n of $phases phases ok"; tail -20 "$file"; return 1; }
+    ! grep 'bench_mpi_calls\[rank' "$file"
+}
+
+# pml/umr interposed on both ranks and ended without errors or live keys;
+# zero-copy sends summed over ranks in the range [min, max]
+umr_counters() {   # file, min zcopy_sends, max
+    local file=$1 min=$2 max=$3 z
+    [ "$(grep -c 'pml_umr: rank' "$file")" -eq 2 ] || { echo "no counters of 2 ranks"; return 1; }
+    grep "pml_umr: rank" "$file" | grep -v "keys_live 0 errors 0" && return 1
+    z=$(grep -o 'zcopy_sends [0-9]*' "$file" | awk '{s += $2} END {print s + 0}')
+    [ "$z" -ge "$min" ] && [ "$z" -le "$max" ] || { echo "zcopy_sends $z not in [$min, $max]"; return 1; }
+}
+
+plain_ob1() {
+    run "$out/ob1" -- -np 2 --mca pml ob1 -- -n 20 -w 2 &&
+        all_phases_ok "$out/ob1" && ! grep -q "pml_umr: rank" "$out/ob1"
+}
+
+umr_ob1_auto() {
+    run "$out/umr-auto" "${umr_env[@]}" -- -np 2 --mca pml ob1,umr -- -n 20 -w 2 &&
+        all_phases_ok "$out/umr-auto" && umr_counters "$out/umr-auto" 0 1000000
+}
+
+# zero-copy forced: the 64 KiB vector (the only non-contiguous message of at
+# least pml/umr's minimum size) moves zero-copy in all 4 kinds, 22 messages
+# each (20 + 2 warm-up; the ping-pong sends it both ways)
+umr_ob1_zcopy() {
+    run "$out/umr-zcopy" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- \
+        -np 2 --mca pml ob1,umr -- -n 20 -w 2 &&
+        all_phases_ok "$out/umr-zcopy" && umr_counters "$out/umr-zcopy" 110 110
+}
+
+damaged() {   # -X value, what the failure names
+    local file=$out/damaged-$1
+    run "$file" -- -np 2 --mca pml ob1 -- -n 2 -w 0 -k irecv -X "$1" &&
+        { echo "a damaged byte passed"; return 1; }
+    grep -q "byte .* expected .*($2)" "$file" || { tail "$file"; return 1; }
+}
+
+bad_args() {
+    local file=$out/bad
+    run "$file" -- -np 2 -- -k isend,bogus && { echo "-k bogus accepted"; return 1; }
+    grep -q "bench_mpi_calls: -k 'isend,bogus'" "$file" || { cat "$file"; return 1; }
+    run "$file" -- -np 1 -- && { echo "1 rank accepted"; return 1; }
+    grep -q "needs exactly 2 ranks (got 1)" "$file" || { cat "$file"; return 1; }
+}
+
+check ob1_all_verified plain_ob1
+check umr_ob1_auto_all_verified umr_ob1_auto
+check umr_ob1_zcopy_all_verified umr_ob1_zcopy
+check damaged_data_byte_fails damaged 1 data
+check damaged_guard_byte_fails damaged 2 guard
+check bad_arguments_refused bad_args
+finish
