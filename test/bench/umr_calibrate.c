@@ -11,7 +11,7 @@
  *       and 8x (sparse), up to 16 MiB; least-squares fit of op + rentry *
  *       remote blocks + lentry * local blocks + byte * bytes, weighted by
  *       1/time. Every configuration's first transfer is verified.
- *   pml.<pml>.<scope>.ctrl_ns   a 1 KiB message and a 16 B answer through
+ *   pml.<pml>.<scope>.ctrl_ns   a Z-byte message and a 16 B answer through
  *       the running PML (pml/umr's control message and ack)
  *   pml.<pml>.<scope>.ddt.<block>.{op,byte}_ns   MPI_Send/MPI_Recv of a
  *       vector of <block>-byte blocks (stride 2x) through the running PML,
@@ -30,6 +30,7 @@
 #include "umr_example.h"
 #include "umr_example_pml.h"
 #include "pml_umr_cost.h"
+#include "pml_umr_wire.h"
 
 #include <mpi.h>
 
@@ -177,7 +178,7 @@ static void uc_pml_figures(FILE *out, char *buf, const char *pml,
     int i;
 
     zero = uc_pml_pingpong(0, 0, 500) / 2;
-    ctrl = uc_pml_pingpong(1024, 16, 500);
+    ctrl = uc_pml_pingpong(MCA_PML_UMR_CTL_SIZE, 16, 500);
     if (uc_rank == 0) {
         fprintf(out, "pml.%s.%s.ctrl_ns = %.0f\n", pml, scope, ctrl);
     }

@@ -12,6 +12,7 @@
  * Usage: pml_umr_test [case...]   (default: all cases)
  */
 #include <mpi.h>
+#include "pml_umr_wire.h"   /* Z and the magic: the escape cases */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -182,7 +183,7 @@ static void halo(void)
 
 static void neighbor(void)
 {
-    int dims[2] = {0, 0}, periods[2] = {1, 1}, n = 64, G = 3, L = n + 2 * G;
+    int dims[2] = {0, 0}, periods[2] = {1, 1}, n = 256, G = 3, L = n + 2 * G;
     int sizes[2] = {L, L}, sub[2], st[2], counts[4] = {1, 1, 1, 1}, i, d;
     MPI_Aint sdispl[4] = {0, 0, 0, 0}, rdispl[4] = {0, 0, 0, 0};
     MPI_Datatype stype[4], rtype[4];
@@ -193,7 +194,7 @@ static void neighbor(void)
 
     MPI_Dims_create(nprocs, 2, dims);
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
-    /* an n x n interior with ghost zones G deep: faces of G rows (3 x 160 B
+    /* an n x n interior with ghost zones G deep: faces of G rows (3 x 2 KiB
      * blocks) or G columns (24 B blocks), disjoint from each other */
     g = malloc(sizeof(double) * L * L);
     r = calloc(L * L, sizeof(double));
@@ -250,7 +251,7 @@ static void neighbor(void)
 
 static void alltoallw(void)
 {
-    int b = 16, N = b * nprocs, i, j, p;
+    int b = 32, N = b * nprocs, i, j, p;
     double *a = malloc(sizeof(double) * b * N), *t = malloc(sizeof(double) * b * N);
     int *cnt = malloc(sizeof(int) * nprocs), *disp = malloc(sizeof(int) * nprocs);
     int *rdisp = malloc(sizeof(int) * nprocs);
@@ -323,7 +324,7 @@ static void fill(double *v, int n, int salt)
 
 static void probe(void)
 {
-    int n = 512, count, flag, i;
+    int n = 2048, count, flag, i;
     double *v = malloc(sizeof(double) * 2 * n), *w = malloc(sizeof(double) * 2 * n);
     double small[4];
     MPI_Datatype vec;
@@ -333,7 +334,7 @@ static void probe(void)
     uint64_t h = 0xcbf29ce484222325ull;
     long zc0 = zcopy_now();
 
-    MPI_Type_vector(n / 16, 16, 32, MPI_DOUBLE, &vec);   /* 2 KiB of data */
+    MPI_Type_vector(n / 16, 16, 32, MPI_DOUBLE, &vec);   /* 8 KiB of data */
     MPI_Type_commit(&vec);
     if (rank == 0) {
         fill(v, 2 * n, 1);
@@ -425,7 +426,7 @@ static void probe(void)
 
 static void persistent(void)
 {
-    int n = 1024, it, i, right = (rank + 1) % nprocs,
+    int n = 2048, it, i, right = (rank + 1) % nprocs,
         left = (rank + nprocs - 1) % nprocs;
     double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
     MPI_Datatype vec;
@@ -468,7 +469,7 @@ static void persistent(void)
 
 static void wildcards(void)
 {
-    int n = 1024, k, i, msgs = 3, got;
+    int n = 2048, k, i, msgs = 3, got;
     double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
     int *next = calloc(nprocs, sizeof(int));
     MPI_Datatype vec;
@@ -512,7 +513,7 @@ static void wildcards(void)
 
 static void truncation(void)
 {
-    int n = 1024, count, rc, cls;
+    int n = 2048, count, rc, cls;
     double *v = malloc(sizeof(double) * 2 * n), *w = malloc(sizeof(double) * 2 * n);
     MPI_Datatype vec;
     MPI_Status s;
@@ -520,15 +521,15 @@ static void truncation(void)
     long zc0 = zcopy_now();
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec);        /* 4 KiB data */
+    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec);        /* 8 KiB data */
     MPI_Type_commit(&vec);
     if (rank == 0) {
         fill(v, 2 * n, 30);
-        MPI_Send(v, 2, vec, 1, 40, MPI_COMM_WORLD);   /* 8 KiB */
+        MPI_Send(v, 2, vec, 1, 40, MPI_COMM_WORLD);   /* 16 KiB */
         MPI_Send(v, 1, MPI_DOUBLE, 1, 41, MPI_COMM_WORLD);
     } else if (rank == 1) {
         memset(w, 0, sizeof(double) * 2 * n);
-        rc = MPI_Recv(w, 1, vec, 0, 40, MPI_COMM_WORLD, &s);  /* 4 KiB room */
+        rc = MPI_Recv(w, 1, vec, 0, 40, MPI_COMM_WORLD, &s);  /* 8 KiB room */
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_TRUNCATE, "error class %d", cls);
         h = hash_bytes(h, &cls, sizeof(cls));
@@ -610,7 +611,7 @@ static void indexed(void)
 
 static void modes(void)
 {
-    int n = 1024, i, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    int n = 2048, i, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
     double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
     MPI_Datatype vec;
     MPI_Request rq[2];
@@ -681,25 +682,28 @@ static void modes(void)
     MPI_Wait(&rq[0], &s);
     MPI_Test_cancelled(&s, &flag);
     CHECK(flag, "not cancelled");
-    /* escape: exactly 1024 contiguous bytes starting with pml/umr's magic
+    /* escape: exactly Z contiguous bytes starting with pml/umr's magic
      * ("mlx5umr!" + the second word) must arrive as data */
     {
-        uint64_t e[128];
-        for (i = 0; i < 128; ++i) {
+        uint64_t e[MCA_PML_UMR_CTL_SIZE / 8];
+        for (i = 0; i < MCA_PML_UMR_CTL_SIZE / 8; ++i) {
             e[i] = 0x1111111111111111ull * (i % 15) + rank;
         }
-        e[0] = 0x6d6c7835756d7221ull;
-        e[1] = 0xc3a1d20f5e7b9461ull;
+        e[0] = MCA_PML_UMR_MAGIC0;
+        e[1] = MCA_PML_UMR_MAGIC1;
         memset(w, 0, sizeof(double) * n);
-        MPI_Irecv(w, 2 * n, MPI_BYTE, left, 79, MPI_COMM_WORLD, &rq[0]);
-        MPI_Send(e, 1024, MPI_BYTE, right, 79, MPI_COMM_WORLD);
+        MPI_Irecv(w, sizeof(double) * n, MPI_BYTE, left, 79, MPI_COMM_WORLD,
+                  &rq[0]);
+        MPI_Send(e, MCA_PML_UMR_CTL_SIZE, MPI_BYTE, right, 79, MPI_COMM_WORLD);
         MPI_Wait(&rq[0], &s);
         MPI_Get_count(&s, MPI_BYTE, &count);
-        CHECK(count == 1024, "escape count %d", count);
-        CHECK(((uint64_t*)w)[0] == 0x6d6c7835756d7221ull &&
-              ((uint64_t*)w)[5] == 0x1111111111111111ull * 5 + left,
-              "escape data");
-        h = hash_bytes(h, w, 1024);
+        CHECK(count == MCA_PML_UMR_CTL_SIZE, "escape count %d", count);
+        CHECK(((uint64_t*)w)[0] == MCA_PML_UMR_MAGIC0 &&
+              ((uint64_t*)w)[5] == 0x1111111111111111ull * 5 + left &&
+              ((uint64_t*)w)[MCA_PML_UMR_CTL_SIZE / 8 - 1] ==
+              0x1111111111111111ull * ((MCA_PML_UMR_CTL_SIZE / 8 - 1) % 15) +
+              left, "escape data");
+        h = hash_bytes(h, w, MCA_PML_UMR_CTL_SIZE);
     }
     MPI_Type_free(&vec);
     free(v); free(w); free(bbuf);
@@ -752,7 +756,7 @@ static void fresh(void)
 
 static void intercomm(void)
 {
-    int n = 1024, color = rank % 2, lrank, i;
+    int n = 2048, color = rank % 2, lrank, i;
     double *v = malloc(sizeof(double) * n), *w = calloc(n, sizeof(double));
     MPI_Comm local, inter;
     MPI_Datatype vec;
@@ -823,6 +827,103 @@ static void retype(void)
     report("retype", h, zc0);
 }
 
+/* ---- blocking receives: checked after the wrapped PML's own MPI_Recv ---- */
+
+/* Ring exchange with MPI_Sendrecv-free blocking calls: even ranks send
+ * first. Three messages a pair: a vector (sent zero-copy when forced)
+ * into a contiguous receive and into a vector receive, then exactly Z
+ * contiguous bytes of ordinary data (the control message's size, no
+ * magic) into a larger receive, and the same with the magic in front. */
+static void blocking(void)
+{
+    int n = 4096, i, k, count, right = (rank + 1) % nprocs,
+        left = (rank + nprocs - 1) % nprocs;
+    double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    unsigned char plain[MCA_PML_UMR_CTL_SIZE], got[2 * MCA_PML_UMR_CTL_SIZE];
+    MPI_Datatype vec;
+    MPI_Status s;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 8, 2, 8, MPI_DOUBLE, &vec);          /* 16 B blocks */
+    MPI_Type_commit(&vec);
+    fill(v, n, 70);
+    for (i = 0; i < (int)sizeof(plain); ++i) {
+        plain[i] = (unsigned char)(i * 13 + rank);
+    }
+    for (k = 0; k < 2; ++k) {
+        /* k = 0: vector -> contiguous doubles; k = 1: vector -> vector */
+        memset(w, 0, sizeof(double) * n);
+        if (rank % 2 == 0) {
+            MPI_Send(v, 1, vec, right, 80 + k, MPI_COMM_WORLD);
+        }
+        if (k == 0) {
+            MPI_Recv(w, n / 4, MPI_DOUBLE, left, 80, MPI_COMM_WORLD, &s);
+        } else {
+            MPI_Recv(w, 1, vec, left, 81, MPI_COMM_WORLD, &s);
+        }
+        if (rank % 2 != 0) {
+            MPI_Send(v, 1, vec, right, 80 + k, MPI_COMM_WORLD);
+        }
+        MPI_Get_count(&s, MPI_DOUBLE, &count);
+        CHECK(count == n / 4, "blocking %d: count %d, expected %d", k, count,
+              n / 4);
+        CHECK(s.MPI_SOURCE == left && s.MPI_TAG == 80 + k,
+              "blocking %d: source %d tag %d", k, s.MPI_SOURCE, s.MPI_TAG);
+        for (i = 0; i < n; ++i) {
+            double want = (k == 0) ? ((i < n / 4) ?
+                              val(left, (i / 2) * 8 + i % 2, 70) : 0) :
+                          (((i % 8) < 2) ? val(left, i, 70) : 0);
+            if (w[i] != want) {
+                FAIL("blocking %d: w[%d]", k, i);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+    }
+    memset(got, 0, sizeof(got));
+    if (rank % 2 == 0) {
+        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 82, MPI_COMM_WORLD);
+    }
+    MPI_Recv(got, sizeof(got), MPI_BYTE, left, 82, MPI_COMM_WORLD, &s);
+    if (rank % 2 != 0) {
+        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 82, MPI_COMM_WORLD);
+    }
+    MPI_Get_count(&s, MPI_BYTE, &count);
+    CHECK(count == MCA_PML_UMR_CTL_SIZE, "plain Z B: count %d", count);
+    for (i = 0; i < (int)sizeof(got); ++i) {
+        unsigned char want = (i < MCA_PML_UMR_CTL_SIZE) ?
+                             (unsigned char)(i * 13 + left) : 0;
+        if (got[i] != want) {
+            FAIL("plain Z B: got[%d] = %d, expected %d", i, got[i], want);
+            break;
+        }
+    }
+    h = hash_bytes(h, got, sizeof(got));
+    /* the same with pml/umr's magic in front (the escape, sent zero-copy) */
+    ((uint64_t*)plain)[0] = MCA_PML_UMR_MAGIC0;
+    ((uint64_t*)plain)[1] = MCA_PML_UMR_MAGIC1;
+    memset(got, 0, sizeof(got));
+    if (rank % 2 == 0) {
+        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 83, MPI_COMM_WORLD);
+    }
+    MPI_Recv(got, sizeof(got), MPI_BYTE, left, 83, MPI_COMM_WORLD, &s);
+    if (rank % 2 != 0) {
+        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 83, MPI_COMM_WORLD);
+    }
+    MPI_Get_count(&s, MPI_BYTE, &count);
+    CHECK(count == MCA_PML_UMR_CTL_SIZE, "escape Z B: count %d", count);
+    CHECK((((uint64_t*)got)[0] == MCA_PML_UMR_MAGIC0) &&
+          (got[16] == (unsigned char)(16 * 13 + left)) &&
+          (got[MCA_PML_UMR_CTL_SIZE - 1] ==
+           (unsigned char)((MCA_PML_UMR_CTL_SIZE - 1) * 13 + left)) &&
+          (got[MCA_PML_UMR_CTL_SIZE] == 0), "escape Z B: data");
+    h = hash_bytes(h, got, sizeof(got));
+    MPI_Type_free(&vec);
+    free(v); free(w);
+    report("blocking", h, zc0);
+}
+
 /* ---- a peer dies mid-transfer: the job must end, not hang ---------------- */
 
 static void die(void)
@@ -853,6 +954,7 @@ static const struct {
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
     {"intercomm", intercomm}, {"fresh", fresh}, {"retype", retype},
+    {"blocking", blocking},
     {"die", die},   /* only when named */
 };
 

@@ -42,16 +42,13 @@
 
 #include <uct/api/uct.h>
 #include "uct_umr.h"
+#include "pml_umr_wire.h"
 #include <ucs/datastruct/list.h>
 #include <ucs/memory/rcache.h>
 #include <ucs/sys/compiler_def.h>
 
 BEGIN_C_DECLS
 
-/* Size of a control message; the smallest message moved zero-copy. */
-#define MCA_PML_UMR_CTL_SIZE     1024
-#define MCA_PML_UMR_MAGIC0       0x6d6c7835756d7221ull  /* "mlx5umr!" */
-#define MCA_PML_UMR_MAGIC1       0xc3a1d20f5e7b9461ull
 /* Internal tags on MPI_COMM_WORLD: negative (never matched by MPI_ANY_TAG)
  * even in pml ucx's 24-bit tag field, and far below the collectives'. */
 #define MCA_PML_UMR_TAG_ACK      (-0x700001)

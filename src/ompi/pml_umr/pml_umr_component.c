@@ -128,7 +128,7 @@ static int mca_pml_umr_component_register(void)
     mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
     (void)mca_base_component_var_register(c, "min_size",
             "Smallest message (packed bytes) moved zero-copy; values below "
-            "the control message size (1024) are raised to it",
+            "the control message size (4160) are raised to it",
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.min_size);
 

@@ -15,7 +15,7 @@
  *       <eng>  sw | mlx5        <op> get | put
  *       <dens> dense (the data covers at least half of its span) | sparse
  *   pml.<pml>.<scope>.ctrl_ns = N                  pml/umr's control message
- *                                                  (1 KiB) and ack through
+ *                                                  (Z bytes) and ack through
  *                                                  the wrapped PML
  *   pml.<pml>.<scope>.ddt.<block>.op_ns = N        the wrapped PML sending a
  *   pml.<pml>.<scope>.ddt.<block>.byte_ns = N      datatype of <block>-byte

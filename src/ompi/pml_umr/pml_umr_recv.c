@@ -269,15 +269,43 @@ void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
     mca_pml_umr_recv_get(req);
 }
 
+/* Whether a receive that completed with exactly Z bytes starts with the
+ * magic: two loads for a contiguous layout, a 16-byte pack otherwise. Safe
+ * inside the wrapped PML's completion callback (memory reads only). */
+static int mca_pml_umr_recv_has_magic(void *buf, size_t count,
+                                      ompi_datatype_t *dt)
+{
+    uint64_t magic[2];
+
+    if (ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        memcpy(magic, (char*)buf + dt->super.true_lb, sizeof(magic));
+    } else {
+        mca_pml_umr_peek(buf, count, dt, magic, sizeof(magic));
+    }
+    return (magic[0] == MCA_PML_UMR_MAGIC0) && (magic[1] == MCA_PML_UMR_MAGIC1);
+}
+
+/* Whether a completed receive may hold a control message. `error`: the
+ * receive's error (a blocking receive leaves status->MPI_ERROR alone). */
+static inline int mca_pml_umr_recv_maybe_ctl(void *buf, size_t count,
+                                             ompi_datatype_t *dt,
+                                             const ompi_status_public_t *st,
+                                             int error)
+{
+    return OPAL_UNLIKELY(st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
+           !st->_cancelled &&
+           ((error == MPI_SUCCESS) || (error == MPI_ERR_TRUNCATE)) &&
+           mca_pml_umr_recv_has_magic(buf, count, dt);
+}
+
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
 {
     mca_pml_umr_request_t *req = inner->req_complete_cb_data;
 
     req->inner_status = inner->req_status;
-    if (inner->req_status._cancelled ||
-        (inner->req_status._ucount != MCA_PML_UMR_CTL_SIZE) ||
-        ((inner->req_status.MPI_ERROR != MPI_SUCCESS) &&
-         (inner->req_status.MPI_ERROR != MPI_ERR_TRUNCATE))) {
+    if (!mca_pml_umr_recv_maybe_ctl(req->buf, req->count, req->dt,
+                                    &inner->req_status,
+                                    inner->req_status.MPI_ERROR)) {
         mca_pml_umr_recv_passthrough(req);
         return 0;
     }
@@ -389,6 +417,38 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
     return mca_pml_umr_irecv_slow(buf, count, dt, src, tag, comm, request);
 }
 
+/* A blocking receive got a message of Z bytes with the magic (into the
+ * user's buffer): maybe a control message; the get overwrites it. */
+static int mca_pml_umr_recv_blocking_ctl(void *buf, size_t count,
+                                         ompi_datatype_t *dt, int tag,
+                                         ompi_communicator_t *comm,
+                                         const ompi_status_public_t *sp,
+                                         ompi_status_public_t *status)
+{
+    mca_pml_umr_request_t *req;
+    ompi_request_t *oreq;
+    int rc;
+
+    req = mca_pml_umr_recv_alloc(buf, count, dt, sp->MPI_SOURCE, tag, comm,
+                                 false);
+    if (req == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->inner_status           = *sp;
+    req->inner_status.MPI_ERROR = MPI_SUCCESS;
+    req->step                   = MCA_PML_UMR_STEP_CLASSIFY;
+    mca_pml_umr_progress_ref(1);
+    mca_pml_umr_recv_step(req);
+    ompi_request_wait_completion(&req->super);
+    rc = req->super.req_status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = req->super.req_status;
+    }
+    oreq = &req->super;
+    ompi_request_free(&oreq);
+    return rc;
+}
+
 int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
                      int tag, ompi_communicator_t *comm,
                      ompi_status_public_t *status)
@@ -398,15 +458,24 @@ int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
 
     ompi_status_public_t st, *sp;
 
-    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count) &&
-                    (mca_pml_umr.stash_count == 0))) {
+    /* The wrapped PML's own blocking receive (its own wait loop), checked
+     * after the fact: no request of ours unless a control message came. */
+    if (OPAL_LIKELY(mca_pml_umr.stash_count == 0)) {
         sp = (status == MPI_STATUS_IGNORE) ? &st : status;
         rc = mca_pml_umr.real.pml_recv(buf, count, dt, src, tag, comm, sp);
-        if (OPAL_UNLIKELY((rc == MPI_ERR_TRUNCATE) ||
-                          (sp->MPI_ERROR == MPI_ERR_TRUNCATE))) {
-            mca_pml_umr_recv_truncated(buf, count, dt, comm, sp);
+        if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
+            if (OPAL_UNLIKELY((rc == MPI_ERR_TRUNCATE) ||
+                              (sp->MPI_ERROR == MPI_ERR_TRUNCATE))) {
+                mca_pml_umr_recv_truncated(buf, count, dt, comm, sp);
+            }
+            return rc;
         }
-        return rc;
+        ++mca_pml_umr.cnt.recv_checked;
+        if (OPAL_LIKELY(!mca_pml_umr_recv_maybe_ctl(buf, count, dt, sp, rc))) {
+            return rc;
+        }
+        return mca_pml_umr_recv_blocking_ctl(buf, count, dt, tag, comm, sp,
+                                             status);
     }
     rc = mca_pml_umr_irecv(buf, count, dt, src, tag, comm, &req);
     if (rc != OMPI_SUCCESS) {

@@ -9,21 +9,29 @@
 
 /* Everything below Z bytes, contiguous data and small derived-datatype
  * messages go straight to the wrapped PML: one multiply, two compares and
- * the datatype's contiguity flags. Exactly Z bytes always takes the slow
- * path, which escapes data that starts with the magic. */
-static inline int mca_pml_umr_send_fast(const ompi_datatype_t *dt,
+ * the datatype's contiguity flags. Exactly Z bytes takes the slow path
+ * when the data may start with the magic (it is then escaped); `buf` is
+ * NULL when the data is not there yet (persistent sends). */
+static inline int mca_pml_umr_send_fast(const void *buf,
+                                        const ompi_datatype_t *dt,
                                         size_t count)
 {
     size_t len = dt->super.size * count;
+    uint64_t head;
+    int contig;
 
     if (OPAL_LIKELY(len < MCA_PML_UMR_CTL_SIZE)) {
         return 1;
     }
-    if (len == MCA_PML_UMR_CTL_SIZE) {
-        return 0;
+    contig = opal_datatype_is_contiguous_memory_layout(&dt->super, count);
+    if (OPAL_UNLIKELY(len == MCA_PML_UMR_CTL_SIZE)) {
+        if (!contig || (buf == NULL)) {
+            return 0;
+        }
+        memcpy(&head, (const char*)buf + dt->super.true_lb, sizeof(head));
+        return head != MCA_PML_UMR_MAGIC0;
     }
-    return opal_datatype_is_contiguous_memory_layout(&dt->super, count) ||
-           (len < mca_pml_umr.min_size);
+    return contig || (len < mca_pml_umr.min_size);
 }
 
 /* The peer for a zero-copy send of this message, or NULL to pass through. */
@@ -258,7 +266,7 @@ int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
                       int dst, int tag, mca_pml_base_send_mode_t mode,
                       ompi_communicator_t *comm, ompi_request_t **request)
 {
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(dt, count))) {
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
@@ -273,7 +281,7 @@ int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
     ompi_request_t *req;
     int rc;
 
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(dt, count))) {
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
     rc = mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm, &req);
@@ -292,7 +300,7 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
 
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(dt, count)) ||
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count)) ||
         (mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
                                                   comm)))) {
