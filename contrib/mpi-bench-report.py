@@ -11,7 +11,8 @@ files (repeated runs) each figure is the median over the runs. Columns:
   pack(NAME)     MPI_Pack + contiguous send + MPI_Unpack under NAME (shown for
                  the runs without pml/umr)
 Ratios umr/<pml> are the wrapped PML's time over pml/umr's (>= 1: pml/umr is
-faster). Writes OUTDIR/mpi-bench-{vector,patterns,latency}.png and
+faster). Two latency tables: LAT lines (MPI_Send + MPI_Recv) and LATI lines
+(MPI_Send + MPI_Irecv/MPI_Wait). Writes OUTDIR/mpi-bench-{vector,patterns,latency}.png and
 OUTDIR/mpi-bench-tables.txt.
 """
 import os
@@ -26,7 +27,7 @@ def median(vals):
 
 def parse(paths):
     """One configuration: the median over its runs (files) of each figure."""
-    data, lat, head = {}, {}, []
+    data, lat, head = {}, {"LAT": {}, "LATI": {}}, []
     for path in paths:
         with open(path) as f:
             for line in f:
@@ -37,15 +38,17 @@ def parse(paths):
                                                 "blocks": int(parts[4]),
                                                 "mean": float(parts[5])})
                     rec.setdefault(parts[6], []).append(float(parts[7]))
-                elif parts[0] == "LAT" and len(parts) == 5:
-                    lat.setdefault(int(parts[1]), []).append(float(parts[2]))
+                elif parts[0] in lat and len(parts) == 5:
+                    lat[parts[0]].setdefault(int(parts[1]), []).append(
+                        float(parts[2]))
                 elif line.startswith("#"):
                     head.append(line.rstrip())
     for rec in data.values():
         for mode in ("ddt", "pack"):
             if mode in rec:
                 rec[mode] = median(rec[mode])
-    lat = {k: median(v) for k, v in lat.items()}
+    lat = {kind: {k: median(v) for k, v in d.items()}
+           for kind, d in lat.items()}
     return data, lat, head
 
 
@@ -56,6 +59,44 @@ def is_umr(name):
 def wrapped(name):
     # umr+ob1 / umr+ob1:zcopy -> ob1
     return name[4:].split(":")[0] if is_umr(name) else None
+
+
+LAT_KINDS = (("LAT", "MPI_Send + MPI_Recv"),
+             ("LATI", "MPI_Send + MPI_Irecv/MPI_Wait"))
+
+
+def latency_table(emit, runs, bylat, title):
+    """One ping-pong table: every run, then umr - wrapped per size."""
+    lat_runs = [n for n, _ in runs if bylat[n]]
+    if not lat_runs:
+        return
+    emit("")
+    emit("Contiguous ping-pong, %s, half round trip [us], median" % title)
+    sizes = sorted(set(s for n in lat_runs for s in bylat[n]))
+    pairs = [(n, wrapped(n)) for n in lat_runs
+             if is_umr(n) and ":" not in n and wrapped(n) in bylat]
+    hdr = "%8s" % "bytes" + "".join(" %13s" % n for n in lat_runs)
+    hdr += "".join(" %16s" % ("%s-%s" % (u.replace("umr+", "umr"), w))
+                   for u, w in pairs)
+    emit(hdr)
+    for s in sizes:
+        line = "%8d" % s
+        for n in lat_runs:
+            v = bylat[n].get(s)
+            line += " %13s" % ("%.3f" % v if v is not None else "-")
+        for u, w in pairs:
+            a, b = bylat[u].get(s), bylat[w].get(s)
+            if a is None or b is None:
+                line += " %16s" % "-"
+                continue
+            d = a - b
+            ok = abs(d) <= max(0.03 * b, 0.050) if s <= 4096 else True
+            line += " %+8.3f %+5.1f%%%s" % (d, 100 * d / b,
+                                            "" if ok else "!")
+        emit(line)
+    if pairs:
+        emit("(! = outside 3% or 50 ns, whichever is larger, "
+             "for 0 B .. 4 KiB)")
 
 
 def main():
@@ -129,35 +170,8 @@ def main():
              (u, wrapped(u), r, key[0], key[1],
               "" if r >= 0.95 else "   (below 0.95x)"))
 
-    lat_runs = [n for n, _ in runs if bylat[n]]
-    if lat_runs:
-        emit("")
-        emit("Contiguous ping-pong, half round trip [us], median")
-        sizes = sorted(set(s for n in lat_runs for s in bylat[n]))
-        pairs = [(n, wrapped(n)) for n in lat_runs
-                 if is_umr(n) and ":" not in n and wrapped(n) in bylat]
-        hdr = "%8s" % "bytes" + "".join(" %13s" % n for n in lat_runs)
-        hdr += "".join(" %16s" % ("%s-%s" % (u.replace("umr+", "umr"), w))
-                       for u, w in pairs)
-        emit(hdr)
-        for s in sizes:
-            line = "%8d" % s
-            for n in lat_runs:
-                v = bylat[n].get(s)
-                line += " %13s" % ("%.3f" % v if v is not None else "-")
-            for u, w in pairs:
-                a, b = bylat[u].get(s), bylat[w].get(s)
-                if a is None or b is None:
-                    line += " %16s" % "-"
-                    continue
-                d = a - b
-                ok = abs(d) <= max(0.03 * b, 0.050) if s <= 4096 else True
-                line += " %+8.3f %+5.1f%%%s" % (d, 100 * d / b,
-                                                "" if ok else "!")
-            emit(line)
-        if pairs:
-            emit("(! = outside 3% or 50 ns, whichever is larger, "
-                 "for 0 B .. 4 KiB)")
+    for kind, title in LAT_KINDS:
+        latency_table(emit, runs, {n: bylat[n][kind] for n in bylat}, title)
 
     with open(os.path.join(outdir, "mpi-bench-tables.txt"), "w") as f:
         f.write("\n".join(out) + "\n")
@@ -227,21 +241,24 @@ def plot(outdir, runs, cols, keys, bydata, bylat, t):
         fig.savefig(os.path.join(outdir, "mpi-bench-patterns.png"), dpi=110)
         plt.close(fig)
 
-    # 3. latency
-    lat_runs = [n for n, _ in runs if bylat[n]]
-    if lat_runs:
-        fig, ax = plt.subplots(figsize=(9, 5.5))
-        for n in lat_runs:
-            s = sorted(bylat[n])
-            ax.plot([max(x, 0.5) for x in s], [bylat[n][x] for x in s],
-                    label=n, **styles.get(n, {}))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("message size [B] (contiguous; 0 B plotted at 0.5)")
-        ax.set_ylabel("half round trip [us]")
-        ax.set_title("Ping-pong latency with and without pml/umr")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+    # 3. latency: blocking and nonblocking receives side by side
+    if any(bylat[n][k] for n, _ in runs for k, _ in LAT_KINDS):
+        fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
+        for ax, (kind, title) in zip(axes, LAT_KINDS):
+            for n, _ in runs:
+                d = bylat[n][kind]
+                if not d:
+                    continue
+                s = sorted(d)
+                ax.plot([max(x, 0.5) for x in s], [d[x] for x in s],
+                        label=n, **styles.get(n, {}))
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("message size [B] (contiguous; 0 B plotted at 0.5)")
+            ax.set_title("Ping-pong, %s" % title)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[0].set_ylabel("half round trip [us]")
         fig.tight_layout()
         fig.savefig(os.path.join(outdir, "mpi-bench-latency.png"), dpi=110)
         plt.close(fig)

@@ -30,7 +30,8 @@
  * Output: a readable table, plus machine-readable lines
  *   DATA <pattern> <param> <bytes> <blocks> <mean_block> <mode> <median_us>
  *        <min_us> <messages>
- *   LAT  <bytes> <median_us> <min_us> <round_trips>
+ *   LAT  <bytes> <median_us> <min_us> <round_trips>   (MPI_Send/MPI_Recv)
+ *   LATI <bytes> <median_us> <min_us> <round_trips>   (MPI_Irecv+MPI_Wait)
  *
  * usage: mpirun -np 2 bench_mpi_ddt [-s vector_bytes] [-n grid_n]
  *        [-m min_messages] [-M max_messages] [-T seconds_per_pattern]
@@ -849,8 +850,26 @@ static void bm_ddt(const bm_opts_t *o)
     free(t);
 }
 
-/* Contiguous ping-pong, half round trip. */
-static void bm_latency(const bm_opts_t *o)
+/* One receive of the ping-pong: MPI_Recv, or MPI_Irecv + MPI_Wait (the
+ * halo-exchange style, where a wrapping PML cannot use the wrapped PML's
+ * own blocking receive). */
+static void bm_lat_recv(void *buf, size_t size, int peer, int nonblocking)
+{
+    MPI_Request rq;
+
+    if (nonblocking) {
+        BM_MPI(MPI_Irecv(buf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                         MPI_COMM_WORLD, &rq));
+        BM_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    } else {
+        BM_MPI(MPI_Recv(buf, size, MPI_BYTE, peer, BM_TAG_LAT, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+    }
+}
+
+/* Contiguous ping-pong, half round trip. LAT lines: MPI_Send/MPI_Recv;
+ * LATI lines: MPI_Send/MPI_Irecv+MPI_Wait. */
+static void bm_latency(const bm_opts_t *o, int nonblocking)
 {
     int peer = 1 - bm_rank, s, it, k, iters;
     double *samples = malloc(o->lat_samples * sizeof(double)), t0;
@@ -858,7 +877,9 @@ static void bm_latency(const bm_opts_t *o)
     size_t size;
 
     if (bm_rank == 0) {
-        printf("\n%10s %11s %11s %8s\n", "bytes", "median_us", "min_us",
+        printf("\n# contiguous ping-pong, %s\n", nonblocking ?
+               "MPI_Send + MPI_Irecv/MPI_Wait" : "MPI_Send + MPI_Recv");
+        printf("%10s %11s %11s %8s\n", "bytes", "median_us", "min_us",
                "rtrips");
     }
     for (size = 0; size <= 65536; size = size ? 2 * size : 1) {
@@ -878,11 +899,9 @@ static void bm_latency(const bm_opts_t *o)
                 if (bm_rank == 0) {
                     BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
                                     MPI_COMM_WORLD));
-                    BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
-                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                    bm_lat_recv(rbuf, size, peer, nonblocking);
                 } else {
-                    BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
-                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                    bm_lat_recv(rbuf, size, peer, nonblocking);
                     BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
                                     MPI_COMM_WORLD));
                 }
@@ -914,8 +933,9 @@ static void bm_latency(const bm_opts_t *o)
             qsort(samples, o->lat_samples, sizeof(*samples), bm_cmp_double);
             printf("%10zu %11.3f %11.3f %8d\n", size,
                    samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6, iters);
-            printf("LAT\t%zu\t%.4f\t%.4f\t%d\n", size,
-                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6, iters);
+            printf("%s\t%zu\t%.4f\t%.4f\t%d\n", nonblocking ? "LATI" : "LAT",
+                   size, samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6,
+                   iters);
             fflush(stdout);
         }
     }
@@ -1050,7 +1070,8 @@ int main(int argc, char **argv)
         bm_free_patterns();
     }
     if (o.do_lat) {
-        bm_latency(&o);
+        bm_latency(&o, 0);
+        bm_latency(&o, 1);
     }
     BM_MPI(MPI_Finalize());
     return 0;
