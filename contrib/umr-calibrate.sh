@@ -6,10 +6,13 @@
 # engine, the block sizes from which a message goes zero-copy.
 #
 # usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx] [--quick]
-#                                 [--hosts HOST1,HOST2] [--no-build]
+#                                 [--device DEV] [--hosts HOST1,HOST2]
+#                                 [--no-build]
 #   --out    the costs file (default: the component's default,
 #            ${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<short hostname>.conf)
 #   --pml    the PMLs to measure (default ob1,ucx)
+#   --device the mlx5_umr device (md) the engine figures are measured on,
+#            e.g. mlx5_0 (default: the first one of the engine; sw has "sw")
 #   --quick  5 samples a point instead of 9
 #   --hosts  two hosts: the PML figures are then the "remote" scope
 #   --no-build  use the existing build (BUILD_DIR, default ./build)
@@ -27,6 +30,7 @@ export BUILD_DIR=${BUILD_DIR:-$top/build}
 out="${XDG_CACHE_HOME:-$HOME/.cache}/mlx5_umr/costs-$(hostname -s).conf"
 pmls=ob1,ucx
 quick=()
+device=()
 hosts=()
 build=1
 while [ $# -gt 0 ]; do
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     --out)   out=$2; shift ;;
     --pml)   pmls=$2; shift ;;
     --quick) quick=(-q) ;;
+    --device) device=(-d "$2"); shift ;;
     --hosts) hosts=(--host "$2"); shift ;;
     --no-build) build=0 ;;
     -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -62,8 +67,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "umr-calibrate: load $(cut -d' ' -f1-3 /proc/loadavg) before;" \
-     "engine $UCX_MLX5_UMR_ENGINE; PMLs $pmls"
-engine=()
+     "engine $UCX_MLX5_UMR_ENGINE${device[1]:+, device ${device[1]}}; PMLs $pmls"
+engine=("${device[@]}")
 for pml in ${pmls//,/ }; do
     case "$pml" in
     ucx) opts=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any) ;;
