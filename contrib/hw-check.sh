@@ -13,14 +13,27 @@
 # 5. sweeps put/get through strided layout keys, block size x stride
 #    (test/bench/bench_uct_layout, UCX_MLX5_UMR_ENGINE=mlx5), layout to
 #    layout and contiguous to layout;
-# 6. prints a summary table and the ibv_devinfo facts it ran on, ready to
+# 6. calibrates pml/umr's zero-copy choice on that device
+#    (contrib/umr-calibrate.sh --device <device>, mpirun -np 2 on this host):
+#    writes the costs file next to the report (<report>.costs.conf), puts
+#    the crossover table in the report and prints how to install the file
+#    and run the MPI benchmark with it; SKIPPED when configure found no MPI;
+# 7. prints a summary table and the ibv_devinfo facts it ran on, ready to
 #    publish (also written to $OUT, default hw-check-<host>-<date>.txt).
 #
-# usage: contrib/hw-check.sh [-q] [-d mlx5_N]
-#   -q        quick sweep (bench_uct_layout -q)
+# usage: contrib/hw-check.sh [-q] [-C] [-d mlx5_N] [-s STEP[,STEP..]]
+#   -q        quick: bench_uct_layout -q, umr-calibrate.sh --quick
+#   -C        no calibration (step 6)
 #   -d DEV    the device (default: the first mlx5 device ibv_devinfo lists)
+#   -s STEPS  only these steps, of: build (with install-deps), device, uct,
+#             sweep, calibrate; without build the existing BUILD_DIR is used
 # Environment: BUILD_DIR (default ./build), OUT.
-# Exit status: 0 all steps passed, 1 a step failed, 77 no mlx5 device.
+#   HW_CHECK_ENGINE=sw  rehearsal, for testing this script only: runs every
+#             step on the sw engine of this host, needs no device (the
+#             device suite is SKIPPED); the report says REHEARSAL, and its
+#             figures are cross-memory attach figures, NOT NIC figures.
+# Exit status: 0 no step failed (skipped steps say SKIPPED in the summary),
+# 1 a step failed, 77 no mlx5 device.
 #
 set -u
 cd "$(dirname "$0")/.."
@@ -28,37 +41,71 @@ top=$PWD
 
 quick=""
 dev=""
-while getopts "qd:h" opt; do
+calibrate=1
+only=""
+while getopts "qCd:s:h" opt; do
     case $opt in
     q) quick="-q" ;;
+    C) calibrate=0 ;;
     d) dev=$OPTARG ;;
-    *) sed -n '2,27p' "$0"; [ "$opt" = h ] && exit 0; exit 1 ;;
+    s) only=$OPTARG ;;
+    *) sed -n '2,36p' "$0"; [ "$opt" = h ] && exit 0; exit 1 ;;
     esac
 done
 
 BUILD_DIR=${BUILD_DIR:-$top/build}
 OUT=${OUT:-$top/hw-check-$(hostname -s)-$(date +%Y%m%d-%H%M%S).txt}
+costs=${OUT%.txt}.costs.conf
 
 log() { echo "hw-check: $*"; }
 
+# selected STEP: the step is in -s (or there is no -s)
+selected() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
+for s in ${only//,/ }; do
+    case $s in
+    build|device|uct|sweep|calibrate) ;;
+    *) log "unknown step '$s' in -s (build, device, uct, sweep, calibrate)"
+       exit 1 ;;
+    esac
+done
+
+rehearsal=0
+engine=mlx5
+case ${HW_CHECK_ENGINE:-} in
+"") ;;
+sw) rehearsal=1; engine=sw ;;
+*)  log "HW_CHECK_ENGINE='$HW_CHECK_ENGINE': only 'sw' (a rehearsal) is known"
+    exit 1 ;;
+esac
+
 # ---- 1. dependencies and the device ----------------------------------------
-contrib/install-deps.sh >/dev/null || { log "install-deps failed"; exit 1; }
-
-mlx5_devs=()
-while read -r d; do
-    [ -n "$d" ] && mlx5_devs+=("$d")
-done < <(ibv_devinfo -l 2>/dev/null | sed -n 's/^[[:space:]]*\(mlx5_[0-9]*\)[[:space:]]*$/\1/p')
-
-if [ ${#mlx5_devs[@]} -eq 0 ]; then
-    log "no mlx5 device (ibv_devinfo -l lists none): nothing to check here"
-    exit 77
+if selected build; then
+    contrib/install-deps.sh >/dev/null || { log "install-deps failed"; exit 1; }
 fi
-dev=${dev:-${mlx5_devs[0]}}
-if ! printf '%s\n' "${mlx5_devs[@]}" | grep -qx "$dev"; then
-    log "no mlx5 device '$dev' (found: ${mlx5_devs[*]})"
-    exit 77
+
+if [ $rehearsal -eq 1 ]; then
+    [ -z "$dev" ] || log "rehearsal: -d $dev ignored, the sw engine has one device, sw"
+    dev=sw
+    log "REHEARSAL on the sw engine (HW_CHECK_ENGINE=sw): this tests the" \
+        "script, not a NIC; its figures are cross-memory attach, NOT NIC figures"
+else
+    mlx5_devs=()
+    while read -r d; do
+        [ -n "$d" ] && mlx5_devs+=("$d")
+    done < <(ibv_devinfo -l 2>/dev/null | sed -n 's/^[[:space:]]*\(mlx5_[0-9]*\)[[:space:]]*$/\1/p')
+
+    if [ ${#mlx5_devs[@]} -eq 0 ]; then
+        log "no mlx5 device (ibv_devinfo -l lists none): nothing to check here"
+        exit 77
+    fi
+    dev=${dev:-${mlx5_devs[0]}}
+    if ! printf '%s\n' "${mlx5_devs[@]}" | grep -qx "$dev"; then
+        log "no mlx5 device '$dev' (found: ${mlx5_devs[*]})"
+        exit 77
+    fi
 fi
-log "device $dev"
+log "device $dev, engine $engine"
 
 declare -a steps results
 # step NAME LOG COMMAND...: run in this shell, output to the terminal and
@@ -75,60 +122,166 @@ step() {
     return $rc
 }
 
+# skip NAME WHY: record a step that did not run
+skip() {
+    log "== $1: SKIPPED ($2)"
+    steps+=("$1")
+    results+=("SKIPPED ($2)")
+}
+
 mkdir -p "$BUILD_DIR"
 logs=$BUILD_DIR/hw-check
 mkdir -p "$logs"
+# sections of the report: only the steps that ran
+rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/calibrate.log"
+calibrated=0
 
 # ---- 2. build -----------------------------------------------------------------
-step "build" "$logs/build.log" env BUILD_DIR="$BUILD_DIR" contrib/build.sh || exit 1
-step "build tests" "$logs/build-tests.log" make -C "$BUILD_DIR" -j2 check TESTS= || exit 1
-step "build benchmarks" "$logs/build-bench.log" make -C "$BUILD_DIR" -j2 bench || exit 1
+if selected build; then
+    step "build" "$logs/build.log" env BUILD_DIR="$BUILD_DIR" contrib/build.sh || exit 1
+    step "build tests" "$logs/build-tests.log" make -C "$BUILD_DIR" -j2 check TESTS= || exit 1
+    step "build benchmarks" "$logs/build-bench.log" make -C "$BUILD_DIR" -j2 bench || exit 1
+fi
 
 gt=$BUILD_DIR/test/gtest
 # ---- 3. device suite (a skip is a failure here: the device is present) ---------
-step "device suite" "$logs/device.log" "$gt/gtest_engine_mlx5_device"
-grep -q "SKIPPED \]" "$logs/device.log" && results[-1]="FAIL (skipped)"
+if ! selected device; then
+    :
+elif [ $rehearsal -eq 1 ]; then
+    skip "device suite" "rehearsal: it needs a ConnectX"
+else
+    step "device suite" "$logs/device.log" "$gt/gtest_engine_mlx5_device"
+    grep -q "SKIPPED \]" "$logs/device.log" && results[-1]="FAIL (skipped)"
+fi
 
-# ---- 4. transport suites on mlx5 ------------------------------------------------
-step "transport suites on $dev" "$logs/uct.log" \
-    env UMR_TEST_DEV="$dev" "$gt/gtest_uct"
+# ---- 4. transport suites on the device -----------------------------------------
+if selected uct; then
+    step "transport suites on $dev" "$logs/uct.log" \
+        env UMR_TEST_DEV="$dev" "$gt/gtest_uct"
+fi
 
 # ---- 5. the sweep ----------------------------------------------------------------
 bench=$BUILD_DIR/test/bench/bench_uct_layout
-step "sweep layout->layout" "$logs/sweep.txt" \
-    env UCX_MLX5_UMR_ENGINE=mlx5 "$bench" $quick -d "$dev"
-step "sweep contig->layout" "$logs/sweep-L.txt" \
-    env UCX_MLX5_UMR_ENGINE=mlx5 "$bench" $quick -L -d "$dev"
+if selected sweep; then
+    step "sweep layout->layout" "$logs/sweep.txt" \
+        env UCX_MLX5_UMR_ENGINE=$engine "$bench" $quick -d "$dev"
+    step "sweep contig->layout" "$logs/sweep-L.txt" \
+        env UCX_MLX5_UMR_ENGINE=$engine "$bench" $quick -L -d "$dev"
+fi
 
-# ---- 6. report ----------------------------------------------------------------------
+# ---- 6. calibration of pml/umr's choice -------------------------------------------
+if ! selected calibrate; then
+    :
+elif [ $calibrate -eq 0 ]; then
+    skip "calibration" "-C"
+elif grep -q '^HAVE_MPI_TRUE = #' "$BUILD_DIR/test/bench/Makefile" 2>/dev/null; then
+    log "calibration: configure found no MPI (mpicc/mpirun), so there is no" \
+        "test/bench/umr_calibrate to run"
+    skip "calibration" "configure found no MPI"
+else
+    rm -f "$costs"
+    step "calibration on $dev" "$logs/calibrate.log" \
+        env UCX_MLX5_UMR_ENGINE=$engine BUILD_DIR="$BUILD_DIR" \
+        contrib/umr-calibrate.sh --no-build ${quick:+--quick} --device "$dev" \
+        --out "$costs" && calibrated=1
+fi
+
+# ---- 7. report ----------------------------------------------------------------------
 {
-    echo "# mlx5_umr hardware check, $(date -u +%Y-%m-%dT%H:%MZ), $(hostname -s)"
+    if [ $rehearsal -eq 1 ]; then
+        echo "# REHEARSAL of the mlx5_umr hardware check on the sw engine" \
+             "(HW_CHECK_ENGINE=sw), $(date -u +%Y-%m-%dT%H:%MZ), $(hostname -s)"
+        echo
+        echo "Not a hardware check: every step ran on the sw engine (cross-memory"
+        echo "attach on this host). Its figures are NOT NIC figures."
+    else
+        echo "# mlx5_umr hardware check, $(date -u +%Y-%m-%dT%H:%MZ), $(hostname -s)"
+    fi
     echo
     echo "| step | result |"
     echo "|---|---|"
     for i in "${!steps[@]}"; do
         echo "| ${steps[$i]} | ${results[$i]} |"
     done
-    echo
-    echo "## put/get through strided layout keys ($dev, NIC figures)"
-    echo '```'
-    cat "$logs/sweep.txt"
-    echo
-    cat "$logs/sweep-L.txt"
-    echo '```'
+    if [ -f "$logs/sweep.txt" ] || [ -f "$logs/sweep-L.txt" ]; then
+        echo
+        if [ $rehearsal -eq 1 ]; then
+            echo "## put/get through strided layout keys (REHEARSAL: sw engine, NOT NIC figures)"
+        else
+            echo "## put/get through strided layout keys ($dev, NIC figures)"
+        fi
+        echo '```'
+        cat "$logs/sweep.txt" 2>/dev/null
+        echo
+        cat "$logs/sweep-L.txt" 2>/dev/null
+        echo '```'
+    fi
+    if [ -f "$logs/calibrate.log" ]; then
+        echo
+        if [ $rehearsal -eq 1 ]; then
+            echo "## pml/umr calibration (REHEARSAL: sw engine, NOT NIC figures)"
+        else
+            echo "## pml/umr calibration ($dev, mlx5 engine)"
+        fi
+        echo
+        echo "Costs file: $costs"
+        echo "(contrib/umr-calibrate.sh --no-build ${quick:+--quick }--device $dev;"
+        echo "engine.$engine.* and the local figures of the PMLs it wraps)."
+        echo
+        echo '```'
+        # the crossover table: what umr-calibrate printed after the file
+        sed -n '/^# pml\/umr over /,$p' "$logs/calibrate.log"
+        echo '```'
+        if [ $calibrated -eq 1 ]; then
+            echo
+            echo "Install it where pml/umr reads it by default:"
+            echo
+            echo "    install -D -m 644 $costs ~/.cache/mlx5_umr/costs-$(hostname -s).conf"
+            echo
+            echo "or name it per job (--mca pml_umr_cost_file FILE). The MPI benchmark"
+            echo "with it (pml/umr from this build, UCX_MLX5_UMR_ENGINE=$engine):"
+            echo
+            echo "    UCX_MLX5_UMR_ENGINE=$engine PML_UMR_COST_FILE=$costs contrib/run-mpi-bench.sh --quick"
+            echo
+            echo "an installed pml/umr with it, in any job:"
+            echo
+            echo "    mpirun -np 2 --mca pml ob1,umr --mca pml_umr_cost_file $costs -x UCX_MLX5_UMR_ENGINE=$engine PROGRAM"
+            if [ $rehearsal -eq 0 ] && [ "$dev" != "${mlx5_devs[0]}" ]; then
+                echo
+                echo "Note: pml/umr opens the first mlx5 device that works (${mlx5_devs[0]}"
+                echo "here), these figures are of $dev."
+            fi
+            if [ "$engine" = mlx5 ]; then
+                echo
+                echo "The file has no sw engine figures (the built-in defaults then keep"
+                echo "same-host messages on the PML); add them with"
+                echo "UCX_MLX5_UMR_ENGINE=sw contrib/umr-calibrate.sh --no-build --out FILE"
+                echo "(it keeps the figures already in FILE)."
+            fi
+        fi
+    fi
     echo
     echo "## what it ran on"
     echo '```'
-    ibv_devinfo -v -d "$dev" 2>&1 | grep -E "hca_id|transport|fw_ver|vendor_part_id|board_id|max_qp_wr|max_sge|max_mr_size|phys_port_cnt|state:|active_mtu|link_layer|active_width|active_speed" | sed 's/^[[:space:]]*//'
+    if [ $rehearsal -eq 1 ]; then
+        echo "no ConnectX: REHEARSAL on the sw engine"
+    else
+        ibv_devinfo -v -d "$dev" 2>&1 | grep -E "hca_id|transport|fw_ver|vendor_part_id|board_id|max_qp_wr|max_sge|max_mr_size|max_mr:|phys_port_cnt|state:|active_mtu|link_layer|active_width|active_speed" | sed 's/^[[:space:]]*//'
+    fi
     echo "rdma-core: $(dpkg-query -W -f='${Version}' libibverbs1 2>/dev/null)"
     echo "ucx: $(dpkg-query -W -f='${Version}' libucx0 2>/dev/null)"
+    echo "open mpi: $(dpkg-query -W -f='${Version}' libopenmpi3 2>/dev/null)"
     echo "kernel: $(uname -r)"
     echo "commit: $(git rev-parse --short HEAD 2>/dev/null)"
     echo '```'
 } | tee "$OUT"
 
 for r in "${results[@]}"; do
-    [ "$r" = PASS ] || { log "some steps failed (see $OUT)"; exit 1; }
+    [[ $r == FAIL* ]] && { log "some steps failed (see $OUT)"; exit 1; }
 done
-log "all steps passed (report: $OUT)"
+if [[ " ${results[*]} " == *" SKIPPED"* ]]; then
+    log "no step failed, some were SKIPPED (report: $OUT)"
+else
+    log "all steps passed (report: $OUT)"
+fi
 exit 0

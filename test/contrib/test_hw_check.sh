@@ -1,0 +1,153 @@
+#!/bin/bash
+#
+# contrib/hw-check.sh without a ConnectX (make check). Nothing here fakes a
+# device: the script's own rehearsal mode (HW_CHECK_ENGINE=sw) runs its
+# calibration step for real on the sw engine, and the checks read what it
+# wrote:
+#  - rehearsal_calibration: hw-check -q -s calibrate runs
+#    contrib/umr-calibrate.sh (mpirun -np 2, ~15 s); the costs file next to
+#    the report has every engine.sw.{get,put}.{dense,sparse}.{op,rentry,
+#    lentry,byte}_ns key with a number, the PMLs' ctrl figures, no mlx5 key
+#    (nothing measured it), and pml/umr's loader accepts it; the report says
+#    REHEARSAL, records the step as PASS, holds the crossover table and the
+#    install and run-mpi-bench lines naming the file;
+#  - calibration_skipped_without_mpi: a build whose configure found no MPI
+#    (test/bench/Makefile with HAVE_MPI false): the step is SKIPPED, not
+#    PASS, not FAIL, and the exit status is 0;
+#  - no_calibration_flag: -C records the step as SKIPPED (-C), runs nothing;
+#  - bad_arguments: an unknown step or engine is an error (exit 1);
+#  - no_device_exit_77: not rehearsing, on a host without an mlx5 device,
+#    exit 77 and "no mlx5 device" (not checked when a device is present).
+#
+set -u
+top_builddir=${top_builddir:-../..}
+top_builddir=$(cd "$top_builddir" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+hw_check=$top_srcdir/contrib/hw-check.sh
+out=$PWD/test_hw_check.out.d
+rm -rf "$out"
+mkdir -p "$out"
+
+# Sanitizer builds (contrib/run-sanitizers.sh): Open MPI's own leaks are not
+# ours (as in test/mpi/test_pml_umr.sh).
+if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
+    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
+fi
+export UCX_WARN_UNUSED_ENV_VARS=n
+
+suite=hw_check
+. "$top_srcdir/test/gtest/gtest_format.sh"
+
+fail() { echo "$*"; return 1; }
+
+# hw NAME COMMAND...: run COMMAND (hw-check under env) with the report in
+# $out/NAME.txt and the output in $out/NAME.log; sets rc
+hw() {
+    local name=$1; shift
+    rc=0
+    OUT="$out/$name.txt" timeout 600 "$@" >"$out/$name.log" 2>&1 || rc=$?
+}
+
+rehearsal_calibration() {
+    local report=$out/cal.txt costs=$out/cal.costs.conf key op dens f missing=0
+    hw cal env HW_CHECK_ENGINE=sw BUILD_DIR="$top_builddir" "$hw_check" -q \
+        -s calibrate
+    [ $rc -eq 0 ] || { tail -30 "$out/cal.log"; fail "hw-check exit $rc"; } || return 1
+    grep -q "AddressSanitizer\|runtime error:" "$out/cal.log" &&
+        { grep -A20 "AddressSanitizer\|runtime error:" "$out/cal.log" | head -40; return 1; }
+    [ -s "$costs" ] || fail "no costs file $costs" || return 1
+    for op in get put; do
+        for dens in dense sparse; do
+            for f in op rentry lentry byte; do
+                key="engine.sw.$op.$dens.${f}_ns"
+                grep -Eq "^$key = [0-9]+(\.[0-9]+)?( |\$)" "$costs" ||
+                    { echo "costs file: no number for $key"; missing=1; }
+            done
+        done
+    done
+    for key in pml.ob1.local.ctrl_ns pml.ucx.local.ctrl_ns \
+               pml.ob1.local.ddt.8.byte_ns pml.ucx.local.ddt.65536.op_ns; do
+        grep -Eq "^$key = [0-9]" "$costs" ||
+            { echo "costs file: no $key"; missing=1; }
+    done
+    grep -q "^engine\.mlx5\." "$costs" &&
+        { echo "costs file: mlx5 figures from a sw rehearsal"; missing=1; }
+    [ $missing -eq 0 ] || return 1
+    # pml/umr's loader (mca_pml_umr_cost_load) accepts the file
+    "$top_builddir/test/bench/umr_calibrate" --crossover "$costs" ob1 \
+        >"$out/crossover.txt" 2>&1 || { cat "$out/crossover.txt"; return 1; }
+
+    grep -q "^# REHEARSAL" "$report" || fail "report: no REHEARSAL title" || return 1
+    grep -q "NOT NIC figures" "$report" || fail "report: no 'NOT NIC figures'" || return 1
+    grep -q "^| calibration on sw | PASS |$" "$report" ||
+        fail "report: the calibration step is not PASS" || return 1
+    for pml in ob1 ucx; do
+        grep -q "^# pml/umr over $pml with $costs: smallest block size" "$report" ||
+            fail "report: no crossover table over $pml" || return 1
+    done
+    [ "$(grep -Ec '^sw +local +[0-9.]+ ' "$report")" -eq 6 ] ||
+        fail "report: not 3 sw rows a table" || return 1
+    # the table in the report is the loader's view of the file
+    grep -A7 "^# pml/umr over ob1 with" "$report" | diff - "$out/crossover.txt" ||
+        fail "report: the ob1 table differs from --crossover of the file" || return 1
+    grep -q "install -D -m 644 $costs ~/.cache/mlx5_umr/costs-$(hostname -s).conf" \
+        "$report" || fail "report: no install line" || return 1
+    grep -q "UCX_MLX5_UMR_ENGINE=sw PML_UMR_COST_FILE=$costs contrib/run-mpi-bench.sh" \
+        "$report" || fail "report: no run-mpi-bench line" || return 1
+    grep -q -- "--mca pml_umr_cost_file $costs" "$report" ||
+        fail "report: no mpirun line" || return 1
+}
+
+calibration_skipped_without_mpi() {
+    local fake_build=$out/build-nompi
+    mkdir -p "$fake_build/test/bench"
+    # what automake writes for AM_CONDITIONAL([HAVE_MPI], false)
+    printf 'HAVE_MPI_TRUE = #\nHAVE_MPI_FALSE = \n' >"$fake_build/test/bench/Makefile"
+    hw nompi env HW_CHECK_ENGINE=sw BUILD_DIR="$fake_build" "$hw_check" -s calibrate
+    [ $rc -eq 0 ] || { cat "$out/nompi.log"; fail "exit $rc, not 0"; } || return 1
+    grep -q "^| calibration | SKIPPED (configure found no MPI) |$" "$out/nompi.txt" ||
+        { cat "$out/nompi.txt"; fail "report: not SKIPPED"; } || return 1
+    grep -q "configure found no MPI" "$out/nompi.log" || fail "no message" || return 1
+    ! grep -q "PASS\|FAIL" "$out/nompi.txt" || fail "report: PASS or FAIL" || return 1
+    [ ! -e "$out/nompi.costs.conf" ] || fail "a costs file was written"
+}
+
+no_calibration_flag() {
+    hw noc env HW_CHECK_ENGINE=sw BUILD_DIR="$top_builddir" "$hw_check" -C -s calibrate
+    [ $rc -eq 0 ] || { cat "$out/noc.log"; fail "exit $rc, not 0"; } || return 1
+    grep -q "^| calibration | SKIPPED (-C) |$" "$out/noc.txt" ||
+        { cat "$out/noc.txt"; fail "report: not SKIPPED (-C)"; } || return 1
+    ! grep -q "umr-calibrate" "$out/noc.log" || fail "umr-calibrate ran" || return 1
+    [ ! -e "$out/noc.costs.conf" ] || fail "a costs file was written"
+}
+
+bad_arguments() {
+    hw bad1 env HW_CHECK_ENGINE=sw BUILD_DIR="$top_builddir" "$hw_check" -s calibrate,bogus
+    [ $rc -eq 1 ] && grep -q "unknown step 'bogus'" "$out/bad1.log" ||
+        { cat "$out/bad1.log"; fail "-s bogus: exit $rc"; } || return 1
+    hw bad2 env HW_CHECK_ENGINE=mlx6 BUILD_DIR="$top_builddir" "$hw_check" -s calibrate
+    [ $rc -eq 1 ] && grep -q "HW_CHECK_ENGINE='mlx6'" "$out/bad2.log" ||
+        { cat "$out/bad2.log"; fail "HW_CHECK_ENGINE=mlx6: exit $rc"; }
+}
+
+no_device_exit_77() {
+    hw nodev env -u HW_CHECK_ENGINE BUILD_DIR="$top_builddir" "$hw_check" -s calibrate
+    [ $rc -eq 77 ] || { cat "$out/nodev.log"; fail "exit $rc, not 77"; } || return 1
+    grep -q "no mlx5 device" "$out/nodev.log" || fail "no 'no mlx5 device'" || return 1
+    [ ! -e "$out/nodev.txt" ] || fail "a report was written"
+}
+
+if grep -q '^HAVE_MPI_TRUE = #' "$top_builddir/test/bench/Makefile"; then
+    echo "(rehearsal_calibration not run: configure found no MPI)"
+else
+    check rehearsal_calibration rehearsal_calibration
+fi
+check calibration_skipped_without_mpi calibration_skipped_without_mpi
+check no_calibration_flag no_calibration_flag
+check bad_arguments bad_arguments
+if ibv_devinfo -l 2>/dev/null | grep -q '^[[:space:]]*mlx5_[0-9]*[[:space:]]*$'; then
+    echo "(no_device_exit_77 not run: this host has an mlx5 device)"
+else
+    check no_device_exit_77 no_device_exit_77
+fi
+finish
