@@ -98,10 +98,15 @@ static double uc_best(double *t, int n)
 /* Half of a 0-byte round trip: what one message of the protocol costs. */
 static double uc_pml_pingpong(size_t out, size_t back, int iters)
 {
-    static char sbuf[2048], rbuf[2048];
+    /* the largest message: pml/umr's control message */
+    static char sbuf[MCA_PML_UMR_CTL_SIZE], rbuf[MCA_PML_UMR_CTL_SIZE];
     double t[UC_MAX_SAMPLES], t0;
     int s, i, peer = 1 - uc_rank;
 
+    if ((out > sizeof(sbuf)) || (back > sizeof(sbuf))) {
+        UC_FAIL("ping-pong of %zu/%zu B: buffers of %zu B", out, back,
+                sizeof(sbuf));
+    }
     for (s = -1; s < uc_samples; ++s) {
         UC_MPI(MPI_Barrier(MPI_COMM_WORLD));
         t0 = MPI_Wtime();
