@@ -12,16 +12,17 @@ counters, printed as they are). Several DIRs of one NAME are repeated runs.
 A call's count is the inclusive instruction count of its marker function
 (bm_op_isend, bm_op_irecv, bm_op_recv, bm_op_send, bm_op_wait: the MPI call
 and everything under it) over the phase, divided by the iterations. A call
-is "stable" when its count is the same in every run of every configuration
-to within --tolerance percent (default 0.5); the difference umr - plain is
-printed for stable calls only. Calls that wait for the peer (MPI_Wait, a
-rendezvous MPI_Send, an MPI_Recv whose message is still in flight) spin in
-progress as long as the peer takes, so their counts are listed separately
-with the spread between runs, never compared.
+is "stable" in a configuration when its count is the same in every run to
+within --tolerance percent (default 0.5); the difference umr - plain is
+printed where both configurations of a pair are stable. Calls that wait for
+the peer (MPI_Wait, a rendezvous MPI_Send, an MPI_Recv whose message is
+still in flight) spin in progress as long as the peer takes: their counts
+are listed separately with the spread between runs, never compared.
 
-"umr own" is the number of instructions per iteration executed in pml/umr's
-own objects (mca_pml_umr.so, libuct_mlx5_umr.so) during the phase, both
-ranks summed: what it adds itself, spinning or not.
+Then pml/umr's own instructions per iteration, executed in its objects
+(mca_pml_umr.so, libuct_mlx5_umr.so) during the phase, both ranks summed,
+and where they go: its functions (self) and the calls they make out of
+pml/umr, except into the wrapped PML and opal_progress (inclusive).
 """
 import os
 import re
@@ -123,6 +124,15 @@ def read_run(d):
             ph["where"][k] = ph["where"].get(k, 0) + n
     if not phases:
         sys.exit("passthrough-cost-report: no phase dumps in %s" % d)
+    counters = {}
+    try:
+        with open(os.path.join(d, "counters.txt")) as f:
+            for line in f:
+                for k, v in re.findall(r"(\w+) (\d+)", line.split(":", 2)[-1]):
+                    counters[k] = counters.get(k, 0) + int(v)
+    except OSError:
+        pass
+    phases[None] = counters
     return phases
 
 
@@ -130,8 +140,8 @@ def spread(vals):
     return 0.0 if max(vals) == 0 else 100.0 * (max(vals) - min(vals)) / max(vals)
 
 
-def fmt(v):
-    return "-" if v is None else "%.0f" % v
+def fmt(v, steady=True):
+    return "-" if v is None else ("%.0f" if steady else "~%.0f") % v
 
 
 def main():
@@ -153,6 +163,8 @@ def main():
     for c in configs:
         for run in runs[c]:
             for key, ph in run.items():
+                if key is None:
+                    continue        # counters
                 for (op, rank), n in ph["ops"].items():
                     rows.setdefault((key, op, rank), {}).setdefault(
                         c, []).append(n / ph["iters"])
@@ -161,11 +173,21 @@ def main():
                                         if r[0][0] in kinds else 9,
                                         r[0][1] != "byte", r[0][2],
                                         r[2], r[1] == "wait", r[1]))
-    stable = [r for r in order
-              if all(spread(v) <= tol for v in rows[r].values())]
-    varying = [r for r in order if r not in stable]
     pairs = [(u, p) for u, p in PAIRS if u in configs and p in configs]
-    plain = [c for c in configs if not any(c == u for u, _ in pairs)]
+
+    def steady(r, c):
+        v = rows[r].get(c)
+        return bool(v) and spread(v) <= tol
+
+    def pair_steady(r, u, p):
+        return steady(r, u) and steady(r, p)
+
+    # a row is compared when, for one pair at least, both configurations
+    # repeat (without pairs: every configuration repeats)
+    stable = [r for r in order
+              if any(pair_steady(r, u, p) for u, p in pairs) or
+              (not pairs and all(steady(r, c) for c in rows[r]))]
+    varying = [r for r in order if r not in stable]
 
     def label(r):
         (kind, typ, nbytes), op, rank = r
@@ -179,28 +201,35 @@ def main():
     nruns = max(len(runs[c]) for c in configs)
     print("Instructions per call (callgrind Ir, inclusive: the MPI call and "
           "everything it runs), %d run(s) per configuration." % nruns)
-    print("Stable calls: the same count in every run of every configuration "
-          "(within %.2g%%); median of the runs." % tol)
+    print("Calls whose count repeats in every run (within %.2g%%), median of "
+          "the runs; umr - plain where both repeat ('~': that one varies, "
+          "not compared; spread%%: largest over the repeating ones)." % tol)
+    paired = [c for u, p in pairs for c in (u, p)]
+    alone = [c for c in configs if c not in paired]
     head = "%-34s" % "phase     type    bytes  call       rank"
-    for c in plain:
+    for c in alone:
         head += " %9s" % c
     for u, p in pairs:
-        head += " %9s %8s %7s" % (u, "diff", "diff%")
+        head += " %9s %9s %7s %7s" % (p, u, "diff", "diff%")
     head += " %7s" % "spread%"
     print(head)
     for r in stable:
         line = "%-34s" % label(r)
-        for c in plain:
+        for c in alone:
             line += " %9s" % fmt(val(r, c))
         for u, p in pairs:
             vu, vp = val(r, u), val(r, p)
-            if vu is None or vp is None:
-                line += " %9s %8s %7s" % (fmt(vu), "-", "-")
+            if vu is None or vp is None or not pair_steady(r, u, p):
+                line += " %9s %9s %7s %7s" % (fmt(vp, steady(r, p)),
+                                              fmt(vu, steady(r, u)),
+                                              "-", "-")
                 continue
             d = vu - vp
-            line += " %9s %+8.0f %+6.1f%%" % (fmt(vu), d,
-                                              100.0 * d / vp if vp else 0.0)
-        line += " %7.2f" % max(spread(v) for v in rows[r].values())
+            line += " %9s %9s %+7.0f %+6.1f%%" % (fmt(vp), fmt(vu), d,
+                                                  100.0 * d / vp if vp
+                                                  else 0.0)
+        line += " %7.2f" % max(spread(v) for c, v in rows[r].items()
+                               if steady(r, c))
         print(line)
 
     if varying:
@@ -227,7 +256,8 @@ def main():
               "min..max over runs")
         print("%-24s" % "phase     type    bytes" +
               "".join(" %15s" % u for u in umr_cfgs))
-        keys = sorted({k for u in umr_cfgs for run in runs[u] for k in run},
+        keys = sorted({k for u in umr_cfgs for run in runs[u] for k in run
+                       if k is not None},
                       key=lambda k: (kinds.index(k[0]) if k[0] in kinds else 9,
                                      k[1] != "byte", k[2]))
         for k in keys:
@@ -240,6 +270,15 @@ def main():
                                    else "%.0f" % v[0])
             print(line)
         print_where(runs, umr_cfgs, keys)
+        print()
+        print("pml/umr's counters (pml_umr_verbose=1, both ranks, whole "
+              "program), per run:")
+        for u in umr_cfgs:
+            print("%-8s %s" % (u, "; ".join(
+                " ".join("%s %d" % (k, run[None].get(k, 0)) for k in
+                         ("zcopy_sends", "passthrough_sends", "escapes",
+                          "errors")) if run[None] else "no counters"
+                for run in runs[u])))
 
 
 def print_where(runs, umr_cfgs, keys):

@@ -52,7 +52,7 @@
 # Output: the tables on stdout and in OUT/passthrough-cost.txt (OUT default
 # BUILD_DIR/passthrough-cost); the dumps in OUT/<config>.run<r>/cg.<rank>.<n>
 # (callgrind_annotate --inclusive=yes one of them to see where a phase's
-# instructions go). Takes about 2 minutes a run on a quiet machine.
+# instructions go). About a minute a run (8 runs) at load 3 on 2 cores.
 #
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -133,7 +133,7 @@ for ((r = 1; r <= runs; ++r)); do
         d=$out/$(echo "$n" | tr '+' '_').run$r
         rm -rf "$d"
         mkdir -p "$d"
-        # shellcheck disable=SC2086 # opts[] are word lists
+        # shellcheck disable=SC2206 # opts[] are word lists
         cmd=("${mpirun[@]}" ${opts[$n]} "${valgrind[@]}"
              "--callgrind-out-file=$d/cg.%q{OMPI_COMM_WORLD_RANK}"
              "$prog" -n "$iters" -w "$warmup" -k "$kinds")
