@@ -201,6 +201,9 @@ def main():
     nruns = max(len(runs[c]) for c in configs)
     print("Instructions per call (callgrind Ir, inclusive: the MPI call and "
           "everything it runs), %d run(s) per configuration." % nruns)
+    if nruns < 2:
+        print("ONE RUN ONLY: whether a count repeats cannot be told; every "
+              "call is compared (run --runs 2 or more)")
     print("Calls whose count repeats in every run (within %.2g%%), median of "
           "the runs; umr - plain where both repeat ('~': that one varies, "
           "not compared; spread%%: largest over the repeating ones)." % tol)

@@ -88,6 +88,16 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+names=(ob1 umr+ob1 ucx umr+ucx)
+for n in ${only//,/ }; do
+    [[ " ${names[*]} " == *" $n "* ]] ||
+        { echo "passthrough-cost: --only '$n': configurations are ${names[*]}" >&2; exit 1; }
+done
+if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
+    echo "passthrough-cost: --runs '$runs': a number of runs, at least 1" >&2
+    exit 1
+fi
+
 "$top/contrib/install-deps.sh"
 "$top/contrib/build.sh"
 make -C "$BUILD_DIR" bench >/dev/null
@@ -121,7 +131,6 @@ if [ -n "${PML_UMR_COST_FILE:-}" ]; then
 fi
 
 ucx=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
-names=(ob1 umr+ob1 ucx umr+ucx)
 declare -A opts
 opts[ob1]="--mca pml ob1"
 opts[umr+ob1]="--mca pml ob1,umr"
