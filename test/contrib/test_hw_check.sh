@@ -45,7 +45,9 @@ fail() { echo "$*"; return 1; }
 hw() {
     local name=$1; shift
     rc=0
-    OUT="$out/$name.txt" timeout 600 "$@" >"$out/$name.log" 2>&1 || rc=$?
+    # a hang guard, not a speed check (the calibration takes ~15 s)
+    OUT="$out/$name.txt" timeout $((300 * ${UMR_TEST_TIME_MULTIPLIER:-1})) "$@" \
+        >"$out/$name.log" 2>&1 || rc=$?
 }
 
 rehearsal_calibration() {
