@@ -60,6 +60,11 @@ void umr_mpi_dtype_cache_fini(void);
  *  memory, an invalid type, or a cache that is not initialised. */
 const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type);
 
+/** `cb` (NULL: none) runs whenever an entry is freed with its type, before
+ *  the type's memory can be reused: a caller that keeps entries by type
+ *  elsewhere (pml/umr's front cache) forgets them there. */
+void umr_mpi_dtype_cache_on_free(void (*cb)(MPI_Datatype type));
+
 /* Counters of the cache (tests, verbose output). */
 typedef struct umr_mpi_dtype_stats {
     unsigned long decoded;      /* types decoded into a layout */

@@ -32,6 +32,7 @@ static struct {
     size_t                num_named;
     size_t                max_named;
     umr_mpi_dtype_stats_t stats;
+    void                  (*on_free)(MPI_Datatype type);
 } umr_mpi_dtype_cache = {
     .lock   = PTHREAD_MUTEX_INITIALIZER,
     .keyval = MPI_KEYVAL_INVALID
@@ -65,6 +66,9 @@ static int umr_mpi_dtype_attr_delete(MPI_Datatype type, int keyval,
 {
     umr_mpi_dtype_entry_t *entry = attr_val;
 
+    if (umr_mpi_dtype_cache.on_free != NULL) {
+        umr_mpi_dtype_cache.on_free(type);
+    }
     if (entry->predefined) {
         pthread_mutex_lock(&umr_mpi_dtype_cache.lock);
         umr_mpi_dtype_named_remove(entry);
@@ -244,4 +248,9 @@ const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type)
 out:
     pthread_mutex_unlock(&umr_mpi_dtype_cache.lock);
     return (entry != NULL) ? &entry->super : NULL;
+}
+
+void umr_mpi_dtype_cache_on_free(void (*cb)(MPI_Datatype type))
+{
+    umr_mpi_dtype_cache.on_free = cb;
 }

@@ -283,8 +283,13 @@ void mca_pml_umr_peers_fini(void);
 /* datatypes (pml_umr_request.c): the decoder's cache, created at first use
  * (MPI is not initialised yet when pml/umr interposes) and freed when
  * MPI_Finalize starts (an MPI_COMM_SELF attribute). */
+/* datatypes (pml_umr_dtype.c) */
 struct umr_mpi_dtype;
 const struct umr_mpi_dtype *mca_pml_umr_dtype_get(ompi_datatype_t *dt);
+/* pml_umr_choose_zcopy() for this peer's engine, remembered per datatype
+ * and count; the message is eligible (size, layout) */
+int mca_pml_umr_dtype_choose(ompi_datatype_t *dt, size_t count,
+                             const mca_pml_umr_peer_t *peer);
 
 /* requests (pml_umr_request.c) */
 mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,

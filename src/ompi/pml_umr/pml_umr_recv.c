@@ -200,10 +200,10 @@ err:
  * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
  * receiver's error only). A nonblocking receive of less than Z bytes is not
  * checked: such a truncated zero-copy send does not complete. */
-static void mca_pml_umr_recv_truncated(void *buf, size_t count,
-                                       ompi_datatype_t *dt,
-                                       ompi_communicator_t *comm,
-                                       const ompi_status_public_t *status)
+static UCS_F_NOINLINE void
+mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
+                           ompi_communicator_t *comm,
+                           const ompi_status_public_t *status)
 {
     mca_pml_umr_request_t *req;
     size_t capacity = dt->super.size * count;
@@ -376,9 +376,10 @@ mca_pml_umr_recv_alloc(void *buf, size_t count, ompi_datatype_t *dt, int src,
     return req;
 }
 
-static int mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt,
-                                  int src, int tag, ompi_communicator_t *comm,
-                                  ompi_request_t **request)
+static UCS_F_NOINLINE int
+mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt, int src,
+                       int tag, ompi_communicator_t *comm,
+                       ompi_request_t **request)
 {
     mca_pml_umr_request_t *req;
     int rc;
@@ -419,11 +420,11 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
 
 /* A blocking receive got a message of Z bytes with the magic (into the
  * user's buffer): maybe a control message; the get overwrites it. */
-static int mca_pml_umr_recv_blocking_ctl(void *buf, size_t count,
-                                         ompi_datatype_t *dt, int tag,
-                                         ompi_communicator_t *comm,
-                                         const ompi_status_public_t *sp,
-                                         ompi_status_public_t *status)
+static UCS_F_NOINLINE int
+mca_pml_umr_recv_blocking_ctl(void *buf, size_t count, ompi_datatype_t *dt,
+                              int tag, ompi_communicator_t *comm,
+                              const ompi_status_public_t *sp,
+                              ompi_status_public_t *status)
 {
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;

@@ -7,44 +7,6 @@
 #include "pml_umr.h"
 #include "umr_mpi_dtype.h"
 
-static int mca_pml_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
-static int mca_pml_umr_self_keyval = MPI_KEYVAL_INVALID;
-
-static int mca_pml_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
-                                  void *extra)
-{
-    mca_pml_umr_quiesce();
-    if (mca_pml_umr_dtype_state == 1) {
-        umr_mpi_dtype_cache_fini();
-    }
-    mca_pml_umr_dtype_state = -1;
-    PMPI_Comm_free_keyval(&mca_pml_umr_self_keyval);
-    return MPI_SUCCESS;
-}
-
-const umr_mpi_dtype_t *mca_pml_umr_dtype_get(ompi_datatype_t *dt)
-{
-    if (OPAL_UNLIKELY(mca_pml_umr_dtype_state != 1)) {
-        if (mca_pml_umr_dtype_state < 0) {
-            return NULL;
-        }
-        mca_pml_umr_dtype_state = -1;
-        if ((umr_mpi_dtype_cache_init() != MPI_SUCCESS) ||
-            (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
-                                     mca_pml_umr_dtype_fini,
-                                     &mca_pml_umr_self_keyval, NULL) !=
-             MPI_SUCCESS) ||
-            (PMPI_Comm_set_attr(MPI_COMM_SELF, mca_pml_umr_self_keyval, NULL) !=
-             MPI_SUCCESS)) {
-            opal_output(0, "pml_umr: datatype cache unavailable: passing "
-                        "everything through");
-            return NULL;
-        }
-        mca_pml_umr_dtype_state = 1;
-    }
-    return umr_mpi_dtype_get(dt);
-}
-
 static void mca_pml_umr_request_construct(mca_pml_umr_request_t *req)
 {
     OBJ_CONSTRUCT(&req->wait_item, opal_list_item_t);

@@ -41,7 +41,6 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
                         ompi_communicator_t *comm, const umr_mpi_dtype_t **info)
 {
     size_t len = dt->super.size * count;
-    mca_pml_umr_choose_peer_t cp;
     mca_pml_umr_peer_t *peer;
     mca_pml_umr_ctl_t head;
     int candidate;
@@ -61,11 +60,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
             return peer;
         }
     }
-    cp.engine    = peer->rail->is_sw ? "sw" : "mlx5";
-    cp.same_host = peer->rail->is_sw;
-    cp.pml       = mca_pml_umr.real_component.pmlm_version.mca_component_name;
-    if (candidate &&
-        mca_pml_umr_choose_zcopy(*info, count, &cp, mca_pml_umr.zcopy_mode)) {
+    if (candidate && mca_pml_umr_dtype_choose(dt, count, peer)) {
         return peer;
     }
 
@@ -233,11 +228,12 @@ static void mca_pml_umr_send_setup(mca_pml_umr_request_t *req, const void *buf,
     OMPI_DATATYPE_RETAIN(dt);
 }
 
-static int mca_pml_umr_isend_slow(const void *buf, size_t count,
-                                  ompi_datatype_t *dt, int dst, int tag,
-                                  mca_pml_base_send_mode_t mode,
-                                  ompi_communicator_t *comm,
-                                  ompi_request_t **request)
+/* Slow paths are never inlined: the entry points stay a compare and a
+ * tail call, with no registers saved for what they do not run. */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
+                       int dst, int tag, mca_pml_base_send_mode_t mode,
+                       ompi_communicator_t *comm, ompi_request_t **request)
 {
     const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
@@ -274,24 +270,47 @@ int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
                                   request);
 }
 
+/* A blocking send that may go zero-copy: one that passes through is the
+ * wrapped PML's own blocking send. */
+static UCS_F_NOINLINE int
+mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
+                      int dst, int tag, mca_pml_base_send_mode_t mode,
+                      ompi_communicator_t *comm)
+{
+    const umr_mpi_dtype_t *info;
+    mca_pml_umr_request_t *req;
+    mca_pml_umr_peer_t *peer;
+    ompi_request_t *oreq;
+    int rc;
+
+    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
+    if ((peer == NULL) ||
+        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
+                                                  comm)))) {
+        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
+    }
+    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
+    req->peer = peer;
+    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req); /* returns it */
+        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
+    }
+    oreq = &req->super;
+    ompi_request_wait_completion(oreq);
+    rc = oreq->req_status.MPI_ERROR;
+    ompi_request_free(&oreq);
+    return rc;
+}
+
 int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
                      int dst, int tag, mca_pml_base_send_mode_t mode,
                      ompi_communicator_t *comm)
 {
-    ompi_request_t *req;
-    int rc;
-
     if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
-    rc = mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm, &req);
-    if (rc != OMPI_SUCCESS) {
-        return rc;
-    }
-    ompi_request_wait_completion(req);
-    rc = req->req_status.MPI_ERROR;
-    ompi_request_free(&req);
-    return rc;
+    return mca_pml_umr_send_slow(buf, count, dt, dst, tag, mode, comm);
 }
 
 int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,

@@ -323,23 +323,40 @@ static void mca_pml_umr_peer_resolve(mca_pml_umr_peer_t *peer,
     }
 }
 
+/* A direct-mapped front of the peers table, keyed by the ompi_proc_t (a
+ * hash table lookup costs about 170 instructions, a hit here a few); peers
+ * live until mca_pml_umr_peers_fini. */
+#define MCA_PML_UMR_PEER_SLOTS 64   /* power of two */
+
+static struct {
+    ompi_proc_t        *proc;
+    mca_pml_umr_peer_t *peer;
+} mca_pml_umr_peer_front[MCA_PML_UMR_PEER_SLOTS];
+
 mca_pml_umr_peer_t *mca_pml_umr_peer_get(ompi_communicator_t *comm, int rank)
 {
     ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+    unsigned slot     = ((uintptr_t)proc * 0x9e3779b97f4a7c15ull) >> 58;
     mca_pml_umr_peer_t *peer;
 
-    if (OPAL_SUCCESS != opal_hash_table_get_value_ptr(&mca_pml_umr.peers,
-                                                      &proc, sizeof(proc),
-                                                      (void**)&peer)) {
-        peer = calloc(1, sizeof(*peer));
-        if (peer == NULL) {
-            return NULL;
+    if (OPAL_LIKELY(mca_pml_umr_peer_front[slot].proc == proc)) {
+        peer = mca_pml_umr_peer_front[slot].peer;
+    } else {
+        if (OPAL_SUCCESS != opal_hash_table_get_value_ptr(&mca_pml_umr.peers,
+                                                          &proc, sizeof(proc),
+                                                          (void**)&peer)) {
+            peer = calloc(1, sizeof(*peer));
+            if (peer == NULL) {
+                return NULL;
+            }
+            OBJ_CONSTRUCT(&peer->waiting, opal_list_t);
+            OBJ_CONSTRUCT(&peer->ev_item, opal_list_item_t);
+            mca_pml_umr_peer_resolve(peer, proc);
+            opal_hash_table_set_value_ptr(&mca_pml_umr.peers, &proc,
+                                          sizeof(proc), peer);
         }
-        OBJ_CONSTRUCT(&peer->waiting, opal_list_t);
-        OBJ_CONSTRUCT(&peer->ev_item, opal_list_item_t);
-        mca_pml_umr_peer_resolve(peer, proc);
-        opal_hash_table_set_value_ptr(&mca_pml_umr.peers, &proc, sizeof(proc),
-                                      peer);
+        mca_pml_umr_peer_front[slot].proc = proc;
+        mca_pml_umr_peer_front[slot].peer = peer;
     }
     return (peer->state == MCA_PML_UMR_PEER_OK) ? peer : NULL;
 }
@@ -705,6 +722,7 @@ void mca_pml_umr_peers_fini(void)
                                               &key_size, (void**)&peer, node,
                                               &node);
     }
+    memset(mca_pml_umr_peer_front, 0, sizeof(mca_pml_umr_peer_front));
     OBJ_DESTRUCT(&mca_pml_umr.peers);
     OBJ_DESTRUCT(&mca_pml_umr.retry);
     OBJ_DESTRUCT(&mca_pml_umr.peer_events);
