@@ -376,6 +376,8 @@ mca_pml_umr_recv_alloc(void *buf, size_t count, ompi_datatype_t *dt, int src,
     return req;
 }
 
+/* A receive that may match a control message, or that a probe may have
+ * taken the message of (the stash). */
 static UCS_F_NOINLINE int
 mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt, int src,
                        int tag, ompi_communicator_t *comm,
@@ -384,6 +386,17 @@ mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt, int src,
     mca_pml_umr_request_t *req;
     int rc;
 
+    if (mca_pml_umr.stash_count > 0) {
+        rc = mca_pml_umr_stash_irecv(NULL, buf, count, dt, src, tag, comm,
+                                     request);
+        if (rc != OMPI_ERR_NOT_FOUND) {
+            return rc;
+        }
+    }
+    if (!mca_pml_umr_recv_may_match(dt, count)) {
+        return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
+                                          request);
+    }
     req = mca_pml_umr_recv_alloc(buf, count, dt, src, tag, comm, false);
     if (req == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -402,16 +415,8 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
                       int tag, ompi_communicator_t *comm,
                       ompi_request_t **request)
 {
-    int rc;
-
-    if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
-        rc = mca_pml_umr_stash_irecv(NULL, buf, count, dt, src, tag, comm,
-                                     request);
-        if (rc != OMPI_ERR_NOT_FOUND) {
-            return rc;
-        }
-    }
-    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
+    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count) &&
+                    (mca_pml_umr.stash_count == 0))) {
         return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
                                           request);
     }
@@ -465,8 +470,8 @@ int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
         sp = (status == MPI_STATUS_IGNORE) ? &st : status;
         rc = mca_pml_umr.real.pml_recv(buf, count, dt, src, tag, comm, sp);
         if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
-            if (OPAL_UNLIKELY((rc == MPI_ERR_TRUNCATE) ||
-                              (sp->MPI_ERROR == MPI_ERR_TRUNCATE))) {
+            /* (a blocking receive leaves status->MPI_ERROR alone) */
+            if (OPAL_UNLIKELY(rc == MPI_ERR_TRUNCATE)) {
                 mca_pml_umr_recv_truncated(buf, count, dt, comm, sp);
             }
             return rc;
