@@ -2,11 +2,14 @@
 """
 Side-by-side tables and PNG plots of bench_mpi_ddt runs (contrib/run-mpi-bench.sh).
 
-usage: mpi-bench-report.py OUTDIR NAME=FILE[,FILE..] [NAME=FILE[,FILE..] ...]
+usage: mpi-bench-report.py [--stat median|best] OUTDIR NAME=FILE[,FILE..] ...
 
 Each FILE is the stdout of one `mpirun -np 2 bench_mpi_ddt` run under one PML
 configuration NAME (e.g. ob1, ucx, umr+ob1, umr+ob1:zcopy); with several
-files (repeated runs) each figure is the median over the runs. Columns:
+files (repeated runs) each figure is the median over the runs, or with
+--stat best the best (lowest time) of the runs: on a VM whose jobs run
+either fast or slow as a whole (see the per-run table), the best of several
+runs compares configurations in the same state. Columns:
   NAME           MPI_Send/MPI_Recv of the derived datatype under NAME
   pack(NAME)     MPI_Pack + contiguous send + MPI_Unpack under NAME (shown for
                  the runs without pml/umr)
@@ -25,8 +28,11 @@ def median(vals):
     return vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
 
 
+STAT = median
+
+
 def parse(paths):
-    """One configuration: the median over its runs (files) of each figure."""
+    """One configuration: STAT over its runs (files) of each figure."""
     data, lat, head = {}, {"LAT": {}, "LATI": {}}, []
     for path in paths:
         with open(path) as f:
@@ -46,10 +52,11 @@ def parse(paths):
     for rec in data.values():
         for mode in ("ddt", "pack"):
             if mode in rec:
-                rec[mode] = median(rec[mode])
-    lat = {kind: {k: median(v) for k, v in d.items()}
+                rec[mode] = STAT(rec[mode])
+    per_run = lat["LAT"].get(0, [])
+    lat = {kind: {k: STAT(v) for k, v in d.items()}
            for kind, d in lat.items()}
-    return data, lat, head
+    return data, lat, head, per_run
 
 
 def is_umr(name):
@@ -65,13 +72,14 @@ LAT_KINDS = (("LAT", "MPI_Send + MPI_Recv"),
              ("LATI", "MPI_Send + MPI_Irecv/MPI_Wait"))
 
 
-def latency_table(emit, runs, bylat, title):
+def latency_table(emit, runs, bylat, title, stat_text):
     """One ping-pong table: every run, then umr - wrapped per size."""
     lat_runs = [n for n, _ in runs if bylat[n]]
     if not lat_runs:
         return
     emit("")
-    emit("Contiguous ping-pong, %s, half round trip [us], median" % title)
+    emit("Contiguous ping-pong, %s, half round trip [us], %s" %
+         (title, stat_text))
     sizes = sorted(set(s for n in lat_runs for s in bylat[n]))
     pairs = [(n, wrapped(n)) for n in lat_runs
              if is_umr(n) and ":" not in n and wrapped(n) in bylat]
@@ -100,11 +108,21 @@ def latency_table(emit, runs, bylat, title):
 
 
 def main():
-    if len(sys.argv) < 3:
+    global STAT
+    args = sys.argv[1:]
+    stat_name = "median"
+    if len(args) >= 2 and args[0] == "--stat":
+        stat_name = args[1]
+        if stat_name not in ("median", "best"):
+            sys.exit("mpi-bench-report: --stat median|best, not '%s'" %
+                     stat_name)
+        STAT = median if stat_name == "median" else min
+        args = args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    outdir = sys.argv[1]
+    outdir = args[0]
     runs = []
-    for arg in sys.argv[2:]:
+    for arg in args[1:]:
         name, paths = arg.split("=", 1)
         paths = [p for p in paths.split(",") if os.path.exists(p)]
         if paths:
@@ -119,7 +137,7 @@ def main():
     bydata = {name: r[0] for name, r in runs}
     bylat = {name: r[1] for name, r in runs}
     keys = []
-    for name, (data, _, _) in runs:
+    for name, (data, _, _, _) in runs:
         for k in data:
             if k not in keys:
                 keys.append(k)
@@ -137,8 +155,18 @@ def main():
         _, mode, run = col
         return bydata.get(run, {}).get(key, {}).get(mode)
 
+    stat_text = ("median over the runs" if stat_name == "median" else
+                 "best of the runs")
+    per_run = {name: r[3] for name, r in runs if len(r[3]) > 1}
+    if per_run:
+        emit("Each run's 0 B ping-pong (MPI_Send/MPI_Recv) [us], in run "
+             "order: a job runs fast or slow as a whole")
+        for name, vals in per_run.items():
+            emit("%-15s %s" % (name, " ".join("%.3f" % v for v in vals)))
+        emit("")
     emit("Derived datatypes, rank 0 -> rank 1, GB/s (1e9 B/s) of data per "
-         "message, median; ratio = wrapped PML time / pml/umr time")
+         "message, %s of the message medians; ratio = wrapped PML time / "
+         "pml/umr time" % stat_text)
     hdr = "%-15s %-26s %9s %7s" % ("pattern", "param", "bytes", "block")
     hdr += "".join(" %13s" % c[0] for c in cols)
     hdr += "".join(" %13s" % ("%s/%s" % (u.split(":")[0].replace("umr+", "umr")
@@ -171,7 +199,8 @@ def main():
               "" if r >= 0.95 else "   (below 0.95x)"))
 
     for kind, title in LAT_KINDS:
-        latency_table(emit, runs, {n: bylat[n][kind] for n in bylat}, title)
+        latency_table(emit, runs, {n: bylat[n][kind] for n in bylat}, title,
+                      stat_text)
 
     with open(os.path.join(outdir, "mpi-bench-tables.txt"), "w") as f:
         f.write("\n".join(out) + "\n")
