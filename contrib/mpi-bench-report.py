@@ -33,7 +33,7 @@ STAT = median
 
 def parse(paths):
     """One configuration: STAT over its runs (files) of each figure."""
-    data, lat, head = {}, {"LAT": {}, "LATI": {}}, []
+    data, lat, head = {}, {"LAT": {}, "LATI": {}, "LATD": {}, "LATID": {}}, []
     for path in paths:
         with open(path) as f:
             for line in f:
@@ -50,7 +50,7 @@ def parse(paths):
                 elif line.startswith("#"):
                     head.append(line.rstrip())
     for rec in data.values():
-        for mode in ("ddt", "pack"):
+        for mode in ("ddt", "pack", "direct"):
             if mode in rec:
                 rec[mode] = STAT(rec[mode])
     per_run = lat["LAT"].get(0, [])
@@ -105,6 +105,64 @@ def latency_table(emit, runs, bylat, title, stat_text):
     if pairs:
         emit("(! = outside 3% or 50 ns, whichever is larger, "
              "for 0 B .. 4 KiB)")
+
+
+def same_job_tables(emit, runs, keys, bydata, bylat, stat_text):
+    """pml/umr against the wrapped PML called directly in the same job
+    (bench_mpi_ddt's direct rows): no job-to-job noise in the ratio."""
+    umr = [n for n, _ in runs if is_umr(n) and
+           any("direct" in r for r in bydata[n].values())]
+    if not umr:
+        return
+    emit("")
+    emit("Same job, side by side: the wrapped PML called directly (pml/umr "
+         "taken out of the call path) / pml/umr, time ratio (>= 1: pml/umr "
+         "no slower), %s" % stat_text)
+    emit("%-15s %-26s %9s %7s" % ("pattern", "param", "bytes", "block") +
+         "".join(" %15s" % n for n in umr))
+    low = {}
+    for key in keys:
+        rec = next(bydata[n][key] for n in umr if key in bydata[n])
+        line = "%-15s %-26s %9d %7.0f" % (key[0], key[1][:26], rec["bytes"],
+                                         rec["mean"])
+        for n in umr:
+            r = bydata[n].get(key, {})
+            if "ddt" in r and "direct" in r:
+                x = r["direct"] / r["ddt"]
+                line += " %14.2fx" % x
+                if x < low.get(n, (9e9,))[0]:
+                    low[n] = (x, key)
+            else:
+                line += " %15s" % "-"
+        emit(line)
+    for n, (x, key) in low.items():
+        emit("lowest %s vs direct %s in the same job: %.2fx at %s %s%s" %
+             (n, wrapped(n), x, key[0], key[1],
+              "" if x >= 0.95 else "   (below 0.95x)"))
+    for kind, direct, title in (("LAT", "LATD", "MPI_Send + MPI_Recv"),
+                                ("LATI", "LATID",
+                                 "MPI_Send + MPI_Irecv/MPI_Wait")):
+        names = [n for n in umr if bylat[n][kind] and bylat[n][direct]]
+        if not names:
+            continue
+        emit("")
+        emit("Same job, contiguous ping-pong, %s: pml/umr - direct [us], %s"
+             % (title, stat_text))
+        emit("%8s" % "bytes" + "".join(" %13s %13s %16s" %
+                                       (n, "direct", "diff") for n in names))
+        for size in sorted(bylat[names[0]][kind]):
+            line = "%8d" % size
+            for n in names:
+                a, b = bylat[n][kind].get(size), bylat[n][direct].get(size)
+                if a is None or b is None:
+                    line += " %13s %13s %16s" % ("-", "-", "-")
+                    continue
+                d = a - b
+                ok = abs(d) <= max(0.03 * b, 0.050) if size <= 4096 else True
+                line += " %13.3f %13.3f %+8.3f %+5.1f%%%s" % (
+                    a, b, d, 100 * d / b, "" if ok else "!")
+            emit(line)
+        emit("(! = outside 3% or 50 ns, whichever is larger, for 0 B .. 4 KiB)")
 
 
 def main():
@@ -201,6 +259,7 @@ def main():
     for kind, title in LAT_KINDS:
         latency_table(emit, runs, {n: bylat[n][kind] for n in bylat}, title,
                       stat_text)
+    same_job_tables(emit, runs, keys, bydata, bylat, stat_text)
 
     with open(os.path.join(outdir, "mpi-bench-tables.txt"), "w") as f:
         f.write("\n".join(out) + "\n")

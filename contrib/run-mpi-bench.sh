@@ -11,6 +11,10 @@
 #   umr+ob1 ...     pml/umr in front of ob1 / ucx, automatic choice
 #   umr+ob1:zcopy   pml/umr with zero-copy forced (shows where it loses)
 #
+# With pml/umr interposed, bench_mpi_ddt also runs every pattern and the
+# ping-pong with pml/umr taken out of the call path in the same job (the
+# "direct" rows; the report's "Same job" tables): pml/umr's own cost side by
+# side, free of the job-to-job noise of this VM.
 # (the umr+ columns appear once the pml/umr component is built; it is loaded
 # from a scratch component directory, with pml_umr_verbose=1 so that its
 # counters show that zero-copy really ran), and in the same program MPI_Pack

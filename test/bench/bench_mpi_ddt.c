@@ -32,6 +32,11 @@
  *        <min_us> <messages>
  *   LAT  <bytes> <median_us> <min_us> <round_trips>   (MPI_Send/MPI_Recv)
  *   LATI <bytes> <median_us> <min_us> <round_trips>   (MPI_Irecv+MPI_Wait)
+ *   LATD, LATID: the same with pml/umr out of the call path (below)
+ * When pml/umr is interposed, every pattern also runs in mode "direct": the
+ * same MPI_Send/MPI_Recv with pml/umr taken out of the call path in the same
+ * job (mca_pml_umr_bench_interpose), so that pml/umr's own cost is measured
+ * side by side, in the same memory and processes.
  *
  * usage: mpirun -np 2 bench_mpi_ddt [-s vector_bytes] [-n grid_n]
  *        [-m min_messages] [-M max_messages] [-T seconds_per_pattern]
@@ -45,6 +50,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,8 +59,16 @@
 #define BM_MAX_PATTERNS 64
 
 enum { BM_TAG_READY = 11, BM_TAG_DATA, BM_TAG_ACK, BM_TAG_LAT };
-enum { BM_MODE_DDT, BM_MODE_PACK, BM_NUM_MODES };
-static const char *bm_mode_names[BM_NUM_MODES] = { "ddt", "pack" };
+/* direct: the datatype again, with pml/umr (when interposed) taken out of
+ * the call path in the same job: see bm_interpose */
+enum { BM_MODE_DDT, BM_MODE_PACK, BM_MODE_DIRECT, BM_NUM_MODES };
+static const char *bm_mode_names[BM_NUM_MODES] = { "ddt", "pack", "direct" };
+
+/* pml/umr's benchmark hook (mca_pml_umr_bench_interpose), when pml/umr is
+ * interposed in this job: found with dlsym, NULL otherwise. Every rank
+ * switches, then a barrier, between messages. */
+static int (*bm_interpose_fn)(int on);
+
 
 static int bm_rank;
 
@@ -718,6 +732,14 @@ typedef struct bm_opts {
     int    do_ddt, do_lat;
 } bm_opts_t;
 
+static void bm_interpose(int on)
+{
+    if (bm_interpose_fn != NULL) {
+        bm_interpose_fn(on);
+        BM_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+}
+
 /* One pattern in one mode; rank 0 returns the per-message times. */
 static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
 {
@@ -753,7 +775,7 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
             BM_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, BM_TAG_READY,
                             MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             t0 = MPI_Wtime();
-            if (mode == BM_MODE_DDT) {
+            if (mode != BM_MODE_PACK) {
                 BM_MPI(MPI_Send(buf, 1, p->stype, peer, BM_TAG_DATA,
                                 MPI_COMM_WORLD));
             } else {
@@ -773,7 +795,7 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
         } else {
             BM_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, BM_TAG_READY,
                             MPI_COMM_WORLD));
-            if (mode == BM_MODE_DDT) {
+            if (mode != BM_MODE_PACK) {
                 BM_MPI(MPI_Recv(buf, 1, p->rtype, peer, BM_TAG_DATA,
                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             } else {
@@ -831,7 +853,12 @@ static void bm_ddt(const bm_opts_t *o)
         p  = &bm_patterns[i];
         nb = p->sb.n;
         for (mode = 0; mode < BM_NUM_MODES; ++mode) {
+            if ((mode == BM_MODE_DIRECT) && (bm_interpose_fn == NULL)) {
+                continue;
+            }
+            bm_interpose(mode != BM_MODE_DIRECT);
             n = bm_run(p, mode, o, t);
+            bm_interpose(1);
             if (bm_rank != 0) {
                 continue;
             }
@@ -868,8 +895,9 @@ static void bm_lat_recv(void *buf, size_t size, int peer, int nonblocking)
 }
 
 /* Contiguous ping-pong, half round trip. LAT lines: MPI_Send/MPI_Recv;
- * LATI lines: MPI_Send/MPI_Irecv+MPI_Wait. */
-static void bm_latency(const bm_opts_t *o, int nonblocking)
+ * LATI lines: MPI_Send/MPI_Irecv+MPI_Wait; LATD and LATID: the same with
+ * pml/umr taken out of the call path (`direct`, same job). */
+static void bm_latency(const bm_opts_t *o, int nonblocking, int direct)
 {
     int peer = 1 - bm_rank, s, it, k, iters;
     double *samples = malloc(o->lat_samples * sizeof(double)), t0;
@@ -877,8 +905,9 @@ static void bm_latency(const bm_opts_t *o, int nonblocking)
     size_t size;
 
     if (bm_rank == 0) {
-        printf("\n# contiguous ping-pong, %s\n", nonblocking ?
-               "MPI_Send + MPI_Irecv/MPI_Wait" : "MPI_Send + MPI_Recv");
+        printf("\n# contiguous ping-pong, %s%s\n", nonblocking ?
+               "MPI_Send + MPI_Irecv/MPI_Wait" : "MPI_Send + MPI_Recv",
+               direct ? ", pml/umr taken out of the call path" : "");
         printf("%10s %11s %11s %8s\n", "bytes", "median_us", "min_us",
                "rtrips");
     }
@@ -933,9 +962,9 @@ static void bm_latency(const bm_opts_t *o, int nonblocking)
             qsort(samples, o->lat_samples, sizeof(*samples), bm_cmp_double);
             printf("%10zu %11.3f %11.3f %8d\n", size,
                    samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6, iters);
-            printf("%s\t%zu\t%.4f\t%.4f\t%d\n", nonblocking ? "LATI" : "LAT",
-                   size, samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6,
-                   iters);
+            printf("%s%s\t%zu\t%.4f\t%.4f\t%d\n", nonblocking ? "LATI" : "LAT",
+                   direct ? "D" : "", size, samples[o->lat_samples / 2] * 1e6,
+                   samples[0] * 1e6, iters);
             fflush(stdout);
         }
     }
@@ -1022,6 +1051,13 @@ int main(int argc, char **argv)
     BM_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &bm_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* pml/umr interposed in this job (its component is loaded with global
+     * symbols): its benchmark hook gives the "direct" rows */
+    *(void**)&bm_interpose_fn = dlsym(RTLD_DEFAULT,
+                                      "mca_pml_umr_bench_interpose");
+    if ((bm_interpose_fn != NULL) && (bm_interpose_fn(1) < 0)) {
+        bm_interpose_fn = NULL;
+    }
     while ((opt = getopt(argc, argv, "s:n:m:M:T:p:lLi:r:X:h")) != -1) {
         switch (opt) {
         case 's': o.vec_bytes = strtoul(optarg, NULL, 0); break;
@@ -1070,8 +1106,14 @@ int main(int argc, char **argv)
         bm_free_patterns();
     }
     if (o.do_lat) {
-        bm_latency(&o, 0);
-        bm_latency(&o, 1);
+        bm_latency(&o, 0, 0);
+        bm_latency(&o, 1, 0);
+        if (bm_interpose_fn != NULL) {
+            bm_interpose(0);
+            bm_latency(&o, 0, 1);
+            bm_latency(&o, 1, 1);
+            bm_interpose(1);
+        }
     }
     BM_MPI(MPI_Finalize());
     return 0;

@@ -266,6 +266,24 @@ static int mca_pml_umr_interpose(void)
     return OMPI_SUCCESS;
 }
 
+/* For benchmarks (bench_mpi_ddt's "direct" mode): take pml/umr out of the
+ * call path (on = 0), so that the wrapped PML's entry points are called
+ * directly, or put it back (on = 1), in the same job: the same memory, the
+ * same processes, side by side. Only between messages, with every rank
+ * switching before the next message (a barrier). Returns the previous state,
+ * or -1 when pml/umr is not interposed. Looked up with dlsym. */
+OMPI_DECLSPEC int mca_pml_umr_bench_interpose(int on)
+{
+    int prev;
+
+    if (!mca_pml_umr.active) {
+        return -1;
+    }
+    prev = (mca_pml.pml_send == mca_pml_umr_module.pml_send);
+    mca_pml = on ? mca_pml_umr_module : mca_pml_umr.real;
+    return prev;
+}
+
 static int mca_pml_umr_component_close(void)
 {
     /* Only right after a selection: the framework closes the losers. Not in
