@@ -1,0 +1,105 @@
+#!/bin/bash
+#
+# bench_mpi_ddt (the program contrib/run-mpi-bench.sh runs) on a few small
+# patterns, without timing anything: under ob1 it prints the ddt and pack
+# rows and both ping-pongs, and no "direct" rows; with pml/umr interposed it
+# also prints the "direct" rows and ping-pongs (pml/umr taken out of the call
+# path in the same job through mca_pml_umr_bench_interpose), with every
+# message verified, also with zero-copy forced (which then moves data
+# zero-copy in the ddt rows only). A damaged byte fails the run.
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+top_builddir=${top_builddir:-../..}
+top_builddir=$(cd "$top_builddir" && pwd)
+mpirun=${MPIRUN:-mpirun}
+prog=$PWD/bench_mpi_ddt
+pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
+scratch=$PWD/components
+mkdir -p "$scratch"
+ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
+out=$PWD/test_bench_mpi_ddt.out.d
+mkdir -p "$out"
+
+export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+         OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+         OMPI_MCA_pml_umr_verbose=1)
+if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
+    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
+    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA")
+fi
+suite=bench_mpi_ddt
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+# three patterns (the NAS MG faces), a few messages each, short ping-pongs
+small=(-p nas-mg -T 0.01 -m 2 -M 3 -i 20 -r 1)
+sizes=18     # ping-pong sizes 0, 1, 2, 4 .. 65536
+
+run() {   # output file, env..., -- mpirun args... -- program args...
+    local file=$1; shift
+    local envs=() args=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+    [ $# -eq 0 ] || shift
+    env "${envs[@]}" timeout 120 "$mpirun" --allow-run-as-root --oversubscribe \
+        "${args[@]}" "$prog" "$@" >"$file" 2>&1
+}
+
+rows() {   # file, DATA mode: how many DATA rows of that mode
+    awk -F'\t' -v m="$2" '$1 == "DATA" && $7 == m' "$1" | wc -l
+}
+
+lines() {  # file, line kind (LAT, LATI, LATD, LATID)
+    awk -F'\t' -v k="$2" '$1 == k' "$1" | wc -l
+}
+
+expect() {  # what, got, wanted
+    [ "$2" -eq "$3" ] || { echo "$1: $2, expected $3"; return 1; }
+}
+
+plain_ob1() {
+    local f=$out/ob1
+    run "$f" -- -np 2 --mca pml ob1 -- "${small[@]}" || { tail "$f"; return 1; }
+    expect "ddt rows" "$(rows "$f" ddt)" 3 && expect "pack rows" "$(rows "$f" pack)" 3 &&
+        expect "direct rows" "$(rows "$f" direct)" 0 &&
+        expect "LAT lines" "$(lines "$f" LAT)" $sizes &&
+        expect "LATI lines" "$(lines "$f" LATI)" $sizes &&
+        expect "LATD lines" "$(lines "$f" LATD)" 0
+}
+
+umr_direct() {   # name, extra env
+    local f=$out/$1; shift
+    run "$f" "${umr_env[@]}" "$@" -- -np 2 --mca pml ob1,umr -- "${small[@]}" ||
+        { tail "$f"; return 1; }
+    expect "ddt rows" "$(rows "$f" ddt)" 3 && expect "direct rows" "$(rows "$f" direct)" 3 &&
+        expect "LATD lines" "$(lines "$f" LATD)" $sizes &&
+        expect "LATID lines" "$(lines "$f" LATID)" $sizes &&
+        expect "pml/umr counters" "$(grep -c 'pml_umr: rank .*keys_live 0 errors 0' "$f")" 2
+}
+
+umr_auto() {
+    umr_direct umr-auto
+}
+
+# forced: the ddt rows move every message zero-copy (3 patterns x (1 warm-up
+# + 2..3 timed) >= 9 messages); the direct rows move none through pml/umr
+umr_zcopy() {
+    local z
+    umr_direct umr-zcopy OMPI_MCA_pml_umr_zcopy=on || return 1
+    z=$(grep -o 'zcopy_sends [0-9]*' "$out/umr-zcopy" | awk '{s += $2} END {print s + 0}')
+    [ "$z" -ge 9 ] || { echo "zcopy_sends $z, expected at least 9"; return 1; }
+}
+
+damaged() {
+    local f=$out/damaged
+    run "$f" "${umr_env[@]}" -- -np 2 --mca pml ob1,umr -- "${small[@]}" -L -X 1 &&
+        { echo "a damaged byte passed"; return 1; }
+    grep -q "wrong data received" "$f" || { tail "$f"; return 1; }
+}
+
+check ob1_ddt_pack_and_pingpongs plain_ob1
+check umr_ob1_direct_rows_in_the_same_job umr_auto
+check umr_ob1_zcopy_and_direct_rows_verified umr_zcopy
+check damaged_byte_fails damaged
+finish
