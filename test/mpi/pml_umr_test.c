@@ -829,6 +829,47 @@ static void retype(void)
 
 /* ---- blocking receives: checked after the wrapped PML's own MPI_Recv ---- */
 
+/* Exactly Z contiguous bytes (the control message's size) through blocking
+ * calls in a ring, into a receive of 2 Z; `magic`: they start with pml/umr's
+ * magic (the escape). Every byte checked, and the bytes after them. */
+static uint64_t blocking_bytes(uint64_t h, int tag, int magic)
+{
+    static unsigned char out[MCA_PML_UMR_CTL_SIZE], in[2 * MCA_PML_UMR_CTL_SIZE];
+    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    uint64_t head[2] = {MCA_PML_UMR_MAGIC0, MCA_PML_UMR_MAGIC1};
+    MPI_Status s;
+    int i, count;
+
+    for (i = 0; i < (int)sizeof(out); ++i) {
+        out[i] = (unsigned char)(i * 13 + rank);
+    }
+    if (magic) {
+        memcpy(out, head, sizeof(head));
+    }
+    memset(in, 0, sizeof(in));
+    if (rank % 2 == 0) {
+        MPI_Send(out, sizeof(out), MPI_BYTE, right, tag, MPI_COMM_WORLD);
+    }
+    MPI_Recv(in, sizeof(in), MPI_BYTE, left, tag, MPI_COMM_WORLD, &s);
+    if (rank % 2 != 0) {
+        MPI_Send(out, sizeof(out), MPI_BYTE, right, tag, MPI_COMM_WORLD);
+    }
+    MPI_Get_count(&s, MPI_BYTE, &count);
+    CHECK(count == MCA_PML_UMR_CTL_SIZE, "Z bytes (magic %d): count %d", magic,
+          count);
+    for (i = 0; i < (int)sizeof(in); ++i) {
+        unsigned char want = (i >= MCA_PML_UMR_CTL_SIZE) ? 0 :
+                             (magic && (i < 16)) ? ((unsigned char*)head)[i] :
+                             (unsigned char)(i * 13 + left);
+        if (in[i] != want) {
+            FAIL("Z bytes (magic %d): in[%d] = %d, expected %d", magic, i,
+                 in[i], want);
+            break;
+        }
+    }
+    return hash_bytes(h, in, sizeof(in));
+}
+
 /* Ring exchange with MPI_Sendrecv-free blocking calls: even ranks send
  * first. Three messages a pair: a vector (sent zero-copy when forced)
  * into a contiguous receive and into a vector receive, then exactly Z
@@ -839,7 +880,6 @@ static void blocking(void)
     int n = 4096, i, k, count, right = (rank + 1) % nprocs,
         left = (rank + nprocs - 1) % nprocs;
     double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
-    unsigned char plain[MCA_PML_UMR_CTL_SIZE], got[2 * MCA_PML_UMR_CTL_SIZE];
     MPI_Datatype vec;
     MPI_Status s;
     uint64_t h = 0xcbf29ce484222325ull;
@@ -848,9 +888,6 @@ static void blocking(void)
     MPI_Type_vector(n / 8, 2, 8, MPI_DOUBLE, &vec);          /* 16 B blocks */
     MPI_Type_commit(&vec);
     fill(v, n, 70);
-    for (i = 0; i < (int)sizeof(plain); ++i) {
-        plain[i] = (unsigned char)(i * 13 + rank);
-    }
     for (k = 0; k < 2; ++k) {
         /* k = 0: vector -> contiguous doubles; k = 1: vector -> vector */
         memset(w, 0, sizeof(double) * n);
@@ -881,44 +918,8 @@ static void blocking(void)
         }
         h = hash_bytes(h, w, sizeof(double) * n);
     }
-    memset(got, 0, sizeof(got));
-    if (rank % 2 == 0) {
-        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 82, MPI_COMM_WORLD);
-    }
-    MPI_Recv(got, sizeof(got), MPI_BYTE, left, 82, MPI_COMM_WORLD, &s);
-    if (rank % 2 != 0) {
-        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 82, MPI_COMM_WORLD);
-    }
-    MPI_Get_count(&s, MPI_BYTE, &count);
-    CHECK(count == MCA_PML_UMR_CTL_SIZE, "plain Z B: count %d", count);
-    for (i = 0; i < (int)sizeof(got); ++i) {
-        unsigned char want = (i < MCA_PML_UMR_CTL_SIZE) ?
-                             (unsigned char)(i * 13 + left) : 0;
-        if (got[i] != want) {
-            FAIL("plain Z B: got[%d] = %d, expected %d", i, got[i], want);
-            break;
-        }
-    }
-    h = hash_bytes(h, got, sizeof(got));
-    /* the same with pml/umr's magic in front (the escape, sent zero-copy) */
-    ((uint64_t*)plain)[0] = MCA_PML_UMR_MAGIC0;
-    ((uint64_t*)plain)[1] = MCA_PML_UMR_MAGIC1;
-    memset(got, 0, sizeof(got));
-    if (rank % 2 == 0) {
-        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 83, MPI_COMM_WORLD);
-    }
-    MPI_Recv(got, sizeof(got), MPI_BYTE, left, 83, MPI_COMM_WORLD, &s);
-    if (rank % 2 != 0) {
-        MPI_Send(plain, sizeof(plain), MPI_BYTE, right, 83, MPI_COMM_WORLD);
-    }
-    MPI_Get_count(&s, MPI_BYTE, &count);
-    CHECK(count == MCA_PML_UMR_CTL_SIZE, "escape Z B: count %d", count);
-    CHECK((((uint64_t*)got)[0] == MCA_PML_UMR_MAGIC0) &&
-          (got[16] == (unsigned char)(16 * 13 + left)) &&
-          (got[MCA_PML_UMR_CTL_SIZE - 1] ==
-           (unsigned char)((MCA_PML_UMR_CTL_SIZE - 1) * 13 + left)) &&
-          (got[MCA_PML_UMR_CTL_SIZE] == 0), "escape Z B: data");
-    h = hash_bytes(h, got, sizeof(got));
+    h = blocking_bytes(h, 82, 0);   /* ordinary data */
+    h = blocking_bytes(h, 83, 1);   /* the escape, sent zero-copy */
     MPI_Type_free(&vec);
     free(v); free(w);
     report("blocking", h, zc0);

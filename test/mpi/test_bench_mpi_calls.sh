@@ -10,25 +10,10 @@
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
-top_builddir=${top_builddir:-../..}
-top_builddir=$(cd "$top_builddir" && pwd)
-mpirun=${MPIRUN:-mpirun}
+. "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/bench_mpi_calls
-pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
-scratch=$PWD/components
-mkdir -p "$scratch"
-ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
 out=$PWD/test_bench_mpi_calls.out.d
 mkdir -p "$out"
-
-export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
-umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
-         OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
-         OMPI_MCA_pml_umr_verbose=1)
-if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
-    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
-    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA")
-fi
 suite=bench_mpi_calls
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 phases=32    # 4 kinds x (6 MPI_BYTE sizes + 2 vector sizes)

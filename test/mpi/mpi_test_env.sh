@@ -1,0 +1,23 @@
+# Sourced by the test/mpi scripts: where the build and Open MPI are, and the
+# environment that loads pml/umr from the build tree (a scratch component
+# directory in front of Open MPI's) with the sw engine. Sets top_builddir,
+# mpirun, pkglibdir and umr_env (env assignments for pml/umr's runs); the
+# caller sets its program, output folder and suite.
+top_builddir=${top_builddir:-../..}
+top_builddir=$(cd "$top_builddir" && pwd)
+mpirun=${MPIRUN:-mpirun}
+pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
+scratch=$PWD/components
+mkdir -p "$scratch"
+ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
+
+export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+         OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+         OMPI_MCA_pml_umr_verbose=1)
+# Sanitizer builds (contrib/run-sanitizers.sh): the instrumented component
+# needs the sanitizer runtimes first; Open MPI's own leaks are not ours.
+if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
+    export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
+    umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA")
+fi
