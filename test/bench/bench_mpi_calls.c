@@ -45,6 +45,8 @@
  *       or the guard byte after its data (2) damaged: the run must fail
  */
 #include <mpi.h>
+#define BM_PROG "bench_mpi_calls"
+#include "bench_mpi.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -73,25 +75,6 @@
 
 enum { BM_TAG_GO = 21, BM_TAG_DATA, BM_TAG_SYNC, BM_TAG_REPLY };
 
-static int bm_rank;
-
-#define BM_FAIL(_fmt, ...) \
-    do { \
-        fprintf(stderr, "bench_mpi_calls[rank %d]: " _fmt "\n", bm_rank, \
-                ## __VA_ARGS__); \
-        MPI_Abort(MPI_COMM_WORLD, 1); \
-        exit(1); \
-    } while (0)
-
-#define BM_MPI(_call) \
-    do { \
-        int __rc = (_call), __len; \
-        char __msg[MPI_MAX_ERROR_STRING]; \
-        if (__rc != MPI_SUCCESS) { \
-            MPI_Error_string(__rc, __msg, &__len); \
-            BM_FAIL("%s failed: %s", #_call, __msg); \
-        } \
-    } while (0)
 
 /* ---- the measured calls: callgrind collects only inside these ----------- */
 

@@ -46,6 +46,8 @@
  *   message (the check must then fail the run).
  */
 #include <mpi.h>
+#define BM_PROG "bench_mpi_ddt"
+#include "bench_mpi.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -70,25 +72,6 @@ static const char *bm_mode_names[BM_NUM_MODES] = { "ddt", "pack", "direct" };
 static int (*bm_interpose_fn)(int on);
 
 
-static int bm_rank;
-
-#define BM_FAIL(_fmt, ...) \
-    do { \
-        fprintf(stderr, "bench_mpi_ddt[rank %d]: " _fmt "\n", bm_rank, \
-                ## __VA_ARGS__); \
-        MPI_Abort(MPI_COMM_WORLD, 1); \
-        exit(1); \
-    } while (0)
-
-#define BM_MPI(_call) \
-    do { \
-        int __rc = (_call), __len; \
-        char __msg[MPI_MAX_ERROR_STRING]; \
-        if (__rc != MPI_SUCCESS) { \
-            MPI_Error_string(__rc, __msg, &__len); \
-            BM_FAIL("%s failed: %s", #_call, __msg); \
-        } \
-    } while (0)
 
 /* ---- block lists: the type map of a datatype, in order ------------------ */
 

@@ -1,8 +1,9 @@
 # Sourced by the test/mpi scripts: where the build and Open MPI are, and the
 # environment that loads pml/umr from the build tree (a scratch component
 # directory in front of Open MPI's) with the sw engine. Sets top_builddir,
-# mpirun, pkglibdir and umr_env (env assignments for pml/umr's runs); the
-# caller sets its program, output folder and suite.
+# mpirun, pkglibdir and umr_env (env assignments for pml/umr's runs), and
+# defines run(); the caller sets its program ($prog), output folder and
+# suite, and may set run_timeout (seconds, default 60) before sourcing.
 top_builddir=${top_builddir:-../..}
 top_builddir=$(cd "$top_builddir" && pwd)
 mpirun=${MPIRUN:-mpirun}
@@ -21,3 +22,16 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
     export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
     umr_env+=(LD_PRELOAD="$UMR_PRELOAD_EXTRA")
 fi
+
+# run FILE [ENV=VALUE..] -- [mpirun args..] [-- program args..]: $prog under
+# mpirun, its output in FILE, killed after $run_timeout seconds
+run() {
+    local file=$1; shift
+    local envs=() args=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+    [ $# -eq 0 ] || shift
+    env "${envs[@]}" timeout "${run_timeout:-60}" "$mpirun" --allow-run-as-root \
+        --oversubscribe "${args[@]}" "$prog" "$@" >"$file" 2>&1
+}

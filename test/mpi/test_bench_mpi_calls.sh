@@ -18,17 +18,6 @@ suite=bench_mpi_calls
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 phases=32    # 4 kinds x (6 MPI_BYTE sizes + 2 vector sizes)
 
-run() {   # output file, env..., -- mpirun args... -- program args...
-    local file=$1; shift
-    local envs=() args=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-    shift
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
-    [ $# -eq 0 ] || shift
-    env "${envs[@]}" timeout 60 "$mpirun" --allow-run-as-root --oversubscribe \
-        "${args[@]}" "$prog" "$@" >"$file" 2>&1
-}
-
 # exit 0, every phase verified, no check failed
 all_phases_ok() {
     local file=$1 n

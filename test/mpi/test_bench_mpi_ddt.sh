@@ -10,6 +10,7 @@
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
+run_timeout=120
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/bench_mpi_ddt
 out=$PWD/test_bench_mpi_ddt.out.d
@@ -19,17 +20,6 @@ suite=bench_mpi_ddt
 # three patterns (the NAS MG faces), a few messages each, short ping-pongs
 small=(-p nas-mg -T 0.01 -m 2 -M 3 -i 20 -r 1)
 sizes=18     # ping-pong sizes 0, 1, 2, 4 .. 65536
-
-run() {   # output file, env..., -- mpirun args... -- program args...
-    local file=$1; shift
-    local envs=() args=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-    shift
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
-    [ $# -eq 0 ] || shift
-    env "${envs[@]}" timeout 120 "$mpirun" --allow-run-as-root --oversubscribe \
-        "${args[@]}" "$prog" "$@" >"$file" 2>&1
-}
 
 rows() {   # file, DATA mode: how many DATA rows of that mode
     awk -F'\t' -v m="$2" '$1 == "DATA" && $7 == m' "$1" | wc -l

@@ -25,15 +25,6 @@ ucx_args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
 suite=pml_umr
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 
-run() {   # output file, env..., -- mpirun args...
-    local file=$1; shift
-    local envs=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-    shift
-    env "${envs[@]}" timeout 60 "$mpirun" --allow-run-as-root --oversubscribe \
-        "$@" "$prog" >"$file" 2>&1
-}
-
 # The check lines of two runs are the same, and neither run failed.
 same_results() {
     local ref=$1 got=$2
