@@ -61,7 +61,9 @@ static int64_t fuzz_value(fuzz_in_t *in, int64_t small)
 static size_t fuzz_count(fuzz_in_t *in, size_t small)
 {
     int64_t v = fuzz_value(in, (int64_t)small);
-    return (size_t)((v < 0) ? -v : v);
+
+    /* the magnitude, negated as unsigned: INT64_MIN has no int64_t one */
+    return (v < 0) ? -(size_t)v : (size_t)v;
 }
 
 /* ---- block collection ---------------------------------------------------- */
