@@ -34,6 +34,8 @@ STAT = median
 def parse(paths):
     """One configuration: STAT over its runs (files) of each figure."""
     data, lat, head = {}, {"LAT": {}, "LATI": {}, "LATD": {}, "LATID": {}}, []
+    # paired same-job figures: PAIR (pattern) and LATP/LATIP (ping-pong)
+    paired = {"PAIR": {}, "LATP": {}, "LATIP": {}}
     for path in paths:
         with open(path) as f:
             for line in f:
@@ -44,6 +46,12 @@ def parse(paths):
                                                 "blocks": int(parts[4]),
                                                 "mean": float(parts[5])})
                     rec.setdefault(parts[6], []).append(float(parts[7]))
+                elif parts[0] == "PAIR" and len(parts) == 7:
+                    paired["PAIR"].setdefault((parts[1], parts[2]), []).append(
+                        [float(x) for x in parts[3:6]])
+                elif parts[0] in ("LATP", "LATIP") and len(parts) == 7:
+                    paired[parts[0]].setdefault(int(parts[1]), []).append(
+                        [float(x) for x in parts[2:6]])
                 elif parts[0] in lat and len(parts) == 5:
                     lat[parts[0]].setdefault(int(parts[1]), []).append(
                         float(parts[2]))
@@ -56,7 +64,11 @@ def parse(paths):
     per_run = lat["LAT"].get(0, [])
     lat = {kind: {k: STAT(v) for k, v in d.items()}
            for kind, d in lat.items()}
-    return data, lat, head, per_run
+    # paired figures are already one job's own comparison: over several
+    # runs, the run with the median of the medians (never the best)
+    paired = {kind: {k: sorted(v)[len(v) // 2] for k, v in d.items()}
+              for kind, d in paired.items()}
+    return data, lat, head, per_run, paired
 
 
 def is_umr(name):
@@ -107,62 +119,70 @@ def latency_table(emit, runs, bylat, title, stat_text):
              "for 0 B .. 4 KiB)")
 
 
-def same_job_tables(emit, runs, keys, bydata, bylat, stat_text):
+def same_job_tables(emit, runs, keys, bydata, bylat, bypair):
     """pml/umr against the wrapped PML called directly in the same job
-    (bench_mpi_ddt's direct rows): no job-to-job noise in the ratio."""
-    umr = [n for n, _ in runs if is_umr(n) and
-           any("direct" in r for r in bydata[n].values())]
+    (bench_mpi_ddt's direct messages and samples, alternating with pml/umr's
+    A B B A ...): each pair is one comparison a few milliseconds apart, so
+    the ratio is free of the job-to-job and phase-to-phase noise of a VM."""
+    umr = [n for n, _ in runs if is_umr(n) and bypair[n]["PAIR"]]
     if not umr:
         return
     emit("")
-    emit("Same job, side by side: the wrapped PML called directly (pml/umr "
-         "taken out of the call path) / pml/umr, time ratio (>= 1: pml/umr "
-         "no slower), %s" % stat_text)
+    emit("Same job, messages alternating: time with the wrapped PML called "
+         "directly (pml/umr taken out of the call path) / time through "
+         "pml/umr, median of the pairs [quartiles] (>= 1: pml/umr no "
+         "slower); over several runs, the run with the median median")
     emit("%-15s %-26s %9s %7s" % ("pattern", "param", "bytes", "block") +
-         "".join(" %15s" % n for n in umr))
+         "".join(" %22s" % n for n in umr))
     low = {}
     for key in keys:
+        if not any(key in bypair[n]["PAIR"] for n in umr):
+            continue
         rec = next(bydata[n][key] for n in umr if key in bydata[n])
         line = "%-15s %-26s %9d %7.0f" % (key[0], key[1][:26], rec["bytes"],
                                          rec["mean"])
         for n in umr:
-            r = bydata[n].get(key, {})
-            if "ddt" in r and "direct" in r:
-                x = r["direct"] / r["ddt"]
-                line += " %14.2fx" % x
-                if x < low.get(n, (9e9,))[0]:
-                    low[n] = (x, key)
-            else:
-                line += " %15s" % "-"
+            p = bypair[n]["PAIR"].get(key)
+            if p is None:
+                line += " %22s" % "-"
+                continue
+            line += " %7.3fx [%.2f-%.2f]" % (p[0], p[1], p[2])
+            if p[0] < low.get(n, (9e9,))[0]:
+                low[n] = (p[0], key)
         emit(line)
     for n, (x, key) in low.items():
-        emit("lowest %s vs direct %s in the same job: %.2fx at %s %s%s" %
+        emit("lowest %s vs direct %s in the same job: %.3fx at %s %s%s" %
              (n, wrapped(n), x, key[0], key[1],
               "" if x >= 0.95 else "   (below 0.95x)"))
-    for kind, direct, title in (("LAT", "LATD", "MPI_Send + MPI_Recv"),
-                                ("LATI", "LATID",
-                                 "MPI_Send + MPI_Irecv/MPI_Wait")):
-        names = [n for n in umr if bylat[n][kind] and bylat[n][direct]]
+    for kind, title in (("LATP", "MPI_Send + MPI_Recv"),
+                        ("LATIP", "MPI_Send + MPI_Irecv/MPI_Wait")):
+        names = [n for n in umr if bypair[n][kind]]
         if not names:
             continue
+        direct = "LATD" if kind == "LATP" else "LATID"
         emit("")
-        emit("Same job, contiguous ping-pong, %s: pml/umr - direct [us], %s"
-             % (title, stat_text))
-        emit("%8s" % "bytes" + "".join(" %13s %13s %16s" %
-                                       (n, "direct", "diff") for n in names))
-        for size in sorted(bylat[names[0]][kind]):
+        emit("Same job, contiguous ping-pong, %s, samples alternating: "
+             "pml/umr - direct [us], median of the paired differences "
+             "[quartiles]" % title)
+        emit("%8s" % "bytes" + "".join(" %33s" % n for n in names))
+        bad = 0
+        for size in sorted(bypair[names[0]][kind]):
             line = "%8d" % size
             for n in names:
-                a, b = bylat[n][kind].get(size), bylat[n][direct].get(size)
-                if a is None or b is None:
-                    line += " %13s %13s %16s" % ("-", "-", "-")
+                p = bypair[n][kind].get(size)
+                if p is None:
+                    line += " %33s" % "-"
                     continue
-                d = a - b
-                ok = abs(d) <= max(0.03 * b, 0.050) if size <= 4096 else True
-                line += " %13.3f %13.3f %+8.3f %+5.1f%%%s" % (
-                    a, b, d, 100 * d / b, "" if ok else "!")
+                base = bylat[n][direct].get(size)   # the direct time
+                ok = (size > 4096 or base is None or
+                      abs(p[0]) <= max(0.03 * base, 0.050))
+                bad += not ok
+                line += " %+8.3f [%+.3f %+.3f] %5.1f%%%s" % (
+                    p[0], p[1], p[2],
+                    100 * p[0] / base if base else 0.0, "" if ok else "!")
             emit(line)
-        emit("(! = outside 3% or 50 ns, whichever is larger, for 0 B .. 4 KiB)")
+        emit("(! = the median difference is outside 3%% or 50 ns, whichever "
+             "is larger, for 0 B .. 4 KiB: %d)" % bad)
 
 
 def main():
@@ -195,7 +215,7 @@ def main():
     bydata = {name: r[0] for name, r in runs}
     bylat = {name: r[1] for name, r in runs}
     keys = []
-    for name, (data, _, _, _) in runs:
+    for name, (data, _, _, _, _) in runs:
         for k in data:
             if k not in keys:
                 keys.append(k)
@@ -259,7 +279,8 @@ def main():
     for kind, title in LAT_KINDS:
         latency_table(emit, runs, {n: bylat[n][kind] for n in bylat}, title,
                       stat_text)
-    same_job_tables(emit, runs, keys, bydata, bylat, stat_text)
+    same_job_tables(emit, runs, keys, bydata, bylat,
+                    {name: r[4] for name, r in runs})
 
     with open(os.path.join(outdir, "mpi-bench-tables.txt"), "w") as f:
         f.write("\n".join(out) + "\n")

@@ -11,10 +11,11 @@
 #   umr+ob1 ...     pml/umr in front of ob1 / ucx, automatic choice
 #   umr+ob1:zcopy   pml/umr with zero-copy forced (shows where it loses)
 #
-# With pml/umr interposed, bench_mpi_ddt also runs every pattern and the
-# ping-pong with pml/umr taken out of the call path in the same job (the
-# "direct" rows; the report's "Same job" tables): pml/umr's own cost side by
-# side, free of the job-to-job noise of this VM.
+# With pml/umr interposed, bench_mpi_ddt alternates every pattern's messages
+# and the ping-pong's samples with ones taken with pml/umr out of the call
+# path (the "direct" rows; A B B A ...), and the report's "Same job" tables
+# give the median of the paired ratios: pml/umr's own cost side by side,
+# free of the job-to-job and phase-to-phase noise of this VM.
 # (the umr+ columns appear once the pml/umr component is built; it is loaded
 # from a scratch component directory, with pml_umr_verbose=1 so that its
 # counters show that zero-copy really ran), and in the same program MPI_Pack
@@ -45,7 +46,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/mpi-bench}
 
-size_args=(-T 0.3 -m 5 -M 50 -i 2000 -r 7)
+size_args=(-T 0.3 -m 5 -M 50 -i 2000 -r 21)
 runs=1
 stat=median
 only=""
@@ -144,7 +145,7 @@ for ((r = 1; r <= runs; ++r)); do
         echo "=== $n (run $r/$runs): ${cmd[*]}"
         start=$(date +%s)
         "${cmd[@]}" >"$f" 2>"$f.err" || { cat "$f" "$f.err"; exit 1; }
-        grep -v -e '^DATA' -e '^LAT' "$f"
+        grep -v -e '^DATA' -e '^LAT' -e '^PAIR' "$f"
         grep -h 'pml_umr' "$f.err" || true   # counters, any warning
         echo "=== $n: $(( $(date +%s) - start )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
         files[$n]+="${files[$n]:+,}$f"

@@ -33,10 +33,18 @@
  *   LAT  <bytes> <median_us> <min_us> <round_trips>   (MPI_Send/MPI_Recv)
  *   LATI <bytes> <median_us> <min_us> <round_trips>   (MPI_Irecv+MPI_Wait)
  *   LATD, LATID: the same with pml/umr out of the call path (below)
- * When pml/umr is interposed, every pattern also runs in mode "direct": the
- * same MPI_Send/MPI_Recv with pml/umr taken out of the call path in the same
- * job (mca_pml_umr_bench_interpose), so that pml/umr's own cost is measured
- * side by side, in the same memory and processes.
+ *   PAIR <pattern> <param> <median> <q1> <q3> <pairs>   direct / pml/umr
+ *   LATP, LATIP <bytes> <median_diff_us> <q1> <q3> <median_ratio> <samples>
+ * When pml/umr is interposed, the ddt messages alternate with messages in
+ * mode "direct": the same MPI_Send/MPI_Recv with pml/umr taken out of the
+ * call path (mca_pml_umr_bench_interpose), in the same job, memory and
+ * processes, in the order A B B A A B ... so that neither comes first more
+ * often. Each pair (one message of each) gives a ratio, direct time over
+ * pml/umr time (>= 1: pml/umr no slower); PAIR has the median and
+ * quartiles of those ratios. Pairs only a few milliseconds apart see the
+ * same state of the machine, which whole runs on a VM do not. The
+ * ping-pong alternates the same way, a sample (-i round trips) at a time;
+ * LATP is the median of the paired differences, pml/umr - direct.
  *
  * usage: mpirun -np 2 bench_mpi_ddt [-s vector_bytes] [-n grid_n]
  *        [-m min_messages] [-M max_messages] [-T seconds_per_pattern]
@@ -723,10 +731,23 @@ static void bm_interpose(int on)
     }
 }
 
-/* One pattern in one mode; rank 0 returns the per-message times. */
-static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
+/* Alternation of pml/umr (A) and direct (B): A B B A A B B A ..., so that
+ * each pair (2k, 2k+1) has one of each and neither always comes first. */
+static int bm_alt_interposed(unsigned i)
+{
+    return ((i + i / 2) % 2) == 0;
+}
+
+/* One pattern in one mode; rank 0 returns the per-message times in t. With
+ * td (pml/umr interposed, mode ddt), messages alternate with pml/umr out
+ * of the call path: t gets the pml/umr times, td the direct ones, both
+ * indexed by pair; messages 0 and 1 (one of each) are the warm-up. */
+static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t,
+                  double *td)
 {
     int peer = 1 - bm_rank, psize = 0, pos, n = 0, stop = 0;
+    int warmup = (td != NULL) ? 2 : 1, direct = 0;
+    double dt;
     char *buf, *packed = NULL;
     double t0, start;
     bm_blist_t sorted;
@@ -752,7 +773,11 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
 
     start = MPI_Wtime();
     for (msg = 0; !stop; ++msg) {
-        /* message 0 is a warm-up, not timed */
+        if (td != NULL) {
+            direct = !bm_alt_interposed(msg);
+            bm_interpose(!direct);
+        }
+        /* the first message (of each mode) is a warm-up, not timed */
         if (bm_rank == 0) {
             bm_fill(buf, &p->sb, msg);
             BM_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, BM_TAG_READY,
@@ -770,11 +795,21 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
             }
             BM_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, BM_TAG_ACK,
                             MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            if (msg > 0) {
-                t[n++] = MPI_Wtime() - t0;
+            dt = MPI_Wtime() - t0;
+            if (msg >= (unsigned)warmup) {
+                if (td == NULL) {
+                    t[n++] = dt;
+                } else {
+                    (direct ? td : t)[(msg - warmup) / 2] = dt;
+                    n += (msg - warmup) % 2; /* a pair is complete */
+                }
             }
             stop = (n >= o->max_msgs) ||
                    ((n >= o->min_msgs) && (MPI_Wtime() - start > o->budget));
+            /* alternating: stop only after the second message of a pair */
+            stop = stop && ((td == NULL) ||
+                            ((msg >= (unsigned)warmup) &&
+                             ((msg - warmup) % 2 == 1)));
         } else {
             BM_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, BM_TAG_READY,
                             MPI_COMM_WORLD));
@@ -814,18 +849,45 @@ static int bm_run(bm_pattern_t *p, int mode, const bm_opts_t *o, double *t)
             bm_reset(buf, &p->rb);
         }
     }
+    if (td != NULL) {
+        bm_interpose(1);
+    }
     free(sorted.b);
     free(packed);
     free(buf);
     return n;
 }
 
+/* Median and quartiles of n values (sorted in place). */
+static void bm_quartiles(double *v, int n, double q[3])
+{
+    qsort(v, n, sizeof(*v), bm_cmp_double);
+    q[0] = v[n / 4];
+    q[1] = v[n / 2];
+    q[2] = v[(3 * n) / 4];
+}
+
+static void bm_ddt_row(const bm_pattern_t *p, int mode, double *t, int n)
+{
+    double sz = (double)p->sb.bytes;
+    size_t nb = p->sb.n;
+
+    qsort(t, n, sizeof(*t), bm_cmp_double);
+    printf("%-16s %-28s %10zu %8zu %8.0f %5s %11.1f %11.1f %9.3f %5d\n",
+           p->name, p->param, p->sb.bytes, nb, sz / nb, bm_mode_names[mode],
+           t[n / 2] * 1e6, t[0] * 1e6, sz / t[n / 2] / 1e9, n);
+    printf("DATA\t%s\t%s\t%zu\t%zu\t%.1f\t%s\t%.3f\t%.3f\t%d\n", p->name,
+           p->param, p->sb.bytes, nb, sz / nb, bm_mode_names[mode],
+           t[n / 2] * 1e6, t[0] * 1e6, n);
+}
+
 static void bm_ddt(const bm_opts_t *o)
 {
-    double *t = malloc(o->max_msgs * sizeof(double)), sz;
-    int i, mode, n;
+    double *t  = malloc(o->max_msgs * sizeof(double));
+    double *td = malloc(o->max_msgs * sizeof(double));
+    double *r  = malloc(o->max_msgs * sizeof(double)), q[3];
+    int i, k, mode, n, alternate = (bm_interpose_fn != NULL);
     bm_pattern_t *p;
-    size_t nb;
 
     if (bm_rank == 0) {
         printf("%-16s %-28s %10s %8s %8s %5s %11s %11s %9s %5s\n", "pattern",
@@ -833,30 +895,30 @@ static void bm_ddt(const bm_opts_t *o)
                "min_us", "GB/s", "msgs");
     }
     for (i = 0; i < bm_num_patterns; ++i) {
-        p  = &bm_patterns[i];
-        nb = p->sb.n;
-        for (mode = 0; mode < BM_NUM_MODES; ++mode) {
-            if ((mode == BM_MODE_DIRECT) && (bm_interpose_fn == NULL)) {
-                continue;
-            }
-            bm_interpose(mode != BM_MODE_DIRECT);
-            n = bm_run(p, mode, o, t);
-            bm_interpose(1);
+        p = &bm_patterns[i];
+        for (mode = BM_MODE_DDT; mode <= BM_MODE_PACK; ++mode) {
+            n = bm_run(p, mode, o, t,
+                       (alternate && (mode == BM_MODE_DDT)) ? td : NULL);
             if (bm_rank != 0) {
                 continue;
             }
-            qsort(t, n, sizeof(*t), bm_cmp_double);
-            sz = (double)p->sb.bytes;
-            printf("%-16s %-28s %10zu %8zu %8.0f %5s %11.1f %11.1f %9.3f %5d\n",
-                   p->name, p->param, p->sb.bytes, nb, sz / nb,
-                   bm_mode_names[mode], t[n / 2] * 1e6, t[0] * 1e6,
-                   sz / t[n / 2] / 1e9, n);
-            printf("DATA\t%s\t%s\t%zu\t%zu\t%.1f\t%s\t%.3f\t%.3f\t%d\n",
-                   p->name, p->param, p->sb.bytes, nb, sz / nb,
-                   bm_mode_names[mode], t[n / 2] * 1e6, t[0] * 1e6, n);
+            if (alternate && (mode == BM_MODE_DDT)) {
+                for (k = 0; k < n; ++k) {
+                    r[k] = td[k] / t[k];
+                }
+                bm_quartiles(r, n, q);
+                bm_ddt_row(p, BM_MODE_DDT, t, n);
+                bm_ddt_row(p, BM_MODE_DIRECT, td, n);
+                printf("PAIR\t%s\t%s\t%.4f\t%.4f\t%.4f\t%d\n", p->name,
+                       p->param, q[1], q[0], q[2], n);
+            } else {
+                bm_ddt_row(p, mode, t, n);
+            }
             fflush(stdout);
         }
     }
+    free(r);
+    free(td);
     free(t);
 }
 
@@ -877,22 +939,82 @@ static void bm_lat_recv(void *buf, size_t size, int peer, int nonblocking)
     }
 }
 
-/* Contiguous ping-pong, half round trip. LAT lines: MPI_Send/MPI_Recv;
- * LATI lines: MPI_Send/MPI_Irecv+MPI_Wait; LATD and LATID: the same with
- * pml/umr taken out of the call path (`direct`, same job). */
-static void bm_latency(const bm_opts_t *o, int nonblocking, int direct)
+/* One sample of the ping-pong: iters round trips of size bytes, each
+ * message's first and last byte checked, then one more message checked in
+ * full. Returns rank 0's half round trip. */
+static double bm_lat_sample(unsigned char *sbuf, unsigned char *rbuf,
+                            size_t size, int iters, int s, int nonblocking)
 {
-    int peer = 1 - bm_rank, s, it, k, iters;
-    double *samples = malloc(o->lat_samples * sizeof(double)), t0;
+    int peer = 1 - bm_rank, it, k;
+    double t0, t;
+
+    BM_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    t0 = MPI_Wtime();
+    for (it = 0; it < iters; ++it) {
+        unsigned char stamp = (unsigned char)(it * 7 + s + 1);
+        if (size > 0) {
+            sbuf[0] = sbuf[size - 1] = stamp;
+        }
+        if (bm_rank == 0) {
+            BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                            MPI_COMM_WORLD));
+            bm_lat_recv(rbuf, size, peer, nonblocking);
+        } else {
+            bm_lat_recv(rbuf, size, peer, nonblocking);
+            BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                            MPI_COMM_WORLD));
+        }
+        if ((size > 0) && ((rbuf[0] != stamp) || (rbuf[size - 1] != stamp))) {
+            BM_FAIL("latency %zu B: round trip %d: wrong data", size, it);
+        }
+    }
+    t = (MPI_Wtime() - t0) / iters / 2;
+    /* the last message of a sample in full: fill, one more round */
+    for (k = 0; k < (int)size; ++k) {
+        sbuf[k] = (unsigned char)(k * 31 + s + size);
+    }
+    if (bm_rank == 0) {
+        BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                        MPI_COMM_WORLD));
+    } else {
+        BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
+                        MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        if ((size > 0) && memcmp(rbuf, sbuf, size)) {
+            BM_FAIL("latency %zu B: wrong data", size);
+        }
+    }
+    return t;
+}
+
+/* Contiguous ping-pong, half round trip. LAT lines: MPI_Send/MPI_Recv;
+ * LATI lines: MPI_Send/MPI_Irecv+MPI_Wait. With pml/umr interposed, the
+ * samples alternate with samples taken with pml/umr out of the call path
+ * (A B B A ...): LATD/LATID lines, and LATP/LATIP with the paired
+ * differences. */
+static void bm_latency(const bm_opts_t *o, int nonblocking)
+{
+    int ns = o->lat_samples, alternate = (bm_interpose_fn != NULL);
+    double *a = malloc(ns * sizeof(double)), *d = malloc(ns * sizeof(double));
+    double *diff = malloc(ns * sizeof(double)), *ratio = malloc(ns *
+                                                                sizeof(double));
     unsigned char *sbuf = malloc(65536), *rbuf = malloc(65536);
+    const char *kind = nonblocking ? "LATI" : "LAT";
+    double qd[3], qr[3], x;
+    int s, j, iters, on;
     size_t size;
 
     if (bm_rank == 0) {
         printf("\n# contiguous ping-pong, %s%s\n", nonblocking ?
                "MPI_Send + MPI_Irecv/MPI_Wait" : "MPI_Send + MPI_Recv",
-               direct ? ", pml/umr taken out of the call path" : "");
-        printf("%10s %11s %11s %8s\n", "bytes", "median_us", "min_us",
+               alternate ? "; pml/umr, and direct: pml/umr taken out of the "
+                           "call path, samples alternating" : "");
+        printf("%10s %11s %11s %8s", "bytes", "median_us", "min_us",
                "rtrips");
+        if (alternate) {
+            printf(" %11s %11s %11s %9s", "direct_us", "dmin_us", "diff_us",
+                   "ratio");
+        }
+        printf("\n");
     }
     for (size = 0; size <= 65536; size = size ? 2 * size : 1) {
         /* all round trips up to 4 KiB (the pass-through's figures); fewer
@@ -900,58 +1022,52 @@ static void bm_latency(const bm_opts_t *o, int nonblocking, int direct)
         iters = (size <= 4096) ? o->lat_iters :
                 (int)(o->lat_iters * 4096 / size);
         iters = (iters < 50) ? 50 : iters;
-        for (s = -1; s < o->lat_samples; ++s) { /* sample -1: warm-up */
-            BM_MPI(MPI_Barrier(MPI_COMM_WORLD));
-            t0 = MPI_Wtime();
-            for (it = 0; it < iters; ++it) {
-                unsigned char stamp = (unsigned char)(it * 7 + s + 1);
-                if (size > 0) {
-                    sbuf[0] = sbuf[size - 1] = stamp;
+        for (s = -1; s < ns; ++s) { /* sample -1: warm-up */
+            for (j = 0; j < (alternate ? 2 : 1); ++j) {
+                on = bm_alt_interposed(2 * (s + 1) + j);
+                if (alternate) {
+                    bm_interpose(on);
                 }
-                if (bm_rank == 0) {
-                    BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
-                                    MPI_COMM_WORLD));
-                    bm_lat_recv(rbuf, size, peer, nonblocking);
-                } else {
-                    bm_lat_recv(rbuf, size, peer, nonblocking);
-                    BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
-                                    MPI_COMM_WORLD));
-                }
-                if ((size > 0) &&
-                    ((rbuf[0] != stamp) || (rbuf[size - 1] != stamp))) {
-                    BM_FAIL("latency %zu B: round trip %d: wrong data", size,
-                            it);
-                }
-            }
-            if (s >= 0) {
-                samples[s] = (MPI_Wtime() - t0) / iters / 2;
-            }
-            /* the last message of a sample in full: fill, one more round */
-            for (k = 0; k < (int)size; ++k) {
-                sbuf[k] = (unsigned char)(k * 31 + s + size);
-            }
-            if (bm_rank == 0) {
-                BM_MPI(MPI_Send(sbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
-                                MPI_COMM_WORLD));
-            } else {
-                BM_MPI(MPI_Recv(rbuf, size, MPI_BYTE, peer, BM_TAG_LAT,
-                                MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-                if ((size > 0) && memcmp(rbuf, sbuf, size)) {
-                    BM_FAIL("latency %zu B: wrong data", size);
+                x = bm_lat_sample(sbuf, rbuf, size, iters, s, nonblocking);
+                if (s >= 0) {
+                    ((alternate && !on) ? d : a)[s] = x;
                 }
             }
         }
-        if (bm_rank == 0) {
-            qsort(samples, o->lat_samples, sizeof(*samples), bm_cmp_double);
-            printf("%10zu %11.3f %11.3f %8d\n", size,
-                   samples[o->lat_samples / 2] * 1e6, samples[0] * 1e6, iters);
-            printf("%s%s\t%zu\t%.4f\t%.4f\t%d\n", nonblocking ? "LATI" : "LAT",
-                   direct ? "D" : "", size, samples[o->lat_samples / 2] * 1e6,
-                   samples[0] * 1e6, iters);
-            fflush(stdout);
+        if (alternate) {
+            bm_interpose(1);
         }
+        if (bm_rank != 0) {
+            continue;
+        }
+        for (s = 0; alternate && (s < ns); ++s) {
+            diff[s]  = a[s] - d[s];
+            ratio[s] = d[s] / a[s];
+        }
+        qsort(a, ns, sizeof(*a), bm_cmp_double);
+        printf("%10zu %11.3f %11.3f %8d", size, a[ns / 2] * 1e6, a[0] * 1e6,
+               iters);
+        if (alternate) {
+            qsort(d, ns, sizeof(*d), bm_cmp_double);
+            bm_quartiles(diff, ns, qd);
+            bm_quartiles(ratio, ns, qr);
+            printf(" %11.3f %11.3f %+11.3f %8.3fx\n", d[ns / 2] * 1e6,
+                   d[0] * 1e6, qd[1] * 1e6, qr[1]);
+            printf("%sD\t%zu\t%.4f\t%.4f\t%d\n", kind, size,
+                   d[ns / 2] * 1e6, d[0] * 1e6, iters);
+            printf("%sP\t%zu\t%.4f\t%.4f\t%.4f\t%.4f\t%d\n", kind, size,
+                   qd[1] * 1e6, qd[0] * 1e6, qd[2] * 1e6, qr[1], ns);
+        } else {
+            printf("\n");
+        }
+        printf("%s\t%zu\t%.4f\t%.4f\t%d\n", kind, size, a[ns / 2] * 1e6,
+               a[0] * 1e6, iters);
+        fflush(stdout);
     }
-    free(samples);
+    free(ratio);
+    free(diff);
+    free(d);
+    free(a);
     free(sbuf);
     free(rbuf);
 }
@@ -1089,14 +1205,8 @@ int main(int argc, char **argv)
         bm_free_patterns();
     }
     if (o.do_lat) {
-        bm_latency(&o, 0, 0);
-        bm_latency(&o, 1, 0);
-        if (bm_interpose_fn != NULL) {
-            bm_interpose(0);
-            bm_latency(&o, 0, 1);
-            bm_latency(&o, 1, 1);
-            bm_interpose(1);
-        }
+        bm_latency(&o, 0);
+        bm_latency(&o, 1);
     }
     BM_MPI(MPI_Finalize());
     return 0;

@@ -4,9 +4,10 @@
 # patterns, without timing anything: under ob1 it prints the ddt and pack
 # rows and both ping-pongs, and no "direct" rows; with pml/umr interposed it
 # also prints the "direct" rows and ping-pongs (pml/umr taken out of the call
-# path in the same job through mca_pml_umr_bench_interpose), with every
-# message verified, also with zero-copy forced (which then moves data
-# zero-copy in the ddt rows only). A damaged byte fails the run.
+# path in the same job through mca_pml_umr_bench_interpose, messages and
+# samples alternating) and their paired ratios (PAIR, LATP, LATIP), with
+# every message verified, also with zero-copy forced (which then moves data
+# zero-copy in the ddt messages only). A damaged byte fails the run.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -25,7 +26,7 @@ rows() {   # file, DATA mode: how many DATA rows of that mode
     awk -F'\t' -v m="$2" '$1 == "DATA" && $7 == m' "$1" | wc -l
 }
 
-lines() {  # file, line kind (LAT, LATI, LATD, LATID)
+lines() {  # file, line kind (LAT, LATI, LATD, LATID, LATP, LATIP, PAIR)
     awk -F'\t' -v k="$2" '$1 == k' "$1" | wc -l
 }
 
@@ -40,7 +41,8 @@ plain_ob1() {
         expect "direct rows" "$(rows "$f" direct)" 0 &&
         expect "LAT lines" "$(lines "$f" LAT)" $sizes &&
         expect "LATI lines" "$(lines "$f" LATI)" $sizes &&
-        expect "LATD lines" "$(lines "$f" LATD)" 0
+        expect "LATD lines" "$(lines "$f" LATD)" 0 &&
+        expect "PAIR lines" "$(lines "$f" PAIR)" 0
 }
 
 umr_direct() {   # name, extra env
@@ -50,15 +52,30 @@ umr_direct() {   # name, extra env
     expect "ddt rows" "$(rows "$f" ddt)" 3 && expect "direct rows" "$(rows "$f" direct)" 3 &&
         expect "LATD lines" "$(lines "$f" LATD)" $sizes &&
         expect "LATID lines" "$(lines "$f" LATID)" $sizes &&
+        expect "PAIR lines" "$(lines "$f" PAIR)" 3 &&
+        expect "LATP lines" "$(lines "$f" LATP)" $sizes &&
+        expect "LATIP lines" "$(lines "$f" LATIP)" $sizes &&
+        pairs_sane "$f" &&
         expect "pml/umr counters" "$(grep -c 'pml_umr: rank .*keys_live 0 errors 0' "$f")" 2
+}
+
+# every paired ratio is a positive number, its quartiles in order, and the
+# pair count is the direct rows' message count
+pairs_sane() {
+    awk -F'\t' '
+        $1 == "PAIR" && !($5 > 0 && $5 <= $4 && $4 <= $6 && $7 >= 2) {
+            print "bad PAIR line: " $0; bad = 1 }
+        ($1 == "LATP" || $1 == "LATIP") && !($4 <= $3 && $3 <= $5 && $6 > 0) {
+            print "bad " $1 " line: " $0; bad = 1 }
+        END { exit bad }' "$1"
 }
 
 umr_auto() {
     umr_direct umr-auto
 }
 
-# forced: the ddt rows move every message zero-copy (3 patterns x (1 warm-up
-# + 2..3 timed) >= 9 messages); the direct rows move none through pml/umr
+# forced: the ddt messages move zero-copy (3 patterns x (1 warm-up + 2..3
+# timed) >= 9 messages); the direct ones, alternating, move none
 umr_zcopy() {
     local z
     umr_direct umr-zcopy OMPI_MCA_pml_umr_zcopy=on || return 1
