@@ -46,7 +46,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/mpi-bench}
 
-size_args=(-T 0.3 -m 5 -M 50 -i 2000 -r 21)
+size_args=(-T 0.5 -m 10 -M 400 -i 2000 -r 21)
 runs=1
 stat=median
 only=""
@@ -54,8 +54,8 @@ halo3d=0
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
-    --quick) size_args=(-s 4194304 -n 128 -T 0.2 -m 3 -M 20 -i 500 -r 5) ;;
-    --long)  size_args=(-T 1 -m 7 -M 200 -i 5000 -r 11); runs=3 ;;
+    --quick) size_args=(-s 4194304 -n 128 -T 0.2 -m 5 -M 100 -i 500 -r 7) ;;
+    --long)  size_args=(-T 1 -m 20 -M 1000 -i 5000 -r 31); runs=3 ;;
     --runs)  runs=$2; shift ;;
     --stat)  stat=$2; shift
              [ "$stat" = median ] || [ "$stat" = best ] ||
