@@ -268,7 +268,7 @@ static void fuzz_exercise(const uct_umr_layout_t *l, size_t count,
     umr_layout_limits_t lim;
     fuzz_bytes_t want = {NULL, 0, 0};
     size_t size = uct_umr_layout_size(l), total, i, off, len;
-    ptrdiff_t lo, hi, ext = uct_umr_layout_extent(l);
+    ptrdiff_t lo, hi, span, ext = uct_umr_layout_extent(l);
     uint8_t *mem, *packed, *ranged, *back;
     char str[256];
 
@@ -276,10 +276,14 @@ static void fuzz_exercise(const uct_umr_layout_t *l, size_t count,
     FUZZ_CHECK(uct_umr_layout_hash(l) == uct_umr_layout_hash(l));
     FUZZ_CHECK(uct_umr_layout_equal(l, l));
 
+    /* a layout's true span fits in ptrdiff_t (the engine refuses others);
+     * the harness must not overflow computing it either */
     if (__builtin_mul_overflow(size, count, &total) ||
         (total > FUZZ_MAX_BYTES) || (count > 64) || (ext > FUZZ_MAX_SPAN) ||
-        (uct_umr_layout_true_ub(l) - uct_umr_layout_true_lb(l) >
-         FUZZ_MAX_SPAN - (ptrdiff_t)count * ext)) {
+        (ext < -FUZZ_MAX_SPAN) ||
+        __builtin_sub_overflow(uct_umr_layout_true_ub(l),
+                               uct_umr_layout_true_lb(l), &span) ||
+        (span > FUZZ_MAX_SPAN - (ptrdiff_t)count * ext)) {
         /* too big to touch memory; argument checks still must hold */
         FUZZ_CHECK(uct_umr_layout_pack_range(l, count, NULL, SIZE_MAX, 2,
                                              NULL) != UCS_OK);

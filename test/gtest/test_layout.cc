@@ -386,6 +386,53 @@ TEST_F(layout, size_and_extent_overflow)
     EXPECT_EQ(nullptr, l);
 }
 
+/* An element's true bounds may lie far from its lb and extent (resized),
+ * so nesting can pull them more than ptrdiff_t apart although every extent
+ * fits: such a layout cannot be addressed (the transport takes ub - lb as a
+ * registration length) and is refused. The shape is the fuzzer's (seed
+ * seed-true-span-overflow): 7 bytes 1.23e18 apart going down, resized to
+ * extent 1, twice 7.38e18 apart going up. */
+TEST_F(layout, true_span_overflow)
+{
+    uct_umr_layout_t *c = own(mk_contig(1));
+    uct_umr_layout_t *down, *small, *l = nullptr;
+    size_t bl[]         = {1, 1};
+    ptrdiff_t far[]     = {PTRDIFF_MAX / 2 + 64, PTRDIFF_MIN / 2 - 64};
+    ptrdiff_t at[]      = {0, 0};
+    const uct_umr_layout_t *parts[2];
+
+    ASSERT_EQ(UCS_OK, uct_umr_layout_vector(7, 1, -1229782938247303442l, c,
+                                            &down));
+    own(down);
+    EXPECT_EQ(6 * 1229782938247303442l + 1,
+              uct_umr_layout_true_ub(down) - uct_umr_layout_true_lb(down));
+    ASSERT_EQ(UCS_OK, uct_umr_layout_resized(down, 0, 1, &small));
+    own(small);
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+              uct_umr_layout_vector(2, 1, 7378697629483820653l, small, &l));
+    EXPECT_NE(nullptr, strstr(uct_umr_layout_last_error(), "true bounds"));
+    EXPECT_EQ(nullptr, l);
+    /* an eighth of that stride fits: the bytes are addressable */
+    ASSERT_EQ(UCS_OK,
+              uct_umr_layout_vector(2, 1, 7378697629483820653l / 8, small,
+                                    &l));
+    own(l);
+
+    /* two parts pulled apart in a struct are refused as well */
+    ASSERT_EQ(UCS_OK, uct_umr_layout_indexed(1, bl, &far[0], c, &l));
+    parts[0] = own(l);
+    ASSERT_EQ(UCS_OK, uct_umr_layout_indexed(1, bl, &far[1], c, &l));
+    parts[1] = own(l);
+    ASSERT_EQ(UCS_OK, uct_umr_layout_resized(parts[0], 0, 8, &l));
+    parts[0] = own(l);
+    ASSERT_EQ(UCS_OK, uct_umr_layout_resized(parts[1], 0, 8, &l));
+    parts[1] = own(l);
+    l = nullptr;
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+              uct_umr_layout_struct(2, bl, at, parts, &l));
+    EXPECT_EQ(nullptr, l);
+}
+
 TEST_F(layout, pack_argument_errors)
 {
     uct_umr_layout_t *c = own(mk_contig(8));

@@ -616,6 +616,7 @@ static ucs_status_t umr_layout_finish(uct_umr_layout_t *layout,
                                       uct_umr_layout_t **layout_p)
 {
     umr_layout_node_t *root = layout->root;
+    ptrdiff_t span;
 
     layout->refcount = 1;
     if (root == NULL) {
@@ -626,10 +627,14 @@ static ucs_status_t umr_layout_finish(uct_umr_layout_t *layout,
         layout->num_blocks = 0;
         layout->is_contig  = 1;
     } else {
+        /* the bytes between the true bounds must be addressable: their
+         * distance (a registration's length) fits in ptrdiff_t */
         if (__builtin_add_overflow(layout->disp, root->true_lb,
                                    &layout->true_lb) ||
             __builtin_add_overflow(layout->disp, root->true_ub,
-                                   &layout->true_ub)) {
+                                   &layout->true_ub) ||
+            __builtin_sub_overflow(layout->true_ub, layout->true_lb,
+                                   &span)) {
             umr_layout_node_release(root);
             free(layout);
             return umr_layout_overflow("true bounds");

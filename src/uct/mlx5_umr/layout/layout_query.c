@@ -166,15 +166,17 @@ ucs_status_t umr_layout_total_size(const uct_umr_layout_t *layout,
 ucs_status_t umr_layout_span(const uct_umr_layout_t *layout, size_t count,
                              ptrdiff_t *lb_p, ptrdiff_t *ub_p)
 {
-    ptrdiff_t lo, hi;
+    ptrdiff_t lo, hi, span;
 
     if (count == 0) {
         *lb_p = *ub_p = 0;
         return UCS_OK;
     }
+    /* callers take ub - lb as a length: it must fit too */
     if (!umr_layout_placement_span(count, layout->extent, &lo, &hi) ||
         __builtin_add_overflow(layout->true_lb, lo, lb_p) ||
-        __builtin_add_overflow(layout->true_ub, hi, ub_p)) {
+        __builtin_add_overflow(layout->true_ub, hi, ub_p) ||
+        __builtin_sub_overflow(*ub_p, *lb_p, &span)) {
         return umr_layout_error(UCS_ERR_EXCEEDS_LIMIT,
                                 "count %zu x extent %td overflows", count,
                                 layout->extent);
