@@ -3,6 +3,13 @@
 Side-by-side tables and PNG plots of bench_mpi_ddt runs (contrib/run-mpi-bench.sh).
 
 usage: mpi-bench-report.py [--stat median|best] OUTDIR NAME=FILE[,FILE..] ...
+       mpi-bench-report.py --jobs OUTDIR NAME=FILE[,FILE..] ...
+
+--jobs: each FILE is one short latency-only job (run-mpi-bench.sh --jobs N);
+the files of NAME and umr+NAME are paired in run order. Prints, per message
+size, each configuration's job medians over the jobs (median and quartiles)
+and the median of the paired differences umr+NAME - NAME: whether loading
+pml/umr moves whole jobs, which the same-job pairs cannot show.
 
 Each FILE is the stdout of one `mpirun -np 2 bench_mpi_ddt` run under one PML
 configuration NAME (e.g. ob1, ucx, umr+ob1, umr+ob1:zcopy); with several
@@ -185,9 +192,62 @@ def same_job_tables(emit, runs, keys, bydata, bylat, bypair):
              "is larger, for 0 B .. 4 KiB: %d)" % bad)
 
 
+def quartiles(v):
+    v = sorted(v)
+    return v[len(v) // 4], median(v), v[(3 * len(v)) // 4]
+
+
+def jobs_report(args):
+    """Whole jobs with and without pml/umr, alternating (--jobs)."""
+    outdir, runs = args[0], []
+    for arg in args[1:]:
+        name, paths = arg.split("=", 1)
+        jobs = [parse([p])[1] for p in paths.split(",") if os.path.exists(p)]
+        if jobs:
+            runs.append((name, jobs))
+    byname = dict(runs)
+    out = []
+
+    def emit(line=""):
+        out.append(line)
+        print(line)
+
+    for kind, title in LAT_KINDS:
+        emit("Whole jobs, contiguous ping-pong, %s: each job's median half "
+             "round trip [us]; over the jobs: median [quartiles]" % title)
+        pairs = [(n, wrapped(n)) for n, _ in runs
+                 if is_umr(n) and wrapped(n) in byname]
+        emit("%8s" % "bytes" + "".join(" %24s" % ("%s (%d jobs)" %
+                                                 (n, len(j)))
+                                       for n, j in runs) +
+             "".join(" %26s" % ("%s-%s paired" % (u, w)) for u, w in pairs))
+        sizes = sorted(set(s for _, jobs in runs for j in jobs
+                           for s in j[kind]))
+        for size in sizes:
+            line = "%8d" % size
+            for n, jobs in runs:
+                v = [j[kind][size] for j in jobs if size in j[kind]]
+                q = quartiles(v) if v else None
+                line += (" %8.3f [%.3f-%.3f]" % (q[1], q[0], q[2]) if q
+                         else " %24s" % "-")
+            for u, w in pairs:
+                d = [a[kind][size] - b[kind][size]
+                     for a, b in zip(byname[u], byname[w])
+                     if size in a[kind] and size in b[kind]]
+                q = quartiles(d) if d else None
+                line += (" %+9.3f [%+.3f %+.3f]" % (q[1], q[0], q[2]) if q
+                         else " %26s" % "-")
+            emit(line)
+        emit("")
+    with open(os.path.join(outdir, "mpi-bench-jobs.txt"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     global STAT
     args = sys.argv[1:]
+    if len(args) >= 3 and args[0] == "--jobs":
+        return jobs_report(args[1:])
     stat_name = "median"
     if len(args) >= 2 and args[0] == "--stat":
         stat_name = args[1]

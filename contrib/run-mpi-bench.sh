@@ -37,6 +37,11 @@
 #   --only    run only these configurations (e.g. ob1,umr+ob1)
 #   --halo3d  instead: examples/halo3d_mpi (the transport used directly,
 #             against Open MPI's datatype path) under ob1 and ucx
+#   --jobs N  instead: N short latency-only jobs of each of ob1, umr+ob1, ucx,
+#             umr+ucx (or --only), a job with and one without pml/umr in
+#             turn (A B B A ...): the distribution of whole jobs' latencies
+#             and the paired differences, i.e. whether loading pml/umr moves
+#             a job, not just its calls (mpi-bench-jobs.txt)
 #
 # Engine for pml/umr: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach
 # on one host, NOT NIC figures).
@@ -51,6 +56,7 @@ runs=1
 stat=median
 only=""
 halo3d=0
+jobs=0
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -62,6 +68,7 @@ while [ $# -gt 0 ]; do
                  { echo "run-mpi-bench: --stat median|best, not '$stat'" >&2; exit 1; } ;;
     --only)  only=$2; shift ;;
     --halo3d) halo3d=1 ;;
+    --jobs)  jobs=$2; shift ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "run-mpi-bench: unknown argument '$1' (--help)" >&2; exit 1 ;;
@@ -130,6 +137,36 @@ else
 fi
 
 mkdir -p "$out"
+
+if [ "$jobs" -gt 0 ]; then
+    [ -f "$umr_so" ] || { echo "run-mpi-bench: --jobs needs pml/umr built" >&2; exit 1; }
+    mkdir -p "$out/jobs"
+    report=()
+    for w in ob1 ucx; do
+        if [ -n "$only" ] && ! [[ ",$only," == *",$w,"* ]]; then
+            continue
+        fi
+        plain=() umr=()
+        for ((i = 1; i <= jobs; ++i)); do
+            order=("$w" "umr+$w")
+            [ $((i % 2)) -eq 1 ] || order=("umr+$w" "$w")
+            for n in "${order[@]}"; do
+                f="$out/jobs/$(echo "$n" | tr '+:' '__').$i.out"
+                # shellcheck disable=SC2086 # opts[] are word lists
+                "${mpirun[@]}" ${opts[$n]} "$prog" -l -i 2000 -r 11 >"$f" 2>"$f.err" ||
+                    { cat "$f" "$f.err"; exit 1; }
+                if [ "$n" = "$w" ]; then plain+=("$f"); else umr+=("$f"); fi
+            done
+            echo "run-mpi-bench: $w job pair $i/$jobs, 0 B:" \
+                 "$(awk -F'\t' '$1 == "LAT" && $2 == 0 {print $3}' "${plain[-1]}") us," \
+                 "umr+$w $(awk -F'\t' '$1 == "LAT" && $2 == 0 {print $3}' "${umr[-1]}") us"
+        done
+        report+=("$w=$(IFS=,; echo "${plain[*]}")" "umr+$w=$(IFS=,; echo "${umr[*]}")")
+    done
+    echo
+    /usr/bin/python3 "$top/contrib/mpi-bench-report.py" --jobs "$out" "${report[@]}"
+    exit 0
+fi
 declare -A files
 echo "run-mpi-bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" \
      "before; $runs run(s) of each configuration; results in $out"

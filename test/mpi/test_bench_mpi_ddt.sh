@@ -90,8 +90,24 @@ damaged() {
     grep -q "wrong data received" "$f" || { tail "$f"; return 1; }
 }
 
+# contrib/mpi-bench-report.py --jobs on two of these jobs: per size, each
+# configuration's figure and the paired difference umr+ob1 - ob1 (here one
+# job each, so the median is that job's LAT figure)
+jobs_report() {
+    local report=$(dirname "$0")/../../contrib/mpi-bench-report.py
+    local r=$out/jobs.txt want got
+    /usr/bin/python3 "$report" --jobs "$out" ob1="$out/ob1" \
+        umr+ob1="$out/umr-auto" >"$r" || { cat "$r"; return 1; }
+    expect "rows" "$(awk '$1 ~ /^[0-9]+$/' "$r" | wc -l)" $((2 * sizes)) || return 1
+    want=$(awk -F'\t' 'FNR == 1 {f++} $1 == "LAT" && $2 == 4096 {v[f] = $3}
+                      END {printf "%+.3f", v[2] - v[1]}' "$out/ob1" "$out/umr-auto")
+    got=$(awk '$1 == 4096 {print $(NF - 2); exit}' "$r")
+    [ "$got" = "$want" ] || { echo "4096 B paired difference $got, expected $want"; cat "$r"; return 1; }
+}
+
 check ob1_ddt_pack_and_pingpongs plain_ob1
 check umr_ob1_direct_rows_in_the_same_job umr_auto
 check umr_ob1_zcopy_and_direct_rows_verified umr_zcopy
 check damaged_byte_fails damaged
+check report_jobs_pairs_whole_jobs jobs_report
 finish
