@@ -43,9 +43,17 @@ def parse(paths):
     data, lat, head = {}, {"LAT": {}, "LATI": {}, "LATD": {}, "LATID": {}}, []
     # paired same-job figures: PAIR (pattern) and LATP/LATIP (ping-pong)
     paired = {"PAIR": {}, "LATP": {}, "LATIP": {}}
+    # per run: the VM state probe at the job's start and end (VMSTATE lines:
+    # one cache line's round trip between the ranks, ns), None if absent
+    vmstate = []
     for path in paths:
+        vmstate.append({})
         with open(path) as f:
             for line in f:
+                words = line.split()
+                if len(words) == 6 and words[0] == "VMSTATE":
+                    vmstate[-1][words[1]] = float(words[2])
+                    continue
                 parts = line.rstrip("\n").split("\t")
                 if parts[0] == "DATA" and len(parts) == 10:
                     key = (parts[1], parts[2])
@@ -75,7 +83,15 @@ def parse(paths):
     # runs, the run with the median of the medians (never the best)
     paired = {kind: {k: sorted(v)[len(v) // 2] for k, v in d.items()}
               for kind, d in paired.items()}
-    return data, lat, head, per_run, paired
+    return data, lat, head, per_run, paired, vmstate
+
+
+def vm_text(state):
+    """' [start/end]' of one run's VMSTATE probe, '' without one"""
+    if not state:
+        return ""
+    return " [%s/%s]" % tuple("%.0f" % state[w] if w in state else "-"
+                              for w in ("start", "end"))
 
 
 def is_umr(name):
@@ -275,7 +291,7 @@ def main():
     bydata = {name: r[0] for name, r in runs}
     bylat = {name: r[1] for name, r in runs}
     keys = []
-    for name, (data, _, _, _, _) in runs:
+    for name, (data, _, _, _, _, _) in runs:
         for k in data:
             if k not in keys:
                 keys.append(k)
@@ -295,12 +311,20 @@ def main():
 
     stat_text = ("median over the runs" if stat_name == "median" else
                  "best of the runs")
-    per_run = {name: r[3] for name, r in runs if len(r[3]) > 1}
+    per_run = {name: (r[3], r[5]) for name, r in runs
+               if len(r[3]) > 1 or any(r[5])}
     if per_run:
         emit("Each run's 0 B ping-pong (MPI_Send/MPI_Recv) [us], in run "
-             "order: a job runs fast or slow as a whole")
-        for name, vals in per_run.items():
-            emit("%-15s %s" % (name, " ".join("%.3f" % v for v in vals)))
+             "order, with [the VM state probe at the job's start/end: one "
+             "cache line's round trip between the ranks, ns]: on a VM a "
+             "job runs fast or slow as the host places its vCPUs "
+             "(contrib/vm-probe/README.md)")
+        for name, (vals, states) in per_run.items():
+            n = max(len(vals), len(states))
+            vals = ["%.3f" % v for v in vals] + ["-"] * n
+            states = states + [{}] * n
+            emit("%-15s %s" % (name, " ".join(
+                vals[i] + vm_text(states[i]) for i in range(n))))
         emit("")
     emit("Derived datatypes, rank 0 -> rank 1, GB/s (1e9 B/s) of data per "
          "message, %s of the message medians; ratio = wrapped PML time / "

@@ -35,6 +35,10 @@
  *   LATD, LATID: the same with pml/umr out of the call path (below)
  *   PAIR <pattern> <param> <median> <q1> <q3> <pairs>   direct / pml/umr
  *   LATP, LATIP <bytes> <median_diff_us> <q1> <q3> <median_ratio> <samples>
+ *   VMSTATE start|end <median_ns> <min_ns> <max_ns> <round_trips>
+ *        the state of the VM at the job's start and end: one cache line's
+ *        round trip between the two ranks (bench_vmstate.h); on a VM it
+ *        tells which runs are comparable
  * When pml/umr is interposed, the ddt messages alternate with messages in
  * mode "direct": the same MPI_Send/MPI_Recv with pml/umr taken out of the
  * call path (mca_pml_umr_bench_interpose), in the same job, memory and
@@ -56,6 +60,7 @@
 #include <mpi.h>
 #define BM_PROG "bench_mpi_ddt"
 #include "bench_mpi.h"
+#include "bench_vmstate.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -1146,6 +1151,7 @@ int main(int argc, char **argv)
     bm_opts_t o = { 16ul << 20, 256, 5, 50, 1.0, 2000, 7, 1, 1 };
     int opt, size, len;
     char name[MPI_MAX_PROCESSOR_NAME];
+    double vm_rt;
 
     BM_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &bm_rank);
@@ -1200,6 +1206,8 @@ int main(int argc, char **argv)
                "pattern)\n", name, o.min_msgs, o.max_msgs, o.budget);
         fflush(stdout);
     }
+    /* the state of the VM this job runs in, at its start and end */
+    bm_vmstate_probe(MPI_COMM_WORLD, "start", 5, 2000, &vm_rt);
     if (o.do_ddt) {
         bm_ddt(&o);
         bm_free_patterns();
@@ -1208,6 +1216,7 @@ int main(int argc, char **argv)
         bm_latency(&o, 0);
         bm_latency(&o, 1);
     }
+    bm_vmstate_probe(MPI_COMM_WORLD, "end", 5, 2000, &vm_rt);
     BM_MPI(MPI_Finalize());
     return 0;
 }

@@ -7,7 +7,8 @@
 # path in the same job through mca_pml_umr_bench_interpose, messages and
 # samples alternating) and their paired ratios (PAIR, LATP, LATIP), with
 # every message verified, also with zero-copy forced (which then moves data
-# zero-copy in the ddt messages only). A damaged byte fails the run.
+# zero-copy in the ddt messages only). A damaged byte fails the run. Every
+# run prints the VM state probe at its start and end (VMSTATE lines).
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -42,7 +43,8 @@ plain_ob1() {
         expect "LAT lines" "$(lines "$f" LAT)" $sizes &&
         expect "LATI lines" "$(lines "$f" LATI)" $sizes &&
         expect "LATD lines" "$(lines "$f" LATD)" 0 &&
-        expect "PAIR lines" "$(lines "$f" PAIR)" 0
+        expect "PAIR lines" "$(lines "$f" PAIR)" 0 &&
+        vmstate_sane "$f"
 }
 
 umr_direct() {   # name, extra env
@@ -55,7 +57,7 @@ umr_direct() {   # name, extra env
         expect "PAIR lines" "$(lines "$f" PAIR)" 3 &&
         expect "LATP lines" "$(lines "$f" LATP)" $sizes &&
         expect "LATIP lines" "$(lines "$f" LATIP)" $sizes &&
-        pairs_sane "$f" &&
+        pairs_sane "$f" && vmstate_sane "$f" &&
         expect "pml/umr counters" "$(grep -c 'pml_umr: rank .*keys_live 0 errors 0' "$f")" 2
 }
 
@@ -68,6 +70,19 @@ pairs_sane() {
         ($1 == "LATP" || $1 == "LATIP") && !($4 <= $3 && $3 <= $5 && $6 > 0) {
             print "bad " $1 " line: " $0; bad = 1 }
         END { exit bad }' "$1"
+}
+
+# the VM state probe (bench_vmstate.c) ran at the job's start and end: one
+# line each, 5 x 2000 round trips, min <= median <= max, all positive
+vmstate_sane() {
+    awk '
+        $1 == "VMSTATE" { n[$2]++
+            if (!(NF == 6 && $4 > 0 && $4 <= $3 && $3 <= $5 && $6 == 10000)) {
+                print "bad VMSTATE line: " $0; bad = 1 } }
+        END { if (n["start"] != 1 || n["end"] != 1) {
+                  print "VMSTATE start/end lines: " n["start"] + 0 "/" n["end"] + 0
+                  bad = 1 }
+              exit bad }' "$1"
 }
 
 umr_auto() {
