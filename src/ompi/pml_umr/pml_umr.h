@@ -214,6 +214,7 @@ typedef struct mca_pml_umr_globals {
     unsigned long          min_size;        /* zero-copy at or above */
     char                   *uct_module;     /* path of libuct_mlx5_umr.so */
     char                   *cost_file;      /* costs of the zero-copy choice */
+    char                   *devices;        /* pml_umr_devices.h */
     int                    priority;
     /* state */
     int                    output;

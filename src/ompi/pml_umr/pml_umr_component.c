@@ -148,6 +148,22 @@ static int mca_pml_umr_component_register(void)
             "engine is then never chosen)", MCA_BASE_VAR_TYPE_STRING, NULL, 0,
             0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
             &mca_pml_umr.cost_file);
+    mca_pml_umr.devices = "";
+    (void)mca_base_component_var_register(c, "devices",
+            "Comma-separated list of the mlx5_umr devices pml/umr may use, as "
+            "UCX names them (ucx_info -d, transport mlx5_umr): \"sw\" is the "
+            "same-host rail (cross-memory attach), any other name an mlx5 "
+            "device, optionally with a port as in UCX_NET_DEVICES "
+            "(\"mlx5_0:1\"; else UCX_MLX5_UMR_PORT decides). Only the named "
+            "ones are used: without \"sw\" same-host peers pass through; of "
+            "several mlx5 devices the first that opens carries the traffic to "
+            "other hosts. \"^a,b\": every device but these. Empty (default): "
+            "\"sw\" and the first mlx5 device that opens. A name that is not "
+            "a device here is an error: a warning lists the devices there are "
+            "and pml/umr passes everything through",
+            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.devices);
+
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
     mca_pml_umr_pvars_register();

@@ -4,6 +4,7 @@
  * which rail reaches it, and connects endpoints lazily (see pml_umr.h).
  */
 #include "pml_umr.h"
+#include "pml_umr_devices.h"
 
 #include <ompi/mca/pml/base/base.h>
 #include <opal/mca/pmix/pmix.h>
@@ -55,25 +56,36 @@ static int mca_pml_umr_find_component(void)
     return (mca_pml_umr.component != NULL) ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
-static int mca_pml_umr_rail_open(const char *md_name)
+/* A device pml_umr_devices names that does not open is worth a warning
+ * (the user asked for it); one chosen automatically, a verbose line. */
+static void mca_pml_umr_rail_failed(const mca_pml_umr_device_t *dev,
+                                    const char *what, ucs_status_t status)
 {
+    if (dev->named) {
+        opal_output(0, "pml_umr: pml_umr_devices: %s%s%.0u: %s open failed: "
+                    "%s", dev->name, dev->port ? ":" : "", dev->port, what,
+                    ucs_status_string(status));
+    } else {
+        MCA_PML_UMR_VERBOSE(1, "%s %s: %s", what, dev->name,
+                            ucs_status_string(status));
+    }
+}
+
+static int mca_pml_umr_rail_open(const mca_pml_umr_device_t *dev)
+{
+    const char *md_name = dev->name;
     mca_pml_umr_rail_t *rail = &mca_pml_umr.rails[mca_pml_umr.nrails];
     uct_iface_params_t params = {0};
     uct_iface_config_t *iface_config;
-    uct_md_config_t *md_config;
     uct_iface_attr_t iface_attr;
     uct_md_attr_t md_attr;
     ucs_status_t status;
 
     memset(rail, 0, sizeof(*rail));
-    if (uct_md_config_read(mca_pml_umr.component, NULL, NULL, &md_config) !=
-        UCS_OK) {
-        return OMPI_ERROR;
-    }
-    status = uct_md_open(mca_pml_umr.component, md_name, md_config, &rail->md);
-    uct_config_release(md_config);
+    status = mca_pml_umr_devices_md_open(mca_pml_umr.component, dev,
+                                         &rail->md);
     if (status != UCS_OK) {
-        MCA_PML_UMR_VERBOSE(1, "md %s: %s", md_name, ucs_status_string(status));
+        mca_pml_umr_rail_failed(dev, "md", status);
         return OMPI_ERROR;
     }
     if ((uct_md_query(rail->md, &md_attr) != UCS_OK) ||
@@ -93,8 +105,7 @@ static int mca_pml_umr_rail_open(const char *md_name)
                             iface_config, &rail->iface);
     uct_config_release(iface_config);
     if (status != UCS_OK) {
-        MCA_PML_UMR_VERBOSE(1, "iface %s: %s", md_name,
-                            ucs_status_string(status));
+        mca_pml_umr_rail_failed(dev, "iface", status);
         goto err_md;
     }
     if ((uct_iface_query(rail->iface, &iface_attr) != UCS_OK) ||
@@ -105,7 +116,7 @@ static int mca_pml_umr_rail_open(const char *md_name)
     }
     uct_iface_progress_enable(rail->iface,
                               UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    strncpy(rail->name, md_name, sizeof(rail->name) - 1);
+    memcpy(rail->name, dev->name, sizeof(rail->name));
     rail->rkey_size      = md_attr.rkey_packed_size;
     rail->ep_addr_len    = iface_attr.ep_addr_len;
     rail->dev_addr_len   = iface_attr.device_addr_len;
@@ -115,7 +126,8 @@ static int mca_pml_umr_rail_open(const char *md_name)
         goto err_iface;
     }
     ++mca_pml_umr.nrails;
-    MCA_PML_UMR_VERBOSE(5, "rail %s open", md_name);
+    MCA_PML_UMR_VERBOSE(5, "rail %s%s%.0u open", md_name,
+                        dev->port ? ":" : "", dev->port);
     return OMPI_SUCCESS;
 
 err_iface:
@@ -125,48 +137,45 @@ err_md:
     return OMPI_ERROR;
 }
 
-/* Rails: "sw" for peers on this host unless UCX_MLX5_UMR_ENGINE=mlx5, and
- * the first mlx5 device for the others unless UCX_MLX5_UMR_ENGINE=sw. */
-static void mca_pml_umr_rails_open(void)
+/* Rails: the devices pml_umr_devices selects (pml_umr_devices.h): "sw"
+ * for peers on this host and one mlx5 device for the others. -1: the
+ * parameter names what is not here (pass everything through). */
+static int mca_pml_umr_rails_open(void)
 {
-    uct_component_attr_t attr = {
-        .field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
-    };
-    uct_md_resource_desc_t *mds;
-    uct_md_config_t *md_config;
-    char engine[32] = "auto";
-    unsigned i;
+    char names[MCA_PML_UMR_DEVICES_MAX][MCA_PML_UMR_DEVICE_NAME_MAX];
+    mca_pml_umr_devices_t plan;
+    char engine[32], msg[768];
+    unsigned i, num;
+    int have_mlx5 = 0;
 
-    if (uct_md_config_read(mca_pml_umr.component, NULL, NULL, &md_config) ==
-        UCS_OK) {
-        uct_config_get(md_config, "ENGINE", engine, sizeof(engine));
-        uct_config_release(md_config);
+    if (mca_pml_umr_devices_query(mca_pml_umr.component, names,
+                                  MCA_PML_UMR_DEVICES_MAX, &num, engine,
+                                  sizeof(engine)) != UCS_OK) {
+        MCA_PML_UMR_VERBOSE(1, "cannot list the mlx5_umr devices");
     }
-    if (strcmp(engine, "mlx5")) {
-        mca_pml_umr_rail_open("sw");
+    if (mca_pml_umr_devices_select(mca_pml_umr.devices, names, num, &plan,
+                                   msg, sizeof(msg)) < 0) {
+        opal_output(0, "pml_umr: %s, UCX_MLX5_UMR_ENGINE=%s: passing "
+                    "everything through", msg, engine);
+        return -1;
     }
-    if (!strcmp(engine, "sw") ||
-        (uct_component_query(mca_pml_umr.component, &attr) != UCS_OK) ||
-        (attr.md_resource_count == 0)) {
-        return;
-    }
-    mds = calloc(attr.md_resource_count, sizeof(*mds));
-    attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-    attr.md_resources = mds;
-    if ((mds != NULL) &&
-        (uct_component_query(mca_pml_umr.component, &attr) == UCS_OK)) {
-        for (i = 0; i < attr.md_resource_count; ++i) {
-            if (strcmp(mds[i].md_name, "sw") &&
-                (mca_pml_umr_rail_open(mds[i].md_name) == OMPI_SUCCESS)) {
-                break;
-            }
+    for (i = 0; (i < plan.num) && (mca_pml_umr.nrails < MCA_PML_UMR_MAX_RAILS);
+         ++i) {
+        if (!strcmp(plan.dev[i].name, "sw")) {
+            (void)mca_pml_umr_rail_open(&plan.dev[i]);
+        } else if (!have_mlx5 &&
+                   (mca_pml_umr_rail_open(&plan.dev[i]) == OMPI_SUCCESS)) {
+            have_mlx5 = 1;
         }
     }
-    free(mds);
+    return 0;
 }
 
 int mca_pml_umr_transport_open(void)
 {
+    const char *devices = (mca_pml_umr.devices != NULL) ? mca_pml_umr.devices :
+                          "";
+
     if (!mca_pml_umr_ucx_tls_allows()) {
         MCA_PML_UMR_VERBOSE(1, "UCX_TLS=%s does not name mlx5_umr: passing "
                             "everything through", getenv("UCX_TLS"));
@@ -193,10 +202,14 @@ int mca_pml_umr_transport_open(void)
                           &mca_pml_umr.worker) != UCS_OK) {
         goto err_async;
     }
-    mca_pml_umr_rails_open();
+    if (mca_pml_umr_rails_open() < 0) {
+        goto err_worker;
+    }
     if (mca_pml_umr.nrails == 0) {
-        MCA_PML_UMR_VERBOSE(1, "no mlx5_umr rail could be opened: passing "
-                            "everything through");
+        MCA_PML_UMR_VERBOSE(1, "no mlx5_umr rail could be opened%s%s%s: "
+                            "passing everything through",
+                            devices[0] ? " (pml_umr_devices=\"" : "", devices,
+                            devices[0] ? "\")" : "");
         goto err_worker;
     }
 

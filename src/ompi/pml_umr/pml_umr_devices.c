@@ -1,0 +1,295 @@
+/**
+ * pml/umr: the devices pml_umr_devices selects (see pml_umr_devices.h).
+ */
+#include "pml_umr_devices.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MCA_PML_UMR_DEVICES_PARAM "pml_umr_devices"
+#define MCA_PML_UMR_PORT_MAX      255   /* ports are 8-bit in verbs */
+
+ucs_status_t mca_pml_umr_devices_query(uct_component_h component,
+                                       char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
+                                       unsigned max, unsigned *num_p,
+                                       char *engine, size_t engine_len)
+{
+    uct_component_attr_t attr = {
+        .field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+    };
+    uct_md_resource_desc_t *mds = NULL;
+    uct_md_config_t *md_config;
+    char eng[32]                = "auto";
+    ucs_status_t status;
+    unsigned i, num             = 0;
+
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    uct_config_get(md_config, "ENGINE", eng, sizeof(eng));
+    uct_config_release(md_config);
+    if (engine != NULL) {
+        snprintf(engine, engine_len, "%s", eng);
+    }
+
+    /* the sw engine's one device is opened by name: the component lists it
+     * only when no mlx5 device is there */
+    if (strcmp(eng, "mlx5") && (num < max)) {
+        snprintf(names[num++], MCA_PML_UMR_DEVICE_NAME_MAX, "sw");
+    }
+    if (!strcmp(eng, "sw")) {
+        goto out;
+    }
+
+    status = uct_component_query(component, &attr);
+    if ((status != UCS_OK) || (attr.md_resource_count == 0)) {
+        goto out;
+    }
+    mds = calloc(attr.md_resource_count, sizeof(*mds));
+    if (mds == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out;
+    }
+    attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    attr.md_resources = mds;
+    status            = uct_component_query(component, &attr);
+    for (i = 0; (status == UCS_OK) && (i < attr.md_resource_count) &&
+                (num < max); ++i) {
+        if (strcmp(mds[i].md_name, "sw")) {
+            snprintf(names[num++], MCA_PML_UMR_DEVICE_NAME_MAX, "%s",
+                     mds[i].md_name);
+        }
+    }
+    free(mds);
+out:
+    *num_p = num;
+    return status;
+}
+
+static int mca_pml_umr_devices_find(
+        const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX], unsigned num,
+        const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < num; ++i) {
+        if (!strcmp(names[i], name)) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* "devices here: a, b" or "no device here" */
+static void mca_pml_umr_devices_list(
+        const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX], unsigned num,
+        char *buf, size_t len)
+{
+    size_t off;
+    unsigned i;
+
+    off = snprintf(buf, len, "%s", (num == 0) ? "no device here" :
+                                                "devices here: ");
+    for (i = 0; (i < num) && (off < len); ++i) {
+        off += snprintf(buf + off, len - off, "%s%s", (i > 0) ? ", " : "",
+                        names[i]);
+    }
+}
+
+/* "name" or "name:port" of an mlx5 device: 0, or -1 with `why` */
+static int mca_pml_umr_devices_token(char *tok, mca_pml_umr_device_t *dev,
+                                     const char **why)
+{
+    char *colon = strchr(tok, ':'), *end;
+    unsigned long port;
+
+    dev->port = 0;
+    if (colon != NULL) {
+        *colon = '\0';
+        port   = strtoul(colon + 1, &end, 10);
+        if (!isdigit((unsigned char)colon[1]) || (*end != '\0') ||
+            (port == 0) || (port > MCA_PML_UMR_PORT_MAX)) {
+            *why = "a port is a number from 1 to 255, as in mlx5_0:1";
+            return -1;
+        }
+        if (!strcmp(tok, "sw")) {
+            *why = "the sw device has no ports";
+            return -1;
+        }
+        dev->port = port;
+    }
+    if ((*tok == '\0') || (strlen(tok) >= sizeof(dev->name))) {
+        *why = "not a device name";
+        return -1;
+    }
+    strcpy(dev->name, tok);
+    return 0;
+}
+
+static int mca_pml_umr_devices_excluded(const mca_pml_umr_device_t *given,
+                                        unsigned ngiven, const char *name)
+{
+    unsigned i;
+
+    for (i = 0; i < ngiven; ++i) {
+        if (!strcmp(given[i].name, name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static char *mca_pml_umr_devices_trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s)) {
+        ++s;
+    }
+    e = s + strlen(s);
+    while ((e > s) && isspace((unsigned char)e[-1])) {
+        *--e = '\0';
+    }
+    return s;
+}
+
+static void mca_pml_umr_devices_add(mca_pml_umr_devices_t *plan,
+                                    const char *name, unsigned port, int named)
+{
+    mca_pml_umr_device_t *dev;
+
+    if (plan->num == MCA_PML_UMR_DEVICES_MAX) {
+        return;
+    }
+    dev = &plan->dev[plan->num++];
+    snprintf(dev->name, sizeof(dev->name), "%.*s",
+             (int)sizeof(dev->name) - 1, name);
+    dev->port  = port;
+    dev->named = named;
+}
+
+int mca_pml_umr_devices_select(const char *value,
+                               const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
+                               unsigned num, mca_pml_umr_devices_t *plan,
+                               char *msg, size_t len)
+{
+    mca_pml_umr_device_t given[MCA_PML_UMR_DEVICES_MAX];
+    char *copy, *tok, *save = NULL, here[512], orig[64];
+    const char *spec, *why  = NULL;
+    unsigned ngiven         = 0, i, j;
+    int exclude, sw_given   = 0, ret = -1;
+
+    plan->num = 0;
+    msg[0]    = '\0';
+    mca_pml_umr_devices_list(names, num, here, sizeof(here));
+    spec = (value != NULL) ? value : "";
+    while (isspace((unsigned char)*spec)) {
+        ++spec;
+    }
+    /* automatic ("") is an exclusion of nothing */
+    exclude = (spec[0] == '^') || (spec[0] == '\0');
+    value   = spec;
+
+    copy = strdup(spec + (spec[0] == '^'));
+    if (copy == NULL) {
+        snprintf(msg, len, "%s: out of memory", MCA_PML_UMR_DEVICES_PARAM);
+        return -1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        tok = mca_pml_umr_devices_trim(tok);
+        if (*tok == '\0') {
+            continue;
+        }
+        if (ngiven == MCA_PML_UMR_DEVICES_MAX) {
+            snprintf(msg, len, "%s=\"%s\": more than %d names",
+                     MCA_PML_UMR_DEVICES_PARAM, value,
+                     MCA_PML_UMR_DEVICES_MAX);
+            goto out;
+        }
+        snprintf(orig, sizeof(orig), "%s", tok);
+        if (mca_pml_umr_devices_token(tok, &given[ngiven], &why) < 0) {
+            snprintf(msg, len, "%s=\"%s\": \"%s\": %s (%s)",
+                     MCA_PML_UMR_DEVICES_PARAM, value, orig, why, here);
+            goto out;
+        }
+        if (mca_pml_umr_devices_find(names, num, given[ngiven].name) < 0) {
+            snprintf(msg, len, "%s=\"%s\": no device \"%s\" (%s)",
+                     MCA_PML_UMR_DEVICES_PARAM, value, given[ngiven].name,
+                     here);
+            goto out;
+        }
+        if (exclude && (given[ngiven].port != 0)) {
+            snprintf(msg, len, "%s=\"%s\": \"%s:%u\": a port cannot be "
+                     "excluded, only a device", MCA_PML_UMR_DEVICES_PARAM,
+                     value, given[ngiven].name, given[ngiven].port);
+            goto out;
+        }
+        for (i = 0; i < ngiven; ++i) {
+            if (!strcmp(given[i].name, given[ngiven].name)) {
+                snprintf(msg, len, "%s=\"%s\": \"%s\" is named twice",
+                         MCA_PML_UMR_DEVICES_PARAM, value, given[i].name);
+                goto out;
+            }
+        }
+        sw_given |= !strcmp(given[ngiven].name, "sw");
+        ++ngiven;
+    }
+    if ((ngiven == 0) && (spec[0] != '\0')) {
+        snprintf(msg, len, "%s=\"%s\": names no device (%s)",
+                 MCA_PML_UMR_DEVICES_PARAM, value, here);
+        goto out;
+    }
+
+    if (!exclude) {
+        /* only the named ones: sw first, the mlx5 devices in the given order */
+        if (sw_given) {
+            mca_pml_umr_devices_add(plan, "sw", 0, 1);
+        }
+        for (i = 0; i < ngiven; ++i) {
+            if (strcmp(given[i].name, "sw")) {
+                mca_pml_umr_devices_add(plan, given[i].name, given[i].port, 1);
+            }
+        }
+    } else {
+        /* every device here but the excluded ones, sw first */
+        for (j = 0; j < 2; ++j) {
+            for (i = 0; i < num; ++i) {
+                if ((!strcmp(names[i], "sw") == (j == 0)) &&
+                    !mca_pml_umr_devices_excluded(given, ngiven, names[i])) {
+                    mca_pml_umr_devices_add(plan, names[i], 0, 0);
+                }
+            }
+        }
+    }
+    ret = 0;
+out:
+    free(copy);
+    return ret;
+}
+
+ucs_status_t mca_pml_umr_devices_md_open(uct_component_h component,
+                                         const mca_pml_umr_device_t *dev,
+                                         uct_md_h *md_p)
+{
+    uct_md_config_t *md_config;
+    ucs_status_t status;
+    char port[16];
+
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (dev->port != 0) {
+        snprintf(port, sizeof(port), "%u", dev->port);
+        status = uct_config_modify(md_config, "PORT", port);
+    }
+    if (status == UCS_OK) {
+        status = uct_md_open(component, dev->name, md_config, md_p);
+    }
+    uct_config_release(md_config);
+    return status;
+}

@@ -1,0 +1,78 @@
+/**
+ * pml/umr: which mlx5_umr devices (md names) become rails, from the MCA
+ * parameter pml_umr_devices. Plain C over UCT's public API (no Open MPI), so
+ * that the selection is unit tested without mpirun (gtest_pml_devices, and
+ * on the rdma-core model in gtest_uct_mlx5_model).
+ *
+ * The parameter, like UCX_NET_DEVICES and btl_*_if_include/exclude:
+ *   ""             automatic: "sw" (same-host peers) and the first mlx5
+ *                  device that opens (other hosts), as UCX_MLX5_UMR_ENGINE
+ *                  allows;
+ *   "a,b,..."      only these: "sw" names the same-host rail, any other name
+ *                  an mlx5 device, tried in the order given until one opens
+ *                  (pml/umr uses one mlx5 rail); a device not named is
+ *                  never used, so without "sw" same-host peers pass through;
+ *   "^a,b,..."     automatic without these.
+ * An mlx5 device may carry a port as UCX_NET_DEVICES writes it, "mlx5_0:1"
+ * (it sets UCX_MLX5_UMR_PORT for that device; without one, that variable
+ * decides, default the first active port). A name that is not a device here
+ * (or is named twice, or a malformed port) is an error: the caller passes
+ * everything through rather than use another device.
+ */
+#ifndef MCA_PML_UMR_DEVICES_H_
+#define MCA_PML_UMR_DEVICES_H_
+
+#include <stddef.h>
+
+#include <uct/api/uct.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCA_PML_UMR_DEVICES_MAX     16
+#define MCA_PML_UMR_DEVICE_NAME_MAX 32   /* UCT_MD_NAME_MAX */
+
+typedef struct mca_pml_umr_device {
+    char     name[MCA_PML_UMR_DEVICE_NAME_MAX];
+    unsigned port;       /* 0: UCX_MLX5_UMR_PORT decides */
+    int      named;      /* named in the parameter (not automatic) */
+} mca_pml_umr_device_t;
+
+/* The rails to try: "sw" first if at all, then mlx5 devices in order. */
+typedef struct mca_pml_umr_devices {
+    unsigned             num;
+    mca_pml_umr_device_t dev[MCA_PML_UMR_DEVICES_MAX];
+} mca_pml_umr_devices_t;
+
+/*
+ * The devices of the mlx5_umr component here, as the parameter names them:
+ * "sw" unless UCX_MLX5_UMR_ENGINE=mlx5, then the component's mlx5 mds
+ * (none with UCX_MLX5_UMR_ENGINE=sw). `engine` (may be NULL) receives
+ * UCX_MLX5_UMR_ENGINE's value.
+ */
+ucs_status_t mca_pml_umr_devices_query(uct_component_h component,
+                                       char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
+                                       unsigned max, unsigned *num_p,
+                                       char *engine, size_t engine_len);
+
+/*
+ * Parse `value` (the parameter) against the `num` devices that exist and
+ * fill `plan`. 0, or -1 with `msg` naming the parameter, the bad name and
+ * the devices that exist.
+ */
+int mca_pml_umr_devices_select(const char *value,
+                               const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
+                               unsigned num, mca_pml_umr_devices_t *plan,
+                               char *msg, size_t len);
+
+/* Open the md of `dev` (its port, if any, as UCX_MLX5_UMR_PORT). */
+ucs_status_t mca_pml_umr_devices_md_open(uct_component_h component,
+                                         const mca_pml_umr_device_t *dev,
+                                         uct_md_h *md_p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
