@@ -17,7 +17,8 @@
 #    (contrib/umr-calibrate.sh --device <device>, mpirun -np 2 on this host):
 #    writes the costs file next to the report (<report>.costs.conf), puts
 #    the crossover table in the report and prints how to install the file
-#    and run the MPI benchmark with it; SKIPPED when configure found no MPI;
+#    and run the MPI benchmark with it on that device (MCA parameter
+#    pml_umr_devices=<device>); SKIPPED when configure found no MPI;
 # 7. prints a summary table and the ibv_devinfo facts it ran on, ready to
 #    publish (also written to $OUT, default hw-check-<host>-<date>.txt).
 #
@@ -241,16 +242,15 @@ fi
             echo "or name it per job (--mca pml_umr_cost_file FILE). The MPI benchmark"
             echo "with it (pml/umr from this build, UCX_MLX5_UMR_ENGINE=$engine):"
             echo
-            echo "    UCX_MLX5_UMR_ENGINE=$engine PML_UMR_COST_FILE=$costs contrib/run-mpi-bench.sh --quick"
+            echo "    OMPI_MCA_pml_umr_devices=$dev UCX_MLX5_UMR_ENGINE=$engine PML_UMR_COST_FILE=$costs contrib/run-mpi-bench.sh --quick"
             echo
             echo "an installed pml/umr with it, in any job:"
             echo
-            echo "    mpirun -np 2 --mca pml ob1,umr --mca pml_umr_cost_file $costs -x UCX_MLX5_UMR_ENGINE=$engine PROGRAM"
-            if [ $rehearsal -eq 0 ] && [ "$dev" != "${mlx5_devs[0]}" ]; then
-                echo
-                echo "Note: pml/umr opens the first mlx5 device that works (${mlx5_devs[0]}"
-                echo "here), these figures are of $dev."
-            fi
+            echo "    mpirun -np 2 --mca pml ob1,umr --mca pml_umr_cost_file $costs --mca pml_umr_devices $dev -x UCX_MLX5_UMR_ENGINE=$engine PROGRAM"
+            echo
+            echo "(pml_umr_devices=$dev: pml/umr uses the device these figures are of,"
+            echo "also between ranks of one host; without it, sw there and the first"
+            echo "mlx5 device that opens elsewhere.)"
             if [ "$engine" = mlx5 ]; then
                 echo
                 echo "The file has no sw engine figures (the built-in defaults then keep"

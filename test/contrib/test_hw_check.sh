@@ -10,7 +10,8 @@
 #    lentry,byte}_ns key with a number, the PMLs' ctrl figures, no mlx5 key
 #    (nothing measured it), and pml/umr's loader accepts it; the report says
 #    REHEARSAL, records the step as PASS, holds the crossover table and the
-#    install and run-mpi-bench lines naming the file;
+#    install and run-mpi-bench lines naming the file, and the MPI lines pass
+#    the device to pml/umr (pml_umr_devices=sw);
 #  - calibration_skipped_without_mpi: a build whose configure found no MPI
 #    (test/bench/Makefile with HAVE_MPI false): the step is SKIPPED, not
 #    PASS, not FAIL, and the exit status is 0;
@@ -96,8 +97,12 @@ rehearsal_calibration() {
         "$report" || fail "report: no install line" || return 1
     grep -q "UCX_MLX5_UMR_ENGINE=sw PML_UMR_COST_FILE=$costs contrib/run-mpi-bench.sh" \
         "$report" || fail "report: no run-mpi-bench line" || return 1
-    grep -q -- "--mca pml_umr_cost_file $costs" "$report" ||
-        fail "report: no mpirun line" || return 1
+    grep -q -- "--mca pml_umr_cost_file $costs --mca pml_umr_devices sw " "$report" ||
+        fail "report: no mpirun line on the device (pml_umr_devices)" || return 1
+    grep -q "OMPI_MCA_pml_umr_devices=sw UCX_MLX5_UMR_ENGINE=sw PML_UMR_COST_FILE=$costs" \
+        "$report" || fail "report: run-mpi-bench not on the device" || return 1
+    ! grep -q "may pick\|opens the first mlx5 device that works" "$report" ||
+        fail "report: warns about the device instead of naming it" || return 1
 }
 
 calibration_skipped_without_mpi() {

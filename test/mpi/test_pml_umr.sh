@@ -13,7 +13,11 @@
 #    costs nothing every case does (the file is read and followed);
 #  - ompi_info lists the component and its parameters;
 #  - pml_umr_enable=0, a version mismatch and UCX_TLS without mlx5_umr give
-#    exactly the job without pml/umr (and nothing moves zero-copy).
+#    exactly the job without pml/umr (and nothing moves zero-copy);
+#  - pml_umr_devices: "sw" works as the default does (the sw rail, and only
+#    it, opens); an absent device or a malformed name gives the plain job, a
+#    warning per rank naming the parameter and the devices there are, and no
+#    zero-copy; "^sw" opens no sw rail, so same-host peers pass through.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -131,9 +135,11 @@ ompi_info_lists() {
     o=$(env "${umr_env[@]}" ompi_info 2>&1) || return 1
     grep -q "MCA pml: umr" <<<"$o" || { echo "ompi_info does not list pml umr"; return 1; }
     o=$(env "${umr_env[@]}" ompi_info --param pml umr --level 9 2>&1)
-    for p in enable verbose zcopy min_size uct_module; do
+    for p in enable verbose zcopy min_size uct_module devices; do
         grep -q "pml_umr_$p" <<<"$o" || { echo "pml_umr_$p not listed"; echo "$o"; return 1; }
     done
+    grep -q 'parameter "pml_umr_devices" (current value: "", ' <<<"$o" ||
+        { echo "pml_umr_devices: default not empty"; return 1; }
 }
 
 # A peer that dies holding a zero-copy message ends the job (Open MPI's
@@ -168,4 +174,44 @@ ucx_tls_names_it() {
 }
 check ucx_tls_naming_mlx5_umr ucx_tls_names_it
 check peer_death_ends_job peer_death
+
+# pml_umr_devices (pml_umr_devices.h). The rails each rank opened are its
+# "rail NAME open" lines (pml_umr_verbose 5).
+devices_sw_only() {
+    local got=$out/dev-sw
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on OMPI_MCA_pml_umr_verbose=5 \
+        OMPI_MCA_pml_umr_devices=sw -- -np 2
+    same_results "$out/ref-2-ob1" "$got" && zcopy_in_every_case "$got" &&
+        [ "$(grep -c 'pml_umr: rail sw open$' "$got")" -eq 2 ] &&
+        [ "$(grep -c 'pml_umr: rail .* open$' "$got")" -eq 2 ] ||
+        { grep "pml_umr: rail" "$got"; echo "not one sw rail a rank"; return 1; }
+}
+
+# a name that is not a device here (NAME, the expected reason): the plain
+# job, one warning a rank, nothing zero-copy, and no rail opened
+devices_refused() {
+    local got=$out/dev-$1 value=$2 why=$3
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on OMPI_MCA_pml_umr_verbose=5 \
+        OMPI_MCA_pml_umr_devices="$value" -- -np 2
+    same_results "$out/ref-2-ob1" "$got" && no_zcopy "$got" || return 1
+    [ "$(grep -cF "pml_umr: pml_umr_devices=\"$value\": $why (devices here: sw), UCX_MLX5_UMR_ENGINE=sw: passing everything through" "$got")" -eq 2 ] ||
+        { grep "pml_umr" "$got"; echo "not one warning a rank"; return 1; }
+    ! grep "pml_umr: rail" "$got"
+}
+
+# "^sw": no rail here (no ConnectX), so no zero-copy between the ranks of
+# this host; the job is the plain one
+devices_exclude_sw() {
+    local got=$out/dev-nosw
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on OMPI_MCA_pml_umr_verbose=5 \
+        OMPI_MCA_pml_umr_devices=^sw -- -np 2
+    same_results "$out/ref-2-ob1" "$got" && no_zcopy "$got" || return 1
+    ! grep "pml_umr: rail" "$got" || return 1
+    [ "$(grep -c 'no mlx5_umr rail could be opened (pml_umr_devices="^sw")' "$got")" -eq 2 ]
+}
+
+check devices_sw_only devices_sw_only
+check devices_absent_device devices_refused absent mlx5_9 'no device "mlx5_9"'
+check devices_sw_port devices_refused swport sw:1 '"sw:1": the sw device has no ports'
+check devices_exclude_sw devices_exclude_sw
 finish
