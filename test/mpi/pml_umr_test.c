@@ -925,6 +925,181 @@ static void blocking(void)
     report("blocking", h, zc0);
 }
 
+/* ---- operations on receive requests of Z bytes and more ------------------ */
+
+/* (w, n) holds the left neighbour's every-other-32 pattern of `salt` */
+static int reqops_check(const char *what, const double *w, int n, int left,
+                        int salt)
+{
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        double want = ((i % 64) < 32) ? val(left, i, salt) : 0;
+        if (w[i] != want) {
+            FAIL("reqops %s: w[%d] %g != %g", what, i, w[i], want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void reqops(void)
+{
+    int n = 2048, i, k, it, flag, idx[6], outcount, count, done;
+    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    double *c = malloc(sizeof(double) * n), *d = malloc(sizeof(double) * n);
+    double small[64], smallv[64];
+    MPI_Datatype vec;
+    MPI_Request rq[6], r1;
+    MPI_Status s, st[6], tst[6];
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    MPI_Type_vector(n / 64, 32, 64, MPI_DOUBLE, &vec);   /* 8 KiB, 256 B blocks */
+    MPI_Type_commit(&vec);
+
+    /* 1. MPI_Request_free of an active receive that then gets a (zero-copy)
+     * message: the data lands and the sender completes. The sender says
+     * so afterwards (tag 121); its blocking send needed the receiver. */
+    memset(w, 0, sizeof(double) * n);
+    fill(v, n, 120);
+    MPI_Irecv(w, 1, vec, left, 120, MPI_COMM_WORLD, &r1);
+    MPI_Request_free(&r1);
+    CHECK(r1 == MPI_REQUEST_NULL, "reqops free: request not null");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Send(v, 1, vec, right, 120, MPI_COMM_WORLD);
+    MPI_Send(NULL, 0, MPI_BYTE, right, 121, MPI_COMM_WORLD);
+    MPI_Recv(NULL, 0, MPI_BYTE, left, 121, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    reqops_check("freed", w, n, left, 120);
+    h = hash_bytes(h, w, sizeof(double) * n);
+
+    /* 2. MPI_Cancel of a pending receive of Z bytes and more */
+    memset(w, 0, sizeof(double) * n);
+    MPI_Irecv(w, 1, vec, left, 122, MPI_COMM_WORLD, &r1);
+    MPI_Cancel(&r1);
+    MPI_Wait(&r1, &s);
+    MPI_Test_cancelled(&s, &flag);
+    CHECK(flag, "reqops cancel: not cancelled");
+    for (i = 0; i < n; ++i) {
+        if (w[i] != 0) {
+            FAIL("reqops cancel: w[%d] written", i);
+            break;
+        }
+    }
+
+    /* 3. a mix (below Z, zero-copy, contiguous >= Z) completed by Testsome,
+     * Waitany, Testany; every status has the real source, tag and count */
+    for (it = 0; it < 3; ++it) {
+        memset(w, 0, sizeof(double) * n);
+        memset(d, 0, sizeof(double) * n);
+        memset(small, 0, sizeof(small));
+        fill(v, n, 130 + it);
+        fill(c, n, 140 + it);
+        for (i = 0; i < 64; ++i) {
+            smallv[i] = val(rank, i, 150 + it);
+        }
+        MPI_Irecv(small, 64, MPI_DOUBLE, left, 123, MPI_COMM_WORLD, &rq[0]);
+        MPI_Irecv(w, 1, vec, left, 124, MPI_COMM_WORLD, &rq[1]);
+        MPI_Irecv(d, n, MPI_DOUBLE, MPI_ANY_SOURCE, 125, MPI_COMM_WORLD,
+                  &rq[2]);
+        MPI_Isend(c, n, MPI_DOUBLE, right, 125, MPI_COMM_WORLD, &rq[3]);
+        MPI_Isend(v, 1, vec, right, 124, MPI_COMM_WORLD, &rq[4]);
+        MPI_Isend(smallv, 64, MPI_DOUBLE, right, 123, MPI_COMM_WORLD, &rq[5]);
+        for (k = 0; k < 6; ++k) {
+            st[k].MPI_SOURCE = -7;   /* each one must be written */
+        }
+        done = 0;
+        while (done < 6) {
+            if (it == 0) {
+                MPI_Testsome(6, rq, &outcount, idx, tst);
+                CHECK(outcount != MPI_UNDEFINED, "reqops testsome: undefined");
+                for (k = 0; (outcount != MPI_UNDEFINED) && (k < outcount);
+                     ++k) {
+                    st[idx[k]] = tst[k];   /* in completion order */
+                }
+                done += (outcount == MPI_UNDEFINED) ? 6 : outcount;
+            } else if (it == 1) {
+                MPI_Waitany(6, rq, &k, &s);
+                st[k] = s;
+                ++done;
+            } else {
+                MPI_Testany(6, rq, &k, &flag, &s);
+                if (flag && (k != MPI_UNDEFINED)) {
+                    st[k] = s;
+                    ++done;
+                }
+            }
+        }
+        for (k = 0; k < 3; ++k) {
+            int want = (k == 0) ? 64 : (k == 1) ? n / 2 : n;
+            MPI_Get_count(&st[k], MPI_DOUBLE, &count);
+            CHECK((st[k].MPI_SOURCE == left) && (st[k].MPI_TAG == 123 + k) &&
+                  (count == want), "reqops mix it %d req %d: source %d tag %d "
+                  "count %d, expected %d %d %d", it, k, st[k].MPI_SOURCE,
+                  st[k].MPI_TAG, count, left, 123 + k, want);
+        }
+        reqops_check("mix", w, n, left, 130 + it);
+        for (i = 0; i < n; ++i) {
+            if ((d[i] != val(left, i, 140 + it)) ||
+                ((i < 64) && (small[i] != val(left, i, 150 + it)))) {
+                FAIL("reqops mix it %d: [%d] wrong", it, i);
+                break;
+            }
+        }
+        h = hash_bytes(h, w, sizeof(double) * n);
+        h = hash_bytes(h, d, sizeof(double) * n);
+        h = hash_bytes(h, small, sizeof(small));
+    }
+
+    /* 4. MPI_Request_get_status polls, then MPI_Wait gives the same status;
+     * 5. the same with the message already there when the receive is
+     * posted (the send was started before a barrier) */
+    for (it = 0; it < 2; ++it) {
+        memset(w, 0, sizeof(double) * n);
+        fill(v, n, 160 + it);
+        if (it == 1) {
+            MPI_Isend(v, 1, vec, right, 126, MPI_COMM_WORLD, &rq[1]);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        MPI_Irecv(w, 1, vec, left, 126, MPI_COMM_WORLD, &rq[0]);
+        if (it == 0) {
+            MPI_Isend(v, 1, vec, right, 126, MPI_COMM_WORLD, &rq[1]);
+        }
+        do {
+            MPI_Request_get_status(rq[0], &flag, &s);
+        } while (!flag);
+        MPI_Get_count(&s, MPI_DOUBLE, &count);
+        CHECK((s.MPI_SOURCE == left) && (s.MPI_TAG == 126) && (count == n / 2),
+              "reqops get_status %d: source %d tag %d count %d", it,
+              s.MPI_SOURCE, s.MPI_TAG, count);
+        reqops_check("get_status", w, n, left, 160 + it);
+        MPI_Wait(&rq[0], &s);
+        MPI_Get_count(&s, MPI_DOUBLE, &count);
+        CHECK((s.MPI_SOURCE == left) && (count == n / 2),
+              "reqops wait %d: source %d count %d", it, s.MPI_SOURCE, count);
+        MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+        h = hash_bytes(h, w, sizeof(double) * n);
+    }
+
+    /* 6. a persistent receive freed while active */
+    memset(w, 0, sizeof(double) * n);
+    fill(v, n, 170);
+    MPI_Recv_init(w, 1, vec, left, 127, MPI_COMM_WORLD, &r1);
+    MPI_Start(&r1);
+    MPI_Request_free(&r1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Send(v, 1, vec, right, 127, MPI_COMM_WORLD);
+    MPI_Send(NULL, 0, MPI_BYTE, right, 128, MPI_COMM_WORLD);
+    MPI_Recv(NULL, 0, MPI_BYTE, left, 128, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    reqops_check("persistent freed", w, n, left, 170);
+    h = hash_bytes(h, w, sizeof(double) * n);
+
+    MPI_Type_free(&vec);
+    free(v); free(w); free(c); free(d);
+    report("reqops", h, zc0);
+}
+
 /* ---- a peer dies mid-transfer: the job must end, not hang ---------------- */
 
 static void die(void)
@@ -955,7 +1130,7 @@ static const struct {
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
     {"intercomm", intercomm}, {"fresh", fresh}, {"retype", retype},
-    {"blocking", blocking},
+    {"blocking", blocking}, {"reqops", reqops},
     {"die", die},   /* only when named */
 };
 

@@ -150,6 +150,12 @@ typedef struct mca_pml_umr_peer {
 } mca_pml_umr_peer_t;
 
 enum {
+    MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
+    MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
+    MCA_PML_UMR_STEP_GET             /* connected: post the get */
+};
+
+enum {
     MCA_PML_UMR_REQ_SEND = 1,
     MCA_PML_UMR_REQ_RECV
 };
@@ -161,6 +167,8 @@ typedef struct mca_pml_umr_request {
     int                   free_called;
     int                   events;     /* left before MPI completion */
     int                   passthrough;/* this start went to the wrapped PML */
+    int                   in_place;   /* completes `inner`, the user's
+                                         request (pml_umr_hook.c) */
     int                   step;       /* receive: next step in progress */
     /* arguments */
     void                  *buf;
@@ -204,6 +212,8 @@ typedef struct mca_pml_umr_counters {
     uint64_t reg_misses;        /* region registered */
     uint64_t lkey_hits;         /* layout key reused */
     uint64_t lkey_misses;       /* layout key made */
+    uint64_t recv_inplace;      /* control messages that arrived in a
+                                   hooked request of the wrapped PML */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {
@@ -216,6 +226,7 @@ typedef struct mca_pml_umr_globals {
     char                   *cost_file;      /* costs of the zero-copy choice */
     char                   *devices;        /* pml_umr_devices.h */
     int                    priority;
+    int                    recv_inplace;    /* hook ob1's receives in place */
     /* state */
     int                    output;
     int                    active;          /* interposed */
@@ -229,6 +240,7 @@ typedef struct mca_pml_umr_globals {
     int                    nrails;
     opal_hash_table_t      peers;           /* ompi_proc_t* -> peer */
     opal_free_list_t       requests;
+    ompi_request_free_fn_t hook_free_orig;  /* the wrapped PML's req_free */
     opal_list_t            reap;            /* finished internal requests */
     opal_list_t            retry;           /* receives with a step to run */
     opal_list_t            peer_events;     /* handshake messages arrived */
@@ -335,6 +347,11 @@ int mca_pml_umr_stash_irecv(mca_pml_umr_request_t *req, void *buf,
                             int tag, ompi_communicator_t *comm,
                             ompi_request_t **request);
 
+/* receives hooked in place (pml_umr_hook.c) */
+void mca_pml_umr_hook(ompi_request_t *request);
+void mca_pml_umr_hook_done(mca_pml_umr_request_t *req);
+int  mca_pml_umr_hook_start(size_t count, ompi_request_t **requests);
+
 /* probes (pml_umr_probe.c) */
 int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
                        int *matched, ompi_status_public_t *status);
@@ -355,6 +372,24 @@ static inline int mca_pml_umr_recv_may_match(const ompi_datatype_t *dt,
                                              size_t count)
 {
     return dt->super.size * count >= MCA_PML_UMR_CTL_SIZE;
+}
+
+/* Whether a receive that completed with exactly Z bytes starts with the
+ * magic: two loads for a contiguous layout, a 16-byte pack otherwise. Safe
+ * inside the wrapped PML's completion callback (memory reads only). */
+int mca_pml_umr_recv_has_magic(void *buf, size_t count, ompi_datatype_t *dt);
+
+/* Whether a completed receive may hold a control message. `error`: the
+ * receive's error (a blocking receive leaves status->MPI_ERROR alone). */
+static inline int mca_pml_umr_recv_maybe_ctl(void *buf, size_t count,
+                                             ompi_datatype_t *dt,
+                                             const ompi_status_public_t *st,
+                                             int error)
+{
+    return OPAL_UNLIKELY(st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
+           !st->_cancelled &&
+           ((error == MPI_SUCCESS) || (error == MPI_ERR_TRUNCATE)) &&
+           mca_pml_umr_recv_has_magic(buf, count, dt);
 }
 
 static inline int mca_pml_umr_ctl_is_magic(const mca_pml_umr_ctl_t *ctl)

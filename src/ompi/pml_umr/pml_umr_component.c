@@ -132,6 +132,14 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.min_size);
 
+    mca_pml_umr.recv_inplace = 1;
+    (void)mca_base_component_var_register(c, "recv_inplace",
+            "Nonblocking receives of at least the control message size (4160 "
+            "bytes) are the wrapped PML's own requests, hooked in place "
+            "(ob1 only; 0, and any other PML: a pml/umr request wraps each)",
+            MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.recv_inplace);
+
     mca_pml_umr.uct_module = MCA_PML_UMR_DEFAULT_UCT_MODULE;
     (void)mca_base_component_var_register(c, "uct_module",
             "Path of the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; "
@@ -215,12 +223,13 @@ static int mca_pml_umr_counters_print(void)
                     "zcopy_bytes %lu escapes %lu recv_checked %lu "
                     "passthrough_sends %lu connects %lu reg_hits %lu "
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
-                    "keys_live %lu errors %lu stash %d",
+                    "keys_live %lu errors %lu stash %d inplace %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, c->connects,
                     c->reg_hits, c->reg_misses, c->lkey_hits, c->lkey_misses,
-                    c->keys_live, c->errors, mca_pml_umr.stash_count);
+                    c->keys_live, c->errors, mca_pml_umr.stash_count,
+                    c->recv_inplace);
     }
     return OMPI_SUCCESS;
 }
@@ -268,6 +277,10 @@ static int mca_pml_umr_interpose(void)
 
     mca_pml_umr.real_component = mca_pml_base_selected_component;
     mca_pml_umr.real           = mca_pml;
+    /* ob1's receive requests are known (pml_umr_hook.c) */
+    mca_pml_umr.recv_inplace   = mca_pml_umr.recv_inplace &&
+            (0 == strcmp(mca_pml_umr.real_component.pmlm_version.
+                         mca_component_name, "ob1"));
     mca_pml_umr_choose_load();
 
     mca_pml_umr_module.pml_progress      = mca_pml.pml_progress;

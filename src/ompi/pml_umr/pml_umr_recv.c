@@ -11,12 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
-    MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
-    MCA_PML_UMR_STEP_GET             /* connected: post the get */
-};
-
 /* The request completes with the wrapped PML's status: not a control
  * message (or cancelled, or failed). */
 static void mca_pml_umr_recv_passthrough(mca_pml_umr_request_t *req)
@@ -269,11 +263,7 @@ void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
     mca_pml_umr_recv_get(req);
 }
 
-/* Whether a receive that completed with exactly Z bytes starts with the
- * magic: two loads for a contiguous layout, a 16-byte pack otherwise. Safe
- * inside the wrapped PML's completion callback (memory reads only). */
-static int mca_pml_umr_recv_has_magic(void *buf, size_t count,
-                                      ompi_datatype_t *dt)
+int mca_pml_umr_recv_has_magic(void *buf, size_t count, ompi_datatype_t *dt)
 {
     uint64_t magic[2];
 
@@ -283,19 +273,6 @@ static int mca_pml_umr_recv_has_magic(void *buf, size_t count,
         mca_pml_umr_peek(buf, count, dt, magic, sizeof(magic));
     }
     return (magic[0] == MCA_PML_UMR_MAGIC0) && (magic[1] == MCA_PML_UMR_MAGIC1);
-}
-
-/* Whether a completed receive may hold a control message. `error`: the
- * receive's error (a blocking receive leaves status->MPI_ERROR alone). */
-static inline int mca_pml_umr_recv_maybe_ctl(void *buf, size_t count,
-                                             ompi_datatype_t *dt,
-                                             const ompi_status_public_t *st,
-                                             int error)
-{
-    return OPAL_UNLIKELY(st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-           !st->_cancelled &&
-           ((error == MPI_SUCCESS) || (error == MPI_ERR_TRUNCATE)) &&
-           mca_pml_umr_recv_has_magic(buf, count, dt);
 }
 
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
@@ -415,10 +392,22 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
                       int tag, ompi_communicator_t *comm,
                       ompi_request_t **request)
 {
-    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count) &&
-                    (mca_pml_umr.stash_count == 0))) {
-        return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
-                                          request);
+    int rc;
+
+    if (OPAL_LIKELY(mca_pml_umr.stash_count == 0)) {
+        if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
+            return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
+                                              request);
+        }
+        if (OPAL_LIKELY(mca_pml_umr.recv_inplace)) {
+            /* the wrapped PML's own request, hooked (pml_umr_hook.c) */
+            rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
+                                            request);
+            if (OPAL_LIKELY(rc == OMPI_SUCCESS)) {
+                mca_pml_umr_hook(*request);
+            }
+            return rc;
+        }
     }
     return mca_pml_umr_irecv_slow(buf, count, dt, src, tag, comm, request);
 }
@@ -501,12 +490,24 @@ int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
                            ompi_request_t **request)
 {
     mca_pml_umr_request_t *req;
+    int rc;
 
-    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count)) ||
-        (NULL == (req = mca_pml_umr_recv_alloc(buf, count, dt, src, tag, comm,
-                                               true)))) {
+    if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
         return mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
                                                request);
+    }
+    if (mca_pml_umr.recv_inplace) {
+        /* each MPI_Start hooks the wrapped PML's request in place */
+        rc = mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
+                                             request);
+        if (rc == OMPI_SUCCESS) {
+            (*request)->req_start = mca_pml_umr_hook_start;
+        }
+        return rc;
+    }
+    req = mca_pml_umr_recv_alloc(buf, count, dt, src, tag, comm, true);
+    if (req == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
     *request = &req->super;
     return OMPI_SUCCESS;
@@ -519,7 +520,11 @@ int mca_pml_umr_start(size_t count, ompi_request_t **requests)
     int rc;
 
     for (i = 0; i < count; ++i) {
-        if (!mca_pml_umr_request_is_ours(requests[i])) {
+        if (requests[i]->req_start == mca_pml_umr_hook_start) {
+            /* a persistent receive hooked in place (MCA_PML_CALL(start)
+             * of the collectives, not MPI_Start) */
+            rc = mca_pml_umr_hook_start(1, &requests[i]);
+        } else if (!mca_pml_umr_request_is_ours(requests[i])) {
             rc = mca_pml_umr.real.pml_start(1, &requests[i]);
         } else {
             req = (mca_pml_umr_request_t*)requests[i];

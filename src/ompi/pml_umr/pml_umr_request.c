@@ -103,6 +103,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->free_called               = 0;
     req->events                    = 0;
     req->passthrough               = 0;
+    req->in_place                  = 0;
     req->dt                        = NULL;
     req->inner                     = NULL;
     req->peer                      = NULL;
@@ -120,6 +121,10 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
 /* All events of the current operation happened: complete it for MPI. */
 void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
 {
+    if (req->in_place) {
+        mca_pml_umr_hook_done(req);   /* completes req->inner instead */
+        return;
+    }
     if (req->free_called) {
         /* freed by the user while active: maybe inside req->inner's own
          * completion callback, so the inner request is freed later */
