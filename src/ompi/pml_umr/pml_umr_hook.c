@@ -29,6 +29,7 @@
 #include "pml_umr.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
+#include <ompi/runtime/mpiruntime.h>
 
 #define MCA_PML_UMR_HOOK_ARMED  ((void*)&mca_pml_umr_hook_states[0])
 #define MCA_PML_UMR_HOOK_FREED  ((void*)&mca_pml_umr_hook_states[1])
@@ -89,6 +90,10 @@ static int mca_pml_umr_hook_cb(ompi_request_t *r)
     r->req_complete_cb_data = NULL;
     r->req_free             = mca_pml_umr.hook_free_orig;
     if (freed) {
+        /* as ob1 does with a receive freed while active that fails */
+        if (r->req_status.MPI_ERROR != MPI_SUCCESS) {
+            ompi_mpi_abort(&ompi_mpi_comm_world.comm, MPI_ERR_REQUEST);
+        }
         /* ob1 is done with it (req_pml_complete): its free returns it */
         r->req_free(&r);
         return 1;
