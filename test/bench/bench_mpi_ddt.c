@@ -53,9 +53,13 @@
  * usage: mpirun -np 2 bench_mpi_ddt [-s vector_bytes] [-n grid_n]
  *        [-m min_messages] [-M max_messages] [-T seconds_per_pattern]
  *        [-p pattern_substring] [-l|-L] [-i round_trips] [-r samples]
+ *        [-V max_ns]
  *   -l: latency only; -L: no latency; -X 1|2|3: rank 1 damages a data byte,
  *   the byte after the last block or the buffer's last byte of its second
- *   message (the check must then fail the run).
+ *   message (the check must then fail the run); -V: on a VM, start in a
+ *   state whose VM state probe is at most max_ns (the ranks sleep and probe
+ *   again, up to 20 times; each probe a "VMSTATE settle" line), so that jobs
+ *   are compared in the same state (contrib/vm-probe/README.md).
  */
 #include <mpi.h>
 #define BM_PROG "bench_mpi_ddt"
@@ -1142,7 +1146,8 @@ static void bm_usage(const char *prog)
 {
     fprintf(stderr, "usage: mpirun -np 2 %s [-s vector_bytes] [-n grid_n] "
             "[-m min_messages] [-M max_messages] [-T seconds_per_pattern] "
-            "[-p pattern_substring] [-l|-L] [-i round_trips] [-r samples]\n",
+            "[-p pattern_substring] [-l|-L] [-i round_trips] [-r samples] "
+            "[-V max_ns]\n",
             prog);
 }
 
@@ -1151,7 +1156,7 @@ int main(int argc, char **argv)
     bm_opts_t o = { 16ul << 20, 256, 5, 50, 1.0, 2000, 7, 1, 1 };
     int opt, size, len;
     char name[MPI_MAX_PROCESSOR_NAME];
-    double vm_rt;
+    double vm_rt, vm_settle_ns = 0;
 
     BM_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &bm_rank);
@@ -1163,7 +1168,7 @@ int main(int argc, char **argv)
     if ((bm_interpose_fn != NULL) && (bm_interpose_fn(1) < 0)) {
         bm_interpose_fn = NULL;
     }
-    while ((opt = getopt(argc, argv, "s:n:m:M:T:p:lLi:r:X:h")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:m:M:T:p:lLi:r:X:V:h")) != -1) {
         switch (opt) {
         case 's': o.vec_bytes = strtoul(optarg, NULL, 0); break;
         case 'n': o.grid_n = atoi(optarg); break;
@@ -1176,6 +1181,7 @@ int main(int argc, char **argv)
         case 'i': o.lat_iters = atoi(optarg); break;
         case 'r': o.lat_samples = atoi(optarg); break;
         case 'X': bm_corrupt = atoi(optarg); break;
+        case 'V': vm_settle_ns = atof(optarg); break;
         default:
             if (bm_rank == 0) {
                 bm_usage(argv[0]);
@@ -1186,10 +1192,11 @@ int main(int argc, char **argv)
     }
     if ((size != 2) || (o.vec_bytes < 65536) || (o.grid_n < 4) ||
         (o.min_msgs < 1) || (o.max_msgs < o.min_msgs) ||
-        (o.lat_iters < 1) || (o.lat_samples < 1)) {
+        (o.lat_iters < 1) || (o.lat_samples < 1) || (vm_settle_ns < 0)) {
         if (bm_rank == 0) {
             fprintf(stderr, "bench_mpi_ddt: needs exactly 2 ranks, -s >= "
-                    "65536, -n >= 4, 1 <= -m <= -M, -i, -r >= 1\n");
+                    "65536, -n >= 4, 1 <= -m <= -M, -i, -r >= 1, "
+                    "-V >= 0\n");
             bm_usage(argv[0]);
         }
         MPI_Finalize();
@@ -1206,7 +1213,12 @@ int main(int argc, char **argv)
                "pattern)\n", name, o.min_msgs, o.max_msgs, o.budget);
         fflush(stdout);
     }
-    /* the state of the VM this job runs in, at its start and end */
+    /* the state of the VM this job runs in, at its start and end; with -V,
+     * first redrawn (up to 20 times) until the probe is at most that */
+    if ((vm_settle_ns > 0) &&
+        (bm_vmstate_settle(MPI_COMM_WORLD, vm_settle_ns, 20, 20) < 0)) {
+        BM_FAIL("-V %.1f: the VM state probe cannot run", vm_settle_ns);
+    }
     bm_vmstate_probe(MPI_COMM_WORLD, "start", 5, 2000, &vm_rt);
     if (o.do_ddt) {
         bm_ddt(&o);

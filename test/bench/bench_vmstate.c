@@ -6,6 +6,9 @@
  * line and waits for rank 1 to echo it in the second one. A waiter yields the
  * CPU now and then, so that the probe ends even when both ranks share one
  * CPU (it then measures the scheduler, and says so by its size).
+ *
+ * bm_vmstate_settle redraws the state: a vCPU that idles halts (this guest's
+ * haltpoll polls 0 ns), and the host may wake it elsewhere.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -187,5 +190,34 @@ int bm_vmstate_probe(MPI_Comm comm, const char *when, int batches,
     }
     munmap((void*)l, getpagesize());
     MPI_Barrier(comm);
+    return 0;
+}
+
+int bm_vmstate_settle(MPI_Comm comm, double max_ns, int tries, int sleep_ms)
+{
+    double rt_ns;
+    int rank, i;
+
+    MPI_Comm_rank(comm, &rank);
+    if ((max_ns <= 0) || (tries < 1) || (sleep_ms < 0)) {
+        if (rank == 0) {
+            fprintf(stderr, "bm_vmstate_settle: max_ns > 0, tries >= 1, "
+                    "sleep_ms >= 0 (got %.1f, %d, %d)\n", max_ns, tries,
+                    sleep_ms);
+        }
+        return -1;
+    }
+    for (i = 0; i < tries; ++i) {
+        if (i > 0) {
+            usleep(sleep_ms * 1000);
+        }
+        if (bm_vmstate_probe(comm, "settle", 5, 1000, &rt_ns) != 0) {
+            return -1;
+        }
+        MPI_Bcast(&rt_ns, 1, MPI_DOUBLE, 0, comm);
+        if (rt_ns <= max_ns) {
+            return 1;
+        }
+    }
     return 0;
 }

@@ -27,4 +27,14 @@
 int bm_vmstate_probe(MPI_Comm comm, const char *when, int batches,
                      int round_trips, double *rt_ns);
 
+/**
+ * Start in a state whose round trip is at most @a max_ns: probe ("settle",
+ * 5 x 1000 round trips); while it is above, every rank sleeps @a sleep_ms
+ * (both vCPUs idle, so the host places them again) and probes again, at
+ * most @a tries probes. Collective over @a comm. Returns 1 when a probe
+ * reached @a max_ns, 0 when none did, -1 when the probe cannot run or the
+ * arguments are wrong (max_ns > 0, tries >= 1, sleep_ms >= 0).
+ */
+int bm_vmstate_settle(MPI_Comm comm, double max_ns, int tries, int sleep_ms);
+
 #endif

@@ -73,16 +73,34 @@ pairs_sane() {
 }
 
 # the VM state probe (bench_vmstate.c) ran at the job's start and end: one
-# line each, 5 x 2000 round trips, min <= median <= max, all positive
+# line each, 5 x 2000 round trips (5 x 1000 for -V's settle probes),
+# min <= median <= max, all positive
 vmstate_sane() {
     awk '
         $1 == "VMSTATE" { n[$2]++
-            if (!(NF == 6 && $4 > 0 && $4 <= $3 && $3 <= $5 && $6 == 10000)) {
+            if (!(NF == 6 && $4 > 0 && $4 <= $3 && $3 <= $5 &&
+                  $6 == ($2 == "settle" ? 5000 : 10000))) {
                 print "bad VMSTATE line: " $0; bad = 1 } }
         END { if (n["start"] != 1 || n["end"] != 1) {
                   print "VMSTATE start/end lines: " n["start"] + 0 "/" n["end"] + 0
                   bad = 1 }
               exit bad }' "$1"
+}
+
+# -V max_ns: probes until one is at most max_ns, at most 20; a bound every
+# probe meets takes one, one none can meet takes 20 and the job still runs;
+# a negative bound is refused
+vmstate_settle() {
+    local f=$out/settle-any f0=$out/settle-none
+    run "$f" -- -np 2 --mca pml ob1 -- -l -i 20 -r 1 -V 1e9 || { tail "$f"; return 1; }
+    expect "settle probes with -V 1e9" "$(grep -c '^VMSTATE settle' "$f")" 1 &&
+        vmstate_sane "$f" || return 1
+    run "$f0" -- -np 2 --mca pml ob1 -- -l -i 20 -r 1 -V 0.001 || { tail "$f0"; return 1; }
+    expect "settle probes with -V 0.001" "$(grep -c '^VMSTATE settle' "$f0")" 20 &&
+        expect "LAT lines" "$(lines "$f0" LAT)" $sizes && vmstate_sane "$f0" || return 1
+    run "$out/settle-bad" -- -np 2 --mca pml ob1 -- -l -V -1 &&
+        { echo "-V -1 was accepted"; return 1; }
+    grep -q -- "-V >= 0" "$out/settle-bad" || { tail "$out/settle-bad"; return 1; }
 }
 
 umr_auto() {
@@ -124,5 +142,6 @@ check ob1_ddt_pack_and_pingpongs plain_ob1
 check umr_ob1_direct_rows_in_the_same_job umr_auto
 check umr_ob1_zcopy_and_direct_rows_verified umr_zcopy
 check damaged_byte_fails damaged
+check vm_state_settle_probes vmstate_settle
 check report_jobs_pairs_whole_jobs jobs_report
 finish
