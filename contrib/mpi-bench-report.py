@@ -3,13 +3,16 @@
 Side-by-side tables and PNG plots of bench_mpi_ddt runs (contrib/run-mpi-bench.sh).
 
 usage: mpi-bench-report.py [--stat median|best] OUTDIR NAME=FILE[,FILE..] ...
-       mpi-bench-report.py --jobs OUTDIR NAME=FILE[,FILE..] ...
+       mpi-bench-report.py --jobs [--vm-cut NS] OUTDIR NAME=FILE[,FILE..] ...
 
 --jobs: each FILE is one short latency-only job (run-mpi-bench.sh --jobs N);
 the files of NAME and umr+NAME are paired in run order. Prints, per message
 size, each configuration's job medians over the jobs (median and quartiles)
 and the median of the paired differences umr+NAME - NAME: whether loading
-pml/umr moves whole jobs, which the same-job pairs cannot show.
+pml/umr moves whole jobs, which the same-job pairs cannot show; then the
+same for 0 B over the "steady" jobs, whose VM state probe (VMSTATE lines)
+stayed below NS (default 300 ns: on our VMs the probe is ~50 or ~120 ns in
+the fast states and ~500 ns in the slow one, contrib/vm-probe/README.md).
 
 Each FILE is the stdout of one `mpirun -np 2 bench_mpi_ddt` run under one PML
 configuration NAME (e.g. ob1, ucx, umr+ob1, umr+ob1:zcopy); with several
@@ -213,14 +216,56 @@ def quartiles(v):
     return v[len(v) // 4], median(v), v[(3 * len(v)) // 4]
 
 
+def jobs_vmstate(emit, runs, byname, states, cut):
+    """--jobs: the jobs' VM states (VMSTATE probes) and the 0 B latency of
+    the jobs that ran in the fast state (probe below cut ns) from start to
+    end"""
+    if not any(st for n, _ in runs for st in states[n]):
+        return
+
+    def steady(st):
+        return all(w in st and st[w] < cut for w in ("start", "end"))
+
+    emit("VM state probe (one cache line's round trip between the ranks) at "
+         "each job's start and end: a job is steady when both are below "
+         "%g ns (--vm-cut); contrib/vm-probe/README.md" % cut)
+    emit("%-15s %6s %7s %26s" % ("config", "jobs", "steady",
+                                 "0 B LAT, steady jobs [us]"))
+    for n, jobs in runs:
+        v = [j["LAT"][0] for j, st in zip(jobs, states[n])
+             if steady(st) and 0 in j["LAT"]]
+        q = quartiles(v) if v else None
+        emit("%-15s %6d %7d %26s" % (
+            n, len(jobs), sum(steady(st) for st in states[n]),
+            "%.3f [%.3f-%.3f]" % (q[1], q[0], q[2]) if q else "-"))
+    for u, w in [(n, wrapped(n)) for n, _ in runs
+                 if is_umr(n) and wrapped(n) in byname]:
+        d = [a["LAT"][0] - b["LAT"][0]
+             for a, b, sa, sb in zip(byname[u], byname[w], states[u],
+                                     states[w])
+             if steady(sa) and steady(sb) and 0 in a["LAT"] and
+             0 in b["LAT"]]
+        q = quartiles(d) if d else None
+        emit("%s-%s, pairs of steady jobs: %d, 0 B paired difference %s" %
+             (u, w, len(d), "%+.3f [%+.3f %+.3f] us" % (q[1], q[0], q[2])
+              if q else "-"))
+    emit("")
+
+
 def jobs_report(args):
     """Whole jobs with and without pml/umr, alternating (--jobs)."""
-    outdir, runs = args[0], []
+    cut = 300.0
+    if len(args) >= 2 and args[0] == "--vm-cut":
+        cut, args = float(args[1]), args[2:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    outdir, runs, states = args[0], [], {}
     for arg in args[1:]:
         name, paths = arg.split("=", 1)
-        jobs = [parse([p])[1] for p in paths.split(",") if os.path.exists(p)]
-        if jobs:
-            runs.append((name, jobs))
+        parsed = [parse([p]) for p in paths.split(",") if os.path.exists(p)]
+        if parsed:
+            runs.append((name, [r[1] for r in parsed]))
+            states[name] = [r[5][0] for r in parsed]
     byname = dict(runs)
     out = []
 
@@ -255,6 +300,7 @@ def jobs_report(args):
                          else " %26s" % "-")
             emit(line)
         emit("")
+    jobs_vmstate(emit, runs, byname, states, cut)
     with open(os.path.join(outdir, "mpi-bench-jobs.txt"), "w") as f:
         f.write("\n".join(out) + "\n")
 

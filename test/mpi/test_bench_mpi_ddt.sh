@@ -138,10 +138,33 @@ jobs_report() {
     [ "$got" = "$want" ] || { echo "4096 B paired difference $got, expected $want"; cat "$r"; return 1; }
 }
 
+# the --jobs report's VM state section: with a cut every probe is below, each
+# job is steady and the one pair's 0 B difference is the jobs' LAT figures'
+# difference; with a cut none is below, no job and no pair is
+jobs_vmstate() {
+    local report=$(dirname "$0")/../../contrib/mpi-bench-report.py
+    local r=$out/jobs-vm.txt want got
+    /usr/bin/python3 "$report" --jobs --vm-cut 1e9 "$out" ob1="$out/ob1" \
+        umr+ob1="$out/umr-auto" >"$r" || { cat "$r"; return 1; }
+    expect "steady ob1 jobs" "$(awk '$1 == "ob1" && NF == 5 {print $3}' "$r")" 1 &&
+        expect "steady umr+ob1 jobs" "$(awk '$1 == "umr+ob1" && NF == 5 {print $3}' "$r")" 1 ||
+        { cat "$r"; return 1; }
+    want=$(awk -F'\t' 'FNR == 1 {f++} $1 == "LAT" && $2 == 0 {v[f] = $3}
+                      END {printf "%+.3f", v[2] - v[1]}' "$out/ob1" "$out/umr-auto")
+    got=$(sed -n 's/.*pairs of steady jobs: 1, 0 B paired difference \([-+0-9.]*\) .*/\1/p' "$r")
+    [ "$got" = "$want" ] || { echo "steady pair difference '$got', expected $want"; cat "$r"; return 1; }
+    /usr/bin/python3 "$report" --jobs --vm-cut 0.001 "$out" ob1="$out/ob1" \
+        umr+ob1="$out/umr-auto" >"$r" || { cat "$r"; return 1; }
+    expect "steady jobs with a 0.001 ns cut" \
+        "$(awk '($1 == "ob1" || $1 == "umr+ob1") && NF == 4 {s += $3} END {print s + 0}' "$r")" 0 &&
+        grep -q "pairs of steady jobs: 0, 0 B paired difference -" "$r" || { cat "$r"; return 1; }
+}
+
 check ob1_ddt_pack_and_pingpongs plain_ob1
 check umr_ob1_direct_rows_in_the_same_job umr_auto
 check umr_ob1_zcopy_and_direct_rows_verified umr_zcopy
 check damaged_byte_fails damaged
 check vm_state_settle_probes vmstate_settle
 check report_jobs_pairs_whole_jobs jobs_report
+check report_jobs_vm_state jobs_vmstate
 finish
