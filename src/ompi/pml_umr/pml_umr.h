@@ -349,6 +349,10 @@ int mca_pml_umr_stash_irecv(mca_pml_umr_request_t *req, void *buf,
 
 /* receives hooked in place (pml_umr_hook.c) */
 void mca_pml_umr_hook(ompi_request_t *request);
+/* the wrapped PML's irecv, hooked */
+int  mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
+                            int src, int tag, ompi_communicator_t *comm,
+                            ompi_request_t **request);
 void mca_pml_umr_hook_done(mca_pml_umr_request_t *req);
 int  mca_pml_umr_hook_start(size_t count, ompi_request_t **requests);
 

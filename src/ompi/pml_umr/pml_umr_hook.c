@@ -119,7 +119,7 @@ static int mca_pml_umr_hook_free(ompi_request_t **request)
     return OMPI_SUCCESS;
 }
 
-void mca_pml_umr_hook(ompi_request_t *r)
+static inline void mca_pml_umr_hook_inline(ompi_request_t *r)
 {
     if (OPAL_UNLIKELY(r->req_free != mca_pml_umr.hook_free_orig)) {
         if (mca_pml_umr.hook_free_orig != NULL) {
@@ -142,6 +142,24 @@ void mca_pml_umr_hook(ompi_request_t *r)
             r->req_complete = REQUEST_PENDING;
         }
     }
+}
+
+void mca_pml_umr_hook(ompi_request_t *r)
+{
+    mca_pml_umr_hook_inline(r);
+}
+
+int mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
+                           int src, int tag, ompi_communicator_t *comm,
+                           ompi_request_t **request)
+{
+    int rc;
+
+    rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm, request);
+    if (OPAL_LIKELY(rc == OMPI_SUCCESS)) {
+        mca_pml_umr_hook_inline(*request);
+    }
+    return rc;
 }
 
 /* The get of a control message that arrived in req->inner is done (or the

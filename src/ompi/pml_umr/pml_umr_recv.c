@@ -392,21 +392,15 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
                       int tag, ompi_communicator_t *comm,
                       ompi_request_t **request)
 {
-    int rc;
-
+    /* tail calls only: no stack frame on the way to the wrapped PML */
     if (OPAL_LIKELY(mca_pml_umr.stash_count == 0)) {
         if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
             return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
                                               request);
         }
         if (OPAL_LIKELY(mca_pml_umr.recv_inplace)) {
-            /* the wrapped PML's own request, hooked (pml_umr_hook.c) */
-            rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
-                                            request);
-            if (OPAL_LIKELY(rc == OMPI_SUCCESS)) {
-                mca_pml_umr_hook(*request);
-            }
-            return rc;
+            return mca_pml_umr_hook_irecv(buf, count, dt, src, tag, comm,
+                                          request);
         }
     }
     return mca_pml_umr_irecv_slow(buf, count, dt, src, tag, comm, request);
