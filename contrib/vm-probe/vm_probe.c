@@ -16,7 +16,9 @@
  *       the round trip on one page every interval: between probes CPU 0
  *       sleeps (sleep, default), spins (spin: both CPUs stay busy, like the
  *       ranks of an MPI job), or both sleep (both).
- *       Line: TIME <seconds> <median_ns> <min_ns> <max_ns>
+ *       Line: TIME <seconds> <median_ns> <min_ns> <max_ns> <steal>
+ *       (steal: the guest's steal time in /proc/stat since the probe
+ *       before, in ticks of 1/100 s summed over the CPUs; -1 if unknown)
  * Each figure is per round trip; a probe is 5 batches of round_trips / 5,
  * median (min, max) over the batches. Ends with a SUMMARY line: how many
  * probes, and how many differ by more than 2x (pages: from the reference
@@ -176,6 +178,23 @@ static int vmp_run_pages(const vmp_opts_t *o, char *base, int is_ping,
     return o->pages;
 }
 
+/* total steal time of the guest (/proc/stat "cpu" line, 8th value), -1 if
+ * unknown */
+static long long vmp_steal(void)
+{
+    long long v[8];
+    FILE *f = fopen("/proc/stat", "r");
+    int n;
+
+    if (f == NULL) {
+        return -1;
+    }
+    n = fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
+               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    return (n == 8) ? v[7] : -1;
+}
+
 static void vmp_idle(const vmp_opts_t *o)
 {
     double end = vmp_now_ns() + o->interval_ms * 1e6;
@@ -193,6 +212,7 @@ static int vmp_run_time(const vmp_opts_t *o, char *base, int is_ping,
 {
     double res[3], prev = 0, start = vmp_now_ns();
     int probes = (int)(o->seconds * 1000 / o->interval_ms), k;
+    long long steal = vmp_steal(), now_steal;
     uint64_t seq = 0;
 
     for (k = 0; k < probes; ++k) {
@@ -204,8 +224,11 @@ static int vmp_run_time(const vmp_opts_t *o, char *base, int is_ping,
             continue;
         }
         vmp_ping(vmp_page(base, 0), &seq, o->round_trips, res);
-        printf("TIME %.3f %.1f %.1f %.1f\n", (vmp_now_ns() - start) / 1e9,
-               res[0], res[1], res[2]);
+        now_steal = vmp_steal();
+        printf("TIME %.3f %.1f %.1f %.1f %lld\n",
+               (vmp_now_ns() - start) / 1e9, res[0], res[1], res[2],
+               ((steal < 0) || (now_steal < 0)) ? -1 : now_steal - steal);
+        steal = now_steal;
         fflush(stdout);
         *flips += (k > 0) && ((res[0] > 2 * prev) || (prev > 2 * res[0]));
         prev = res[0];
