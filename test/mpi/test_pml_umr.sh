@@ -8,9 +8,9 @@
 #    and without pml/umr, under mpirun -np 2 and -np 4, over ob1 and over
 #    ucx, with zero-copy forced; and every case of it moved messages
 #    zero-copy (MPI_T counters), with no registration left and no error;
-#    over ob1 control messages arrived in ob1's own receive requests
-#    (hooked in place), over ucx and with pml_umr_recv_inplace=0 in
-#    pml/umr's wrapper requests;
+#    control messages arrived in ob1's and ucx's own receive requests
+#    (hooked in place), and with pml_umr_recv_inplace=0 in pml/umr's
+#    wrapper requests;
 #  - the same with the automatic choice: without a costs file nothing goes
 #    zero-copy (built-in constants), with a file in which the sw engine
 #    costs nothing every case does (the file is read and followed);
@@ -84,24 +84,25 @@ identical_forced() {   # np, pml
         inplace_used "$got" "$pml"
 }
 
-# Control messages arrived in ob1's own requests, hooked in place
-# (pml_umr_hook.c); any other PML (and pml_umr_recv_inplace=0) wraps them.
+# Control messages arrived in ob1's or ucx's own requests, hooked in place
+# (pml_umr_hook.c); with pml_umr_recv_inplace=0 pml/umr's wrapper took them.
 inplace_used() {   # file, ob1|ucx|wrapper
     local n
     n=$(grep -o "inplace [0-9]*" "$1" | awk '{s += $2} END {print s + 0}')
-    if [ "$2" = ob1 ]; then
+    if [ "$2" != wrapper ]; then
         [ "$n" -gt 0 ] || { echo "no control message received in place"; return 1; }
     else
         [ "$n" -eq 0 ] || { echo "$n control messages received in place ($2)"; return 1; }
     fi
 }
 
-# Over ob1 with the receive wrapper instead of the in-place hook.
-identical_wrapper() {
-    local got=$out/umr-2-ob1-wrapper
+# With the receive wrapper instead of the in-place hook.
+identical_wrapper() {   # pml
+    local got=$out/umr-2-$1-wrapper args=(--mca pml ob1,umr)
+    [ "$1" = ucx ] && args=("${ucx_args[@]}")
     run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on \
-        OMPI_MCA_pml_umr_recv_inplace=0 -- -np 2 --mca pml ob1,umr
-    same_results "$out/ref-2-ob1" "$got" && zcopy_in_every_case "$got" &&
+        OMPI_MCA_pml_umr_recv_inplace=0 -- -np 2 "${args[@]}"
+    same_results "$out/ref-2-$1" "$got" && zcopy_in_every_case "$got" &&
         inplace_used "$got" wrapper
 }
 
@@ -183,7 +184,8 @@ for np in 2 4; do
         check "identical_np${np}_${pml}_zcopy" identical_forced "$np" "$pml"
     done
 done
-check identical_np2_ob1_zcopy_wrapper identical_wrapper
+check identical_np2_ob1_zcopy_wrapper identical_wrapper ob1
+check identical_np2_ucx_zcopy_wrapper identical_wrapper ucx
 check identical_np2_ob1_auto identical_auto
 check identical_np2_ob1_auto_measured_costs identical_auto_costs
 check disabled_by_mca_param disabled enable OMPI_MCA_pml_umr_enable=0

@@ -226,7 +226,8 @@ typedef struct mca_pml_umr_globals {
     char                   *cost_file;      /* costs of the zero-copy choice */
     char                   *devices;        /* pml_umr_devices.h */
     int                    priority;
-    int                    recv_inplace;    /* hook ob1's receives in place */
+    int                    recv_inplace;    /* MCA_PML_UMR_INPLACE_*: hook the
+                                               wrapped PML's receives */
     /* state */
     int                    output;
     int                    active;          /* interposed */
@@ -348,7 +349,13 @@ int mca_pml_umr_stash_irecv(mca_pml_umr_request_t *req, void *buf,
                             ompi_request_t **request);
 
 /* receives hooked in place (pml_umr_hook.c) */
-void mca_pml_umr_hook(ompi_request_t *request);
+enum {
+    MCA_PML_UMR_INPLACE_OFF = 0,
+    MCA_PML_UMR_INPLACE_OB1,
+    MCA_PML_UMR_INPLACE_UCX
+};
+void mca_pml_umr_hook_init(void);
+void mca_pml_umr_hook_fini(void);
 /* the wrapped PML's irecv, hooked */
 int  mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
                             int src, int tag, ompi_communicator_t *comm,

@@ -136,7 +136,7 @@ static int mca_pml_umr_component_register(void)
     (void)mca_base_component_var_register(c, "recv_inplace",
             "Nonblocking receives of at least the control message size (4160 "
             "bytes) are the wrapped PML's own requests, hooked in place "
-            "(ob1 only; 0, and any other PML: a pml/umr request wraps each)",
+            "(ob1, ucx; 0, and any other PML: a pml/umr request wraps each)",
             MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.recv_inplace);
 
@@ -252,6 +252,8 @@ static void mca_pml_umr_choose_load(void)
 
 static int mca_pml_umr_interpose(void)
 {
+    const char *name;
+
     if (!mca_pml_umr.enable) {
         MCA_PML_UMR_VERBOSE(1, "disabled (pml_umr_enable=0)");
         return OMPI_ERR_NOT_AVAILABLE;
@@ -277,10 +279,15 @@ static int mca_pml_umr_interpose(void)
 
     mca_pml_umr.real_component = mca_pml_base_selected_component;
     mca_pml_umr.real           = mca_pml;
-    /* ob1's receive requests are known (pml_umr_hook.c) */
-    mca_pml_umr.recv_inplace   = mca_pml_umr.recv_inplace &&
-            (0 == strcmp(mca_pml_umr.real_component.pmlm_version.
-                         mca_component_name, "ob1"));
+    /* ob1's and ucx's receive requests are known (pml_umr_hook.c) */
+    if (mca_pml_umr.recv_inplace) {
+        name = mca_pml_umr.real_component.pmlm_version.mca_component_name;
+        mca_pml_umr.recv_inplace = !strcmp(name, "ob1") ?
+                                   MCA_PML_UMR_INPLACE_OB1 :
+                                   !strcmp(name, "ucx") ?
+                                   MCA_PML_UMR_INPLACE_UCX :
+                                   MCA_PML_UMR_INPLACE_OFF;
+    }
     mca_pml_umr_choose_load();
 
     mca_pml_umr_module.pml_progress      = mca_pml.pml_progress;

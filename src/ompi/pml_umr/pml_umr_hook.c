@@ -5,14 +5,22 @@
  * req_free, so a receive that does not get a control message costs a few
  * stores instead of a request of ours (pml_umr_recv.c's wrapper).
  *
- * Only for ob1, whose receive requests pml/umr knows: an
- * mca_pml_base_request_t holds the buffer, count, datatype and
- * communicator; the request completes through ompi_request_complete(),
- * which runs req_complete_cb and leaves the request pending when it returns
- * non-zero; ob1 never uses req_complete_cb(_data) of a receive itself. Any
- * other PML gets the wrapper.
+ Only for PMLs whose receive requests pml/umr knows. Both complete them
+ * through ompi_request_complete(), which runs req_complete_cb and leaves the
+ * request pending when it returns non-zero, and neither uses
+ * req_complete_cb(_data) of a nonblocking receive itself:
+ *  - ob1: an mca_pml_base_request_t holds the buffer, count, datatype and
+ *    communicator; the state below is r->req_complete_cb_data itself;
+ *  - ucx: the request is UCP's (ucp_request_free of an active request
+ *    drops its callback, and frees a completed one at once, even inside
+ *    the callback); the buffer, count and datatype are kept in a small
+ *    record (mca_pml_umr_hook_rec_t) that r->req_complete_cb_data points
+ *    to while hooked, and the state is the record's. pml ucx expects
+ *    req_complete_cb_data NULL on a fresh request: it is reset on unhooking.
+ * Persistent receives: ob1 only (pml ucx's are requests of its own, which
+ * the wrapper handles). Any other PML (cm) gets the wrapper.
  *
- * A hooked request r is in one of these states (r->req_complete_cb_data):
+ * A hooked request r is in one of these states:
  *   armed    r->req_complete_cb is the hook, data ARMED
  *   freed    armed, and the user freed r while active (MPI_Request_free):
  *            ob1 would then never complete it (a control message would be
@@ -36,18 +44,75 @@
 
 static char mca_pml_umr_hook_states[2];
 
+/* pml ucx: what its request does not hold */
+typedef struct mca_pml_umr_hook_rec {
+    opal_free_list_item_t super;
+    void                  *buf;
+    size_t                count;
+    ompi_datatype_t       *dt;      /* retained */
+    void                  *state;   /* ARMED, FREED or the request */
+} mca_pml_umr_hook_rec_t;
+
+static OBJ_CLASS_INSTANCE(mca_pml_umr_hook_rec_t, opal_free_list_item_t,
+                          NULL, NULL);
+
+static opal_free_list_t mca_pml_umr_hook_recs;
+
 static int mca_pml_umr_hook_free(ompi_request_t **request);
 
-/* ob1 completed r with what may be a control message: a pml/umr request
+static inline int mca_pml_umr_hook_is_ob1(void)
+{
+    return mca_pml_umr.recv_inplace == MCA_PML_UMR_INPLACE_OB1;
+}
+
+/* where r's state is */
+static inline void **mca_pml_umr_hook_state(ompi_request_t *r)
+{
+    return mca_pml_umr_hook_is_ob1() ? &r->req_complete_cb_data :
+           &((mca_pml_umr_hook_rec_t*)r->req_complete_cb_data)->state;
+}
+
+static inline void mca_pml_umr_hook_args(ompi_request_t *r, void **buf,
+                                         size_t *count, ompi_datatype_t **dt)
+{
+    mca_pml_base_request_t *base = (mca_pml_base_request_t*)r;
+    mca_pml_umr_hook_rec_t *rec  = r->req_complete_cb_data;
+
+    if (mca_pml_umr_hook_is_ob1()) {
+        *buf   = base->req_addr;
+        *count = base->req_count;
+        *dt    = base->req_datatype;
+    } else {
+        *buf   = rec->buf;
+        *count = rec->count;
+        *dt    = rec->dt;
+    }
+}
+
+/* r is given back to its PML as if never hooked */
+static inline void mca_pml_umr_hook_unhook(ompi_request_t *r)
+{
+    mca_pml_umr_hook_rec_t *rec = r->req_complete_cb_data;
+
+    if (!mca_pml_umr_hook_is_ob1()) {
+        OMPI_DATATYPE_RELEASE(rec->dt);
+        opal_free_list_return(&mca_pml_umr_hook_recs, &rec->super);
+    }
+    r->req_complete_cb_data = NULL;
+    r->req_free             = mca_pml_umr.hook_free_orig;
+}
+
+/* The PML completed r with what may be a control message: a pml/umr request
  * classifies it in progress (outside the PML) and runs the get. */
 static UCS_F_NOINLINE mca_pml_umr_request_t *
 mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
 {
-    mca_pml_base_request_t *base = (mca_pml_base_request_t*)r;
+    ompi_communicator_t *comm = mca_pml_umr_hook_is_ob1() ?
+                                ((mca_pml_base_request_t*)r)->req_comm :
+                                r->req_mpi_object.comm;
     mca_pml_umr_request_t *req;
 
-    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
-                                    base->req_comm);
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm);
     if (req == NULL) {
         opal_output(0, "pml_umr: no memory for the control message from "
                     "rank %d: its sender will not complete",
@@ -56,45 +121,44 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
         return NULL;
     }
     ++mca_pml_umr.cnt.recv_inplace;
+    mca_pml_umr_hook_args(r, &req->buf, &req->count, &req->dt);
     req->in_place     = 1;
     req->free_called  = freed;
-    req->buf          = base->req_addr;
-    req->count        = base->req_count;
-    req->dt           = base->req_datatype;
-    req->peer_rank    = base->req_peer;
-    req->tag          = base->req_tag;
+    req->peer_rank    = r->req_status.MPI_SOURCE;
+    req->tag          = r->req_status.MPI_TAG;
     req->inner        = r;
     req->inner_status = r->req_status;
     req->step         = MCA_PML_UMR_STEP_CLASSIFY;
     OMPI_DATATYPE_RETAIN(req->dt);
-    r->req_complete_cb_data = req;
+    *mca_pml_umr_hook_state(r) = req;
     opal_list_append(&mca_pml_umr.retry, &req->wait_item);
     mca_pml_umr_progress_ref(1);
     return req;
 }
 
-/* r's completion callback (inside ob1: memory reads and list work only). */
+/* r's completion callback (inside the PML: memory reads and list work). */
 static int mca_pml_umr_hook_cb(ompi_request_t *r)
 {
-    mca_pml_base_request_t *base = (mca_pml_base_request_t*)r;
-    int freed = (r->req_complete_cb_data == MCA_PML_UMR_HOOK_FREED);
+    int freed = (*mca_pml_umr_hook_state(r) == MCA_PML_UMR_HOOK_FREED);
+    ompi_datatype_t *dt;
+    size_t count;
+    void *buf;
 
-    if (OPAL_UNLIKELY(mca_pml_umr_recv_maybe_ctl(base->req_addr,
-                                                 base->req_count,
-                                                 base->req_datatype,
+    mca_pml_umr_hook_args(r, &buf, &count, &dt);
+    if (OPAL_UNLIKELY(mca_pml_umr_recv_maybe_ctl(buf, count, dt,
                                                  &r->req_status,
                                                  r->req_status.MPI_ERROR)) &&
         (mca_pml_umr_hook_ctl(r, freed) != NULL)) {
         return 1;   /* not complete for MPI until the get is done */
     }
-    r->req_complete_cb_data = NULL;
-    r->req_free             = mca_pml_umr.hook_free_orig;
+    mca_pml_umr_hook_unhook(r);
     if (freed) {
         /* as ob1 does with a receive freed while active that fails */
         if (r->req_status.MPI_ERROR != MPI_SUCCESS) {
             ompi_mpi_abort(&ompi_mpi_comm_world.comm, MPI_ERR_REQUEST);
         }
-        /* ob1 is done with it (req_pml_complete): its free returns it */
+        /* the PML is done with it: its free returns it (ob1:
+         * req_pml_complete; ucx: UCP marked it completed already) */
         r->req_free(&r);
         return 1;
     }
@@ -104,36 +168,63 @@ static int mca_pml_umr_hook_cb(ompi_request_t *r)
 static int mca_pml_umr_hook_free(ompi_request_t **request)
 {
     ompi_request_t *r = *request;
-    void *data        = r->req_complete_cb_data;
+    void **state;
 
-    if (r->req_complete_cb == mca_pml_umr_hook_cb) {
-        r->req_complete_cb_data = MCA_PML_UMR_HOOK_FREED;
-    } else if ((data != NULL) && (data != MCA_PML_UMR_HOOK_ARMED) &&
-               (data != MCA_PML_UMR_HOOK_FREED)) {
-        ((mca_pml_umr_request_t*)data)->free_called = 1;
-    } else {
+    if (r->req_complete_cb_data == NULL) {
+        /* not hooked (cannot happen: req_free is restored on unhooking) */
         r->req_free = mca_pml_umr.hook_free_orig;
+        return r->req_free(request);
+    }
+    state = mca_pml_umr_hook_state(r);
+    if (r->req_complete_cb == mca_pml_umr_hook_cb) {
+        *state = MCA_PML_UMR_HOOK_FREED;
+    } else if ((*state != MCA_PML_UMR_HOOK_ARMED) &&
+               (*state != MCA_PML_UMR_HOOK_FREED)) {
+        ((mca_pml_umr_request_t*)*state)->free_called = 1;
+    } else {
+        mca_pml_umr_hook_unhook(r);
         return r->req_free(request);
     }
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
 
-static inline void mca_pml_umr_hook_inline(ompi_request_t *r)
+static inline void mca_pml_umr_hook_inline(ompi_request_t *r, void *buf,
+                                           size_t count, ompi_datatype_t *dt)
 {
+    mca_pml_umr_hook_rec_t *rec;
+
     if (OPAL_UNLIKELY(r->req_free != mca_pml_umr.hook_free_orig)) {
         if (mca_pml_umr.hook_free_orig != NULL) {
-            /* cannot happen with ob1: one free function for all receives */
+            /* cannot happen with ob1 and ucx: one free function for all
+             * receives */
             opal_output(0, "pml_umr: receive request %p has an unknown "
                         "req_free: not hooked", (void*)r);
             return;
         }
         mca_pml_umr.hook_free_orig = r->req_free;
     }
+    if (mca_pml_umr_hook_is_ob1()) {
+        r->req_complete_cb_data = MCA_PML_UMR_HOOK_ARMED;
+    } else {
+        rec = (mca_pml_umr_hook_rec_t*)
+              opal_free_list_get(&mca_pml_umr_hook_recs);
+        if (OPAL_UNLIKELY(rec == NULL)) {
+            opal_output(0, "pml_umr: no memory to hook a receive: a "
+                        "control message in it would be lost");
+            ++mca_pml_umr.cnt.errors;
+            return;
+        }
+        rec->buf   = buf;
+        rec->count = count;
+        rec->dt    = dt;
+        rec->state = MCA_PML_UMR_HOOK_ARMED;
+        OMPI_DATATYPE_RETAIN(dt);
+        r->req_complete_cb_data = rec;
+    }
     ++mca_pml_umr.cnt.recv_checked;
-    r->req_free             = mca_pml_umr_hook_free;
-    r->req_complete_cb_data = MCA_PML_UMR_HOOK_ARMED;
-    r->req_complete_cb      = mca_pml_umr_hook_cb;
+    r->req_free        = mca_pml_umr_hook_free;
+    r->req_complete_cb = mca_pml_umr_hook_cb;
     if (OPAL_UNLIKELY(REQUEST_COMPLETE(r))) {
         /* completed inside the PML call, before the user has seen it:
          * a control message makes it pending again */
@@ -144,11 +235,6 @@ static inline void mca_pml_umr_hook_inline(ompi_request_t *r)
     }
 }
 
-void mca_pml_umr_hook(ompi_request_t *r)
-{
-    mca_pml_umr_hook_inline(r);
-}
-
 int mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
                            int src, int tag, ompi_communicator_t *comm,
                            ompi_request_t **request)
@@ -157,7 +243,7 @@ int mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
 
     rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm, request);
     if (OPAL_LIKELY(rc == OMPI_SUCCESS)) {
-        mca_pml_umr_hook_inline(*request);
+        mca_pml_umr_hook_inline(*request, buf, count, dt);
     }
     return rc;
 }
@@ -170,12 +256,11 @@ void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
     ompi_request_t *r = req->inner;
     int freed         = req->free_called;
 
-    req->inner              = NULL;
-    req->in_place           = 0;
-    req->free_called        = 1;
-    r->req_status           = req->super.req_status;
-    r->req_complete_cb_data = NULL;
-    r->req_free             = mca_pml_umr.hook_free_orig;
+    req->inner       = NULL;
+    req->in_place    = 0;
+    req->free_called = 1;
+    r->req_status    = req->super.req_status;
+    mca_pml_umr_hook_unhook(r);
     mca_pml_umr_request_mpi_complete(req);   /* returns it */
     if (freed) {
         r->req_free(&r);
@@ -184,9 +269,9 @@ void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
     }
 }
 
-/* Start of persistent receives created by the wrapped PML with a capacity
- * of Z or more: mca_pml_umr_irecv_init sets their req_start (MPI_Start(all)
- * calls it), and mca_pml_umr_start forwards them here (the collectives call
+/* Start of persistent receives created by ob1 with a capacity of Z or more:
+ * mca_pml_umr_irecv_init sets their req_start (MPI_Start(all) calls it),
+ * and mca_pml_umr_start forwards them here (the collectives call
  * MCA_PML_CALL(start)). */
 int mca_pml_umr_hook_start(size_t count, ompi_request_t **requests)
 {
@@ -202,8 +287,24 @@ int mca_pml_umr_hook_start(size_t count, ompi_request_t **requests)
         base = (mca_pml_base_request_t*)requests[i];
         if ((base->req_type == MCA_PML_REQUEST_RECV) &&
             mca_pml_umr_recv_may_match(base->req_datatype, base->req_count)) {
-            mca_pml_umr_hook(requests[i]);
+            mca_pml_umr_hook_inline(requests[i], base->req_addr,
+                                    base->req_count, base->req_datatype);
         }
     }
     return OMPI_SUCCESS;
+}
+
+void mca_pml_umr_hook_init(void)
+{
+    OBJ_CONSTRUCT(&mca_pml_umr_hook_recs, opal_free_list_t);
+    opal_free_list_init(&mca_pml_umr_hook_recs,
+                        sizeof(mca_pml_umr_hook_rec_t), opal_cache_line_size,
+                        OBJ_CLASS(mca_pml_umr_hook_rec_t), 0,
+                        opal_cache_line_size, 16, -1, 16, NULL, 0, NULL,
+                        NULL, NULL);
+}
+
+void mca_pml_umr_hook_fini(void)
+{
+    OBJ_DESTRUCT(&mca_pml_umr_hook_recs);
 }

@@ -490,8 +490,8 @@ int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
         return mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
                                                request);
     }
-    if (mca_pml_umr.recv_inplace) {
-        /* each MPI_Start hooks the wrapped PML's request in place */
+    if (mca_pml_umr.recv_inplace == MCA_PML_UMR_INPLACE_OB1) {
+        /* each MPI_Start hooks ob1's request in place */
         rc = mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
                                              request);
         if (rc == OMPI_SUCCESS) {

@@ -220,6 +220,7 @@ int mca_pml_umr_transport_open(void)
                         opal_cache_line_size, OBJ_CLASS(mca_pml_umr_request_t),
                         0, opal_cache_line_size, 8, -1, 8, NULL, 0, NULL,
                         NULL, NULL);
+    mca_pml_umr_hook_init();
     OBJ_CONSTRUCT(&mca_pml_umr.retry, opal_list_t);
     OBJ_CONSTRUCT(&mca_pml_umr.peer_events, opal_list_t);
     return OMPI_SUCCESS;
@@ -740,6 +741,7 @@ void mca_pml_umr_peers_fini(void)
     OBJ_DESTRUCT(&mca_pml_umr.retry);
     OBJ_DESTRUCT(&mca_pml_umr.peer_events);
     OBJ_DESTRUCT(&mca_pml_umr.requests);
+    mca_pml_umr_hook_fini();
     free(mca_pml_umr_reap_reqs);
     mca_pml_umr_reap_reqs = NULL;
     mca_pml_umr_reap_num  = mca_pml_umr_reap_max = 0;
