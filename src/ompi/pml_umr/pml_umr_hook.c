@@ -60,25 +60,29 @@ static opal_free_list_t mca_pml_umr_hook_recs;
 
 static int mca_pml_umr_hook_free(ompi_request_t **request);
 
+/* The helpers below take `ob1` (1: ob1, 0: ucx) and are always inlined, so
+ * each PML gets its own straight-line copy of the hot functions. */
 static inline int mca_pml_umr_hook_is_ob1(void)
 {
     return mca_pml_umr.recv_inplace == MCA_PML_UMR_INPLACE_OB1;
 }
 
 /* where r's state is */
-static inline void **mca_pml_umr_hook_state(ompi_request_t *r)
+static UCS_F_ALWAYS_INLINE void **
+mca_pml_umr_hook_state(ompi_request_t *r, int ob1)
 {
-    return mca_pml_umr_hook_is_ob1() ? &r->req_complete_cb_data :
+    return ob1 ? &r->req_complete_cb_data :
            &((mca_pml_umr_hook_rec_t*)r->req_complete_cb_data)->state;
 }
 
-static inline void mca_pml_umr_hook_args(ompi_request_t *r, void **buf,
-                                         size_t *count, ompi_datatype_t **dt)
+static UCS_F_ALWAYS_INLINE void
+mca_pml_umr_hook_args(ompi_request_t *r, void **buf, size_t *count,
+                      ompi_datatype_t **dt, int ob1)
 {
     mca_pml_base_request_t *base = (mca_pml_base_request_t*)r;
     mca_pml_umr_hook_rec_t *rec  = r->req_complete_cb_data;
 
-    if (mca_pml_umr_hook_is_ob1()) {
+    if (ob1) {
         *buf   = base->req_addr;
         *count = base->req_count;
         *dt    = base->req_datatype;
@@ -90,11 +94,12 @@ static inline void mca_pml_umr_hook_args(ompi_request_t *r, void **buf,
 }
 
 /* r is given back to its PML as if never hooked */
-static inline void mca_pml_umr_hook_unhook(ompi_request_t *r)
+static UCS_F_ALWAYS_INLINE void
+mca_pml_umr_hook_unhook(ompi_request_t *r, int ob1)
 {
     mca_pml_umr_hook_rec_t *rec = r->req_complete_cb_data;
 
-    if (!mca_pml_umr_hook_is_ob1()) {
+    if (!ob1) {
         OMPI_DATATYPE_RELEASE(rec->dt);
         opal_free_list_return(&mca_pml_umr_hook_recs, &rec->super);
     }
@@ -107,7 +112,8 @@ static inline void mca_pml_umr_hook_unhook(ompi_request_t *r)
 static UCS_F_NOINLINE mca_pml_umr_request_t *
 mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
 {
-    ompi_communicator_t *comm = mca_pml_umr_hook_is_ob1() ?
+    int ob1                   = mca_pml_umr_hook_is_ob1();
+    ompi_communicator_t *comm = ob1 ?
                                 ((mca_pml_base_request_t*)r)->req_comm :
                                 r->req_mpi_object.comm;
     mca_pml_umr_request_t *req;
@@ -121,7 +127,7 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
         return NULL;
     }
     ++mca_pml_umr.cnt.recv_inplace;
-    mca_pml_umr_hook_args(r, &req->buf, &req->count, &req->dt);
+    mca_pml_umr_hook_args(r, &req->buf, &req->count, &req->dt, ob1);
     req->in_place     = 1;
     req->free_called  = freed;
     req->peer_rank    = r->req_status.MPI_SOURCE;
@@ -130,28 +136,29 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
     req->inner_status = r->req_status;
     req->step         = MCA_PML_UMR_STEP_CLASSIFY;
     OMPI_DATATYPE_RETAIN(req->dt);
-    *mca_pml_umr_hook_state(r) = req;
+    *mca_pml_umr_hook_state(r, ob1) = req;
     opal_list_append(&mca_pml_umr.retry, &req->wait_item);
     mca_pml_umr_progress_ref(1);
     return req;
 }
 
 /* r's completion callback (inside the PML: memory reads and list work). */
-static int mca_pml_umr_hook_cb(ompi_request_t *r)
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_hook_cb_common(ompi_request_t *r, int ob1)
 {
-    int freed = (*mca_pml_umr_hook_state(r) == MCA_PML_UMR_HOOK_FREED);
+    int freed = (*mca_pml_umr_hook_state(r, ob1) == MCA_PML_UMR_HOOK_FREED);
     ompi_datatype_t *dt;
     size_t count;
     void *buf;
 
-    mca_pml_umr_hook_args(r, &buf, &count, &dt);
+    mca_pml_umr_hook_args(r, &buf, &count, &dt, ob1);
     if (OPAL_UNLIKELY(mca_pml_umr_recv_maybe_ctl(buf, count, dt,
                                                  &r->req_status,
                                                  r->req_status.MPI_ERROR)) &&
         (mca_pml_umr_hook_ctl(r, freed) != NULL)) {
         return 1;   /* not complete for MPI until the get is done */
     }
-    mca_pml_umr_hook_unhook(r);
+    mca_pml_umr_hook_unhook(r, ob1);
     if (freed) {
         /* as ob1 does with a receive freed while active that fails */
         if (r->req_status.MPI_ERROR != MPI_SUCCESS) {
@@ -165,9 +172,20 @@ static int mca_pml_umr_hook_cb(ompi_request_t *r)
     return 0;
 }
 
+static int mca_pml_umr_hook_cb_ob1(ompi_request_t *r)
+{
+    return mca_pml_umr_hook_cb_common(r, 1);
+}
+
+static int mca_pml_umr_hook_cb_ucx(ompi_request_t *r)
+{
+    return mca_pml_umr_hook_cb_common(r, 0);
+}
+
 static int mca_pml_umr_hook_free(ompi_request_t **request)
 {
     ompi_request_t *r = *request;
+    int ob1           = mca_pml_umr_hook_is_ob1();
     void **state;
 
     if (r->req_complete_cb_data == NULL) {
@@ -175,22 +193,24 @@ static int mca_pml_umr_hook_free(ompi_request_t **request)
         r->req_free = mca_pml_umr.hook_free_orig;
         return r->req_free(request);
     }
-    state = mca_pml_umr_hook_state(r);
-    if (r->req_complete_cb == mca_pml_umr_hook_cb) {
+    state = mca_pml_umr_hook_state(r, ob1);
+    if ((r->req_complete_cb == mca_pml_umr_hook_cb_ob1) ||
+        (r->req_complete_cb == mca_pml_umr_hook_cb_ucx)) {
         *state = MCA_PML_UMR_HOOK_FREED;
     } else if ((*state != MCA_PML_UMR_HOOK_ARMED) &&
                (*state != MCA_PML_UMR_HOOK_FREED)) {
         ((mca_pml_umr_request_t*)*state)->free_called = 1;
     } else {
-        mca_pml_umr_hook_unhook(r);
+        mca_pml_umr_hook_unhook(r, ob1);
         return r->req_free(request);
     }
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
 
-static inline void mca_pml_umr_hook_inline(ompi_request_t *r, void *buf,
-                                           size_t count, ompi_datatype_t *dt)
+static UCS_F_ALWAYS_INLINE void
+mca_pml_umr_hook_inline(ompi_request_t *r, void *buf, size_t count,
+                        ompi_datatype_t *dt, int ob1)
 {
     mca_pml_umr_hook_rec_t *rec;
 
@@ -204,7 +224,7 @@ static inline void mca_pml_umr_hook_inline(ompi_request_t *r, void *buf,
         }
         mca_pml_umr.hook_free_orig = r->req_free;
     }
-    if (mca_pml_umr_hook_is_ob1()) {
+    if (ob1) {
         r->req_complete_cb_data = MCA_PML_UMR_HOOK_ARMED;
     } else {
         rec = (mca_pml_umr_hook_rec_t*)
@@ -224,12 +244,13 @@ static inline void mca_pml_umr_hook_inline(ompi_request_t *r, void *buf,
     }
     ++mca_pml_umr.cnt.recv_checked;
     r->req_free        = mca_pml_umr_hook_free;
-    r->req_complete_cb = mca_pml_umr_hook_cb;
+    r->req_complete_cb = ob1 ? mca_pml_umr_hook_cb_ob1 :
+                               mca_pml_umr_hook_cb_ucx;
     if (OPAL_UNLIKELY(REQUEST_COMPLETE(r))) {
         /* completed inside the PML call, before the user has seen it:
          * a control message makes it pending again */
         r->req_complete_cb = NULL;
-        if (mca_pml_umr_hook_cb(r)) {
+        if (mca_pml_umr_hook_cb_common(r, ob1)) {
             r->req_complete = REQUEST_PENDING;
         }
     }
@@ -242,10 +263,15 @@ int mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
     int rc;
 
     rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm, request);
-    if (OPAL_LIKELY(rc == OMPI_SUCCESS)) {
-        mca_pml_umr_hook_inline(*request, buf, count, dt);
+    if (OPAL_UNLIKELY(rc != OMPI_SUCCESS)) {
+        return rc;
     }
-    return rc;
+    if (OPAL_LIKELY(mca_pml_umr_hook_is_ob1())) {
+        mca_pml_umr_hook_inline(*request, buf, count, dt, 1);
+    } else {
+        mca_pml_umr_hook_inline(*request, buf, count, dt, 0);
+    }
+    return OMPI_SUCCESS;
 }
 
 /* The get of a control message that arrived in req->inner is done (or the
@@ -260,7 +286,7 @@ void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
     req->in_place    = 0;
     req->free_called = 1;
     r->req_status    = req->super.req_status;
-    mca_pml_umr_hook_unhook(r);
+    mca_pml_umr_hook_unhook(r, mca_pml_umr_hook_is_ob1());
     mca_pml_umr_request_mpi_complete(req);   /* returns it */
     if (freed) {
         r->req_free(&r);
@@ -288,7 +314,7 @@ int mca_pml_umr_hook_start(size_t count, ompi_request_t **requests)
         if ((base->req_type == MCA_PML_REQUEST_RECV) &&
             mca_pml_umr_recv_may_match(base->req_datatype, base->req_count)) {
             mca_pml_umr_hook_inline(requests[i], base->req_addr,
-                                    base->req_count, base->req_datatype);
+                                    base->req_count, base->req_datatype, 1);
         }
     }
     return OMPI_SUCCESS;
