@@ -23,7 +23,8 @@ dest=$(realpath -m "${1:-ucx-src}")
 die() { echo "get-ucx-src: $*" >&2; exit 1; }
 
 command -v ucx_info >/dev/null || die "ucx_info not found: install ucx-utils (Debian) or put UCX's bin on PATH"
-version=$(ucx_info -v | sed -n 's/^# Version \([0-9.]*\).*/\1/p')
+# "# Version 1.13.1" (UCX 1.13) or "# Library version: 1.18.1" (1.14 and later)
+version=$(ucx_info -v 2>/dev/null | sed -n 's/^# \(Library \)\{0,1\}[Vv]ersion:\{0,1\} \([0-9.]*\).*/\2/p' | head -1)
 [ -n "$version" ] || die "cannot read the UCX version from 'ucx_info -v'"
 
 srcdir="$dest/ucx-$version"
@@ -49,14 +50,17 @@ elif command -v apt-get >/dev/null; then
         apt-get update -qq
     fi
     command -v dpkg-source >/dev/null || die "dpkg-dev is needed for 'apt-get source'"
-    pkgver=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || true)
+    # The source package's version: a binary rebuild (1.18.1+ds-2+b1) has
+    # no source of its own.
+    pkgver=$(dpkg-query -W -f='${source:Version}' libucx0 libucx0t64 2>/dev/null | head -1 || true)
     [ -n "$pkgver" ] || pkgver="$version-1"
     tmp=$(mktemp -d)
     chmod 755 "$tmp"   # apt drops to user _apt for the download
     (cd "$tmp" && apt-get source -qq "ucx=$pkgver" >/dev/null) ||
         die "'apt-get source ucx=$pkgver' failed"
     rm -rf "$srcdir"
-    mv "$tmp/ucx-$version" "$srcdir"
+    # ucx-1.13.1, ucx-1.18.1+ds, ucx-1.23.0~rc1
+    mv "$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'ucx-*' | head -1)" "$srcdir"
     rm -rf "$tmp"
 else
     die "no UCX $version source: pass --from TARBALL|DIR"

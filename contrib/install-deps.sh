@@ -1,16 +1,22 @@
 #!/bin/bash
 #
-# Install what building and testing mlx5_umr needs on Debian 12, then fetch
-# UCX's source headers for the installed UCX (contrib/get-ucx-src.sh).
+# Install what building and testing mlx5_umr needs on Debian (12, 13 or
+# unstable: the suites of the support matrix), then fetch UCX's source headers
+# for the installed UCX (contrib/get-ucx-src.sh).
 # Idempotent; needs root (or sudo) only when something is missing.
+#
+#   --packages-only   install the packages, do not fetch UCX's source
+#                     (contrib/root.sh uses this when it makes a root)
 #
 set -eu
 cd "$(dirname "$0")/.."
+packages_only=no
+[ "${1:-}" = "--packages-only" ] && packages_only=yes
 
 packages=(
     build-essential autoconf automake libtool pkg-config dpkg-dev
-    libucx-dev ucx-utils                  # UCX 1.13.1
-    libibverbs-dev ibverbs-providers      # rdma-core 44: mlx5dv.h, libmlx5
+    libucx-dev ucx-utils                  # UCX (1.13.1 on Debian 12)
+    libibverbs-dev ibverbs-providers      # rdma-core: mlx5dv.h, libmlx5
     ibverbs-utils                         # ibv_devinfo (contrib/hw-check.sh)
     libopenmpi-dev openmpi-bin            # MPI benchmarks and tests
     googletest libgtest-dev               # make check
@@ -32,5 +38,6 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-contrib/get-ucx-src.sh ucx-src >/dev/null
-echo "install-deps: ok (UCX $(ucx_info -v | sed -n 's/^# Version //p'), sources in ucx-src/)"
+[ $packages_only = yes ] && { echo "install-deps: packages ok"; exit 0; }
+src=$(contrib/get-ucx-src.sh ucx-src)
+echo "install-deps: ok (UCX source: $src)"

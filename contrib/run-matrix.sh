@@ -1,0 +1,96 @@
+#!/bin/bash
+#
+# The support matrix: build mlx5_umr with -Werror and run its whole test
+# suite ('make check') inside a Debian root per suite, with that suite's own
+# UCX, Open MPI and rdma-core (contrib/root.sh makes and caches the roots).
+#
+#   contrib/run-matrix.sh [SUITE...]      default: trixie sid
+#
+# The work tree (tracked and untracked files, not build/ or ucx-src/) is
+# copied into ROOT/build/NAME (NAME: the tree's directory name), so the run
+# never writes into the clone and two trees can run side by side.
+# UCX's source comes from 'apt-get source' inside the root; UCX_SRC_TREES=DIR
+# takes DIR/ucx-VERSION instead when it exists (a tree of exactly that
+# release, for machines whose mirror lacks the source package).
+# Ends with one line per root:
+#   debian-13 (UCX 1.18.1, Open MPI 5.0.7, rdma-core 56.1): tests: N passed, N failed, N skipped
+# and exits non-zero if any root failed. Logs: ROOT/build/NAME/build/.
+#
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -gt 0 ] || set -- trixie sid
+
+label() {
+    case "$1" in
+        bookworm) echo debian-12 ;;
+        trixie)   echo debian-13 ;;
+        forky)    echo debian-14 ;;
+        sid)      echo debian-unstable ;;
+    esac
+}
+
+# Upstream version of a package installed in a root: 1.18.1+ds-2+b1 ->
+# 1.18.1, 6.0.0~rc2-2 -> 6.0.0~rc2.
+root_pkg_version() {
+    chroot "$1" dpkg-query -W -f='${Version}' "$2" 2>/dev/null |
+        sed 's/^[0-9]*://; s/[+-].*//'
+}
+
+# The files of the work tree that git knows or would add.
+copy_tree() {
+    local dest=$1
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    (cd "$top" && git ls-files -z --cached --others --exclude-standard |
+        xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+        tar --null -T - -cf -) | tar -xf - -C "$dest"
+}
+
+results=()
+status=0
+for suite in "$@"; do
+    name=$(label "$suite")
+    [ -n "$name" ] || { echo "run-matrix: unknown suite '$suite'" >&2; exit 2; }
+    start=$(date +%s)
+    line=""
+    if "$top/contrib/root.sh" make "$suite"; then
+        root=$("$top/contrib/root.sh" path "$suite")
+        dest=/build/$(basename "$top")
+        copy_tree "$root$dest"
+        ucx_version=$(root_pkg_version "$root" ucx-utils)
+        if [ -n "${UCX_SRC_TREES:-}" ] && [ -d "$UCX_SRC_TREES/ucx-${ucx_version%%~*}" ]; then
+            mkdir -p "$root$dest/ucx-src"
+            cp -a "$UCX_SRC_TREES/ucx-${ucx_version%%~*}" "$root$dest/ucx-src/"
+        fi
+        versions="UCX $ucx_version, Open MPI $(root_pkg_version "$root" openmpi-bin), rdma-core $(root_pkg_version "$root" ibverbs-providers)"
+        echo "run-matrix: $name ($versions): building and testing"
+        log=$root$dest/build/run-tests.out
+        mkdir -p "${log%/*}"
+        # The fuzzing run exercises only the layout engine (no host library):
+        # the host's run covers it.
+        if "$top/contrib/root.sh" run "$suite" env FUZZ_SECONDS=0 \
+                "$dest/contrib/run-tests.sh" >"$log" 2>&1; then
+            rc=0
+        else
+            rc=$?
+        fi
+        summary=$(grep '^tests: ' "$log" | tail -1)
+        if [ $rc -ne 0 ] || [ -z "$summary" ]; then
+            sed -n '/^FAIL:\|^ERROR:/p; /exited without/p' "$log"
+            tail -60 "$log"
+            status=1
+            line="$name ($versions): ${summary:-FAILED (no test summary; rc $rc)}"
+        else
+            line="$name ($versions): $summary"
+        fi
+    else
+        status=1
+        line="$name: FAILED (the root could not be made)"
+    fi
+    echo "run-matrix: $line [$(( $(date +%s) - start )) s]"
+    results+=("$line")
+done
+
+echo
+for line in "${results[@]}"; do echo "$line"; done
+exit $status
