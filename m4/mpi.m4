@@ -2,7 +2,8 @@
 # UMR_CHECK_MPI: an MPI C compiler wrapper (mpicc) and launcher (mpirun), used
 # by the MPI benchmarks and tests, and the flags mpicc adds (MPI_CPPFLAGS,
 # MPI_LIBS) for code built with the ordinary compilers (the datatype decoder,
-# C++ tests). Optional.
+# C++ tests). Optional. Probes the MPI standard's API differences the
+# decoder meets (src/compat/umr_mpi_compat.h).
 #
 AC_DEFUN([UMR_CHECK_MPI], [
 AC_ARG_WITH([mpi],
@@ -29,6 +30,12 @@ AS_IF([test "x$with_mpi" != xno], [
                                         [[int n; return PMPI_Type_get_envelope(MPI_INT, &n, &n, &n, &n);]])],
                        [umr_have_mpi=yes], [])
         AC_MSG_RESULT([$umr_have_mpi])
+        # MPI-4.0 large-count queries (MPI_Type_size_c, ...); MPI-4.1
+        # deprecates the MPI_Count (_x) ones they replace.
+        AS_IF([test "x$umr_have_mpi" = xyes],
+              [AC_CHECK_DECLS([PMPI_Type_size_c, PMPI_Type_get_extent_c,
+                               PMPI_Type_get_true_extent_c], [], [],
+                              [[#include <mpi.h>]])])
         CPPFLAGS=$umr_save_CPPFLAGS; LIBS=$umr_save_LIBS
         AS_IF([test "x$umr_have_mpi" != xyes && test "x$with_mpi" != xcheck],
               [AC_MSG_ERROR([--with-mpi given but mpi.h/libmpi are not usable with $CC (MPI_CPPFLAGS=$MPI_CPPFLAGS MPI_LIBS=$MPI_LIBS)])])],

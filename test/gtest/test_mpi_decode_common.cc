@@ -2,6 +2,7 @@
  * MPI datatype decoder tests: comparisons with the MPI library.
  */
 #include "test_mpi_decode.h"
+#include "umr_mpi_compat.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -28,9 +29,9 @@ std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
     MPI_Count size, lb, extent, tlb, textent;
     std::ostringstream err;
 
-    MPI_Type_size_x(type, &size);
-    MPI_Type_get_extent_x(type, &lb, &extent);
-    MPI_Type_get_true_extent_x(type, &tlb, &textent);
+    umr_mpi_type_size_count(type, &size);
+    umr_mpi_type_get_extent_count(type, &lb, &extent);
+    umr_mpi_type_get_true_extent_count(type, &tlb, &textent);
 
     if ((MPI_Count)uct_umr_layout_size(layout) != size) {
         err << "size " << uct_umr_layout_size(layout) << ", MPI " << size;

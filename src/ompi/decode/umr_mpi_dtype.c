@@ -14,6 +14,7 @@
 #endif
 
 #include "umr_mpi_dtype_priv.h"
+#include "umr_mpi_compat.h"
 
 #include <ucs/debug/log.h>
 
@@ -121,9 +122,9 @@ ucs_status_t umr_mpi_dtype_query(MPI_Datatype type, umr_mpi_bounds_t *b)
 {
     MPI_Count size, lb, extent, true_lb, true_extent;
 
-    if ((PMPI_Type_size_x(type, &size) != MPI_SUCCESS) ||
-        (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS) ||
-        (PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) !=
+    if ((umr_mpi_type_size_count(type, &size) != MPI_SUCCESS) ||
+        (umr_mpi_type_get_extent_count(type, &lb, &extent) != MPI_SUCCESS) ||
+        (umr_mpi_type_get_true_extent_count(type, &true_lb, &true_extent) !=
          MPI_SUCCESS) || (size < 0)) {
         return UCS_ERR_INVALID_PARAM;
     }
