@@ -2,13 +2,17 @@
 # UMR_CHECK_MPI: an MPI C compiler wrapper (mpicc) and launcher (mpirun), used
 # by the MPI benchmarks and tests, and the flags mpicc adds (MPI_CPPFLAGS,
 # MPI_LIBS) for code built with the ordinary compilers (the datatype decoder,
-# C++ tests). Optional. Probes the MPI standard's API differences the
-# decoder meets (src/compat/umr_mpi_compat.h).
+# C++ tests). Optional. An Open MPI named with --with-ompi=PREFIX is the
+# default MPI (pml/umr's tests run under its mpirun). Probes the MPI
+# standard's API differences the decoder meets (src/compat/umr_mpi_compat.h).
 #
 AC_DEFUN([UMR_CHECK_MPI], [
 AC_ARG_WITH([mpi],
     [AS_HELP_STRING([--with-mpi@<:@=PREFIX@:>@], [MPI for benchmarks and MPI tests (default: mpicc on PATH)])],
     [], [with_mpi=check])
+AS_IF([test "x$with_mpi" = xcheck && test -n "$with_ompi" && test "x$with_ompi" != xno &&
+       test "x$with_ompi" != xyes && test "x$with_ompi" != xcheck],
+      [with_mpi=$with_ompi])
 umr_have_mpi=no
 AS_IF([test "x$with_mpi" != xno], [
     umr_mpi_path=$PATH

@@ -40,6 +40,8 @@
 #include <opal/class/opal_hash_table.h>
 #include <opal/util/output.h>
 
+#include "umr_ompi_compat.h"
+
 #include <uct/api/uct.h>
 #include "uct_umr.h"
 #include "pml_umr_wire.h"
@@ -252,8 +254,11 @@ typedef struct mca_pml_umr_globals {
 } mca_pml_umr_globals_t;
 
 extern mca_pml_umr_globals_t mca_pml_umr;
-OMPI_DECLSPEC extern mca_pml_base_component_2_0_0_t mca_pml_umr_component;
+OMPI_DECLSPEC extern mca_pml_base_component_t mca_pml_umr_component;
+/* the table installed in front of the wrapped PML (pml_umr_module.c) */
 extern mca_pml_base_module_t mca_pml_umr_module;
+void mca_pml_umr_module_build(const mca_pml_base_module_t *real,
+                              mca_pml_base_module_t *module);
 
 #define MCA_PML_UMR_VERBOSE(_lvl, ...) \
     opal_output_verbose(_lvl, mca_pml_umr.output, "pml_umr: " __VA_ARGS__)

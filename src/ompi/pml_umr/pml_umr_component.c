@@ -15,6 +15,7 @@
 #include "pml_umr.h"
 #include "pml_umr_choose.h"
 
+#include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
 #include <ompi/runtime/params.h>
 #include <ompi/version.h>
@@ -30,6 +31,8 @@
 #ifndef MCA_PML_UMR_DEFAULT_UCT_MODULE
 #define MCA_PML_UMR_DEFAULT_UCT_MODULE "libuct_mlx5_umr.so"
 #endif
+
+static int mca_pml_umr_component_fini(void);
 
 mca_pml_umr_globals_t mca_pml_umr = {
     .enable     = 1,
@@ -180,22 +183,40 @@ static int mca_pml_umr_component_register(void)
 
 /* The loader checks only the MCA version: pml/umr uses Open MPI's internal
  * structures (requests, PML module, datatypes), so it runs only in the
- * release it was built against (ompi_version_string is e.g. "4.1.4").
- * MCA_PML_UMR_TEST_VERSION lets the tests fake a mismatch. */
+ * release it was built against (ompi_version_string is the release's ident
+ * string, e.g. "5.0.7", the same macro at build time), and only when the
+ * classes it uses have the sizes it was compiled with (src/compat/
+ * umr_ompi_abi.h: a rebuild of the release with other options may change
+ * them). MCA_PML_UMR_TEST_VERSION lets the tests fake a mismatch. */
 static int mca_pml_umr_version_ok(void)
 {
     const char *running = getenv("MCA_PML_UMR_TEST_VERSION");
-    char built[64];
+    static const struct {
+        const char        *name;
+        size_t            size;
+        const opal_class_t *cls;
+    } classes[] = {
+#define MCA_PML_UMR_ABI_CLASS(_t) {#_t, sizeof(_t), &_t##_class},
+        UMR_OMPI_ABI_CLASSES(MCA_PML_UMR_ABI_CLASS)
+    };
+    size_t i;
 
-    snprintf(built, sizeof(built), "%d.%d.%d%s", OMPI_MAJOR_VERSION,
-             OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION, OMPI_GREEK_VERSION);
     if (running == NULL) {
         running = ompi_version_string;
     }
-    if (strcmp(running, built)) {
+    if (strcmp(running, OMPI_IDENT_STRING)) {
         opal_output(0, "pml_umr: not interposing: built for Open MPI %s but "
-                    "running %.40s", built, running);
+                    "running %.40s", OMPI_IDENT_STRING, running);
         return 0;
+    }
+    for (i = 0; i < sizeof(classes) / sizeof(classes[0]); ++i) {
+        if (classes[i].cls->cls_sizeof != classes[i].size) {
+            opal_output(0, "pml_umr: not interposing: this Open MPI %s has "
+                        "%s of %zu bytes, pml/umr was built for %zu",
+                        running, classes[i].name, classes[i].cls->cls_sizeof,
+                        classes[i].size);
+            return 0;
+        }
     }
     return 1;
 }
@@ -290,13 +311,15 @@ static int mca_pml_umr_interpose(void)
     }
     mca_pml_umr_choose_load();
 
-    mca_pml_umr_module.pml_progress      = mca_pml.pml_progress;
-    mca_pml_umr_module.pml_max_contextid = mca_pml.pml_max_contextid;
-    mca_pml_umr_module.pml_max_tag       = mca_pml.pml_max_tag;
-    mca_pml_umr_module.pml_flags         = mca_pml.pml_flags;
-    mca_pml_base_selected_component      = mca_pml_umr_component;
-    mca_pml                              = mca_pml_umr_module;
-    mca_pml_umr.active                   = 1;
+    mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
+    mca_pml = mca_pml_umr_module;
+    /* The selected component stays the wrapped one, so that what Open MPI
+     * reports about it (the comm_method hook, error messages) names it as
+     * without pml/umr; only its finalize is pml/umr's, which restores it
+     * and finalizes it (as pml/v does). */
+    mca_pml_base_selected_component.pmlm_finalize =
+        mca_pml_umr_component_fini;
+    mca_pml_umr.active = 1;
     MCA_PML_UMR_VERBOSE(5, "interposed in front of pml %s",
                         mca_pml_umr.real_component.pmlm_version.mca_component_name);
     return OMPI_SUCCESS;
@@ -315,7 +338,7 @@ OMPI_DECLSPEC int mca_pml_umr_bench_interpose(int on)
     if (!mca_pml_umr.active) {
         return -1;
     }
-    prev = (mca_pml.pml_send == mca_pml_umr_module.pml_send);
+    prev = (mca_pml.pml_send == mca_pml_umr_send);
     mca_pml = on ? mca_pml_umr_module : mca_pml_umr.real;
     return prev;
 }
@@ -325,7 +348,7 @@ static int mca_pml_umr_component_close(void)
     /* Only right after a selection: the framework closes the losers. Not in
      * ompi_info, nor when we are closed at the end. */
     if (mca_pml_umr.active || (mca_pml.pml_send == NULL) ||
-        (mca_pml.pml_send == mca_pml_umr_module.pml_send)) {
+        (mca_pml.pml_send == mca_pml_umr_send)) {
         return OMPI_SUCCESS;
     }
     if (OPAL_SUCCESS != mca_base_component_repository_retain_component(
@@ -359,9 +382,9 @@ static int mca_pml_umr_component_fini(void)
     return (real.pmlm_finalize != NULL) ? real.pmlm_finalize() : OMPI_SUCCESS;
 }
 
-mca_pml_base_component_2_0_0_t mca_pml_umr_component = {
+mca_pml_base_component_t mca_pml_umr_component = {
     .pmlm_version = {
-        MCA_PML_BASE_VERSION_2_0_0,
+        UMR_OMPI_PML_BASE_VERSION,
         .mca_component_name            = "umr",
         MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION,
                               OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION),

@@ -1,9 +1,26 @@
 /**
  * pml/umr module: the function table installed in front of the wrapped PML.
- * Entries pml/umr does not care about call the wrapped PML directly.
+ *
+ * It is a copy of the wrapped PML's own table with pml/umr's entry points in
+ * the slots it intercepts (sends, receives, probes, starts, and add_procs).
+ * Every other slot is the wrapped PML's function itself, called with no
+ * pml/umr code in between: progress, del_procs, enable, add_comm, del_comm,
+ * dump, and per release pml_ft_event (to 4.1), pml_revoke_comm and
+ * pml_get_transports (5.0), as well as the limits and flags (max_contextid,
+ * max_tag, and the flags with MCA_PML_BASE_FLAG_REQUIRE_WORLD and
+ * MCA_PML_BASE_FLAG_SUPPORTS_EXT_CID as the wrapped PML set them). A slot
+ * the wrapped PML left NULL stays NULL, so Open MPI's defaults for it apply
+ * as without pml/umr (5.0's selection fills pml_revoke_comm after the
+ * interposition). src/compat/umr_ompi_compat.h stops the build on a release
+ * whose table has a slot pml/umr does not know.
  */
 #include "pml_umr.h"
 
+mca_pml_base_module_t mca_pml_umr_module;
+
+/* MPI_T performance variables: registered again once interposed (the
+ * framework deregistered them when it closed pml/umr, a loser of the
+ * selection). */
 static int mca_pml_umr_add_procs(struct ompi_proc_t **procs, size_t nprocs)
 {
     static int pvars_done;
@@ -15,62 +32,22 @@ static int mca_pml_umr_add_procs(struct ompi_proc_t **procs, size_t nprocs)
     return mca_pml_umr.real.pml_add_procs(procs, nprocs);
 }
 
-static int mca_pml_umr_del_procs(struct ompi_proc_t **procs, size_t nprocs)
+void mca_pml_umr_module_build(const mca_pml_base_module_t *real,
+                              mca_pml_base_module_t *module)
 {
-    return mca_pml_umr.real.pml_del_procs(procs, nprocs);
+    *module                = *real;
+    module->pml_add_procs  = mca_pml_umr_add_procs;
+    module->pml_irecv_init = mca_pml_umr_irecv_init;
+    module->pml_irecv      = mca_pml_umr_irecv;
+    module->pml_recv       = mca_pml_umr_recv;
+    module->pml_isend_init = mca_pml_umr_isend_init;
+    module->pml_isend      = mca_pml_umr_isend;
+    module->pml_send       = mca_pml_umr_send;
+    module->pml_iprobe     = mca_pml_umr_iprobe;
+    module->pml_probe      = mca_pml_umr_probe;
+    module->pml_start      = mca_pml_umr_start;
+    module->pml_improbe    = mca_pml_umr_improbe;
+    module->pml_mprobe     = mca_pml_umr_mprobe;
+    module->pml_imrecv     = mca_pml_umr_imrecv;
+    module->pml_mrecv      = mca_pml_umr_mrecv;
 }
-
-static int mca_pml_umr_enable(bool enable)
-{
-    return mca_pml_umr.real.pml_enable(enable);
-}
-
-static int mca_pml_umr_add_comm(struct ompi_communicator_t *comm)
-{
-    return mca_pml_umr.real.pml_add_comm(comm);
-}
-
-static int mca_pml_umr_del_comm(struct ompi_communicator_t *comm)
-{
-    return mca_pml_umr.real.pml_del_comm(comm);
-}
-
-static int mca_pml_umr_dump(struct ompi_communicator_t *comm, int verbose)
-{
-    return mca_pml_umr.real.pml_dump(comm, verbose);
-}
-
-static int mca_pml_umr_ft_event(int state)
-{
-    return (mca_pml_umr.real.pml_ft_event != NULL) ?
-           mca_pml_umr.real.pml_ft_event(state) : OMPI_SUCCESS;
-}
-
-/* progress, max_contextid, max_tag and flags are copied from the wrapped
- * PML when pml/umr interposes. */
-mca_pml_base_module_t mca_pml_umr_module = {
-    .pml_add_procs     = mca_pml_umr_add_procs,
-    .pml_del_procs     = mca_pml_umr_del_procs,
-    .pml_enable        = mca_pml_umr_enable,
-    .pml_progress      = NULL,
-    .pml_add_comm      = mca_pml_umr_add_comm,
-    .pml_del_comm      = mca_pml_umr_del_comm,
-    .pml_irecv_init    = mca_pml_umr_irecv_init,
-    .pml_irecv         = mca_pml_umr_irecv,
-    .pml_recv          = mca_pml_umr_recv,
-    .pml_isend_init    = mca_pml_umr_isend_init,
-    .pml_isend         = mca_pml_umr_isend,
-    .pml_send          = mca_pml_umr_send,
-    .pml_iprobe        = mca_pml_umr_iprobe,
-    .pml_probe         = mca_pml_umr_probe,
-    .pml_start         = mca_pml_umr_start,
-    .pml_improbe       = mca_pml_umr_improbe,
-    .pml_mprobe        = mca_pml_umr_mprobe,
-    .pml_imrecv        = mca_pml_umr_imrecv,
-    .pml_mrecv         = mca_pml_umr_mrecv,
-    .pml_dump          = mca_pml_umr_dump,
-    .pml_ft_event      = mca_pml_umr_ft_event,
-    .pml_max_contextid = 0,
-    .pml_max_tag       = 0,
-    .pml_flags         = 0
-};

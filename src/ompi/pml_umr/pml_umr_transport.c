@@ -7,14 +7,15 @@
 #include "pml_umr_devices.h"
 
 #include <ompi/mca/pml/base/base.h>
-#include <opal/mca/pmix/pmix.h>
 #include <opal/runtime/opal_progress.h>
 
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MCA_PML_UMR_MODEX_VERSION "4.1.x/umr1"
+/* Peers must run pml/umr built for the same Open MPI with the same
+ * protocol (the component refuses to run in another release). */
+#define MCA_PML_UMR_MODEX_VERSION OMPI_VERSION "/umr1"
 
 static int mca_pml_umr_ucx_tls_allows(void)
 {
@@ -285,7 +286,7 @@ int mca_pml_umr_modex_send(void)
             return OMPI_ERROR;
         }
     }
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL,
+    OPAL_MODEX_SEND(rc, UMR_OMPI_MODEX_GLOBAL,
                     &mca_pml_umr_component.pmlm_version, &mx, sizeof(mx));
     return (rc == OPAL_SUCCESS) ? OMPI_SUCCESS : OMPI_ERROR;
 }
