@@ -38,8 +38,8 @@ AS_IF([test "x$with_mpi" != xno], [
         # deprecates the MPI_Count (_x) ones they replace.
         AS_IF([test "x$umr_have_mpi" = xyes],
               [AC_CHECK_DECLS([PMPI_Type_size_c, PMPI_Type_get_extent_c,
-                               PMPI_Type_get_true_extent_c], [], [],
-                              [[#include <mpi.h>]])])
+                               PMPI_Type_get_true_extent_c, MPI_Session_init],
+                              [], [], [[#include <mpi.h>]])])
         CPPFLAGS=$umr_save_CPPFLAGS; LIBS=$umr_save_LIBS
         AS_IF([test "x$umr_have_mpi" != xyes && test "x$with_mpi" != xcheck],
               [AC_MSG_ERROR([--with-mpi given but mpi.h/libmpi are not usable with $CC (MPI_CPPFLAGS=$MPI_CPPFLAGS MPI_LIBS=$MPI_LIBS)])])],
@@ -47,6 +47,9 @@ AS_IF([test "x$with_mpi" != xno], [
            AC_MSG_WARN([mpicc/mpirun not found: MPI benchmarks and tests are not built])])
 ])
 AM_CONDITIONAL([HAVE_MPI], [test "x$umr_have_mpi" = xyes])
+# MPI-4 sessions (Open MPI 5.0): test/mpi's sessions program
+AM_CONDITIONAL([HAVE_MPI_SESSIONS],
+               [test "x$umr_have_mpi" = xyes && test "x$ac_cv_have_decl_MPI_Session_init" = xyes])
 AC_SUBST([MPICC])
 AC_SUBST([MPIRUN])
 AC_SUBST([MPI_CPPFLAGS])

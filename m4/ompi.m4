@@ -317,4 +317,7 @@ AS_IF([test "x$ac_cv_have_decl_PMIX_GLOBAL$ac_cv_have_decl_OPAL_PMIX_GLOBAL" = x
 # request as ob1's (ompi_request_is_failed_fn), which pml/umr's are not.
 AC_CHECK_DECLS([ompi_ftmpi_enabled], [], [], [UMR_OMPI_PROBE_HEADERS])
 CPPFLAGS=$umr_save_CPPFLAGS
+# for the tests (test/mpi/test_pml_umr.sh): what this release can do
+UMR_OMPI_HAS_FT=$ac_cv_have_decl_ompi_ftmpi_enabled
+AC_SUBST([UMR_OMPI_HAS_FT])
 ])

@@ -21,6 +21,10 @@
 #    it, opens); an absent device or a malformed name gives the plain job, a
 #    warning per rank naming the parameter and the devices there are, and no
 #    zero-copy; "^sw" opens no sw rail, so same-host peers pass through.
+#  - where Open MPI has them: an MPI-4 sessions program (no MPI_Init, no
+#    MPI_COMM_WORLD) and a job with MPI fault tolerance on
+#    (mpi_ft_enable) give the plain job, pml/umr passing everything
+#    through with one line a rank.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -242,4 +246,28 @@ check devices_sw_only devices_sw_only
 check devices_absent_device devices_refused absent mlx5_9 'no device "mlx5_9"'
 check devices_sw_port devices_refused swport sw:1 '"sw:1": the sw device has no ports'
 check devices_exclude_sw devices_exclude_sw
+
+# MPI-4 sessions: the PML is selected for the session, there is no
+# MPI_COMM_WORLD for pml/umr's internal messages: it passes through.
+session_passes_through() {
+    local ref=$out/session-ref got=$out/session-umr
+    prog=$PWD/pml_umr_session_test run "$ref" -- -np 2 --mca pml ob1
+    prog=$PWD/pml_umr_session_test run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- \
+        -np 2 --mca pml ob1,umr
+    same_results "$ref" "$got" && no_zcopy "$got" &&
+        [ "$(grep -c 'pml_umr: PML selected for an MPI session, not for MPI_Init' "$got")" -eq 2 ]
+}
+[ "${UMR_MPI_HAS_SESSIONS:-no}" = yes ] && check session_passes_through session_passes_through
+
+# MPI fault tolerance on: Open MPI reads every PML request as ob1's; pml/umr
+# passes through.
+ft_passes_through() {
+    local ref=$out/ft-ref got=$out/ft-umr
+    run "$ref" -- -np 2 --mca pml ob1 --mca mpi_ft_enable 1
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- -np 2 --mca pml ob1,umr \
+        --mca mpi_ft_enable 1
+    same_results "$ref" "$got" && no_zcopy "$got" &&
+        [ "$(grep -c 'pml_umr: MPI fault tolerance (mpi_ft_enable) is on' "$got")" -eq 2 ]
+}
+[ "${UMR_OMPI_HAS_FT:-no}" = yes ] && check disabled_by_fault_tolerance ft_passes_through
 finish

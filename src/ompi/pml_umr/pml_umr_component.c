@@ -284,6 +284,22 @@ static int mca_pml_umr_interpose(void)
                             "through");
         return OMPI_ERR_NOT_AVAILABLE;
     }
+    /* Open MPI 5 selects the PML for the first MPI session or for
+     * MPI_Init, whichever comes first; MPI_COMM_WORLD (which pml/umr's
+     * internal messages use) exists only with MPI_Init. A process that
+     * does not interpose publishes no modex data, so its peers pass
+     * through to it too. */
+    if (ompi_mpi_state != OMPI_MPI_STATE_INIT_STARTED) {
+        MCA_PML_UMR_VERBOSE(1, "PML selected for an MPI session, not for "
+                            "MPI_Init (no MPI_COMM_WORLD): passing "
+                            "everything through");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (umr_ompi_ft_enabled()) {
+        MCA_PML_UMR_VERBOSE(1, "MPI fault tolerance (mpi_ft_enable) is on: "
+                            "passing everything through");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     if (!mca_pml_umr_version_ok()) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
