@@ -319,5 +319,7 @@ AC_CHECK_DECLS([ompi_ftmpi_enabled], [], [], [UMR_OMPI_PROBE_HEADERS])
 CPPFLAGS=$umr_save_CPPFLAGS
 # for the tests (test/mpi/test_pml_umr.sh): what this release can do
 UMR_OMPI_HAS_FT=$ac_cv_have_decl_ompi_ftmpi_enabled
+UMR_OMPI_HAS_GET_TRANSPORTS=$ac_cv_member_mca_pml_base_module_t_pml_get_transports
 AC_SUBST([UMR_OMPI_HAS_FT])
+AC_SUBST([UMR_OMPI_HAS_GET_TRANSPORTS])
 ])

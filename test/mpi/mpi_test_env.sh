@@ -24,14 +24,19 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
 fi
 
 # run FILE [ENV=VALUE..] -- [mpirun args..] [-- program args..]: $prog under
-# mpirun, its output in FILE, killed after $run_timeout seconds
+# mpirun, its output in FILE, killed after $run_timeout seconds; returns
+# mpirun's status. (Open MPI 5's launcher, prterun, may forward a NUL byte
+# with the output: it is dropped, so that grep reads FILE as text.)
 run() {
     local file=$1; shift
-    local envs=() args=()
+    local envs=() args=() rc=0
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
     [ $# -eq 0 ] || shift
     env "${envs[@]}" timeout "${run_timeout:-60}" "$mpirun" --allow-run-as-root \
-        --oversubscribe "${args[@]}" "$prog" "$@" >"$file" 2>&1
+        --oversubscribe "${args[@]}" "$prog" "$@" >"$file.raw" 2>&1 || rc=$?
+    tr -d '\000' <"$file.raw" >"$file"
+    rm -f "$file.raw"
+    return $rc
 }

@@ -21,6 +21,12 @@
 #    it, opens); an absent device or a malformed name gives the plain job, a
 #    warning per rank naming the parameter and the devices there are, and no
 #    zero-copy; "^sw" opens no sw rail, so same-host peers pass through.
+#  - the PML table of a job with pml/umr (pml_umr_slots) holds the wrapped
+#    PML's own function in every slot pml/umr does not intercept (5.0:
+#    pml_revoke_comm, pml_get_transports), its limits and flags, and the
+#    wrapped component's name; where Open MPI has the comm_method hook,
+#    what it displays (5.0: pml ucx's transports, through
+#    pml_get_transports) is the same with and without pml/umr;
 #  - where Open MPI has them: an MPI-4 sessions program (no MPI_Init, no
 #    MPI_COMM_WORLD) and a job with MPI fault tolerance on
 #    (mpi_ft_enable) give the plain job, pml/umr passing everything
@@ -246,6 +252,55 @@ check devices_sw_only devices_sw_only
 check devices_absent_device devices_refused absent mlx5_9 'no device "mlx5_9"'
 check devices_sw_port devices_refused swport sw:1 '"sw:1": the sw device has no ports'
 check devices_exclude_sw devices_exclude_sw
+
+# The PML table pml/umr installs (pml_umr_slots, rank 0): the slots it
+# intercepts are its own, every other one is the wrapped PML's very
+# function (or NULL where the wrapped PML's is), and the limits, flags and
+# selected component's name are the wrapped PML's.
+intercepted=" pml_add_procs pml_irecv_init pml_irecv pml_recv pml_isend_init pml_isend pml_send pml_iprobe pml_probe pml_start pml_improbe pml_mprobe pml_imrecv pml_mrecv "
+slots_forwarded() {   # ob1|ucx
+    local ref=$out/slots-ref-$1 got=$out/slots-umr-$1 args=() bad=0 name want have
+    [ "$1" = ucx ] && args=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
+    prog=$PWD/pml_umr_slots run "$ref" -- -np 2 --mca pml "$1" "${args[@]}"
+    prog=$PWD/pml_umr_slots run "$got" "${umr_env[@]}" -- -np 2 --mca pml "$1,umr" "${args[@]}"
+    [ "$(grep -c '^slot ' "$ref")" -gt 20 ] || { echo "no slots in $ref"; tail "$ref"; return 1; }
+    [ "$(grep -c 'pml_umr: rank' "$got")" -eq 2 ] || { echo "pml/umr did not interpose"; tail "$got"; return 1; }
+    while read -r _ name want; do
+        have=$(awk -v n="$name" '$1 == "slot" && $2 == n {print $3}' "$got")
+        if [[ "$intercepted" == *" $name "* ]]; then
+            [[ "$have" == mca_pml_umr.so+* ]] ||
+                { echo "$name: $have, not pml/umr's"; bad=1; }
+        elif [ "$have" != "$want" ]; then
+            echo "$name: $have with pml/umr, $want without"; bad=1
+        fi
+    done < <(grep '^slot ' "$ref")
+    diff <(grep '^limit \|^flags \|^component ' "$ref") \
+         <(grep '^limit \|^flags \|^component ' "$got") || bad=1
+    grep -q "^component $1$" "$got" || bad=1
+    return $bad
+}
+check slots_forwarded_ob1 slots_forwarded ob1
+check slots_forwarded_ucx slots_forwarded ucx
+
+# Open MPI 5's comm_method hook (--mca ompi_display_comm): it names the
+# selected PML's transports (pml ucx's through pml_get_transports, ob1's
+# BTLs by its name), the same with pml/umr in front.
+comm_method_same() {   # ob1|ucx
+    local ref=$out/comm-ref-$1 got=$out/comm-umr-$1 args=(--mca ompi_display_comm mpi_init,mpi_finalize)
+    [ "$1" = ucx ] && args+=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
+    prog=$PWD/pml_umr_slots run "$ref" -- -np 2 --mca pml "$1" "${args[@]}"
+    prog=$PWD/pml_umr_slots run "$got" "${umr_env[@]}" -- -np 2 --mca pml "$1,umr" "${args[@]}"
+    [ "$(grep -c 'pml_umr: rank' "$got")" -eq 2 ] || { echo "pml/umr did not interpose"; return 1; }
+    grep -q 'all connections are' "$ref" || { echo "no display in $ref"; tail "$ref"; return 1; }
+    [ "$1" != ucx ] || grep -q 'all connections are ucx=' "$ref" ||
+        { echo "pml ucx reports no transports"; grep 'connections are' "$ref"; return 1; }
+    diff <(grep 'connections are' "$ref") <(grep 'connections are' "$got")
+}
+if [ "${UMR_OMPI_HAS_GET_TRANSPORTS:-no}" = yes ] &&
+   ompi_info 2>/dev/null | grep -q "MCA hook: comm_method"; then
+    check comm_method_display_ob1 comm_method_same ob1
+    check comm_method_display_ucx comm_method_same ucx
+fi
 
 # MPI-4 sessions: the PML is selected for the session, there is no
 # MPI_COMM_WORLD for pml/umr's internal messages: it passes through.
