@@ -5,7 +5,7 @@
  * req_free, so a receive that does not get a control message costs a few
  * stores instead of a request of ours (pml_umr_recv.c's wrapper).
  *
- Only for PMLs whose receive requests pml/umr knows. Both complete them
+ * Only for PMLs whose receive requests pml/umr knows. Both complete them
  * through ompi_request_complete(), which runs req_complete_cb and leaves the
  * request pending when it returns non-zero, and neither uses
  * req_complete_cb(_data) of a nonblocking receive itself:
@@ -19,6 +19,37 @@
  *    req_complete_cb_data NULL on a fresh request: it is reset on unhooking.
  * Persistent receives: ob1 only (pml ucx's are requests of its own, which
  * the wrapper handles). Any other PML (cm) gets the wrapper.
+ *
+ * Where each of these holds, in Open MPI 4.1.4, 5.0.7 and 6.0 (the 6.0.x
+ * branch; the installed 6.0.0rc2 headers for every structure), and UCX 1.13,
+ * 1.18 and 1.23 (src/ucp/core/ucp_request.{inl,c}):
+ *  - ob1's receive request starts with mca_pml_base_recv_request_t and
+ *    mca_pml_base_request_t (pml_ob1_recvreq.h; pml_base_recvreq.h and
+ *    pml_base_request.h are the same in the three releases; configure and
+ *    the component check mca_pml_base_request_t's size against the
+ *    library), filled by MCA_PML_BASE_RECV_REQUEST_INIT, whose
+ *    OMPI_REQUEST_INIT clears req_complete_cb and _data at every irecv;
+ *  - ob1 completes a receive in recv_request_pml_complete(): it sets
+ *    req_pml_complete before MCA_PML_OB1_RECV_REQUEST_MPI_COMPLETE, i.e.
+ *    ompi_request_complete(), so its free (mca_pml_ob1_recv_request_free,
+ *    set once by the class constructor for every receive request) returns
+ *    the request at once, also from the callback; its only use of
+ *    req_complete_cb is pml_ob1_start.c's copy for a persistent send;
+ *    persistent receives restart through MCA_PML_OB1_RECV_REQUEST_START
+ *    (pml_ob1_start.c), and MPI_Start/MPI_Startall call req_start
+ *    (ompi/mpi/c/start.c, startall.c; 6.0: start.c.in);
+ *  - pml ucx sets req_mpi_object.comm in mca_pml_ucx_irecv, completes in
+ *    mca_pml_ucx_recv_completion_internal() with ompi_request_complete(),
+ *    clears req_complete_cb_data only in mca_pml_ucx_request_init_common
+ *    (UCP's request init, once per request memory), and frees with
+ *    mca_pml_ucx_request_free() = ucp_request_free() (pml_ucx.c,
+ *    pml_ucx_request.c); ucp_request_complete() reads the RELEASED flag
+ *    before the callback and ucp_request_release_common() puts a
+ *    completed request at once;
+ *  - ompi_request_complete() calls req_complete_cb with the field cleared
+ *    and marks the request complete only when it returns 0
+ *    (ompi/request/request.h, the same in the three releases but for
+ *    memory barriers).
  *
  * A hooked request r is in one of these states:
  *   armed    r->req_complete_cb is the hook, data ARMED
