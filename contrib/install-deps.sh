@@ -19,6 +19,9 @@ packages=(
     libibverbs-dev ibverbs-providers      # rdma-core: mlx5dv.h, libmlx5
     ibverbs-utils                         # ibv_devinfo (contrib/hw-check.sh)
     libopenmpi-dev openmpi-bin            # MPI benchmarks and tests
+    libpmix-dev                           # <pmix.h>: Open MPI 5+'s internal headers
+                                          # include it (unstable's libopenmpi-dev
+                                          # does not depend on it)
     googletest libgtest-dev               # make check
     clang                                 # make fuzz (libFuzzer)
     valgrind

@@ -11,7 +11,10 @@
 # never writes into the clone and two trees can run side by side.
 # UCX's source comes from 'apt-get source' inside the root; UCX_SRC_TREES=DIR
 # takes DIR/ucx-VERSION instead when it exists (a tree of exactly that
-# release, for machines whose mirror lacks the source package).
+# release, for machines whose mirror lacks the source package). Likewise
+# OMPI_SRC_TREES=DIR for DIR/openmpi-VERSION (VERSION as ompi_info prints
+# it, e.g. 6.0.0rc2): configure takes the internal headers Debian's
+# libopenmpi-dev lacks from it (contrib/get-ompi-src.sh).
 # Ends with one line per root:
 #   debian-13 (UCX 1.18.1, Open MPI 5.0.7, rdma-core 56.1): tests: N passed, N failed, N skipped
 # and exits non-zero if any root failed. Logs: ROOT/build/NAME/build/.
@@ -61,6 +64,12 @@ for suite in "$@"; do
         if [ -n "${UCX_SRC_TREES:-}" ] && [ -d "$UCX_SRC_TREES/ucx-${ucx_version%%~*}" ]; then
             mkdir -p "$root$dest/ucx-src"
             cp -a "$UCX_SRC_TREES/ucx-${ucx_version%%~*}" "$root$dest/ucx-src/"
+        fi
+        ompi_version=$(chroot "$root" ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v//p' | head -1)
+        if [ -n "${OMPI_SRC_TREES:-}" ] && [ -n "$ompi_version" ] &&
+           [ -d "$OMPI_SRC_TREES/openmpi-$ompi_version" ]; then
+            mkdir -p "$root$dest/ompi-src"
+            cp -a "$OMPI_SRC_TREES/openmpi-$ompi_version" "$root$dest/ompi-src/"
         fi
         versions="UCX $ucx_version, Open MPI $(root_pkg_version "$root" openmpi-bin), rdma-core $(root_pkg_version "$root" ibverbs-providers)"
         echo "run-matrix: $name ($versions): building and testing"
