@@ -1100,6 +1100,46 @@ static void reqops(void)
     report("reqops", h, zc0);
 }
 
+/* ---- broadcasts of a strided face: the collective component's own PML
+ * requests (coll/adapt sets its completion callback on the receives it
+ * posts with MCA_PML_CALL(irecv); test_pml_umr.sh runs this case with
+ * adapt selected too) ------------------------------------------------------ */
+
+static void bcast(void)
+{
+    int n = 4096, it, i, root;
+    double *v = malloc(sizeof(double) * n);
+    MPI_Datatype vec;
+    MPI_Request rq;
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+    double want;
+
+    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec);   /* 16 KiB */
+    MPI_Type_commit(&vec);
+    for (it = 0; it < 4; ++it) {
+        root = it % nprocs;
+        for (i = 0; i < n; ++i) {
+            v[i] = (rank == root) ? val(root, i, it) : -1.0;
+        }
+        if (it & 1) {
+            MPI_Ibcast(v, 1, vec, root, MPI_COMM_WORLD, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Bcast(v, 1, vec, root, MPI_COMM_WORLD);
+        }
+        for (i = 0; i < n; ++i) {
+            want = ((rank == root) || (i % 16 < 8)) ? val(root, i, it) : -1.0;
+            CHECK(v[i] == want, "bcast %d from %d: element %d is %g, not %g",
+                  it, root, i, v[i], want);
+        }
+        h = hash_bytes(h, v, sizeof(double) * n);
+    }
+    MPI_Type_free(&vec);
+    free(v);
+    report("bcast", h, zc0);
+}
+
 /* ---- a peer dies mid-transfer: the job must end, not hang ---------------- */
 
 static void die(void)
@@ -1130,7 +1170,7 @@ static const struct {
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
     {"intercomm", intercomm}, {"fresh", fresh}, {"retype", retype},
-    {"blocking", blocking}, {"reqops", reqops},
+    {"blocking", blocking}, {"reqops", reqops}, {"bcast", bcast},
     {"die", die},   /* only when named */
 };
 

@@ -167,6 +167,8 @@ typedef struct mca_pml_umr_request {
     opal_list_item_t      wait_item;  /* in peer->waiting / retry list */
     int                   kind;
     int                   free_called;
+    int                   mpi_done;   /* being MPI-completed: the caller's
+                                         callback may free it */
     int                   events;     /* left before MPI completion */
     int                   passthrough;/* this start went to the wrapped PML */
     int                   in_place;   /* completes `inner`, the user's

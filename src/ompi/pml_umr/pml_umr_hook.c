@@ -5,7 +5,10 @@
  * req_free, so a receive that does not get a control message costs a few
  * stores instead of a request of ours (pml_umr_recv.c's wrapper).
  *
- * Only for PMLs whose receive requests pml/umr knows. Both complete them
+ * Only for receives whose caller leaves the completion callback alone (the
+ * application's, the blocking collectives': mca_pml_umr_recv_inplace_ok in
+ * pml_umr_recv.c; coll/adapt sets its own on the receives it posts), and
+ * only for PMLs whose receive requests pml/umr knows. Both complete them
  * through ompi_request_complete(), which runs req_complete_cb and leaves the
  * request pending when it returns non-zero, and neither uses
  * req_complete_cb(_data) of a nonblocking receive itself:
@@ -342,7 +345,10 @@ int mca_pml_umr_hook_start(size_t count, ompi_request_t **requests)
             return rc;
         }
         base = (mca_pml_base_request_t*)requests[i];
+        /* a component that set its own completion callback before the
+         * start (Open MPI 4.1's osc/pt2pt does) keeps it: not hooked */
         if ((base->req_type == MCA_PML_REQUEST_RECV) &&
+            (requests[i]->req_complete_cb == NULL) &&
             mca_pml_umr_recv_may_match(base->req_datatype, base->req_count)) {
             mca_pml_umr_hook_inline(requests[i], base->req_addr,
                                     base->req_count, base->req_datatype, 1);

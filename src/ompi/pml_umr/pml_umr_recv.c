@@ -8,6 +8,8 @@
 #include "pml_umr.h"
 #include "umr_mpi_dtype.h"
 
+#include <ompi/mca/coll/base/coll_tags.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,6 +317,7 @@ int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
     req->memh               = NULL;
     req->tmp                = NULL;
     req->passthrough        = 0;
+    req->mpi_done           = 0;
     if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
         rc = mca_pml_umr_stash_irecv(req, req->buf, req->count, req->dt,
                                      req->peer_rank, req->tag, req->comm,
@@ -388,6 +391,19 @@ mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt, int src,
     return OMPI_SUCCESS;
 }
 
+/* Whether a receive may be hooked in place, which takes its completion
+ * callback: the caller must not set one. The application cannot (its tags,
+ * MPI_ANY_TAG), nor do the blocking collectives (their fixed tags, above
+ * MCA_COLL_BASE_TAG_NONBLOCKING_BASE). The tags below are handed out to
+ * nonblocking collectives (libnbc; coll/adapt, which sets its callback on
+ * the receives it posts, in 4.1 to 6.0) and the like: those get pml/umr's
+ * wrapper request, whose callback slot stays the caller's. */
+static inline int mca_pml_umr_recv_inplace_ok(int tag)
+{
+    return OPAL_LIKELY(mca_pml_umr.recv_inplace) &&
+           (tag > MCA_COLL_BASE_TAG_NONBLOCKING_BASE);
+}
+
 int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
                       int tag, ompi_communicator_t *comm,
                       ompi_request_t **request)
@@ -398,7 +414,7 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
             return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
                                               request);
         }
-        if (OPAL_LIKELY(mca_pml_umr.recv_inplace)) {
+        if (OPAL_LIKELY(mca_pml_umr_recv_inplace_ok(tag))) {
             return mca_pml_umr_hook_irecv(buf, count, dt, src, tag, comm,
                                           request);
         }
@@ -490,7 +506,8 @@ int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
         return mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
                                                request);
     }
-    if (mca_pml_umr.recv_inplace == MCA_PML_UMR_INPLACE_OB1) {
+    if ((mca_pml_umr.recv_inplace == MCA_PML_UMR_INPLACE_OB1) &&
+        mca_pml_umr_recv_inplace_ok(tag)) {
         /* each MPI_Start hooks ob1's request in place */
         rc = mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
                                              request);

@@ -50,9 +50,16 @@ static int mca_pml_umr_request_free(ompi_request_t **request)
     mca_pml_umr_request_t *req = (mca_pml_umr_request_t*)*request;
 
     req->free_called = 1;
-    /* complete (or inactive persistent): now; active: when it completes,
-     * by mca_pml_umr_request_mpi_complete */
-    if (REQUEST_COMPLETE(&req->super)) {
+    /* complete (or inactive persistent), or freed by its completion
+     * callback: now; active: when it completes, by
+     * mca_pml_umr_request_mpi_complete */
+    if (REQUEST_COMPLETE(&req->super) || req->mpi_done) {
+        if (!REQUEST_COMPLETE(&req->super) && (req->inner != NULL)) {
+            /* inside its completion, maybe inside req->inner's own
+             * completion callback: the inner request is freed later */
+            mca_pml_umr_reap_add(req->inner);
+            req->inner = NULL;
+        }
         mca_pml_umr_request_return(req);
     }
     *request = MPI_REQUEST_NULL;
@@ -101,6 +108,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->super.req_mpi_object.comm = comm;
     req->kind                      = kind;
     req->free_called               = 0;
+    req->mpi_done                  = 0;
     req->events                    = 0;
     req->passthrough               = 0;
     req->in_place                  = 0;
@@ -135,6 +143,11 @@ void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
         mca_pml_umr_request_return(req);
         return;
     }
+    /* An Open MPI component that posted the operation may have set a
+     * completion callback that frees the request and returns 1 (coll/adapt
+     * does): ompi_request_complete() then leaves it alone, and the free
+     * returns it at once, as ob1's does once req_pml_complete is set. */
+    req->mpi_done = 1;
     ompi_request_complete(&req->super, true);
 }
 

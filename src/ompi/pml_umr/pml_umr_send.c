@@ -342,6 +342,7 @@ int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     req->super.req_complete = REQUEST_PENDING;
     req->error              = MPI_SUCCESS;
     req->passthrough        = 0;
+    req->mpi_done           = 0;
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
                                          &info);
