@@ -16,11 +16,12 @@ export BUILD_DIR=$build
 
 cd "$build"
 status=0
-make -j"$(nproc)" check >check.out 2>&1 || status=1
+check_failed=0
+make -j"$(nproc)" check >check.out 2>&1 || { status=1; check_failed=1; }
 sed -n '/^\(PASS\|FAIL\|SKIP\|ERROR\|XFAIL\|XPASS\):/p' check.out
 if [ $status -ne 0 ]; then
     # Show the failing programs' logs, briefly.
-    for trs in test/gtest/*.trs test/mpi/*.trs; do
+    for trs in test/gtest/*.trs test/mpi/*.trs test/contrib/*.trs; do
         grep -q '^:test-result: PASS' "$trs" && continue
         echo "==== ${trs%.trs}.log (tail)"; tail -40 "${trs%.trs}.log"
     done
@@ -36,5 +37,6 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fi
 fi
 
-"$top/contrib/test-summary.sh" "$build/test/gtest" "$build/test/mpi" || status=1
+MAKE_CHECK_FAILED=$check_failed "$top/contrib/test-summary.sh" "$build/test/gtest" "$build/test/mpi" \
+    "$build/test/contrib" || status=1
 exit $status
