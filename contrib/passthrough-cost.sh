@@ -125,6 +125,14 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2
         -x UCX_MLX5_UMR_ENGINE -x UCX_WARN_UNUSED_ENV_VARS
         -x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module
         -x OMPI_MCA_pml_umr_verbose)
+# Open MPI 5's launcher (prterun) hands the component path above to PMIx
+# too (PMIX_MCA_mca_base_component_path) unless that one is set: PMIx
+# keeps its own directory.
+pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
+if [ -d "$pmix_components" ]; then
+    export PMIX_MCA_mca_base_component_path=$pmix_components
+    mpirun+=(-x PMIX_MCA_mca_base_component_path)
+fi
 if [ -n "${PML_UMR_COST_FILE:-}" ]; then
     export OMPI_MCA_pml_umr_cost_file=$PML_UMR_COST_FILE
     mpirun+=(-x OMPI_MCA_pml_umr_cost_file)

@@ -32,16 +32,28 @@ if [ -f "$umr_so" ] && [ -x "$halo" ]; then
     ln -sf "$umr_so" "$scratch/"
     pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
     mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2)
-    umr=(-x OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+    # The component path goes in mpirun's environment, not as -x NAME=VALUE:
+    # Open MPI 5's launcher (prterun) replaces an mca_base_component_path
+    # given that way by PMIx's, and hands one from the environment to PMIx
+    # too (PMIX_MCA_mca_base_component_path) unless that one is set: PMIx
+    # keeps its own directory.
+    umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir")
+    umr=(-x OMPI_MCA_mca_base_component_path
          -x OMPI_MCA_pml_umr_uct_module="$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
          -x OMPI_MCA_pml_umr_verbose=1 -x UCX_MLX5_UMR_ENGINE)
+    pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
+    if [ -d "$pmix_components" ]; then
+        umr_env+=(PMIX_MCA_mca_base_component_path="$pmix_components")
+        umr+=(-x PMIX_MCA_mca_base_component_path)
+    fi
     for run in plain auto on; do
         echo
         case $run in
         plain) echo "=== mpi_halo without pml/umr: ${mpirun[*]} mpi_halo"
                "${mpirun[@]}" "$halo" -n 64 -i 100 ;;
         *)     echo "=== mpi_halo with pml/umr (pml_umr_zcopy=$run)"
-               "${mpirun[@]}" "${umr[@]}" -x OMPI_MCA_pml_umr_zcopy=$run "$halo" -n 64 -i 100 ;;
+               env "${umr_env[@]}" "${mpirun[@]}" "${umr[@]}" -x OMPI_MCA_pml_umr_zcopy=$run \
+                   "$halo" -n 64 -i 100 ;;
         esac
     done
 fi

@@ -131,6 +131,14 @@ if [ -f "$umr_so" ]; then
     opts[umr+ucx:zcopy]="${opts[umr+ucx]} --mca pml_umr_zcopy on"
     mpirun+=(-x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module
              -x OMPI_MCA_pml_umr_verbose)
+    # Open MPI 5's launcher (prterun) hands the component path above to PMIx
+    # too (PMIX_MCA_mca_base_component_path) unless that one is set: PMIx
+    # keeps its own directory.
+    pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
+    if [ -d "$pmix_components" ]; then
+        export PMIX_MCA_mca_base_component_path=$pmix_components
+        mpirun+=(-x PMIX_MCA_mca_base_component_path)
+    fi
     [ -z "${OMPI_MCA_pml_umr_cost_file:-}" ] || mpirun+=(-x OMPI_MCA_pml_umr_cost_file)
 else
     echo "run-mpi-bench: pml/umr is not built ($umr_so): only ob1, ucx and MPI_Pack"

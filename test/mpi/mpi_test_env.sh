@@ -16,6 +16,12 @@ export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
 umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
          OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
          OMPI_MCA_pml_umr_verbose=1)
+# Open MPI 5's launcher (prterun) hands the mca_base_component_path above to
+# PMIx as well (PMIX_MCA_mca_base_component_path) unless that one is set:
+# PMIx keeps its own directory (else it scans the scratch one and says
+# "has bad prefix" for mca_pml_umr.so).
+pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
+[ -d "$pmix_components" ] && umr_env+=(PMIX_MCA_mca_base_component_path="$pmix_components")
 # Sanitizer builds (contrib/run-sanitizers.sh): the instrumented component
 # needs the sanitizer runtimes first; Open MPI's own leaks are not ours.
 if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
