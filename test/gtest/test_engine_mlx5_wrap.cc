@@ -7,6 +7,7 @@
  */
 #include "umr_config.h"
 #include "engine_mlx5.h"
+#include "engine_mlx5_compat.h"
 
 #include "umr_test_verbs_fake.h"
 
@@ -37,6 +38,19 @@ struct ibv_cq_ex *mcq(umr_eng_cq_t *cq)
 {
     return ((umr_eng_mlx5_cq_t*)cq)->cq;
 }
+
+/* A port's speed beyond the 8-bit active_speed, where the headers have
+ * active_speed_ex (rdma-core 49+: 56.1, 65.0); nothing on 44.0. */
+#if UMR_ENG_MLX5_HAVE_SPEED_EX
+void set_active_speed_ex(struct ibv_port_attr &attr, uint32_t speed)
+{
+    attr.active_speed_ex = speed;
+}
+#else
+void set_active_speed_ex(struct ibv_port_attr &attr, uint32_t speed)
+{
+}
+#endif
 
 /* The engine posts the address of its slot as verbs wr_id. */
 uint64_t user_wr_id(uint64_t verbs_wr_id)
@@ -255,6 +269,30 @@ TEST_F(test_engine_mlx5_wrap, dev_open_asks_devx_and_caps)
     EXPECT_LE(caps.qp_addr_len, (size_t)UMR_ENG_ADDR_MAX);
     /* EDR 4x: 25.78125 Gb/s * 64/66 * 4 lanes / 8 */
     EXPECT_NEAR(12.5e9, caps.bandwidth, 1e6);
+}
+
+/* An XDR port as rdma-core 49+ reports it: NDR (128) in active_speed, XDR
+ * (256) in active_speed_ex (man ibv_query_port). Built against 56.1 or 65.0
+ * the engine rates it at XDR; 44.0's headers have no active_speed_ex, and
+ * the same port reads as NDR (engine_mlx5_compat.h). */
+TEST_F(test_engine_mlx5_wrap, port_speed_beyond_ndr)
+{
+    umr_eng_caps_t caps;
+
+    fake().ports[0].attr.active_speed = 128;
+    open_dev();
+    ops->dev_query(dev, &caps);
+    const double ndr = caps.bandwidth;
+    /* NDR 4x: 106.25 Gb/s * 64/66 * 4 lanes / 8 */
+    EXPECT_NEAR(106.25e9 * 64 / 66 * 4 / 8, ndr, 1e6);
+    ops->dev_close(dev);
+    dev = NULL;
+
+    set_active_speed_ex(fake().ports[0].attr, 256);
+    open_dev();
+    ops->dev_query(dev, &caps);
+    EXPECT_NEAR(UMR_ENG_MLX5_HAVE_SPEED_EX ? 2 * ndr : ndr, caps.bandwidth,
+                1e6);
 }
 
 TEST_F(test_engine_mlx5_wrap, dev_open_failures_unwind)
