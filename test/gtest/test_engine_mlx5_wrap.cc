@@ -909,6 +909,15 @@ TEST_F(test_engine_mlx5_wrap, mkey_ring_created_indirect)
     fake().mkey_fail_at = UMR_ENG_MLX5_MKEY_RING + 3;
     EXPECT_EQ(UCS_ERR_NO_MEMORY, ops->mkey_create(dev, 8, &mkey));
     EXPECT_EQ(0, fake().num_mkey);
+
+    /* rdma-core rounds max_entries up to a multiple of 4 in 16 bits
+     * (verbs.c _mlx5dv_create_mkey): 65533 would be a key of 0 entries */
+    fake().mkey_attrs.clear();
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ops->mkey_create(dev, 65533, &mkey));
+    EXPECT_TRUE(fake().mkey_attrs.empty()) << "refused before rdma-core";
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 65532, &mkey));
+    EXPECT_EQ(65532u, mkey->max_entries);
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));
 }
 
 TEST_F(test_engine_mlx5_wrap, key_rotates_on_every_umr)

@@ -52,6 +52,10 @@ extern "C" {
 #define UMR_ENG_MLX5_MAX_LIST         52
 #define UMR_ENG_MLX5_MAX_INTERLEAVED  (UMR_ENG_MLX5_MAX_LIST - 1)
 
+/* Descriptors one indirect key may be created for: the 16-bit max_entries
+ * rounded up to a multiple of 4 (verbs.c _mlx5dv_create_mkey). */
+#define UMR_ENG_MLX5_MAX_MKEY_ENTRIES (UINT16_MAX & ~3u)
+
 /* Keys over keys the engine lets the layout engine build. */
 #define UMR_ENG_MLX5_MAX_DEPTH        4
 
