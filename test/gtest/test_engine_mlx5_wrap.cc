@@ -413,8 +413,9 @@ TEST_F(test_engine_mlx5_wrap, qp_limits_follow_inline_read_back)
     EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));
 }
 
-/* issue 10 finding 4: rdma-core 44 sums an interleaved key's length in 64
- * bits (qp.c umr_strided_seg_create): a key over 4 GiB is posted */
+/* issue 10 finding 4: rdma-core sums an interleaved key's length in 64 bits
+ * (qp.c umr_strided_seg_create, 44.0, 56.1 and 65.0): a key over 4 GiB is
+ * posted */
 TEST_F(test_engine_mlx5_wrap, interleaved_key_over_4g)
 {
     umr_eng_mkey_t *mkey;

@@ -327,7 +327,7 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
     }
 
     /* row_bytes * repeat < 2^54: no key size limit (UMR_ENG_MLX5_MAX_ILV_
-     * BYTES); rdma-core 44 sums it in 64 bits */
+     * BYTES); rdma-core sums it in 64 bits (44.0, 56.1, 65.0) */
     ucs_assert(row_bytes <= (uint64_t)num_entries * UINT16_MAX);
 
     return umr_eng_mlx5_umr_post(qp, mkey, access, repeat, num_entries,
