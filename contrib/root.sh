@@ -7,6 +7,7 @@
 #                                      /proc, /sys, /dev and /dev/shm mounted
 #                                      for mpirun in a private mount namespace)
 #   contrib/root.sh path SUITE         print where the root lives
+#   contrib/root.sh mirror SUITE       print the Debian mirror roots come from
 #
 # A root is `debootstrap --variant=minbase SUITE` from the host's own Debian
 # mirror, with deb-src enabled and the packages that building and testing
@@ -21,7 +22,7 @@ roots_dir=${ROOTS_DIR:-/var/cache/mlx5_umr/roots}
 max_age_days=${ROOT_MAX_AGE_DAYS:-7}
 
 die() { echo "root.sh: $*" >&2; exit 1; }
-usage() { sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 [ $# -ge 2 ] || usage
 cmd=$1 suite=$2
@@ -129,5 +130,6 @@ case "$cmd" in
     make) make_root ;;
     run)  [ $# -ge 1 ] || usage; run_in_root "$@" ;;
     path) echo "$root" ;;
+    mirror) host_mirror ;;
     *)    usage ;;
 esac

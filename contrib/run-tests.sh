@@ -1,26 +1,36 @@
 #!/bin/bash
 #
-# Set up and run every test of mlx5_umr on Debian 12:
-# install packages and UCX source headers, build with -Werror, 'make check'
-# (all GoogleTest suites and module-loading tests), then a bounded libFuzzer
-# run of the layout engine (FUZZ_SECONDS, default 60; 0 skips it).
-# Ends with one line: "tests: N passed, N failed, N skipped".
+# Set up and run every test of mlx5_umr: on this Debian 12 host, install
+# packages and UCX source headers, build with -Werror, 'make check' (all
+# GoogleTest suites, module-loading and mpirun tests), a bounded libFuzzer
+# run of the layout engine (FUZZ_SECONDS, default 60; 0 skips it); then the
+# same build and 'make check' in the support matrix's other Debian roots
+# (contrib/run-matrix.sh: Debian 13 and unstable, their own UCX, Open MPI
+# and rdma-core).
+#
+#   --no-matrix   this host only (what run-matrix.sh runs inside each root)
+#
+# Ends with one line per root and a total:
+#   tests: N passed, N failed, N skipped
 #
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
 export BUILD_DIR=$build
+matrix=yes
+[ "${1:-}" = "--no-matrix" ] && matrix=no
 
 "$top/contrib/install-deps.sh"
 "$top/contrib/build.sh"
 
 cd "$build"
 status=0
-make -j"$(nproc)" check >check.out 2>&1 || status=1
+check_failed=0
+make -j"$(nproc)" check >check.out 2>&1 || { status=1; check_failed=1; }
 sed -n '/^\(PASS\|FAIL\|SKIP\|ERROR\|XFAIL\|XPASS\):/p' check.out
 if [ $status -ne 0 ]; then
     # Show the failing programs' logs, briefly.
-    for trs in test/gtest/*.trs test/mpi/*.trs; do
+    for trs in test/gtest/*.trs test/mpi/*.trs test/contrib/*.trs; do
         grep -q '^:test-result: PASS' "$trs" && continue
         echo "==== ${trs%.trs}.log (tail)"; tail -40 "${trs%.trs}.log"
     done
@@ -36,5 +46,24 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fi
 fi
 
-"$top/contrib/test-summary.sh" "$build/test/gtest" "$build/test/mpi" || status=1
+MAKE_CHECK_FAILED=$check_failed "$top/contrib/test-summary.sh" \
+    "$build/test/gtest" "$build/test/mpi" "$build/test/contrib" \
+    >"$build/summary.out" 2>&1 || status=1
+cat "$build/summary.out"
+host_line=$(grep '^tests: ' "$build/summary.out" | tail -1)
+[ $matrix = yes ] || exit $status
+
+# The other roots of the support matrix.
+. /etc/os-release
+host_name="debian-${VERSION_ID:-?} (UCX $(dpkg-query -W -f='${Version}' ucx-utils | sed 's/[+-].*//'), Open MPI $(dpkg-query -W -f='${Version}' openmpi-bin | sed 's/[+-].*//'), rdma-core $(dpkg-query -W -f='${Version}' ibverbs-providers | sed 's/[+-].*//'))"
+"$top/contrib/run-matrix.sh" | tee "$build/run-matrix.out" || status=1
+
+echo
+echo "support matrix:"
+echo "$host_name: ${host_line#tests: }" | sed 's/^/  /'
+sed -n '/^debian-[^ ]* (.*): /p; /^debian-[^ ]*: /p' "$build/run-matrix.out" | sed 's/^/  /'
+# The total over every root that ran.
+sed -n 's/.*tests: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p' \
+    <(echo "$host_line"; sed -n '/^debian-[^ ]* (.*): tests: /p' "$build/run-matrix.out") |
+    awk '{ p += $1; f += $2; s += $3 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }'
 exit $status

@@ -2,7 +2,8 @@
 #
 # Sum up GoogleTest results over the logs of 'make check' and print one line:
 #   tests: N passed, N failed, N skipped
-# A test program that crashed before printing its summary counts as failed.
+# A test program that crashed before printing its summary counts as failed,
+# and so does a make check that failed (MAKE_CHECK_FAILED=1) with none.
 #
 set -u
 # Arguments: the directories of test logs (default build/test/gtest and
@@ -27,6 +28,13 @@ for trs in $(for dir in "$@"; do ls "$dir"/*.trs 2>/dev/null; done); do
     # Name the skipped tests: a skip is never a pass.
     sed -n '/ ms)$/d;s/^\[  SKIPPED \] \([a-zA-Z].*\)/  skipped: \1/p' "$log" | sort -u
 done
+
+# make check itself failed (a test program that did not build, say) with no
+# failed test to show for it: that is a failure too.
+if [ "${MAKE_CHECK_FAILED:-0}" = 1 ] && [ "$failed" -eq 0 ]; then
+    echo "make check failed outside any test (see check.out)" >&2
+    failed=1
+fi
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -112,6 +112,8 @@ extern ucs_class_t uct_iface_t_class; /* not declared by 1.13 headers */
 ], [AC_MSG_RESULT([cross-compiling: checked at load time only])])
 CPPFLAGS=$umr_save_CPPFLAGS; LDFLAGS=$umr_save_LDFLAGS; LIBS=$umr_save_LIBS
 
+UMR_CHECK_UCX_INTERNALS
+
 AS_IF([test "x$with_ucx_moduledir" = xauto], [ucx_moduledir=$ucx_libdir/ucx], [ucx_moduledir=$with_ucx_moduledir])
 
 AC_DEFINE_UNQUOTED([UMR_UCX_BUILD_VERSION], ["$UCX_VERSION"], [UCX version the module is built for])
@@ -123,4 +125,124 @@ AC_SUBST([UCX_INFO])
 AC_SUBST([ucx_moduledir])
 AC_SUBST([ucx_libdir])
 AC_SUBST([ucx_src])
+])
+
+
+#
+# UMR_UCX_PROBE_TYPE(MACRO, TYPE-A, TYPE-B, DESCRIPTION): defines MACRO to 1
+# when TYPE-A and TYPE-B are the same type in UCX's internal headers (the
+# signature of an ops slot, say), to 0 otherwise.
+#
+AC_DEFUN([UMR_UCX_PROBE_TYPE], [
+AC_MSG_CHECKING([$4])
+AC_COMPILE_IFELSE([AC_LANG_PROGRAM([UMR_UCX_PROBE_HEADERS], [[
+    _Static_assert(__builtin_types_compatible_p($2, $3), "no");
+]])], [umr_probe=1; AC_MSG_RESULT([yes])], [umr_probe=0; AC_MSG_RESULT([no])])
+AC_DEFINE_UNQUOTED([$1], [$umr_probe], [$4])
+])
+
+m4_define([UMR_UCX_PROBE_HEADERS], [[
+#include <uct/base/uct_md.h>
+#include <uct/base/uct_iface.h>
+#include <uct/base/uct_component.h>
+#include <ucs/datastruct/mpool.h>
+#include <ucs/memory/rcache.h>
+#include <ucs/config/parser.h>
+]])
+
+#
+# UMR_CHECK_UCX_INTERNALS: what of UCX's internal API this UCX has. Every
+# difference between UCX 1.13 and the newest release the module knows is
+# probed here, never guessed from the version number; src/compat/
+# umr_ucs_compat.h and umr_uct_compat.h turn the results into one API. A
+# signature that matches none of the known forms stops configure, and an ops
+# table with a slot the module does not know stops the build: a module built
+# against an internal it does not know would compile and then crash.
+#
+AC_DEFUN([UMR_CHECK_UCX_INTERNALS], [
+umr_save_CPPFLAGS=$CPPFLAGS
+CPPFLAGS="$CPPFLAGS $UCX_CPPFLAGS -DHAVE_CONFIG_H"
+
+AC_CHECK_HEADERS([ucs/sys/ptr_arith.h], [], [], [[#include <ucs/sys/math.h>]])
+
+# Signatures of the md and component ops (1.14: query v2 and mem_reg
+# params; 1.16: mkey_pack address/length; 1.19: rkey_unpack params).
+UMR_UCX_PROBE_TYPE([UMR_UCT_MD_QUERY_V2], [uct_md_query_func_t],
+    [ucs_status_t (*)(uct_md_h, uct_md_attr_v2_t*)],
+    [whether the md query op takes uct_md_attr_v2_t])
+umr_md_query_v2=$umr_probe
+UMR_UCX_PROBE_TYPE([UMR_UCT_MD_QUERY_V1], [uct_md_query_func_t],
+    [ucs_status_t (*)(uct_md_h, uct_md_attr_t*)],
+    [whether the md query op takes uct_md_attr_t])
+AS_IF([test "$umr_md_query_v2$umr_probe" = 00],
+      [AC_MSG_ERROR([UCX $UCX_VERSION: unknown signature of the md query op (uct_md_query_func_t); mlx5_umr does not know this UCX yet])])
+
+UMR_UCX_PROBE_TYPE([UMR_UCT_MD_MEM_REG_PARAMS], [uct_md_mem_reg_func_t],
+    [ucs_status_t (*)(uct_md_h, void*, size_t, const uct_md_mem_reg_params_t*, uct_mem_h*)],
+    [whether the md mem_reg op takes uct_md_mem_reg_params_t])
+umr_mem_reg_params=$umr_probe
+UMR_UCX_PROBE_TYPE([UMR_UCT_MD_MEM_REG_FLAGS], [uct_md_mem_reg_func_t],
+    [ucs_status_t (*)(uct_md_h, void*, size_t, unsigned, uct_mem_h*)],
+    [whether the md mem_reg op takes flags])
+AS_IF([test "$umr_mem_reg_params$umr_probe" = 00],
+      [AC_MSG_ERROR([UCX $UCX_VERSION: unknown signature of the md mem_reg op (uct_md_mem_reg_func_t); mlx5_umr does not know this UCX yet])])
+
+UMR_UCX_PROBE_TYPE([UMR_UCT_MD_MKEY_PACK_ADDRESS], [uct_md_mkey_pack_func_t],
+    [ucs_status_t (*)(uct_md_h, uct_mem_h, void*, size_t, const uct_md_mkey_pack_params_t*, void*)],
+    [whether the md mkey_pack op takes an address and a length])
+umr_mkey_pack_address=$umr_probe
+UMR_UCX_PROBE_TYPE([UMR_UCT_MD_MKEY_PACK_PARAMS], [uct_md_mkey_pack_func_t],
+    [ucs_status_t (*)(uct_md_h, uct_mem_h, const uct_md_mkey_pack_params_t*, void*)],
+    [whether the md mkey_pack op takes params only])
+AS_IF([test "$umr_mkey_pack_address$umr_probe" = 00],
+      [AC_MSG_ERROR([UCX $UCX_VERSION: unknown signature of the md mkey_pack op (uct_md_mkey_pack_func_t); mlx5_umr does not know this UCX yet])])
+
+UMR_UCX_PROBE_TYPE([UMR_UCT_RKEY_UNPACK_PARAMS], [uct_component_rkey_unpack_func_t],
+    [ucs_status_t (*)(uct_component_t*, const void*, const uct_rkey_unpack_params_t*, uct_rkey_t*, void**)],
+    [whether the component rkey_unpack op takes uct_rkey_unpack_params_t])
+umr_rkey_unpack_params=$umr_probe
+UMR_UCX_PROBE_TYPE([UMR_UCT_RKEY_UNPACK_PLAIN], [uct_component_rkey_unpack_func_t],
+    [ucs_status_t (*)(uct_component_t*, const void*, uct_rkey_t*, void**)],
+    [whether the component rkey_unpack op takes no params])
+AS_IF([test "$umr_rkey_unpack_params$umr_probe" = 00],
+      [AC_MSG_ERROR([UCX $UCX_VERSION: unknown signature of the component rkey_unpack op; mlx5_umr does not know this UCX yet])])
+
+# UCS services (1.14: mpool params; 1.17: rcache alignment per get, and
+# config names matched with the table's prefix).
+UMR_UCX_PROBE_TYPE([UMR_UCS_MPOOL_PARAMS], [__typeof__(&ucs_mpool_init)],
+    [ucs_status_t (*)(const ucs_mpool_params_t*, ucs_mpool_t*)],
+    [whether ucs_mpool_init takes ucs_mpool_params_t])
+UMR_UCX_PROBE_TYPE([UMR_UCS_RCACHE_GET_ALIGNMENT], [__typeof__(&ucs_rcache_get)],
+    [ucs_status_t (*)(ucs_rcache_t*, void*, size_t, size_t, int, void*, ucs_rcache_region_t**)],
+    [whether ucs_rcache_get takes an alignment])
+UMR_UCX_PROBE_TYPE([UMR_UCS_CONFIG_PREFIXED_NAMES], [__typeof__(&ucs_config_parser_set_value)],
+    [ucs_status_t (*)(void*, ucs_config_field_t*, const char*, const char*, const char*)],
+    [whether uct_config_modify matches names with the table prefix])
+
+# Ops slots that appeared (or went) between releases. UCX calls every slot
+# of its own release unconditionally, so each one present gets filled.
+AC_CHECK_MEMBERS([uct_md_ops_t.is_sockaddr_accessible,
+                  uct_md_ops_t.mem_attach,
+                  uct_md_ops_t.mem_elem_pack,
+                  uct_md_ops_t.mem_elem_release,
+                  uct_component_t.rkey_compare,
+                  uct_iface_internal_ops_t.ep_connect_to_ep_v2,
+                  uct_iface_internal_ops_t.iface_is_reachable_v2,
+                  uct_iface_internal_ops_t.ep_is_connected,
+                  uct_iface_internal_ops_t.ep_get_device_ep,
+                  uct_iface_internal_ops_t.iface_query_v2,
+                  uct_iface_internal_ops_t.iface_mem_element_pack,
+                  uct_iface_internal_ops_t.ep_put_sgl_zcopy,
+                  uct_iface_internal_ops_t.ep_get_sgl_zcopy,
+                  uct_iface_internal_ops_t.ep_outstanding_purge,
+                  uct_iface_is_reachable_params_t.scope,
+                  uct_md_attr_v2_t.reg_alignment,
+                  uct_iface_attr_v2_t.max_put_sgl_zcopy_count,
+                  ucs_rcache_ops_t.merge,
+                  ucs_rcache_params_t.alignment],
+                 [], [], [UMR_UCX_PROBE_HEADERS])
+AC_CHECK_DECLS([uct_md_base_md_query, uct_iface_base_query_v2], [], [],
+               [UMR_UCX_PROBE_HEADERS])
+
+CPPFLAGS=$umr_save_CPPFLAGS
 ])

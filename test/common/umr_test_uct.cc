@@ -3,6 +3,8 @@
  */
 #include "umr_test_uct.h"
 #include "umr_test_time.h"
+#include "umr_ucs_compat.h"
+#include "uct_umr.h"
 
 #include <ucs/async/async_fwd.h>
 #include <ucs/time/time.h>
@@ -70,8 +72,10 @@ uct_stack::~uct_stack()
 static ucs_status_t apply_config(void *config, const config_t &cfg)
 {
     for (const auto &kv : cfg) {
-        ucs_status_t status = uct_config_modify(config, kv.first.c_str(),
-                                                kv.second.c_str());
+        ucs_status_t status = umr_ucs_config_modify(config,
+                                                    UCT_UMR_CONFIG_PREFIX,
+                                                    kv.first.c_str(),
+                                                    kv.second.c_str());
         if (status != UCS_OK) {
             return status;
         }

@@ -10,6 +10,7 @@
 
 #include "layout.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdlib>

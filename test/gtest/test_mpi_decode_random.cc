@@ -378,7 +378,7 @@ struct gen {
     {
         ptrdiff_t stride[3], s = in.extent(), disp = 0;
         uct_umr_layout_t *t = nullptr, *next = nullptr;
-        int dims[3];
+        int dims[3] = {0, 0, 0}; /* ndims >= 1: set below */
 
         for (int i = 0; i < ndims; ++i) {
             dims[i]         = (order == MPI_ORDER_C) ? (ndims - 1 - i) : i;

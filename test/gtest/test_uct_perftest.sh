@@ -13,6 +13,13 @@ set -u
 builddir=${builddir:-.}
 module=$(cd "$builddir/../../src/uct/mlx5_umr/.libs" 2>/dev/null && pwd)/libuct_mlx5_umr.so
 perftest=${UCX_PERFTEST:-ucx_perftest}
+# A ucx_perftest built with MPI (Debian 13 and later) starts in MPI mode when
+# its stdin is not a terminal and then wants two MPI ranks: -P 0 keeps the
+# client/server mode. One built without MPI has no -P (and would print its
+# usage on it).
+if $perftest -h 2>&1 | grep -q -- '-P <0|1>'; then
+    perftest="$perftest -P 0"
+fi
 # Sanitizer builds preload their runtimes first (contrib/run-sanitizers.sh).
 preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
 limit=$(awk -v m="${UMR_TEST_TIME_MULTIPLIER:-1}" 'BEGIN { printf "%d", 60 * m }')

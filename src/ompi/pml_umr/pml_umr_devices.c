@@ -2,6 +2,8 @@
  * pml/umr: the devices pml_umr_devices selects (see pml_umr_devices.h).
  */
 #include "pml_umr_devices.h"
+#include "uct_umr.h"
+#include "umr_ucs_compat.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -285,7 +287,8 @@ ucs_status_t mca_pml_umr_devices_md_open(uct_component_h component,
     }
     if (dev->port != 0) {
         snprintf(port, sizeof(port), "%u", dev->port);
-        status = uct_config_modify(md_config, "PORT", port);
+        status = umr_ucs_config_modify(md_config, UCT_UMR_CONFIG_PREFIX,
+                                       "PORT", port);
     }
     if (status == UCS_OK) {
         status = uct_md_open(component, dev->name, md_config, md_p);

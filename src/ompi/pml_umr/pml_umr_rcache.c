@@ -11,6 +11,8 @@
  */
 #include "pml_umr.h"
 
+#include "umr_ucs_compat.h"
+
 #include <ucs/memory/rcache.h>
 #include <ucs/sys/sys.h>
 #include <ucm/api/ucm.h>
@@ -84,9 +86,22 @@ static void mca_pml_umr_region_dump(void *context, ucs_rcache_t *rcache,
              region->nlkeys);
 }
 
+#ifdef HAVE_UCS_RCACHE_OPS_T_MERGE
+/* UCX 1.18 calls merge unconditionally before a new region swallows an
+ * overlapping one. Nothing carries over: the old region is invalidated, and
+ * its layout keys go with its memory handle when its last user puts it. */
+static void mca_pml_umr_region_merge(void *context, ucs_rcache_t *rcache,
+                                     void *arg, ucs_rcache_region_t *rregion)
+{
+}
+#endif
+
 static const ucs_rcache_ops_t mca_pml_umr_rcache_ops = {
     .mem_reg     = mca_pml_umr_region_reg,
     .mem_dereg   = mca_pml_umr_region_dereg,
+#ifdef HAVE_UCS_RCACHE_OPS_T_MERGE
+    .merge       = mca_pml_umr_region_merge,
+#endif
     .dump_region = mca_pml_umr_region_dump
 };
 
@@ -97,8 +112,7 @@ int mca_pml_umr_rcache_create(mca_pml_umr_rail_t *rail)
 
     memset(&params, 0, sizeof(params));
     params.region_struct_size = sizeof(mca_pml_umr_region_t);
-    params.alignment          = ucs_get_page_size();
-    params.max_alignment      = ucs_get_page_size();
+    umr_ucs_rcache_params_alignment(&params, ucs_get_page_size());
     params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
     params.ucm_event_priority = 1000;
     params.ops                = &mca_pml_umr_rcache_ops;
@@ -151,8 +165,8 @@ int mca_pml_umr_region_get(mca_pml_umr_rail_t *rail, void *lo, size_t len,
         *region_p = region;
         return OMPI_SUCCESS;
     }
-    status = ucs_rcache_get(rail->rcache, lo, len, PROT_READ | PROT_WRITE,
-                            NULL, &rregion);
+    status = umr_ucs_rcache_get(rail->rcache, lo, len, ucs_get_page_size(),
+                                PROT_READ | PROT_WRITE, NULL, &rregion);
     if (status != UCS_OK) {
         MCA_PML_UMR_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
                             ucs_status_string(status));

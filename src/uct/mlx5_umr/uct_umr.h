@@ -17,6 +17,12 @@
 extern "C" {
 #endif
 
+/* The transport's component and transport name, and the prefix of its
+ * configuration variables (UCX_MLX5_UMR_*) as UCX's config tables see it. */
+#define UCT_UMR_NAME          "mlx5_umr"
+#define UCT_UMR_CONFIG_PREFIX "MLX5_UMR_"
+
+
 /* ---- transport extension (owned by the transport layer) ---------------- */
 
 

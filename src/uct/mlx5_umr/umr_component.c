@@ -19,10 +19,15 @@
 uct_component_t uct_mlx5_umr_component = {
     .query_md_resources = uct_mlx5_umr_query_md_resources,
     .md_open            = uct_mlx5_umr_md_open,
-    .cm_open            = (uct_component_cm_open_func_t)ucs_empty_function_return_unsupported,
+    .cm_open            = UMR_UCS_STUB(uct_component_cm_open_func_t,
+                                       ucs_empty_function_return_unsupported),
     .rkey_unpack        = uct_mlx5_umr_rkey_unpack,
-    .rkey_ptr           = (uct_component_rkey_ptr_func_t)ucs_empty_function_return_unsupported,
+    .rkey_ptr           = UMR_UCS_STUB(uct_component_rkey_ptr_func_t,
+                                       ucs_empty_function_return_unsupported),
     .rkey_release       = uct_mlx5_umr_rkey_release,
+#ifdef HAVE_UCT_COMPONENT_T_RKEY_COMPARE /* UCX 1.16 */
+    .rkey_compare       = uct_mlx5_umr_rkey_compare,
+#endif
     .name               = UCT_MLX5_UMR_NAME,
     .md_config          = {
         .name           = "mlx5_umr memory domain",
@@ -33,7 +38,8 @@ uct_component_t uct_mlx5_umr_component = {
     .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
     .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(&uct_mlx5_umr_component),
     .flags              = 0,
-    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+    .md_vfs_init        = UMR_UCS_STUB(uct_component_md_vfs_init_func_t,
+                                       ucs_empty_function)
 };
 
 static int uct_mlx5_umr_registered;

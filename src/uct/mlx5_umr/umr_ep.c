@@ -514,9 +514,78 @@ ucs_status_t uct_mlx5_umr_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
 
-    ep->connected = 1;
+    memcpy(ep->peer_ep_addr, ep_addr,
+           iface->md->caps.qp_addr_len + iface->md->caps.dev_addr_len);
+    ep->peer_dev_hash = uct_mlx5_umr_hash(peer_dev,
+                                          iface->md->caps.dev_addr_len);
+    ep->connected     = 1;
     return UCS_OK;
 }
+
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_CONNECT_TO_EP_V2
+/* The v2 form UCP uses since 1.14: the address lengths in params, when
+ * given, must hold what our ep address is. */
+ucs_status_t
+uct_mlx5_umr_ep_connect_to_ep_v2(uct_ep_h tl_ep,
+                                 const uct_device_addr_t *dev_addr,
+                                 const uct_ep_addr_t *ep_addr,
+                                 const uct_ep_connect_to_ep_params_t *params)
+{
+    uct_mlx5_umr_ep_t *ep       = ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t);
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    size_t ep_addr_len          = iface->md->caps.qp_addr_len +
+                                  iface->md->caps.dev_addr_len;
+
+    if ((params != NULL) &&
+        (params->field_mask & UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) &&
+        (params->ep_addr_length < ep_addr_len)) {
+        ucs_error("mlx5_umr ep %p: connect_to_ep: ep address of %zu bytes, "
+                  "%zu expected", ep, params->ep_addr_length, ep_addr_len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    return uct_mlx5_umr_ep_connect_to_ep(tl_ep, dev_addr, ep_addr);
+}
+#endif
+
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_IS_CONNECTED
+/* Connected to the peer whose addresses params gives: each address that is
+ * given must be the one this endpoint connected to. */
+int uct_mlx5_umr_ep_is_connected(uct_ep_h tl_ep,
+                                 const uct_ep_is_connected_params_t *params)
+{
+    uct_mlx5_umr_ep_t *ep       = ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t);
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+    size_t qp_len               = iface->md->caps.qp_addr_len;
+    size_t dev_len              = iface->md->caps.dev_addr_len;
+    const uct_mlx5_umr_iface_addr_t *iface_addr;
+
+    if (!ep->connected) {
+        return 0;
+    }
+
+    if ((params->field_mask & UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR) &&
+        memcmp(params->device_addr, &ep->peer_dev_hash,
+               sizeof(ep->peer_dev_hash))) {
+        return 0;
+    }
+
+    if (params->field_mask & UCT_EP_IS_CONNECTED_FIELD_IFACE_ADDR) {
+        iface_addr = (const void*)params->iface_addr;
+        if ((iface_addr->engine != (uint8_t)iface->eng->id) ||
+            memcmp(iface_addr->dev_addr, ep->peer_ep_addr + qp_len, dev_len)) {
+            return 0;
+        }
+    }
+
+    if ((params->field_mask & UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) &&
+        memcmp(params->ep_addr, ep->peer_ep_addr, qp_len + dev_len)) {
+        return 0;
+    }
+
+    return 1;
+}
+#endif
 
 ucs_status_t uct_umr_ep_get_stats(uct_ep_h tl_ep, uct_umr_ep_stats_t *stats)
 {

@@ -31,6 +31,10 @@ struct uct_mlx5_umr_ep {
     ucs_list_link_t      pending_list; /* in iface->pending_eps while
                                           `pending` is not empty */
     int                  err_state;  /* UCT_MLX5_UMR_EP_ERR_* */
+    /* the peer's ep address (QP address, then device address) and the
+     * hash its device address has on the wire, kept for is_connected */
+    uint8_t              peer_ep_addr[2 * UMR_ENG_ADDR_MAX];
+    uint64_t             peer_dev_hash;
     uct_mlx5_umr_cache_t cache;
     uct_mlx5_umr_rcache_t rcache;
     uct_umr_ep_stats_t   stats;
@@ -44,6 +48,17 @@ ucs_status_t uct_mlx5_umr_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr);
 ucs_status_t uct_mlx5_umr_ep_connect_to_ep(uct_ep_h tl_ep,
                                            const uct_device_addr_t *dev_addr,
                                            const uct_ep_addr_t *ep_addr);
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_CONNECT_TO_EP_V2 /* UCX 1.14 */
+ucs_status_t
+uct_mlx5_umr_ep_connect_to_ep_v2(uct_ep_h tl_ep,
+                                 const uct_device_addr_t *dev_addr,
+                                 const uct_ep_addr_t *ep_addr,
+                                 const uct_ep_connect_to_ep_params_t *params);
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_IS_CONNECTED /* UCX 1.16 */
+int uct_mlx5_umr_ep_is_connected(uct_ep_h tl_ep,
+                                 const uct_ep_is_connected_params_t *params);
+#endif
 
 ucs_status_t uct_mlx5_umr_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                        unsigned length, uint64_t remote_addr,

@@ -9,6 +9,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>
+#include <ucs/sys/string.h>
 #include <ucs/sys/sys.h>
 #include <inttypes.h>
 #include <string.h>
@@ -197,26 +198,89 @@ static ucs_status_t uct_mlx5_umr_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-static int uct_mlx5_umr_iface_is_reachable(const uct_iface_h tl_iface,
-                                           const uct_device_addr_t *dev_addr,
-                                           const uct_iface_addr_t *iface_addr)
+/* Whether the interface at (dev_addr, iface_addr) is reachable; `reason`
+ * says why not. The iface address decides: sw reaches processes of this host
+ * only, and engines never mix. */
+static int uct_mlx5_umr_iface_reachable(uct_mlx5_umr_iface_t *iface,
+                                        const uct_iface_addr_t *iface_addr,
+                                        const char **reason)
 {
-    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
-                                                 uct_mlx5_umr_iface_t);
-
     const uct_mlx5_umr_iface_addr_t *addr = (const void*)iface_addr;
     uint64_t peer_dev[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
 
-    /* sw reaches processes of this host only; engines never mix */
-    if ((addr == NULL) ||
-        (addr->engine != uct_mlx5_umr_iface_engine_id(iface))) {
+    if (addr == NULL) {
+        *reason = "no interface address";
+        return 0;
+    }
+
+    if (addr->engine != uct_mlx5_umr_iface_engine_id(iface)) {
+        *reason = "the peer uses another engine";
         return 0;
     }
 
     /* addresses come unaligned off the wire: the engine gets an aligned copy */
     memcpy(peer_dev, addr->dev_addr, iface->md->caps.dev_addr_len);
-    return iface->eng->dev_is_reachable(iface->md->dev, peer_dev);
+    if (!iface->eng->dev_is_reachable(iface->md->dev, peer_dev)) {
+        *reason = (iface->eng->id == UMR_ENG_ID_SW) ?
+                  "the peer is on another host (sw engine)" :
+                  "the peer's device is not reachable";
+        return 0;
+    }
+
+    return 1;
 }
+
+static int uct_mlx5_umr_iface_is_reachable(const uct_iface_h tl_iface,
+                                           const uct_device_addr_t *dev_addr,
+                                           const uct_iface_addr_t *iface_addr)
+{
+    const char *reason;
+
+    return uct_mlx5_umr_iface_reachable(ucs_derived_of(tl_iface,
+                                                       uct_mlx5_umr_iface_t),
+                                        iface_addr, &reason);
+}
+
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_IFACE_IS_REACHABLE_V2 /* UCX 1.15 */
+/* Device scope asks whether the addresses name this very device (the
+ * device address is the hash of the engine's); network scope whether the
+ * peer can be reached. A reason goes to info_string when one is given. */
+static int
+uct_mlx5_umr_iface_is_reachable_v2(const uct_iface_h tl_iface,
+                                   const uct_iface_is_reachable_params_t *params)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
+                                                 uct_mlx5_umr_iface_t);
+    const char *reason          = NULL;
+    uint64_t dev_addr;
+    int reachable;
+
+    if ((params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) == 0) {
+        reason    = "no interface address";
+        reachable = 0;
+    } else {
+        reachable = uct_mlx5_umr_iface_reachable(iface, params->iface_addr,
+                                                 &reason);
+    }
+
+    if (reachable && umr_uct_is_reachable_scope_device(params)) {
+        uct_mlx5_umr_iface_get_device_address(tl_iface, (void*)&dev_addr);
+        if (!(params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) ||
+            memcmp(params->device_addr, &dev_addr, sizeof(dev_addr))) {
+            reason    = "device address is different";
+            reachable = 0;
+        }
+    }
+
+    if (!reachable &&
+        (params->field_mask & UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING) &&
+        (params->info_string != NULL) && (params->info_string_length > 0)) {
+        ucs_snprintf_zero(params->info_string, params->info_string_length,
+                          "%s", reason);
+    }
+    return reachable;
+}
+#endif
 
 void uct_mlx5_umr_iface_progress_arm(uct_mlx5_umr_iface_t *iface)
 {
@@ -327,36 +391,51 @@ static uct_iface_ops_t uct_mlx5_umr_iface_tl_ops = {
     .ep_put_short             = uct_mlx5_umr_ep_put_short,
     .ep_put_bcopy             = uct_mlx5_umr_ep_put_bcopy,
     .ep_put_zcopy             = uct_mlx5_umr_ep_put_zcopy,
-    .ep_get_short             = (uct_ep_get_short_func_t)ucs_empty_function_return_unsupported,
+    .ep_get_short             = UMR_UCS_STUB(uct_ep_get_short_func_t, ucs_empty_function_return_unsupported),
     .ep_get_bcopy             = uct_mlx5_umr_ep_get_bcopy,
     .ep_get_zcopy             = uct_mlx5_umr_ep_get_zcopy,
-    .ep_am_short              = (uct_ep_am_short_func_t)ucs_empty_function_return_unsupported,
-    .ep_am_short_iov          = (uct_ep_am_short_iov_func_t)ucs_empty_function_return_unsupported,
+    .ep_am_short              = UMR_UCS_STUB(uct_ep_am_short_func_t, ucs_empty_function_return_unsupported),
+    .ep_am_short_iov          = UMR_UCS_STUB(uct_ep_am_short_iov_func_t, ucs_empty_function_return_unsupported),
     .ep_am_bcopy              = uct_mlx5_umr_ep_am_bcopy,
-    .ep_am_zcopy              = (uct_ep_am_zcopy_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic_cswap64        = (uct_ep_atomic_cswap64_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic64_post         = (uct_ep_atomic64_post_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)ucs_empty_function_return_unsupported,
-    .ep_atomic64_fetch        = (uct_ep_atomic64_fetch_func_t)ucs_empty_function_return_unsupported,
+    .ep_am_zcopy              = UMR_UCS_STUB(uct_ep_am_zcopy_func_t, ucs_empty_function_return_unsupported),
+    .ep_atomic_cswap64        = UMR_UCS_STUB(uct_ep_atomic_cswap64_func_t, ucs_empty_function_return_unsupported),
+    .ep_atomic_cswap32        = UMR_UCS_STUB(uct_ep_atomic_cswap32_func_t, ucs_empty_function_return_unsupported),
+    .ep_atomic32_post         = UMR_UCS_STUB(uct_ep_atomic32_post_func_t, ucs_empty_function_return_unsupported),
+    .ep_atomic64_post         = UMR_UCS_STUB(uct_ep_atomic64_post_func_t, ucs_empty_function_return_unsupported),
+    .ep_atomic32_fetch        = UMR_UCS_STUB(uct_ep_atomic32_fetch_func_t, ucs_empty_function_return_unsupported),
+    .ep_atomic64_fetch        = UMR_UCS_STUB(uct_ep_atomic64_fetch_func_t, ucs_empty_function_return_unsupported),
+    /* no tag offload */
+    .ep_tag_eager_short       = UMR_UCS_STUB(uct_ep_tag_eager_short_func_t, ucs_empty_function_return_unsupported),
+    .ep_tag_eager_bcopy       = UMR_UCS_STUB(uct_ep_tag_eager_bcopy_func_t, ucs_empty_function_return_unsupported),
+    .ep_tag_eager_zcopy       = UMR_UCS_STUB(uct_ep_tag_eager_zcopy_func_t, ucs_empty_function_return_unsupported),
+    .ep_tag_rndv_zcopy        = UMR_UCS_STUB(uct_ep_tag_rndv_zcopy_func_t, ucs_empty_function_return_unsupported),
+    .ep_tag_rndv_cancel       = UMR_UCS_STUB(uct_ep_tag_rndv_cancel_func_t, ucs_empty_function_return_unsupported),
+    .ep_tag_rndv_request      = UMR_UCS_STUB(uct_ep_tag_rndv_request_func_t, ucs_empty_function_return_unsupported),
+    .iface_tag_recv_zcopy     = UMR_UCS_STUB(uct_iface_tag_recv_zcopy_func_t, ucs_empty_function_return_unsupported),
+    .iface_tag_recv_cancel    = UMR_UCS_STUB(uct_iface_tag_recv_cancel_func_t, ucs_empty_function_return_unsupported),
     .ep_pending_add           = uct_mlx5_umr_ep_pending_add,
     .ep_pending_purge         = uct_mlx5_umr_ep_pending_purge,
     .ep_flush                 = uct_mlx5_umr_ep_flush,
     .ep_fence                 = uct_mlx5_umr_ep_fence,
-    .ep_check                 = (uct_ep_check_func_t)ucs_empty_function_return_unsupported,
+    .ep_check                 = UMR_UCS_STUB(uct_ep_check_func_t, ucs_empty_function_return_unsupported),
     .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_mlx5_umr_ep_t),
+    /* connect-to-ep only: no connection manager */
+    .ep_connect               = UMR_UCS_STUB(uct_ep_connect_func_t, ucs_empty_function_return_unsupported),
+    .ep_disconnect            = UMR_UCS_STUB(uct_ep_disconnect_func_t, ucs_empty_function_return_unsupported),
+    .cm_ep_conn_notify        = UMR_UCS_STUB(uct_cm_ep_conn_notify_func_t, ucs_empty_function_return_unsupported),
     .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_mlx5_umr_ep_t),
     .ep_get_address           = uct_mlx5_umr_ep_get_address,
     .ep_connect_to_ep         = uct_mlx5_umr_ep_connect_to_ep,
+    .iface_accept             = UMR_UCS_STUB(uct_iface_accept_func_t, ucs_empty_function_return_unsupported),
+    .iface_reject             = UMR_UCS_STUB(uct_iface_reject_func_t, ucs_empty_function_return_unsupported),
     .iface_flush              = uct_mlx5_umr_iface_flush,
     .iface_fence              = uct_mlx5_umr_iface_fence,
     /* progress is armed while there is work, see progress_arm */
-    .iface_progress_enable    = (uct_iface_progress_enable_func_t)ucs_empty_function,
-    .iface_progress_disable   = (uct_iface_progress_disable_func_t)ucs_empty_function,
+    .iface_progress_enable    = UMR_UCS_STUB(uct_iface_progress_enable_func_t, ucs_empty_function),
+    .iface_progress_disable   = UMR_UCS_STUB(uct_iface_progress_disable_func_t, ucs_empty_function),
     .iface_progress           = uct_mlx5_umr_iface_progress,
-    .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)ucs_empty_function_return_unsupported,
-    .iface_event_arm          = (uct_iface_event_arm_func_t)ucs_empty_function_return_unsupported,
+    .iface_event_fd_get       = UMR_UCS_STUB(uct_iface_event_fd_get_func_t, ucs_empty_function_return_unsupported),
+    .iface_event_arm          = UMR_UCS_STUB(uct_iface_event_arm_func_t, ucs_empty_function_return_unsupported),
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_mlx5_umr_iface_t),
     .iface_query              = uct_mlx5_umr_iface_query,
     .iface_get_device_address = uct_mlx5_umr_iface_get_device_address,
@@ -364,11 +443,50 @@ static uct_iface_ops_t uct_mlx5_umr_iface_tl_ops = {
     .iface_is_reachable       = uct_mlx5_umr_iface_is_reachable
 };
 
+/* UCX calls every slot of its release (umr_uct_compat.h fails the build on
+ * one it does not know): each slot that appeared after 1.13 sits under the
+ * probe that found it, with a real implementation or the default UCX's own
+ * transports give it. */
 static uct_iface_internal_ops_t uct_mlx5_umr_iface_internal_ops = {
-    .iface_estimate_perf = uct_base_iface_estimate_perf,
-    .iface_vfs_refresh   = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
-    .ep_query            = (uct_ep_query_func_t)ucs_empty_function_return_unsupported,
-    .ep_invalidate       = (uct_ep_invalidate_func_t)ucs_empty_function_return_unsupported
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_IFACE_QUERY_V2 /* 1.20, 1.22 */
+    .iface_query_v2         = uct_iface_base_query_v2,
+#endif
+    .iface_estimate_perf    = uct_base_iface_estimate_perf,
+    .iface_vfs_refresh      = UMR_UCS_STUB(uct_iface_vfs_refresh_func_t,
+                                           ucs_empty_function),
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_IFACE_MEM_ELEMENT_PACK /* 1.20 only */
+    .iface_mem_element_pack = UMR_UCS_STUB(uct_iface_mem_element_pack_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
+    .ep_query               = UMR_UCS_STUB(uct_ep_query_func_t,
+                                           ucs_empty_function_return_unsupported),
+    .ep_invalidate          = UMR_UCS_STUB(uct_ep_invalidate_func_t,
+                                           ucs_empty_function_return_unsupported),
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_CONNECT_TO_EP_V2 /* 1.14 */
+    .ep_connect_to_ep_v2    = uct_mlx5_umr_ep_connect_to_ep_v2,
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_IFACE_IS_REACHABLE_V2 /* 1.15 */
+    .iface_is_reachable_v2  = uct_mlx5_umr_iface_is_reachable_v2,
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_IS_CONNECTED /* 1.16 */
+    .ep_is_connected        = uct_mlx5_umr_ep_is_connected,
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_GET_DEVICE_EP /* 1.20: GPU device API */
+    .ep_get_device_ep       = UMR_UCS_STUB(uct_ep_get_device_ep_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_PUT_SGL_ZCOPY /* 1.22; no V2 cap flag */
+    .ep_put_sgl_zcopy       = UMR_UCS_STUB(uct_ep_put_sgl_zcopy_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_GET_SGL_ZCOPY /* 1.23 */
+    .ep_get_sgl_zcopy       = UMR_UCS_STUB(uct_ep_get_sgl_zcopy_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
+#ifdef HAVE_UCT_IFACE_INTERNAL_OPS_T_EP_OUTSTANDING_PURGE /* 1.23; no token cap */
+    .ep_outstanding_purge   = UMR_UCS_STUB(uct_ep_outstanding_purge_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
 };
 
 static ucs_mpool_ops_t uct_mlx5_umr_op_mpool_ops = {
@@ -444,13 +562,14 @@ static ucs_status_t uct_mlx5_umr_iface_bufs_init(uct_mlx5_umr_iface_t *self)
 {
     ucs_status_t status;
 
-    status = ucs_mpool_init(&self->buf_mp, 0,
-                            sizeof(uct_mlx5_umr_buf_t) + self->config.seg_size,
-                            sizeof(uct_mlx5_umr_buf_t),
-                            UCS_SYS_CACHE_LINE_SIZE, self->config.num_bufs,
-                            self->config.num_bufs,
-                            &uct_mlx5_umr_buf_mpool_ops,
-                            "mlx5_umr bounce buffers");
+    status = umr_ucs_mpool_init(&self->buf_mp,
+                                sizeof(uct_mlx5_umr_buf_t) +
+                                self->config.seg_size,
+                                sizeof(uct_mlx5_umr_buf_t),
+                                UCS_SYS_CACHE_LINE_SIZE, self->config.num_bufs,
+                                self->config.num_bufs,
+                                &uct_mlx5_umr_buf_mpool_ops,
+                                "mlx5_umr bounce buffers");
     if (status != UCS_OK) {
         return status;
     }
@@ -584,9 +703,9 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
         goto err;
     }
 
-    status = ucs_mpool_init(&self->op_mp, 0, sizeof(uct_mlx5_umr_op_t), 0,
-                            UCS_SYS_CACHE_LINE_SIZE, 256, UINT_MAX,
-                            &uct_mlx5_umr_op_mpool_ops, "mlx5_umr ops");
+    status = umr_ucs_mpool_init(&self->op_mp, sizeof(uct_mlx5_umr_op_t), 0,
+                                UCS_SYS_CACHE_LINE_SIZE, 256, UINT_MAX,
+                                &uct_mlx5_umr_op_mpool_ops, "mlx5_umr ops");
     if (status != UCS_OK) {
         goto err_cq;
     }

@@ -440,10 +440,12 @@ unsigned uct_mlx5_umr_md_access(unsigned flags)
 }
 
 static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
-                                         size_t length, unsigned flags,
+                                         size_t length,
+                                         umr_uct_mem_reg_arg_t flags_arg,
                                          uct_mem_h *memh_p)
 {
     uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
+    unsigned flags        = umr_uct_mem_reg_flags(flags_arg);
     uct_mlx5_umr_memh_t *memh;
     ucs_status_t status;
 
@@ -527,6 +529,7 @@ uct_mlx5_umr_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 }
 
 static ucs_status_t uct_mlx5_umr_mkey_pack(uct_md_h uct_md, uct_mem_h uct_memh,
+                                           UMR_UCT_MKEY_PACK_RANGE_ARGS
                                            const uct_md_mkey_pack_params_t *params,
                                            void *rkey_buffer)
 {
@@ -569,6 +572,7 @@ void uct_mlx5_umr_rkey_init(uct_mlx5_umr_rkey_t *rkey,
 
 ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
                                       const void *rkey_buffer,
+                                      UMR_UCT_RKEY_UNPACK_PARAMS_ARG
                                       uct_rkey_t *rkey_p, void **handle_p)
 {
     uct_mlx5_umr_rkey_t *rkey;
@@ -597,19 +601,57 @@ ucs_status_t uct_mlx5_umr_rkey_release(uct_component_t *component,
     return UCS_OK;
 }
 
+#ifdef HAVE_UCT_COMPONENT_T_RKEY_COMPARE
+#define UCT_MLX5_UMR_CMP(_a, _b) (((_a) > (_b)) - ((_a) < (_b)))
+
+/* Two unpacked keys are the same when they reach the same remote memory the
+ * same way (key, addressing, base, length), whichever unpack made them: a
+ * key unpacked twice compares equal, as UCP expects of a remote key. */
+ucs_status_t uct_mlx5_umr_rkey_compare(uct_component_t *component,
+                                       uct_rkey_t rkey1, uct_rkey_t rkey2,
+                                       const uct_rkey_compare_params_t *params,
+                                       int *result)
+{
+    const uct_mlx5_umr_rkey_t *key1 = (const void*)rkey1;
+    const uct_mlx5_umr_rkey_t *key2 = (const void*)rkey2;
+    int cmp;
+
+    if ((params == NULL) || (params->field_mask != 0) || (result == NULL)) {
+        ucs_error("mlx5_umr: rkey_compare: invalid params %p (field_mask "
+                  "must be 0) or result %p", params, result);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    cmp = UCT_MLX5_UMR_CMP(key1->rkey, key2->rkey);
+    if (cmp == 0) {
+        cmp = UCT_MLX5_UMR_CMP(key1->flags, key2->flags);
+    }
+    if (cmp == 0) {
+        cmp = UCT_MLX5_UMR_CMP(key1->base, key2->base);
+    }
+    if (cmp == 0) {
+        cmp = UCT_MLX5_UMR_CMP(key1->length, key2->length);
+    }
+    *result = cmp;
+    return UCS_OK;
+}
+#endif
+
 static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
-                                          uct_md_attr_t *md_attr)
+                                          umr_uct_md_attr_t *md_attr)
 {
     uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
 
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
-    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    md_attr->cap.alloc_mem_types  = 0;
-    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    md_attr->cap.detect_mem_types = 0;
-    md_attr->cap.max_alloc        = 0;
-    md_attr->cap.max_reg          = md->caps.max_mr_size;
-    md_attr->rkey_packed_size     = sizeof(uct_mlx5_umr_packed_rkey_t);
+    umr_uct_md_attr_init(md_attr);
+    UMR_UCT_MD_CAP(md_attr).flags            = UCT_MD_FLAG_REG |
+                                               UCT_MD_FLAG_NEED_RKEY;
+    UMR_UCT_MD_CAP(md_attr).reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    UMR_UCT_MD_CAP(md_attr).alloc_mem_types  = 0;
+    UMR_UCT_MD_CAP(md_attr).access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    UMR_UCT_MD_CAP(md_attr).detect_mem_types = 0;
+    UMR_UCT_MD_CAP(md_attr).max_alloc        = 0;
+    UMR_UCT_MD_CAP(md_attr).max_reg          = md->caps.max_mr_size;
+    md_attr->rkey_packed_size                = sizeof(uct_mlx5_umr_packed_rkey_t);
     /* ibv_reg_mr pins pages; the sw key table is a table insert */
     md_attr->reg_cost             = (md->eng->id == UMR_ENG_ID_SW) ?
                                     ucs_linear_func_make(1e-6, 0) :
@@ -642,18 +684,41 @@ static void uct_mlx5_umr_md_close(uct_md_h uct_md)
     ucs_free(md);
 }
 
+/* Every slot of the running UCX's table is filled (umr_uct_compat.h checks
+ * that none is unknown): slots that appeared in later releases are under
+ * the probe that found them. */
 static uct_md_ops_t uct_mlx5_umr_md_ops = {
     .close                  = uct_mlx5_umr_md_close,
     .query                  = uct_mlx5_umr_md_query,
-    .mem_alloc              = (uct_md_mem_alloc_func_t)ucs_empty_function_return_unsupported,
-    .mem_free               = (uct_md_mem_free_func_t)ucs_empty_function_return_unsupported,
-    .mem_advise             = (uct_md_mem_advise_func_t)ucs_empty_function_return_unsupported,
+    .mem_alloc              = UMR_UCS_STUB(uct_md_mem_alloc_func_t,
+                                           ucs_empty_function_return_unsupported),
+    .mem_free               = UMR_UCS_STUB(uct_md_mem_free_func_t,
+                                           ucs_empty_function_return_unsupported),
+    .mem_advise             = UMR_UCS_STUB(uct_md_mem_advise_func_t,
+                                           ucs_empty_function_return_unsupported),
     .mem_reg                = uct_mlx5_umr_mem_reg,
     .mem_dereg              = uct_mlx5_umr_mem_dereg,
-    .mem_query              = (uct_md_mem_query_func_t)ucs_empty_function_return_unsupported,
+    .mem_query              = UMR_UCS_STUB(uct_md_mem_query_func_t,
+                                           ucs_empty_function_return_unsupported),
     .mkey_pack              = uct_mlx5_umr_mkey_pack,
-    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
-    .detect_memory_type     = ucs_empty_function_return_unsupported
+#ifdef HAVE_UCT_MD_OPS_T_IS_SOCKADDR_ACCESSIBLE /* until 1.15 */
+    .is_sockaddr_accessible = UMR_UCS_STUB(uct_md_is_sockaddr_accessible_func_t,
+                                           ucs_empty_function_return_zero_int),
+#endif
+#ifdef HAVE_UCT_MD_OPS_T_MEM_ATTACH /* 1.14: imported (exported) keys */
+    .mem_attach             = UMR_UCS_STUB(uct_md_mem_attach_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
+#ifdef HAVE_UCT_MD_OPS_T_MEM_ELEM_PACK /* 1.21: device (GPU) API */
+    .mem_elem_pack          = UMR_UCS_STUB(uct_md_mem_elem_pack_func_t,
+                                           ucs_empty_function_return_unsupported),
+#endif
+#ifdef HAVE_UCT_MD_OPS_T_MEM_ELEM_RELEASE /* 1.23: device (GPU) API */
+    .mem_elem_release       = UMR_UCS_STUB(uct_md_mem_elem_release_func_t,
+                                           ucs_empty_function),
+#endif
+    .detect_memory_type     = UMR_UCS_STUB(uct_md_detect_memory_type_func_t,
+                                           ucs_empty_function_return_unsupported)
 };
 
 /* The layout engine lowers within the device's limits (engine caps) and the

@@ -20,6 +20,8 @@
 #include "layout.h"
 #include "uct_umr.h"
 
+#include "umr_uct_compat.h"
+
 #include <uct/base/uct_md.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/sys/math.h>
@@ -27,8 +29,8 @@
 #include <ucs/debug/assert.h>
 
 
-#define UCT_MLX5_UMR_NAME          "mlx5_umr"
-#define UCT_MLX5_UMR_CONFIG_PREFIX "MLX5_UMR_"
+#define UCT_MLX5_UMR_NAME          UCT_UMR_NAME
+#define UCT_MLX5_UMR_CONFIG_PREFIX UCT_UMR_CONFIG_PREFIX
 #define UCT_MLX5_UMR_RKEY_MAGIC    0x5a7e
 #define UCT_MLX5_UMR_MAX_DEVICES   16
 
@@ -152,9 +154,16 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
                                   uct_md_h *md_p);
 ucs_status_t uct_mlx5_umr_rkey_unpack(uct_component_t *component,
                                       const void *rkey_buffer,
+                                      UMR_UCT_RKEY_UNPACK_PARAMS_ARG
                                       uct_rkey_t *rkey_p, void **handle_p);
 ucs_status_t uct_mlx5_umr_rkey_release(uct_component_t *component,
                                        uct_rkey_t rkey, void *handle);
+#ifdef HAVE_UCT_COMPONENT_T_RKEY_COMPARE /* UCX 1.16 */
+ucs_status_t uct_mlx5_umr_rkey_compare(uct_component_t *component,
+                                       uct_rkey_t rkey1, uct_rkey_t rkey2,
+                                       const uct_rkey_compare_params_t *params,
+                                       int *result);
+#endif
 
 /* The one check of a packed remote key (component and ep unpack); `who`
  * names the caller in the log line. */

@@ -6,8 +6,8 @@
 
 #include "engine_mlx5.h"
 #include "engine_mlx5_compat.h"
+#include "umr_ucs_compat.h"  /* ucs_rounddown_pow2 */
 
-#include <ucs/arch/bitops.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -220,14 +220,6 @@ static double umr_eng_mlx5_port_bandwidth(const struct ibv_port_attr *attr)
     return lane_gbps * 1e9 / 8.0 * encoding * width;
 }
 
-/* The largest power of 2 <= n (0 for 0): rdma-core sizes the send queue in
- * a power of 2 of basic blocks (verbs.c mlx5_calc_sq_size). UCX moved its
- * ucs_rounddown_pow2 between releases; ucs_ilog2 stayed in bitops.h. */
-static uint32_t umr_eng_mlx5_rounddown_pow2(uint32_t n)
-{
-    return (n == 0) ? 0 : (1u << ucs_ilog2(n));
-}
-
 static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
                                        const char *name,
                                        const struct ibv_device_attr_ex *dattr,
@@ -246,7 +238,7 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     caps->max_stride      = UMR_ENG_MLX5_MAX_STRIDE;
     caps->max_sge         = dattr->orig_attr.max_sge;
     /* work requests, each up to a 1 KiB UMR WQE of 16 basic blocks */
-    caps->max_qp_wr       = ucs_max(umr_eng_mlx5_rounddown_pow2(
+    caps->max_qp_wr       = ucs_max(ucs_rounddown_pow2(
                                         dattr->orig_attr.max_qp_wr) /
                                     UMR_ENG_MLX5_WQE_BBS, 1);
     /* an engine mkey is one hardware mkey, or a ring of them when the

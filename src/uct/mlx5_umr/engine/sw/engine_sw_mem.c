@@ -5,6 +5,7 @@
 #include "umr_config.h"
 
 #include "engine_sw.h"
+#include "umr_ucs_compat.h"  /* ucs_align_down */
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
