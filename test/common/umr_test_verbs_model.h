@@ -19,7 +19,9 @@
  * rdma-core's file (providers/mlx5/ unless a directory is given) at tags
  * v44.0 and v56.1 of github.com/linux-rdma/rdma-core and, for 65.0, in
  * Debian's rdma-core_65.0.orig.tar.gz (GitHub commit 58e4080; the mirror has
- * no v65.0 tag). Debian's 44.0-2 and 56.1-1 patch nothing of providers/mlx5.
+ * no v65.0 tag). Debian's 44.0-2 and 56.1-1 patch nothing of providers/mlx5;
+ * 65.0-1.1 adds one patch, a 32-bit build fix (its changelog; the Debian
+ * diff itself is not on the mirror these machines reach).
  * "same" means the same code at the lines given. "kernel" is the kernel's
  * mlx5_ib, "hw" hardware behaviour that no rdma-core code states, chosen as
  * described; "model" marks what the model leaves out. Test per rule:
