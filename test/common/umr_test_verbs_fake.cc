@@ -465,6 +465,7 @@ void verbs_fake::reset()
 void verbs_fake::defaults()
 {
     model             = true;
+    model_set_rules(model_rules_installed());
     update_tag_kernel = true;
     devices.assign(1, fake_device{"mlx5_0", true});
     device_list_fails = false;

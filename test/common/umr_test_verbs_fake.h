@@ -9,8 +9,9 @@
  * and every ibv_wr_* / mlx5dv_wr_* / ibv_*_poll call through the function
  * pointers of fake ibv_qp_ex / mlx5dv_qp_ex / ibv_cq_ex objects.
  *
- * With `model` set (reset()'s default) it is a model of rdma-core 44 on a
- * ConnectX that enforces rdma-core's rules and executes the work, across
+ * With `model` set (reset()'s default) it is a model of rdma-core on a
+ * ConnectX that enforces rdma-core's rules - those of the release the tests
+ * are built against (reset() sets them) - and executes the work, across
  * forked processes too: see umr_test_verbs_model.h.
  *
  * Whoever tests code that calls verbs may use it (the mlx5 engine's wrap
@@ -72,7 +73,7 @@ struct fake_port {
 
 struct verbs_fake {
     /* ---- configuration (reset() sets one IB mlx5 device "mlx5_0") ---- */
-    bool                      model;              /* enforce rdma-core 44's
+    bool                      model;              /* enforce rdma-core's
                                                      rules and execute the
                                                      work (umr_test_verbs_
                                                      model.h); false: only

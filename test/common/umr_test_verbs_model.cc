@@ -1,7 +1,9 @@
 /**
- * The model of rdma-core 44 on a ConnectX: see umr_test_verbs_model.h for
- * the rules (R1-R20) and their sources.
+ * The model of rdma-core on a ConnectX: see umr_test_verbs_model.h for the
+ * rules (R1-R23), their sources in each release and those that differ.
  */
+#include "umr_config.h"
+
 #include "umr_test_verbs_model.h"
 #include "umr_test_verbs_fake.h"
 
@@ -177,12 +179,34 @@ uint64_t roundup_pow2(uint64_t v)
     return r;
 }
 
-/* R1: verbs.c sq_overhead for an RC QP (v44: UMR segments counted only
- * with LOCAL_INV / BIND_MW, see the header). */
-uint32_t sq_overhead(const struct ibv_qp_init_attr_ex *attr)
+const uint64_t RC_SEND_OPS = IBV_QP_EX_WITH_SEND |
+                             IBV_QP_EX_WITH_SEND_WITH_INV |
+                             IBV_QP_EX_WITH_SEND_WITH_IMM |
+                             IBV_QP_EX_WITH_RDMA_WRITE |
+                             IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+                             IBV_QP_EX_WITH_RDMA_READ |
+                             IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                             IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+                             IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+
+/* R1: verbs.c sq_overhead / _sq_overhead for an RC QP. */
+uint32_t sq_overhead(const struct ibv_qp_init_attr_ex *attr,
+                     const struct mlx5dv_qp_init_attr *dv_attr)
 {
-    uint64_t ops = attr->send_ops_flags;
-    uint32_t size = 16;                               /* ctrl */
+    uint64_t ops      = (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ?
+                        attr->send_ops_flags : RC_SEND_OPS;
+    uint64_t mlx5_ops = 0;
+    uint64_t umr_ops  = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                        MLX5DV_QP_EX_WITH_MR_LIST;
+    uint32_t size     = 16;                           /* ctrl */
+
+    if ((dv_attr != NULL) &&
+        (dv_attr->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS)) {
+        mlx5_ops = dv_attr->send_ops_flags;
+    }
+    if (model_get_rules().sq_overhead_mkey_configure) {
+        umr_ops |= MLX5DV_QP_EX_WITH_MKEY_CONFIGURE;
+    }
 
     if (ops & (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
                IBV_QP_EX_WITH_RDMA_READ)) {
@@ -192,10 +216,43 @@ uint32_t sq_overhead(const struct ibv_qp_init_attr_ex *attr)
                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)) {
         size = std::max(size, 16u + 16u + 16u);
     }
-    if (ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)) {
+    if ((ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)) ||
+        (mlx5_ops & umr_ops)) {
         size = std::max(size, 16u + 48u + 64u + 64u); /* UMR WQE */
     }
     return size;
+}
+
+/* R11: the length umr_strided_seg_create / umr_sg_list_create write. */
+uint64_t umr_reglen(const model_wr &wr)
+{
+    if (wr.kind == model_wr::UMR_ILV) {
+        uint64_t byte_count = 0;                      /* 64 bits: all */
+        for (const struct mlx5dv_mr_interleaved &e : wr.ilv) {
+            byte_count += e.bytes_count;
+        }
+        return byte_count * wr.repeat;
+    }
+
+    if (model_get_rules().list_length_64) {
+        uint64_t byte_count = 0;                      /* 61.0+ (65.0) */
+        for (const struct ibv_sge &s : wr.sge) {
+            byte_count += s.length;
+        }
+        return byte_count;
+    }
+
+    uint32_t byte_count = 0;                          /* an int (44.0, 56.1) */
+    for (const struct ibv_sge &s : wr.sge) {
+        byte_count += s.length;
+    }
+    return (uint64_t)(int64_t)(int32_t)byte_count;
+}
+
+model_rules &active_rules()
+{
+    static model_rules rules = model_rules_installed();
+    return rules;
 }
 
 /* ---- executing work ---------------------------------------------------- */
@@ -415,7 +472,6 @@ int exec_umr(const model_wr &wr)
     uint32_t idx = key_index(key);
     bool ilv     = (wr.kind == model_wr::UMR_ILV);
     uint32_t n   = ilv ? wr.ilv.size() : wr.sge.size();
-    uint64_t reglen;
 
     if ((idx == 0) || (idx > FAB_KEYS)) {
         return IBV_WC_LOC_QP_OP_ERR;
@@ -434,34 +490,28 @@ int exec_umr(const model_wr &wr)
     }
 
     if (ilv) {
-        uint64_t byte_count = 0;                      /* R11: 64 bits */
         for (uint32_t i = 0; i < n; ++i) {
             const struct mlx5dv_mr_interleaved &e = wr.ilv[i];
-            byte_count         += e.bytes_count;
             k.desc[i].addr        = e.addr;
             k.desc[i].bytes_count = (uint16_t)e.bytes_count;     /* R10 */
             k.desc[i].stride      = (uint16_t)(e.bytes_count + e.bytes_skip);
             k.desc[i].lkey        = e.lkey;
         }
-        reglen   = byte_count * wr.repeat;
         k.layout = LAYOUT_ILV;
         k.repeat = wr.repeat;
     } else {
-        int byte_count = 0;                           /* R11: an int */
         for (uint32_t i = 0; i < n; ++i) {
             const struct ibv_sge &s = wr.sge[i];
-            byte_count           += s.length;
             k.desc[i].addr        = s.addr;
             k.desc[i].bytes_count = s.length;
             k.desc[i].stride      = 0;
             k.desc[i].lkey        = s.lkey;
         }
-        reglen   = (uint64_t)(int64_t)byte_count;
         k.layout = LAYOUT_LIST;
         k.repeat = 1;
     }
     k.num    = n;
-    k.length = reglen;
+    k.length = wr.reglen;                             /* R11 */
     k.access = wr.access;
     k.tag    = wr.tag;
     k.valid  = 1;
@@ -498,38 +548,35 @@ enum ibv_wc_opcode wc_opcode(model_wr::kind_t kind)
 int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
                     const struct mlx5dv_qp_init_attr *dv_attr, model_qp *mqp)
 {
-    const uint64_t rc_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
-                            IBV_QP_EX_WITH_SEND_WITH_IMM |
-                            IBV_QP_EX_WITH_RDMA_WRITE |
-                            IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-                            IBV_QP_EX_WITH_RDMA_READ |
-                            IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-                            IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-                            IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
-    const uint32_t desc_sz  = MODEL_MAX_SQ_DESC_SZ;
+    const uint64_t dv_ops  = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                             MLX5DV_QP_EX_WITH_MR_LIST |
+                             MLX5DV_QP_EX_WITH_MKEY_CONFIGURE |
+                             MLX5DV_QP_EX_WITH_RAW_WQE |
+                             MLX5DV_QP_EX_WITH_MEMCPY;
+    const uint32_t desc_sz = MODEL_MAX_SQ_DESC_SZ;
     uint32_t overhead, size, inl_size, wqe_size, max_gather;
     uint64_t wq_size;
 
-    /* R5 */
+    /* R5 (model: RC QPs only) */
     if (attr->qp_type != IBV_QPT_RC) {
         return EOPNOTSUPP;
     }
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-        (attr->send_ops_flags & ~rc_ops)) {
+        (attr->send_ops_flags & ~RC_SEND_OPS)) {
         return EOPNOTSUPP;
     }
     if ((dv_attr != NULL) &&
         (dv_attr->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) &&
-        (dv_attr->send_ops_flags & ~(uint64_t)(MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
-                                               MLX5DV_QP_EX_WITH_MR_LIST))) {
-        return EOPNOTSUPP;
+        ((dv_attr->send_ops_flags & ~dv_ops) ||
+         (dv_attr->send_ops_flags & MLX5DV_QP_EX_WITH_MEMCPY))) {
+        return EOPNOTSUPP;    /* MEMCPY: model, no DMA MMO */
     }
     if (attr->cap.max_send_wr == 0) {
-        return EINVAL;
+        return EINVAL;        /* model: rdma-core makes a QP without SQ */
     }
 
     /* R1, R2 */
-    overhead = sq_overhead(attr);
+    overhead = sq_overhead(attr, dv_attr);
     inl_size = attr->cap.max_inline_data ?
                overhead + align_up(4 + attr->cap.max_inline_data, 16) : 0;
     max_gather = (desc_sz - overhead) / 16;
@@ -682,27 +729,27 @@ int model_create_mkey(struct ibv_context *ctx,
     const uint32_t known = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
                            MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE |
                            MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO |
-                           MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG |
+                           (fake().update_tag_kernel ?
+                            MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG : 0) |
                            MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE;
-    uint32_t num_desc;
+    uint16_t num_desc;
 
+    if ((attr->create_flags == 0) || (attr->create_flags & ~known)) {
+        return EOPNOTSUPP;
+    }
+    if (attr->create_flags & (MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE |
+                              MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO)) {
+        return EOPNOTSUPP;   /* model: no signature or crypto keys */
+    }
+    /* rdma-core's num_desc is 16 bits: 65533..65535 wrap to 0 */
+    num_desc = (uint16_t)align_up(attr->max_entries, 4);
+
+    /* a DEVX object: the kernel refuses it on a context without DEVX */
     auto it = ctx_flags().find(ctx);
     if ((it == ctx_flags().end()) ||
         !(it->second & MLX5DV_CONTEXT_FLAGS_DEVX)) {
-        return EOPNOTSUPP;
-    }
-    if (attr->create_flags & ~known) {
-        return EOPNOTSUPP;
-    }
-    if (!(attr->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT) ||
-        (attr->max_entries == 0)) {
         return EINVAL;
     }
-    if ((attr->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG) &&
-        !fake().update_tag_kernel) {
-        return EOPNOTSUPP;
-    }
-    num_desc = align_up(attr->max_entries, 4);
     if (num_desc > FAB_DESC) {
         return ENOMEM;   /* the model's table, not rdma-core */
     }
@@ -763,66 +810,81 @@ void model_wr_start(struct ibv_qp_ex *qpx, model_qp *mqp)
     mqp->in_batch = true;
 }
 
+/* R15: mlx5_wq_overflow(head - tail + nreq >= max_post) */
+static bool sq_full(const model_qp *mqp)
+{
+    return (mqp->head + mqp->posted.size() - mqp->tail) + mqp->batch.size() >=
+           mqp->max_post;
+}
+
+/* R6-R8, R11, R12, R15: the UMR builders, in rdma-core's order
+ * (mlx5_send_wr_mkey_configure, _set_mkey_access_flags, _set_mkey_layout):
+ * the INLINE and tag checks replace an earlier error of the batch, the
+ * others keep the first. */
+static void model_umr_add(model_qp *mqp, model_wr &wr)
+{
+    bool ilv   = (wr.kind == model_wr::UMR_ILV);
+    uint32_t n = ilv ? wr.ilv.size() : wr.sge.size();
+    uint32_t slots, num_desc;
+
+    if (!(wr.wr_flags & IBV_SEND_INLINE)) {              /* R6 */
+        mqp->err = EOPNOTSUPP;
+        return;
+    }
+    if (sq_full(mqp) && !mqp->err) {                     /* R15 */
+        mqp->err = ENOMEM;
+    }
+    if ((wr.tag != 0) && !fake().update_tag_kernel) {    /* R12 */
+        mqp->err = EOPNOTSUPP;
+        return;
+    }
+    if (mqp->err) {
+        return;
+    }
+    if (wr.access & ~(uint32_t)(IBV_ACCESS_LOCAL_WRITE | /* R8 */
+                                IBV_ACCESS_REMOTE_WRITE |
+                                IBV_ACCESS_REMOTE_READ |
+                                IBV_ACCESS_REMOTE_ATOMIC)) {
+        mqp->err = EINVAL;
+        return;
+    }
+    {
+        fab_guard g;
+        uint32_t idx = key_index(wr.mkey->lkey);
+        num_desc = ((idx > 0) && (idx <= FAB_KEYS)) ?
+                   fab->keys[idx - 1].num_desc : 0;
+    }
+    slots = (mqp->max_inline_data + 4) / 16 - (ilv ? 1 : 0);
+    if (n > std::min(slots, num_desc)) {                 /* R7 */
+        mqp->err = ENOMEM;
+        return;
+    }
+    wr.reglen = umr_reglen(wr);                          /* R11 */
+    mqp->batch.push_back(wr);
+}
+
 /* R6-R8, R12, R15, R17: what the builders check. */
 void model_wr_add(struct ibv_qp_ex *qpx, model_qp *mqp, model_wr &wr)
 {
-    uint32_t slots;
+    if ((wr.kind == model_wr::UMR_ILV) || (wr.kind == model_wr::UMR_LIST)) {
+        model_umr_add(mqp, wr);
+        return;
+    }
 
     if (mqp->err) {
         return;
     }
 
-    /* R15: mlx5_wq_overflow(head - tail + nreq >= max_post) */
-    if ((mqp->head + mqp->posted.size() - mqp->tail) + mqp->batch.size() >=
-        mqp->max_post) {
+    if (sq_full(mqp)) {                                  /* R15 */
         mqp->err = ENOMEM;
         return;
     }
 
-    switch (wr.kind) {
-    case model_wr::RDMA_WRITE:
-    case model_wr::RDMA_READ:
-        if (wr.sge.size() > mqp->max_gs) {               /* R17 */
-            mqp->err = ENOMEM;
-            return;
-        }
-        break;
-    case model_wr::UMR_ILV:
-    case model_wr::UMR_LIST: {
-        bool ilv = (wr.kind == model_wr::UMR_ILV);
-        uint32_t n = ilv ? wr.ilv.size() : wr.sge.size();
-        model_key_info info;
-
-        if (!(wr.wr_flags & IBV_SEND_INLINE)) {          /* R6 */
-            mqp->err = EOPNOTSUPP;
-            return;
-        }
-        if ((wr.tag != 0) && !fake().update_tag_kernel) { /* R12 */
-            mqp->err = EOPNOTSUPP;
-            return;
-        }
-        {
-            fab_guard g;
-            uint32_t idx = key_index(wr.mkey->lkey);
-            info.num_desc = ((idx > 0) && (idx <= FAB_KEYS)) ?
-                            fab->keys[idx - 1].num_desc : 0;
-        }
-        slots = (mqp->max_inline_data + 4) / 16 - (ilv ? 1 : 0);
-        if (n > std::min(slots, info.num_desc)) {        /* R7 */
-            mqp->err = ENOMEM;
-            return;
-        }
-        if (wr.access & ~(uint32_t)(IBV_ACCESS_LOCAL_WRITE |          /* R8 */
-                                    IBV_ACCESS_REMOTE_WRITE |
-                                    IBV_ACCESS_REMOTE_READ |
-                                    IBV_ACCESS_REMOTE_ATOMIC)) {
-            mqp->err = EINVAL;
-            return;
-        }
-        break;
-    }
-    default:
-        break;
+    if (((wr.kind == model_wr::RDMA_WRITE) ||
+         (wr.kind == model_wr::RDMA_READ)) &&
+        (wr.sge.size() > mqp->max_gs)) {                 /* R17 */
+        mqp->err = ENOMEM;
+        return;
     }
     mqp->batch.push_back(wr);
 }
@@ -937,6 +999,50 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
         }
     }
     mqp->posted.erase(mqp->posted.begin(), mqp->posted.begin() + done);
+}
+
+/* ---- the rules of each release -------------------------------------- */
+
+model_rules model_rules_for(unsigned major, unsigned minor)
+{
+    /* R11: the first release of each stable branch with e23cb0a72
+     * (umr_sg_list_create sums in a uint64_t); every 61.0+ has it */
+    static const struct {
+        unsigned major, minor;
+    } list64_backports[] = {
+        {44, 12}, {45, 11}, {46, 10}, {47, 9}, {48, 8}, {49, 8}, {50, 7},
+        {51, 7}, {52, 6}, {53, 6}, {54, 5}, {55, 4}, {56, 4}, {57, 3},
+        {58, 2}, {59, 2}, {60, 2}
+    };
+    model_rules rules = {};
+
+    rules.major = major;
+    rules.minor = minor;
+    /* R1: 24850871b, in 45.0 and backported to 44.1 */
+    rules.sq_overhead_mkey_configure = (major > 44) ||
+                                       ((major == 44) && (minor >= 1));
+    rules.list_length_64 = (major >= 61);
+    for (const auto &b : list64_backports) {
+        if ((major == b.major) && (minor >= b.minor)) {
+            rules.list_length_64 = true;
+        }
+    }
+    return rules;
+}
+
+model_rules model_rules_installed()
+{
+    return model_rules_for(UMR_RDMA_CORE_MAJOR, UMR_RDMA_CORE_MINOR);
+}
+
+const model_rules &model_get_rules()
+{
+    return active_rules();
+}
+
+void model_set_rules(const model_rules &rules)
+{
+    active_rules() = rules;
 }
 
 } // namespace umr_test

@@ -1,5 +1,7 @@
 /**
- * A model of rdma-core 44 (libibverbs + libmlx5) on a ConnectX, for tests.
+ * A model of rdma-core (libibverbs + libmlx5) on a ConnectX, for tests: of
+ * the release the tests are built against, one of 44.0 (Debian 12), 56.1
+ * (Debian 13) and 65.0 (Debian unstable), whose rules it follows.
  *
  * It lives behind the link-time fake (umr_test_verbs_fake.*, -Wl,--wrap):
  * with verbs_fake::model set (the default after reset()), the wrapped verbs
@@ -13,76 +15,158 @@
  * main() (so forked children share it); bytes move with cross-memory attach
  * (process_vm_readv/writev) into the process that owns the key.
  *
- * Rules, with their source. "qp.c" etc. are rdma-core v44.0
- * providers/mlx5/ files; "bin" means read from the disassembly of Debian's
- * libmlx5.so.1.24.44.0 (the v44 source tarball is not on the Debian mirror
- * these machines reach); "hw" is hardware behaviour that no rdma-core code
- * states, chosen as described. Test per rule: test_engine_mlx5_model.cc,
- * test name in brackets.
+ * Rules and their source, read in each release: "file:function:line" is
+ * rdma-core's file (providers/mlx5/ unless a directory is given) at tags
+ * v44.0 and v56.1 of github.com/linux-rdma/rdma-core and, for 65.0, in
+ * Debian's rdma-core_65.0.orig.tar.gz (GitHub commit 58e4080; the mirror has
+ * no v65.0 tag). Debian's 44.0-2 and 56.1-1 patch nothing of providers/mlx5;
+ * 65.0-1.1 adds one patch, a 32-bit build fix (its changelog; the Debian
+ * diff itself is not on the mirror these machines reach).
+ * "same" means the same code at the lines given. "kernel" is the kernel's
+ * mlx5_ib, "hw" hardware behaviour that no rdma-core code states, chosen as
+ * described; "model" marks what the model leaves out. Test per rule:
+ * test_engine_mlx5_model.cc, test name in brackets. Rules marked DIFFERS
+ * change between releases: the model follows model_get_rules() (reset():
+ * the release configure found, model_rules_installed()), and their tests
+ * run every release's rules against that release's facts.
  *
  *  R1  create_qp: send WQE size = max(overhead + max_send_sge * 16,
- *      overhead + align(4 + max_inline_data, 16)), rounded up to 64 B;
- *      overhead is 192 B for an RC QP with UMR (ctrl 16 + UMR ctrl 48 +
- *      mkey context 64 + 64) - counted only when IBV_QP_EX_WITH_LOCAL_INV or
- *      _BIND_MW is asked for on v44 (DESIGN.md: the v44 sizing bug), else
- *      32 B (ctrl + raddr). verbs.c mlx5_calc_send_wqe / sq_overhead.
+ *      overhead + align(4 + max_inline_data, 16)), rounded up to 64 B. The
+ *      overhead of an RC QP is 192 B (ctrl 16 + UMR ctrl 48 + mkey context
+ *      64 + 64) when the send ops include LOCAL_INV or BIND_MW, or the mlx5
+ *      send ops MR_INTERLEAVED or MR_LIST - in every release -, or (DIFFERS)
+ *      MKEY_CONFIGURE from 44.1 / 45.0 on (commit 24850871b; 44.0 sizes a
+ *      QP with MKEY_CONFIGURE alone for 32 B WQEs); else 48 B with atomics,
+ *      32 B (ctrl + raddr) with RDMA, 16 B. Without
+ *      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS the send ops are all RC ones.
+ *        44.0 verbs.c:_sq_overhead:1486-1488, sq_overhead:1578,
+ *             mlx5_calc_send_wqe:1598
+ *        56.1 verbs.c:_sq_overhead:1509-1512 (+ MKEY_CONFIGURE),
+ *             sq_overhead:1602, mlx5_calc_send_wqe:1622
+ *        65.0 verbs.c:_sq_overhead:1624-1627 (as 56.1), sq_overhead:1717,
+ *             mlx5_calc_send_wqe:1737
+ *      [inline_read_back, sq_overhead_mkey_configure]
+ *  R2  create_qp: more SGEs than fit in max_sq_desc_sz (1 KiB, from the
+ *      kernel) -> EINVAL; a WQE above it -> EINVAL.
+ *        44.0 verbs.c:mlx5_calc_send_wqe:1609,1615
+ *        56.1 verbs.c:mlx5_calc_send_wqe:1633,1639   65.0 :1748,1754 (same)
+ *      [wqe_over_1k_einval]
+ *  R3  create_qp: max_inline_data is written back as wqe_size - overhead -
+ *      4; max_send_wr as max_post = SQ bytes / wqe_size.
+ *        44.0 verbs.c:mlx5_calc_sq_size:1667, create_qp:2623
+ *        56.1 verbs.c:mlx5_calc_sq_size:1691, create_qp:2733
+ *        65.0 verbs.c:mlx5_calc_sq_size:1806, create_qp:2881 (same)
  *      [inline_read_back]
- *  R2  create_qp: a WQE above max_sq_desc_sz (1 KiB) -> EINVAL; more SGEs
- *      than fit -> EINVAL. verbs.c mlx5_calc_send_wqe. [wqe_over_1k_einval]
- *  R3  create_qp: max_inline_data is written back as
- *      wqe_size - overhead - 4; max_send_wr as max_post.
- *      verbs.c mlx5_calc_sq_size, mlx5_create_qp. [inline_read_back]
- *  R4  create_qp: the SQ is roundup_pow_of_two(max_send_wr * wqe_size) bytes
- *      in 64 B basic blocks; more blocks than max_send_wqebb (= max_qp_wr)
- *      -> EINVAL. verbs.c mlx5_calc_sq_size. [sq_in_basic_blocks]
- *  R5  create_qp: send_ops_flags outside the RC set, or MR_INTERLEAVED /
- *      MR_LIST on a non-RC QP -> EOPNOTSUPP. qp.c fill_wr_builders /
- *      verbs.c create_qp checks. [send_ops_flags]
- *  R6  wr_mr_interleaved / wr_mr_list without IBV_SEND_INLINE in wr_flags
- *      -> EOPNOTSUPP at wr_complete. qp.c mlx5_send_wr_mkey_configure.
+ *  R4  create_qp: the SQ is roundup_pow_of_two(max_send_wr * wqe_size)
+ *      bytes in 64 B basic blocks; more blocks than max_send_wqebb (from the
+ *      kernel: 1 << log_max_qp_sz, = max_qp_wr) -> EINVAL.
+ *        44.0 verbs.c:mlx5_calc_sq_size:1680,1682,1689,
+ *             mlx5.c:mlx5_set_context:2395
+ *        56.1 verbs.c:mlx5_calc_sq_size:1704,1706,1713, mlx5.c:2428
+ *        65.0 verbs.c:mlx5_calc_sq_size:1819,1821,1828, mlx5.c:2442 (same)
+ *      [sq_in_basic_blocks]
+ *  R5  create_qp: send_ops_flags outside the RC set -> EOPNOTSUPP; mlx5
+ *      send ops other than MR_INTERLEAVED, MR_LIST, MKEY_CONFIGURE,
+ *      RAW_WQE, MEMCPY -> EOPNOTSUPP. The model creates RC QPs only
+ *      (model: EOPNOTSUPP for any other type) and no MEMCPY QP (model: a
+ *      ConnectX without DMA MMO); it provides the builders the engine uses.
+ *        44.0 qp.c:mlx5_qp_fill_wr_pfns:3575,3589, verbs.c:create_qp:2472
+ *        56.1 qp.c:mlx5_qp_fill_wr_pfns:3582,3596, verbs.c:create_qp:2583
+ *        65.0 qp.c:mlx5_qp_fill_wr_pfns:3582,3596, verbs.c:create_qp:2706
+ *        (same)
+ *      [send_ops_flags]
+ *  R6  wr_mr_interleaved / wr_mr_list (both build through
+ *      mlx5_send_wr_mkey_configure) without IBV_SEND_INLINE in wr_flags ->
+ *      EOPNOTSUPP at wr_complete, replacing an earlier error of the batch.
+ *        44.0 qp.c:mlx5_send_wr_mkey_configure:2837,
+ *             mlx5_send_wr_mr_interleaved:3065, mlx5_send_wr_mr_list:3086
+ *        56.1 qp.c:mlx5_send_wr_mkey_configure:2844, :3072, :3093
+ *        65.0 qp.c:mlx5_send_wr_mkey_configure:2844, :3072, :3093 (same)
  *      [umr_needs_inline]
  *  R7  more entries than min((max_inline_data + 4) / 16 [- 1 for
- *      interleaved], key num_desc) -> ENOMEM. qp.c
- *      mlx5_send_wr_set_mkey_layout. [umr_entries_enomem]
+ *      interleaved], the key's num_desc) -> ENOMEM. Checked after R8.
+ *        44.0 qp.c:mlx5_send_wr_set_mkey_layout:2999,3009
+ *        56.1 qp.c:mlx5_send_wr_set_mkey_layout:3006,3016
+ *        65.0 qp.c:mlx5_send_wr_set_mkey_layout:3006,3016 (same)
+ *      [umr_entries_enomem]
  *  R8  access flags beyond LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|
- *      REMOTE_ATOMIC -> EINVAL. qp.c mlx5_send_wr_set_mkey_access_flags.
+ *      REMOTE_ATOMIC -> EINVAL.
+ *        44.0 qp.c:mlx5_send_wr_set_mkey_access_flags:2944
+ *        56.1 qp.c:mlx5_send_wr_set_mkey_access_flags:2951   65.0 :2951 (same)
  *      [umr_access_einval]
- *  R9  interleaved: rdma-core writes n + 1 entries (the strided header) but
- *      checks only n against num_desc; a UMR whose n + 1 entries exceed the
- *      key's descriptors fails on the NIC: completion IBV_WC_LOC_QP_OP_ERR
- *      (hw; man mlx5dv_wr_post: "the mkey should be created with one more
- *      entry"). qp.c umr_strided_seg_create. [interleaved_header_entry]
+ *  R9  interleaved: rdma-core writes n + 1 entries (the repeat block) but
+ *      checks only n against num_desc (R7); a UMR whose n + 1 entries exceed
+ *      the key's descriptors fails on the NIC: completion
+ *      IBV_WC_LOC_QP_OP_ERR (hw; man mlx5dv_wr_post: "the mkey should be
+ *      created with one more entry").
+ *        44.0 qp.c:umr_strided_seg_create:2175
+ *        56.1 qp.c:umr_strided_seg_create:2182   65.0 :2182 (same)
+ *      [interleaved_header_entry]
  *  R10 bytes_count and bytes_count + bytes_skip are written to 16-bit
- *      fields: larger values are silently truncated (the key then scatters
- *      elsewhere). qp.c umr_strided_seg_create. [sixteen_bit_truncation]
- *  R11 key length: interleaved sum(bytes_count) * repeat in 64 bits;
- *      list sum(length) in an int (sign-extended into the 64-bit length).
- *      qp.c umr_strided_seg_create / umr_sg_list_create.
- *      [interleaved_over_4g, list_length_int]
+ *      fields (htobe16): larger values are silently truncated (the key then
+ *      scatters elsewhere).
+ *        44.0 qp.c:umr_strided_seg_create:2163-2164
+ *        56.1 qp.c:umr_strided_seg_create:2170-2171   65.0 :2170-2171 (same)
+ *      [sixteen_bit_truncation]
+ *  R11 key length: interleaved sum(bytes_count) * repeat in 64 bits in
+ *      every release; list sum(length) (DIFFERS) in an int, sign-extended
+ *      into the 64-bit length, in 44.0 and 56.1, in a uint64_t in 65.0
+ *      (commit e23cb0a72, in 61.0; backported to the stable 44.12, 45.11,
+ *      46.10, 47.9, 48.8, 49.8, 50.7, 51.7, 52.6, 53.6, 54.5, 55.4, 56.4,
+ *      57.3, 58.2, 59.2, 60.2).
+ *        44.0 qp.c:umr_strided_seg_create:2169, umr_sg_list_create:2102
+ *             (int), mlx5_send_wr_set_mkey_layout:3036
+ *        56.1 qp.c:umr_strided_seg_create:2176, umr_sg_list_create:2109
+ *             (int), mlx5_send_wr_set_mkey_layout:3043
+ *        65.0 qp.c:umr_strided_seg_create:2176, umr_sg_list_create:2109
+ *             (uint64_t), mlx5_send_wr_set_mkey_layout:3043
+ *      [interleaved_over_4g, list_length_sum]
  *  R12 tags: every UMR writes (mkey->lkey & 0xff) as the key's tag with the
  *      MKEY mask bit set; a non-zero tag needs the context's update-tag
- *      support, else EOPNOTSUPP (bin: mkey_configure, mr_interleaved and
- *      mr_list all test the context flag). The NIC changes the tag only of
- *      a key created with MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG; otherwise
- *      the UMR fails, IBV_WC_LOC_QP_OP_ERR (hw; man mlx5dv_create_mkey).
+ *      support (the kernel's MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_MKEY_UPDATE_TAG),
+ *      else EOPNOTSUPP at wr_complete, replacing an earlier error. The NIC
+ *      changes the tag only of a key created with
+ *      MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG; otherwise the UMR fails,
+ *      IBV_WC_LOC_QP_OP_ERR (hw; man mlx5dv_create_mkey).
+ *        44.0 qp.c:mlx5_send_wr_mkey_configure:2870,2876,
+ *             mlx5.c:mlx5_set_context:2412
+ *        56.1 qp.c:mlx5_send_wr_mkey_configure:2877,2883, mlx5.c:2445
+ *        65.0 qp.c:mlx5_send_wr_mkey_configure:2877,2883, mlx5.c:2459 (same)
  *      [tag_rules]
- *  R13 mlx5dv_create_mkey: needs a DEVX context (mlx5dv_open_device with
- *      MLX5DV_CONTEXT_FLAGS_DEVX) else EOPNOTSUPP; INDIRECT required, else
- *      EINVAL; UPDATE_TAG without kernel support -> EOPNOTSUPP (man
- *      mlx5dv_create_mkey); max_entries rounded up to a multiple of 4 and
- *      written back. verbs.c mlx5dv_create_mkey. [create_mkey_rules]
+ *  R13 mlx5dv_create_mkey: create_flags 0, unknown, or UPDATE_TAG without
+ *      the context's update-tag support -> EOPNOTSUPP (INDIRECT itself is
+ *      not checked: every key is a KLM key); max_entries is rounded up to a
+ *      multiple of 4 into the 16-bit num_desc (mlx5.h struct mlx5_mkey) and
+ *      written back: 65533-65535 become 0 descriptors. The key is a DEVX
+ *      object: a context opened without MLX5DV_CONTEXT_FLAGS_DEVX -> EINVAL
+ *      (kernel devx.c devx_get_uid). BLOCK_SIGNATURE / CRYPTO keys: model,
+ *      EOPNOTSUPP.
+ *        44.0 verbs.c:_mlx5dv_create_mkey:6753-6761,6802,6824,6831
+ *        56.1 verbs.c:_mlx5dv_create_mkey:6995-7003,7044,7066,7073
+ *        65.0 verbs.c:_mlx5dv_create_mkey:7383-7391,7432,7454,7461 (same)
+ *      [create_mkey_rules]
  *  R14 QP states: RESET -> INIT -> RTR -> RTS, any -> RESET/ERR; other
  *      transitions -> EINVAL. WRs executed while the QP is not in RTS, and
  *      every WR after an error, complete with IBV_WC_WR_FLUSH_ERR; the first
- *      failed WR moves the QP to ERR (verbs semantics). [qp_states]
+ *      failed WR moves the QP to ERR (kernel / verbs semantics). [qp_states]
  *  R15 a full SQ: (head - tail) + WRs in this batch >= max_post -> ENOMEM
  *      from the builder, returned by wr_complete; tail advances when a
- *      completion is polled (it frees every earlier WR). qp.c
- *      _common_wqe_init / mlx5_wq_overflow, cq.c. [full_sq_enomem]
+ *      completion is polled (it frees every earlier WR).
+ *        44.0 qp.c:_common_wqe_init_op:1244, mlx5_wq_overflow:198,
+ *             cq.c:mlx5_parse_cqe:807
+ *        56.1 qp.c:_common_wqe_init_op:1251, mlx5_wq_overflow:199,
+ *             cq.c:mlx5_parse_cqe:807
+ *        65.0 qp.c:_common_wqe_init_op:1251, mlx5_wq_overflow:199,
+ *             cq.c:mlx5_parse_cqe:802 (same)
+ *      [full_sq_enomem]
  *  R16 a failed builder rolls the whole batch back: nothing of it executes.
- *      qp.c mlx5_send_wr_complete. [batch_rollback]
- *  R17 more SGEs than max_send_sge -> ENOMEM. qp.c
- *      mlx5_send_wr_set_sge_list. [sge_enomem]
+ *        44.0 qp.c:mlx5_send_wr_complete:1207
+ *        56.1 qp.c:mlx5_send_wr_complete:1214   65.0 :1214 (same)
+ *      [batch_rollback]
+ *  R17 more SGEs than max_send_sge -> ENOMEM.
+ *        44.0 qp.c:_mlx5_send_wr_set_sge_list:1707
+ *        56.1 qp.c:_mlx5_send_wr_set_sge_list:1714   65.0 :1714 (same)
+ *      [sge_enomem]
  *  R18 execution: an rkey must name a live key of the peer's process with
  *      the current tag, a valid (configured, not invalidated) layout for
  *      an indirect key, REMOTE_WRITE/READ access and the range inside it,
@@ -90,17 +174,52 @@
  *      (LOCAL_WRITE for a read's destination), else IBV_WC_LOC_PROT_ERR;
  *      a peer QP that is gone or not connected -> IBV_WC_RETRY_EXC_ERR.
  *      Indirect keys nest up to 4 levels (hw, chosen). [remote_access_errors]
- *  R19 LOCAL_INV of an indirect key of the own process with the current tag
- *      invalidates it; otherwise IBV_WC_LOC_PROT_ERR (hw, chosen).
+ *  R19 LOCAL_INV is a UMR WQE that sets the key free (rdma-core); of an
+ *      indirect key of the own process with the current tag it invalidates
+ *      it, otherwise IBV_WC_LOC_PROT_ERR (hw, chosen).
+ *        44.0 qp.c:mlx5_send_wr_local_inv:1627
+ *        56.1 qp.c:mlx5_send_wr_local_inv:1634   65.0 :1634 (same)
  *      [local_inv]
  *  R20 completions: signaled WRs and every failed WR; opcode RDMA_WRITE,
- *      RDMA_READ, LOCAL_INV or MLX5DV_WC_UMR. [completions]
+ *      RDMA_READ, LOCAL_INV, or IBV_WC_DRIVER1 = MLX5DV_WC_UMR for a UMR
+ *      (the builder stores the opcode, the CQ returns it for
+ *      MLX5_OPCODE_UMR).
+ *        44.0 qp.c:_common_wqe_init_op:1261,1263,
+ *             cq.c:mlx5_cq_read_wc_opcode:1453, mlx5dv.h:437,
+ *             libibverbs/verbs.h:533 (enum ibv_wc_opcode)
+ *        56.1 qp.c:1268,1270, cq.c:1455, mlx5dv.h:453, verbs.h:536
+ *        65.0 qp.c:1268,1270, cq.c:1449, mlx5dv.h:454, verbs.h:540
+ *        (same value: 56.1 added IBV_WC_FLUSH = 8, below IBV_WC_RECV)
+ *      [completions]
  *  R21 ibv_reg_mr pins the range: a page the process cannot read -> EFAULT
  *      (kernel ib_umem_get). Pinned pages stay reachable to a NIC whatever
  *      the process does to their protection later; the model, copying with
  *      cross-memory attach, cannot follow that (it reports a protection
  *      error instead), so tests of protection changes after registration
  *      are sw-engine cases. [reg_mr_efault]
+ *  R22 what the fake stands on: mlx5dv_wr_mr_interleaved / _list and the
+ *      ibv_wr_* builders are static inline calls through the function
+ *      pointers of mlx5dv_qp_ex / ibv_qp_ex; ibv_qp_to_qp_ex and
+ *      mlx5dv_qp_ex_from_ibv_qp_ex are exported (so -Wl,--wrap= on them
+ *      hands the engine the fake's QP).
+ *        44.0 mlx5dv.h:mlx5dv_wr_mr_interleaved:518, mlx5dv_wr_mr_list:528,
+ *             libibverbs/verbs.h:ibv_wr_start:1430,
+ *             libibverbs/verbs.c:ibv_qp_to_qp_ex:668,
+ *             verbs.c:mlx5dv_qp_ex_from_ibv_qp_ex:3354, libmlx5.map:107
+ *        56.1 mlx5dv.h:534,544, verbs.h:1468, libibverbs/verbs.c:668,
+ *             verbs.c:3476, libmlx5.map:107
+ *        65.0 mlx5dv.h:535,545, verbs.h:1505, libibverbs/verbs.c:897,
+ *             verbs.c:3691, libmlx5.map:107 (same)
+ *      [wrap_assumptions_hold: checks the loaded libraries' symbols]
+ *  R23 a UMR sets the key's free bit to 0 without CHECK_FREE, so a key in
+ *      use may be configured again without LOCAL_INV (the engine's key
+ *      rotation and the transport's LOCAL_INV are for remote keys, not
+ *      rdma-core's need); the WQE after a UMR or LOCAL_INV carries the
+ *      small initiator fence (the model executes in order anyway).
+ *        44.0 qp.c:mlx5_send_wr_mkey_configure:2860,2886,2911,
+ *             _common_wqe_init_op:1272
+ *        56.1 qp.c:2867,2893,2918,1279   65.0 qp.c:2867,2893,2918,1279
+ *        (same) [reconfigure_without_inv]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -121,6 +240,27 @@ enum {
     MODEL_RETRY_SEC      = 1   /* ~ retry_cnt 7 x timeout 14 (67 ms) */
 };
 
+/* The rules that differ between rdma-core releases (DIFFERS above). */
+struct model_rules {
+    unsigned major;                      /* the release, e.g. 44.0 */
+    unsigned minor;
+    bool     sq_overhead_mkey_configure; /* R1: _sq_overhead counts
+                                            MLX5DV_QP_EX_WITH_MKEY_CONFIGURE */
+    bool     list_length_64;             /* R11: umr_sg_list_create sums in a
+                                            uint64_t, not an int */
+};
+
+/* The rules of rdma-core MAJOR.MINOR (those of 44.0 for older ones, which
+ * the model was not checked against). */
+model_rules model_rules_for(unsigned major, unsigned minor);
+/* Those of the release configure found (pkg-config libmlx5,
+ * UMR_RDMA_CORE_MAJOR/_MINOR); major 0 when it found none. */
+model_rules model_rules_installed();
+/* The rules the model follows: verbs_fake::reset() sets the installed
+ * release's; a test may set another's to show a difference. */
+const model_rules &model_get_rules();
+void               model_set_rules(const model_rules &rules);
+
 /* One WR built between wr_start and wr_complete. */
 struct model_wr {
     enum kind_t { RDMA_WRITE, RDMA_READ, LOCAL_INV, UMR_ILV, UMR_LIST };
@@ -136,6 +276,9 @@ struct model_wr {
     uint32_t                                  repeat;
     std::vector<struct mlx5dv_mr_interleaved> ilv;
     std::vector<struct ibv_sge>               sge;
+    uint64_t                                  reglen;  /* UMR: the length
+                                                          the builder wrote
+                                                          (R11) */
 };
 
 /* Model state of one QP (the fake QP embeds it). */

@@ -1,8 +1,13 @@
 /**
- * The model of rdma-core 44 (test/common/umr_test_verbs_model.h): one test
- * per rule, named as in the header's table, through the wrapped verbs
- * themselves; then the mlx5 engine's key tags on the model.
+ * The model of rdma-core (test/common/umr_test_verbs_model.h): one test per
+ * rule, named as in the header's table, through the wrapped verbs
+ * themselves; the rules that differ between releases are checked for each
+ * release of the support matrix against that release's facts, and the
+ * model is checked to follow the release the tests are built and run
+ * against. Then the mlx5 engine's key tags on the model.
  */
+#include "umr_config.h"
+
 #include "umr_test_verbs_fake.h"
 #include "umr_test_verbs_model.h"
 
@@ -11,11 +16,17 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <string>
 #include <vector>
 
 using namespace umr_test;
@@ -24,8 +35,72 @@ namespace {
 
 const uint64_t RC_OPS = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
                         IBV_QP_EX_WITH_LOCAL_INV;
+const uint64_t UMR_DV_OPS = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                            MLX5DV_QP_EX_WITH_MR_LIST;
 const int      RW     = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                         IBV_ACCESS_REMOTE_READ;
+
+/* The releases of the support matrix and what their source does where
+ * releases differ (umr_test_verbs_model.h, DIFFERS), written down from the
+ * source, not from the model's rules. */
+struct release_facts {
+    unsigned    major, minor;
+    const char  *where;
+    uint32_t    inline_mkey_configure_only; /* R1: max_inline_data read back
+                                               for 828 B on an RDMA_WRITE QP
+                                               with MKEY_CONFIGURE only */
+    bool        list_length_64;             /* R11 */
+};
+
+const release_facts RELEASES[] = {
+    /* verbs.c _sq_overhead without MKEY_CONFIGURE: 32 + 832 -> 896 - 36 */
+    {44, 0, "Debian 12",       860, false},
+    /* with it: 192 + 832 = 1 KiB -> 828; umr_sg_list_create: int */
+    {56, 1, "Debian 13",       828, false},
+    /* umr_sg_list_create: uint64_t (e23cb0a72) */
+    {65, 0, "Debian unstable", 828, true}
+};
+
+std::string release_str(unsigned major, unsigned minor)
+{
+    return std::to_string(major) + "." + std::to_string(minor);
+}
+
+/* The release configure found, if the model was checked against it. */
+const release_facts *installed_release()
+{
+    for (const release_facts &r : RELEASES) {
+        if ((r.major == UMR_RDMA_CORE_MAJOR) &&
+            (r.minor == UMR_RDMA_CORE_MINOR)) {
+            return &r;
+        }
+    }
+    return NULL;
+}
+
+/* Runs check(facts) under each release's rules, then under the rules the
+ * model takes by itself (reset()) with the installed release's facts: a
+ * model that applied another release's rule fails the last pass. */
+template <typename F> void for_each_release(F check)
+{
+    for (const release_facts &r : RELEASES) {
+        SCOPED_TRACE("rules of rdma-core " + release_str(r.major, r.minor) +
+                     " (" + r.where + ")");
+        model_set_rules(model_rules_for(r.major, r.minor));
+        check(r);
+    }
+    model_set_rules(model_rules_installed());
+
+    const release_facts *inst = installed_release();
+    ASSERT_NE(nullptr, inst)
+        << "rdma-core " << release_str(UMR_RDMA_CORE_MAJOR,
+                                       UMR_RDMA_CORE_MINOR)
+        << " (configure, pkg-config libmlx5) is not a release the model was "
+           "checked against: read its providers/mlx5 source and add it";
+    SCOPED_TRACE("the model's own rules, installed rdma-core " +
+                 release_str(inst->major, inst->minor));
+    check(*inst);
+}
 
 class test_verbs_model : public ::testing::Test {
 protected:
@@ -88,12 +163,12 @@ protected:
         return a;
     }
 
-    struct ibv_qp *create(struct ibv_qp_init_attr_ex &a)
+    struct ibv_qp *create(struct ibv_qp_init_attr_ex &a,
+                          uint64_t dv_ops = UMR_DV_OPS)
     {
         struct mlx5dv_qp_init_attr dv = {};
         dv.comp_mask      = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
-        dv.send_ops_flags = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
-                            MLX5DV_QP_EX_WITH_MR_LIST;
+        dv.send_ops_flags = dv_ops;
         struct ibv_qp *qp = mlx5dv_create_qp(ctx, &a, &dv);
         if (qp != NULL) {
             qps.push_back(qp);
@@ -162,14 +237,14 @@ protected:
     }
 
     int umr_list(struct ibv_qp *qp, struct mlx5dv_mkey *m,
-                 std::vector<struct ibv_sge> s)
+                 std::vector<struct ibv_sge> s, uint32_t access = RW)
     {
         struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
         ibv_wr_start(qpx);
         qpx->wr_id    = 8;
         qpx->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-        mlx5dv_wr_mr_list(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), m, RW, s.size(),
-                          s.data());
+        mlx5dv_wr_mr_list(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), m, access,
+                          s.size(), s.data());
         return ibv_wr_complete(qpx);
     }
 
@@ -227,39 +302,34 @@ TEST_F(test_verbs_model, inline_read_back)
     a = qp_attr(16, 1, 100);
     ASSERT_NE(nullptr, create(a));
     EXPECT_EQ(124u, a.cap.max_inline_data);
-    /* v44 counts the UMR segments only with LOCAL_INV: without it the
-     * overhead is 32 B and 828 -> 32 + 832 = 864 -> 896 - 36 = 860 */
-    a = qp_attr(16, 1, 828, IBV_QP_EX_WITH_RDMA_WRITE);
-    ASSERT_NE(nullptr, create(a));
-    EXPECT_EQ(860u, a.cap.max_inline_data);
+
+    for_each_release([&](const release_facts &r) {
+        /* MR_INTERLEAVED / MR_LIST alone count the UMR segments in every
+         * release (verbs.c _sq_overhead): no LOCAL_INV needed */
+        auto b = qp_attr(16, 1, 828, IBV_QP_EX_WITH_RDMA_WRITE);
+        ASSERT_NE(nullptr, create(b));
+        EXPECT_EQ(828u, b.cap.max_inline_data);
+        /* neither UMR nor LOCAL_INV: ctrl + raddr, 32 B: 828 -> 32 + 832 =
+         * 864 -> 896 B WQE -> 896 - 32 - 4 = 860 */
+        b = qp_attr(16, 1, 828, IBV_QP_EX_WITH_RDMA_WRITE);
+        ASSERT_NE(nullptr, create(b, 0));
+        EXPECT_EQ(860u, b.cap.max_inline_data);
+        /* without IBV_QP_INIT_ATTR_SEND_OPS_FLAGS every RC op counts */
+        b = qp_attr(16, 1, 828, 0);
+        b.comp_mask = IBV_QP_INIT_ATTR_PD;
+        ASSERT_NE(nullptr, create(b, 0));
+        EXPECT_EQ(828u, b.cap.max_inline_data);
+    });
 }
 
-TEST_F(test_verbs_model, wqe_over_1k_einval)
+/* R1, DIFFERS: MKEY_CONFIGURE counts the UMR segments from 44.1 on */
+TEST_F(test_verbs_model, sq_overhead_mkey_configure)
 {
-    auto a = qp_attr(16, 1, 829);       /* 192 + 848 > 1024 */
-    errno = 0;
-    EXPECT_EQ(nullptr, create(a));
-    EXPECT_EQ(EINVAL, errno);
-    a = qp_attr(16, 53, 0);             /* (1024 - 192) / 16 = 52 SGEs */
-    EXPECT_EQ(nullptr, create(a));
-    EXPECT_EQ(EINVAL, errno);
-    a = qp_attr(16, 52, 0);
-    EXPECT_NE(nullptr, create(a));
-}
-
-TEST_F(test_verbs_model, sq_in_basic_blocks)
-{
-    /* R4: 1 KiB WQEs are 16 blocks; max_qp_wr 32768 blocks -> 2048 */
-    auto a = qp_attr(2048, 1, 828);
-    EXPECT_NE(nullptr, create(a));
-    a = qp_attr(2049, 1, 828);
-    errno = 0;
-    EXPECT_EQ(nullptr, create(a));
-    EXPECT_EQ(EINVAL, errno);
-    /* the roundup: 1500 WRs -> 2 MiB -> 32768 blocks, max_post 2048 */
-    a = qp_attr(1500, 1, 828);
-    ASSERT_NE(nullptr, create(a));
-    EXPECT_EQ(2048u, a.cap.max_send_wr);
+    for_each_release([&](const release_facts &r) {
+        auto a = qp_attr(16, 1, 828, IBV_QP_EX_WITH_RDMA_WRITE);
+        ASSERT_NE(nullptr, create(a, MLX5DV_QP_EX_WITH_MKEY_CONFIGURE));
+        EXPECT_EQ(r.inline_mkey_configure_only, a.cap.max_inline_data);
+    });
 }
 
 TEST_F(test_verbs_model, send_ops_flags)
@@ -272,6 +342,14 @@ TEST_F(test_verbs_model, send_ops_flags)
     a.qp_type = IBV_QPT_UD;
     EXPECT_EQ(nullptr, create(a));
     EXPECT_EQ(EOPNOTSUPP, errno);
+    /* qp.c mlx5_qp_fill_wr_pfns: the mlx5 ops an RC QP takes */
+    a = qp_attr(16, 1, 828);
+    EXPECT_NE(nullptr, create(a, UMR_DV_OPS | MLX5DV_QP_EX_WITH_MKEY_CONFIGURE |
+                                 MLX5DV_QP_EX_WITH_RAW_WQE));
+    a = qp_attr(16, 1, 828);
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a, UMR_DV_OPS | (MLX5DV_QP_EX_WITH_MEMCPY << 1)));
+    EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 TEST_F(test_verbs_model, umr_needs_inline)
@@ -281,6 +359,20 @@ TEST_F(test_verbs_model, umr_needs_inline)
     struct mlx5dv_mkey *m = mkey(4);
     EXPECT_EQ(EOPNOTSUPP, umr_ilv(qp, m, 1, {{(uintptr_t)src.data(), 8, 8,
                                              mr->lkey}}, IBV_SEND_SIGNALED));
+    EXPECT_EQ(-1, poll().status) << "nothing executed";
+
+    /* mlx5_send_wr_mkey_configure sets EOPNOTSUPP over an earlier error of
+     * the batch (here R17's ENOMEM) */
+    struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+    struct mlx5dv_mr_interleaved e = {(uintptr_t)src.data(), 8, 8, mr->lkey};
+    std::vector<struct ibv_sge> many(5, {(uintptr_t)src.data(), 8, mr->lkey});
+    ibv_wr_start(qpx);
+    qpx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_rdma_write(qpx, mr->rkey, (uintptr_t)src.data());
+    ibv_wr_set_sge_list(qpx, many.size(), many.data());
+    mlx5dv_wr_mr_interleaved(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), m, RW, 1, 1,
+                             &e);
+    EXPECT_EQ(EOPNOTSUPP, ibv_wr_complete(qpx));
     EXPECT_EQ(-1, poll().status) << "nothing executed";
 }
 
@@ -309,6 +401,12 @@ TEST_F(test_verbs_model, umr_access_einval)
     EXPECT_EQ(EINVAL, umr_ilv(qp, mkey(4), 1, {{(uintptr_t)src.data(), 8, 8,
                                                 mr->lkey}},
                               IBV_SEND_INLINE, IBV_ACCESS_MW_BIND));
+    /* the access setter runs before the layout setter: too many entries
+     * and a bad access flag give EINVAL, not R7's ENOMEM */
+    std::vector<struct ibv_sge> s(9, {(uintptr_t)src.data(), 8, mr->lkey});
+    EXPECT_EQ(EINVAL, umr_list(qp, mkey(8), s, RW | IBV_ACCESS_MW_BIND));
+    EXPECT_EQ(ENOMEM, umr_list(qp, mkey(8), s));
+    EXPECT_EQ(-1, poll().status) << "nothing executed";
 }
 
 TEST_F(test_verbs_model, interleaved_header_entry)
@@ -352,18 +450,24 @@ TEST_F(test_verbs_model, interleaved_over_4g)
     EXPECT_EQ(2ull * 65535 * 32769, model_key_query(m->lkey).length);
 }
 
-TEST_F(test_verbs_model, list_length_int)
+/* R11, DIFFERS: 2 x 1.5 GiB in a list key. 44.0 and 56.1 sum it in an int
+ * (umr_sg_list_create): -1 GiB, sign-extended into the 64-bit key length;
+ * 65.0 in a uint64_t: 3 GiB. */
+TEST_F(test_verbs_model, list_length_sum)
 {
     struct ibv_qp *qp = loop_qp();
     struct ibv_mr *mr = reg(src);
     struct mlx5dv_mkey *m = mkey(4);
-    /* R11: 2 x 1.5 GiB overflows rdma-core's int: a negative length */
-    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)src.data(), 3u << 29, mr->lkey},
-                                  {(uintptr_t)src.data(), 3u << 29,
-                                   mr->lkey}}));
-    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
-    EXPECT_EQ((uint64_t)(int64_t)(int)(3u << 30),
-              model_key_query(m->lkey).length);
+
+    for_each_release([&](const release_facts &r) {
+        EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)src.data(), 3u << 29,
+                                       mr->lkey},
+                                      {(uintptr_t)src.data(), 3u << 29,
+                                       mr->lkey}}));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+        EXPECT_EQ(r.list_length_64 ? (3ull << 30) : 0xffffffffc0000000ull,
+                  model_key_query(m->lkey).length);
+    });
 }
 
 TEST_F(test_verbs_model, tag_rules)
@@ -397,29 +501,78 @@ TEST_F(test_verbs_model, tag_rules)
 
 TEST_F(test_verbs_model, create_mkey_rules)
 {
-    struct mlx5dv_mkey *m = mkey(5);
+    struct mlx5dv_mkey_init_attr a = {};
+    a.pd           = pd;
+    a.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT;
+    a.max_entries  = 5;
+    struct mlx5dv_mkey *m = mlx5dv_create_mkey(&a);
     ASSERT_NE(nullptr, m);
+    mkeys.push_back(m);
     EXPECT_EQ(8u, model_key_query(m->lkey).num_desc) << "rounded up to 4";
+    EXPECT_EQ(8u, a.max_entries) << "and written back";
+
+    /* create_flags 0 or unknown: EOPNOTSUPP; INDIRECT itself is not
+     * checked (verbs.c _mlx5dv_create_mkey: every key is a KLM key) */
     errno = 0;
     EXPECT_EQ(nullptr, mkey(4, 0));
-    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    errno = 0;
+    EXPECT_EQ(nullptr, mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                               (MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE
+                                << 1)));
+    EXPECT_EQ(EOPNOTSUPP, errno);
+    EXPECT_NE(nullptr, mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE));
+
+    /* 65535 rounds up to 65536 in the 16-bit num_desc: a key without
+     * descriptors, on which every UMR fails (R7) */
+    a.max_entries = 65535;
+    m = mlx5dv_create_mkey(&a);
+    ASSERT_NE(nullptr, m);
+    mkeys.push_back(m);
+    EXPECT_EQ(0u, a.max_entries);
+    EXPECT_EQ(0u, model_key_query(m->lkey).num_desc);
+    struct ibv_mr *mr = reg(src);
+    EXPECT_EQ(ENOMEM, umr_list(loop_qp(), m, {{(uintptr_t)src.data(), 8,
+                                               mr->lkey}}));
+
     fake().update_tag_kernel = false;
+    errno = 0;
     EXPECT_EQ(nullptr, mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
                                MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG));
     EXPECT_EQ(EOPNOTSUPP, errno);
 
-    /* no DEVX: EOPNOTSUPP */
+    /* no DEVX: the kernel refuses the DEVX object, EINVAL */
     struct mlx5dv_context_attr dattr = {};
     struct ibv_context *plain = mlx5dv_open_device(list[0], &dattr);
     struct ibv_pd *ppd = ibv_alloc_pd(plain);
-    struct mlx5dv_mkey_init_attr a = {};
     a.pd           = ppd;
     a.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT;
     a.max_entries  = 4;
+    errno = 0;
     EXPECT_EQ(nullptr, mlx5dv_create_mkey(&a));
-    EXPECT_EQ(EOPNOTSUPP, errno);
+    EXPECT_EQ(EINVAL, errno);
     ibv_dealloc_pd(ppd);
     ibv_close_device(plain);
+}
+
+/* R23: a UMR does not check that the key is free: a configured key takes a
+ * new layout without LOCAL_INV, and RDMA through it follows the new one */
+TEST_F(test_verbs_model, reconfigure_without_inv)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct mlx5dv_mkey *m = mkey(4);
+
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 16, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data() + 4096, 16,
+                                   dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, rdma(qp, true, m->rkey, 0,
+                      {{(uintptr_t)src.data(), 16, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, memcmp(dst.data() + 4096, src.data(), 16));
+    EXPECT_NE(0, memcmp(dst.data(), src.data(), 16));
 }
 
 TEST_F(test_verbs_model, qp_states)
@@ -587,6 +740,108 @@ TEST_F(test_verbs_model, reg_mr_efault)
     EXPECT_NE(nullptr, mr);
     ibv_dereg_mr(mr);
     munmap(mem, 2 * page);
+}
+
+/* The model follows the release configure found, and that is the release
+ * the tests run against (the loaded libmlx5.so.1's file name). */
+TEST(test_verbs_model_release, rules_follow_installed_rdma_core)
+{
+    const release_facts *inst = installed_release();
+    ASSERT_NE(nullptr, inst)
+        << "rdma-core " << release_str(UMR_RDMA_CORE_MAJOR,
+                                       UMR_RDMA_CORE_MINOR)
+        << " is not a release the model was checked against";
+
+    model_set_rules(model_rules_for(44, 0));
+    fake().reset();
+    EXPECT_EQ(inst->major, model_get_rules().major);
+    EXPECT_EQ(inst->minor, model_get_rules().minor);
+    EXPECT_EQ(inst->list_length_64, model_get_rules().list_length_64);
+    EXPECT_EQ(inst->inline_mkey_configure_only == 828u,
+              model_get_rules().sq_overhead_mkey_configure);
+
+    /* libmlx5.so.1 -> libmlx5.so.1.<abi>.<major>.<minor> */
+    void *handle = dlopen("libmlx5.so.1", RTLD_LAZY | RTLD_LOCAL);
+    ASSERT_NE(nullptr, handle) << dlerror();
+    struct link_map *map = NULL;
+    ASSERT_EQ(0, dlinfo(handle, RTLD_DI_LINKMAP, &map)) << dlerror();
+    char *path = realpath(map->l_name, NULL);
+    ASSERT_NE(nullptr, path) << map->l_name;
+    const char *name = strrchr(path, '/');
+    unsigned abi_major, abi_minor, major, minor;
+    int n = sscanf((name != NULL) ? name + 1 : path, "libmlx5.so.%u.%u.%u.%u",
+                   &abi_major, &abi_minor, &major, &minor);
+    EXPECT_EQ(4, n) << path;
+    EXPECT_EQ(release_str(inst->major, inst->minor),
+              release_str(major, minor))
+        << path << ": the tests run against another rdma-core than "
+                   "configure found";
+    free(path);
+    dlclose(handle);
+}
+
+/* R22: the fake stands on these. Every symbol the tests wrap
+ * (UMR_VERBS_FAKE_WRAP, engine_mlx5.am) is exported by the installed
+ * libraries, and every builder the engine calls is inline (no symbol), so
+ * it reaches the fake's function pointers. */
+TEST(test_verbs_model_release, wrap_assumptions_hold)
+{
+    static const char *exported[] = {
+        "ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name",
+        "mlx5dv_is_supported", "mlx5dv_open_device", "ibv_close_device",
+        "ibv_query_gid", "_ibv_query_gid_ex", "ibv_alloc_pd",
+        "ibv_dealloc_pd", "ibv_reg_mr", "ibv_reg_mr_iova2", "ibv_dereg_mr",
+        "mlx5dv_create_mkey", "mlx5dv_destroy_mkey", "ibv_destroy_cq",
+        "mlx5dv_create_qp", "ibv_qp_to_qp_ex", "mlx5dv_qp_ex_from_ibv_qp_ex",
+        "ibv_modify_qp", "ibv_destroy_qp"
+    };
+    static const char *inlined[] = {
+        "mlx5dv_wr_mr_interleaved", "mlx5dv_wr_mr_list", "ibv_wr_start",
+        "ibv_wr_complete", "ibv_wr_abort", "ibv_wr_rdma_write",
+        "ibv_wr_rdma_read", "ibv_wr_local_inv", "ibv_wr_set_sge_list",
+        "ibv_start_poll", "ibv_next_poll", "ibv_end_poll",
+        "ibv_wc_read_opcode", "ibv_wc_read_vendor_err", "ibv_create_cq_ex",
+        "ibv_query_device_ex", "ibv_cq_ex_to_cq"
+    };
+    /* libmlx5 needs libibverbs: its handle finds the symbols of both */
+    void *handle = dlopen("libmlx5.so.1", RTLD_LAZY | RTLD_LOCAL);
+    ASSERT_NE(nullptr, handle) << dlerror();
+    for (const char *sym : exported) {
+        EXPECT_NE(nullptr, dlsym(handle, sym)) << sym << " is not exported";
+    }
+    for (const char *sym : inlined) {
+        EXPECT_EQ(nullptr, dlsym(handle, sym))
+            << sym << " is a library function: the fake would not see it";
+    }
+    dlclose(handle);
+}
+
+TEST_F(test_verbs_model, wqe_over_1k_einval)
+{
+    auto a = qp_attr(16, 1, 829);       /* 192 + 848 > 1024 */
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    a = qp_attr(16, 53, 0);             /* (1024 - 192) / 16 = 52 SGEs */
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    a = qp_attr(16, 52, 0);
+    EXPECT_NE(nullptr, create(a));
+}
+
+TEST_F(test_verbs_model, sq_in_basic_blocks)
+{
+    /* R4: 1 KiB WQEs are 16 blocks; max_qp_wr 32768 blocks -> 2048 */
+    auto a = qp_attr(2048, 1, 828);
+    EXPECT_NE(nullptr, create(a));
+    a = qp_attr(2049, 1, 828);
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    /* the roundup: 1500 WRs -> 2 MiB -> 32768 blocks, max_post 2048 */
+    a = qp_attr(1500, 1, 828);
+    ASSERT_NE(nullptr, create(a));
+    EXPECT_EQ(2048u, a.cap.max_send_wr);
 }
 
 /* ---- the mlx5 engine's keys on the model (issue 10 finding 3) ---------- */

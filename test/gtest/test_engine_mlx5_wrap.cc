@@ -7,6 +7,7 @@
  */
 #include "umr_config.h"
 #include "engine_mlx5.h"
+#include "engine_mlx5_compat.h"
 
 #include "umr_test_verbs_fake.h"
 
@@ -37,6 +38,19 @@ struct ibv_cq_ex *mcq(umr_eng_cq_t *cq)
 {
     return ((umr_eng_mlx5_cq_t*)cq)->cq;
 }
+
+/* A port's speed beyond the 8-bit active_speed, where the headers have
+ * active_speed_ex (rdma-core 49+: 56.1, 65.0); nothing on 44.0. */
+#if UMR_ENG_MLX5_HAVE_SPEED_EX
+void set_active_speed_ex(struct ibv_port_attr &attr, uint32_t speed)
+{
+    attr.active_speed_ex = speed;
+}
+#else
+void set_active_speed_ex(struct ibv_port_attr &attr, uint32_t speed)
+{
+}
+#endif
 
 /* The engine posts the address of its slot as verbs wr_id. */
 uint64_t user_wr_id(uint64_t verbs_wr_id)
@@ -257,6 +271,30 @@ TEST_F(test_engine_mlx5_wrap, dev_open_asks_devx_and_caps)
     EXPECT_NEAR(12.5e9, caps.bandwidth, 1e6);
 }
 
+/* An XDR port as rdma-core 49+ reports it: NDR (128) in active_speed, XDR
+ * (256) in active_speed_ex (man ibv_query_port). Built against 56.1 or 65.0
+ * the engine rates it at XDR; 44.0's headers have no active_speed_ex, and
+ * the same port reads as NDR (engine_mlx5_compat.h). */
+TEST_F(test_engine_mlx5_wrap, port_speed_beyond_ndr)
+{
+    umr_eng_caps_t caps;
+
+    fake().ports[0].attr.active_speed = 128;
+    open_dev();
+    ops->dev_query(dev, &caps);
+    const double ndr = caps.bandwidth;
+    /* NDR 4x: 106.25 Gb/s * 64/66 * 4 lanes / 8 */
+    EXPECT_NEAR(106.25e9 * 64 / 66 * 4 / 8, ndr, 1e6);
+    ops->dev_close(dev);
+    dev = NULL;
+
+    set_active_speed_ex(fake().ports[0].attr, 256);
+    open_dev();
+    ops->dev_query(dev, &caps);
+    EXPECT_NEAR(UMR_ENG_MLX5_HAVE_SPEED_EX ? 2 * ndr : ndr, caps.bandwidth,
+                1e6);
+}
+
 TEST_F(test_engine_mlx5_wrap, dev_open_failures_unwind)
 {
     fake().open_errno = EOPNOTSUPP;
@@ -375,8 +413,9 @@ TEST_F(test_engine_mlx5_wrap, qp_limits_follow_inline_read_back)
     EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));
 }
 
-/* issue 10 finding 4: rdma-core 44 sums an interleaved key's length in 64
- * bits (qp.c umr_strided_seg_create): a key over 4 GiB is posted */
+/* issue 10 finding 4: rdma-core sums an interleaved key's length in 64 bits
+ * (qp.c umr_strided_seg_create, 44.0, 56.1 and 65.0): a key over 4 GiB is
+ * posted */
 TEST_F(test_engine_mlx5_wrap, interleaved_key_over_4g)
 {
     umr_eng_mkey_t *mkey;
@@ -871,6 +910,15 @@ TEST_F(test_engine_mlx5_wrap, mkey_ring_created_indirect)
     fake().mkey_fail_at = UMR_ENG_MLX5_MKEY_RING + 3;
     EXPECT_EQ(UCS_ERR_NO_MEMORY, ops->mkey_create(dev, 8, &mkey));
     EXPECT_EQ(0, fake().num_mkey);
+
+    /* rdma-core rounds max_entries up to a multiple of 4 in 16 bits
+     * (verbs.c _mlx5dv_create_mkey): 65533 would be a key of 0 entries */
+    fake().mkey_attrs.clear();
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ops->mkey_create(dev, 65533, &mkey));
+    EXPECT_TRUE(fake().mkey_attrs.empty()) << "refused before rdma-core";
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 65532, &mkey));
+    EXPECT_EQ(65532u, mkey->max_entries);
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));
 }
 
 TEST_F(test_engine_mlx5_wrap, key_rotates_on_every_umr)

@@ -2,7 +2,8 @@
  * mlx5_umr engine: the narrow, verbs-shaped interface the transport runs on.
  *
  * Two backends implement it:
- *  - mlx5 (mlx5/): rdma-core 44, DEVX, UMR through the extended QP API.
+ *  - mlx5 (mlx5/): rdma-core (44.0, 56.1, 65.0: mlx5/engine_mlx5_compat.h),
+ *                  DEVX, UMR through the extended QP API.
  *  - sw   (sw/):   software emulation across processes of one host through
  *                  cross-memory attach; enforces the NIC's contract so the
  *                  layers above are tested for real.
@@ -13,9 +14,12 @@
  *  - A 32-bit key is (index << 8 | tag). Every UMR post changes the key of
  *    the mkey (mkey->lkey/rkey change), so remote keys packed before a
  *    reconfiguration fail with a remote access error instead of aliasing
- *    (sw: rotates the tag; mlx5: rdma-core 44 cannot rotate the tag, so it
- *    moves to the next of a ring of hardware mkeys - see engine_mlx5.h; an
- *    old key fails once the transport has invalidated it, as it must).
+ *    (sw: rotates the tag; mlx5: rotates the tag too - every rdma-core
+ *    release we build against writes the key's tag with each UMR - when the
+ *    kernel lets a key's tag change (MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG),
+ *    else it moves to the next of a ring of hardware mkeys: engine_mlx5.h,
+ *    "Key rotation"; an old key fails once the transport has invalidated
+ *    it, as it must).
  *  - Work requests on one QP execute in order; a UMR is fenced against the
  *    WRs that follow it on the same QP. Work only progresses and completes
  *    through cq_poll: never inside a post call.
@@ -117,8 +121,9 @@ typedef struct umr_eng_mkey {
  *
  * Entry counts: a UMR WQE of a given inline size holds max_list list
  * entries, or max_interleaved = max_list - 1 interleaved entries (the
- * strided header takes one; rdma-core 44 providers/mlx5/qp.c,
- * mlx5_send_wr_mr / umr_strided_seg_create). An indirect key created for
+ * strided header takes one; rdma-core providers/mlx5/qp.c,
+ * mlx5_send_wr_set_mkey_layout / umr_strided_seg_create, the same in 44.0,
+ * 56.1 and 65.0). An indirect key created for
  * max_list descriptors takes either kind. */
 typedef struct umr_eng_caps {
     char     name[UMR_ENG_NAME_MAX];  /* device name, e.g. "mlx5_0", "sw" */

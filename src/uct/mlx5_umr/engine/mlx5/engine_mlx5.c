@@ -1,5 +1,5 @@
 /**
- * mlx5_umr engine, mlx5 backend (rdma-core 44): the ops table.
+ * mlx5_umr engine, mlx5 backend (rdma-core 44.0, 56.1, 65.0): the ops table.
  * Built only when rdma-core is found (HAVE_UMR_MLX5_ENGINE).
  */
 #include "umr_config.h"

@@ -1,15 +1,17 @@
 /**
- * mlx5_umr engine, mlx5 backend (rdma-core 44): internal objects.
+ * mlx5_umr engine, mlx5 backend (rdma-core 44.0, 56.1, 65.0; what differs
+ * between releases is in engine_mlx5_compat.h): internal objects.
  *
  * Included by engine_mlx5*.c and by the wrap tests, which inspect what the
  * backend built. Nothing above the engine includes it.
  *
  * Key rotation. engine.h asks that every UMR post changes the key, so a
  * remote key packed before a reconfiguration fails instead of aliasing the
- * new layout. rdma-core 44 writes (mkey->lkey & 0xff) into the mkey context
+ * new layout. rdma-core writes (mkey->lkey & 0xff) into the mkey context
  * of every UMR and sets MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY, in
  * mlx5dv_wr_mr_interleaved/_list as in mlx5dv_wr_mkey_configure (qp.c
- * mlx5_send_wr_mkey_configure, which both call since v43); a non-zero tag
+ * mlx5_send_wr_mkey_configure, which both call; the tag since 43.0, the
+ * same code in 44.0, 56.1 and 65.0); a non-zero tag
  * needs the context's update-tag support, else the WR fails with
  * EOPNOTSUPP, and the NIC takes a new tag only on a key created with
  * MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG. So an engine mkey is one
@@ -45,12 +47,17 @@ extern "C" {
 /* UMR list entries a QP is sized for at most: the largest send WQE a
  * ConnectX takes is 1 KiB (max_sq_desc_sz, providers/mlx5/verbs.c
  * mlx5_calc_send_wqe). A UMR WQE carries 192 B of segments (ctrl 16, UMR
- * ctrl 48, mkey context 64, one 64 B translation block: _sq_overhead) and
- * a 4 B inline header, so max_inline_data = 1024 - 192 - 4 = 828 and the
+ * ctrl 48, mkey context 64, one 64 B translation block: _sq_overhead, which
+ * counts them for MR_INTERLEAVED / MR_LIST in every release) and a 4 B
+ * inline header, so max_inline_data = 1024 - 192 - 4 = 828 and the
  * provider allows (828 + 4) / 16 = 52 list / 51 interleaved entries
  * (providers/mlx5/qp.c, mlx5_send_wr_set_mkey_layout). */
 #define UMR_ENG_MLX5_MAX_LIST         52
 #define UMR_ENG_MLX5_MAX_INTERLEAVED  (UMR_ENG_MLX5_MAX_LIST - 1)
+
+/* Descriptors one indirect key may be created for: the 16-bit max_entries
+ * rounded up to a multiple of 4 (verbs.c _mlx5dv_create_mkey). */
+#define UMR_ENG_MLX5_MAX_MKEY_ENTRIES (UINT16_MAX & ~3u)
 
 /* Keys over keys the engine lets the layout engine build. */
 #define UMR_ENG_MLX5_MAX_DEPTH        4
@@ -59,10 +66,13 @@ extern "C" {
 #define UMR_ENG_MLX5_MAX_BYTES_COUNT  UINT16_MAX
 #define UMR_ENG_MLX5_MAX_STRIDE       UINT16_MAX
 
-/* rdma-core 44 sums list lengths in an int (qp.c umr_sg_list_create) but
- * the interleaved length in 64 bits, sum(bytes_count) * repeat
- * (umr_strided_seg_create): an interleaved key has no 4 GiB limit; the
- * product of 51 16-bit counts and a 32-bit repeat cannot overflow. */
+/* rdma-core sums list lengths in an int up to 60.x (44.0, 56.1; qp.c
+ * umr_sg_list_create), in 64 bits from 61.0 (65.0): lists stay under 2 GiB
+ * on every release, since the library loaded at run time may be an older
+ * one (engine_mlx5_compat.h). The interleaved length is 64 bits in all,
+ * sum(bytes_count) * repeat (umr_strided_seg_create): an interleaved key
+ * has no 4 GiB limit; the product of 51 16-bit counts and a 32-bit repeat
+ * cannot overflow. */
 #define UMR_ENG_MLX5_MAX_LIST_BYTES   ((uint64_t)INT32_MAX)
 #define UMR_ENG_MLX5_MAX_ILV_BYTES    UINT64_MAX
 
@@ -78,7 +88,8 @@ extern "C" {
 
 /* Inline data that makes room for `n` UMR list entries (n - 1
  * interleaved): rdma-core allows list n <= (inl + 4) / 16 and interleaved
- * n <= (inl + 4) / 16 - 1 (providers/mlx5/qp.c, mlx5_send_wr_mr). */
+ * n <= (inl + 4) / 16 - 1 (providers/mlx5/qp.c,
+ * mlx5_send_wr_set_mkey_layout). */
 #define UMR_ENG_MLX5_INLINE_FOR_LIST(_n)  (16u * (_n) - 4u)
 
 /* What a peer needs to judge reachability and build an address vector. */

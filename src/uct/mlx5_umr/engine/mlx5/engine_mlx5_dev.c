@@ -5,6 +5,7 @@
 #include "umr_config.h"
 
 #include "engine_mlx5.h"
+#include "engine_mlx5_compat.h"
 #include "umr_ucs_compat.h"  /* ucs_rounddown_pow2 */
 
 #include <ucs/debug/assert.h>
@@ -203,7 +204,7 @@ static double umr_eng_mlx5_port_bandwidth(const struct ibv_port_attr *attr)
     }
 
     encoding = 64.0 / 66.0;
-    switch (attr->active_speed) {
+    switch (umr_eng_mlx5_port_speed(attr)) {
     case 1:   lane_gbps = 2.5;      encoding = 0.8; break;
     case 2:   lane_gbps = 5.0;      encoding = 0.8; break;
     case 4:   lane_gbps = 10.0;     encoding = 0.8; break;
@@ -212,6 +213,7 @@ static double umr_eng_mlx5_port_bandwidth(const struct ibv_port_attr *attr)
     case 32:  lane_gbps = 25.78125; break;
     case 64:  lane_gbps = 53.125;   break;
     case 128: lane_gbps = 106.25;   break;
+    case 256: lane_gbps = 212.5;    break;
     default:  lane_gbps = 25.78125; break;
     }
 

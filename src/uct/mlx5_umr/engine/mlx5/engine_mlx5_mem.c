@@ -111,10 +111,12 @@ ucs_status_t umr_eng_mlx5_mkey_create(umr_eng_dev_t *ndev,
     ucs_status_t status;
     unsigned i;
 
-    /* mlx5dv_mkey_init_attr.max_entries is 16 bits */
-    if ((max_entries == 0) || (max_entries > UINT16_MAX)) {
+    /* mlx5dv_mkey_init_attr.max_entries is 16 bits, and rdma-core rounds it
+     * up to a multiple of 4 and writes that back into it (verbs.c
+     * _mlx5dv_create_mkey): above 65532 the count written back wraps */
+    if ((max_entries == 0) || (max_entries > UMR_ENG_MLX5_MAX_MKEY_ENTRIES)) {
         ucs_error("%s: mkey_create: max_entries %u out of range [1, %u]",
-                  dev->caps.name, max_entries, UINT16_MAX);
+                  dev->caps.name, max_entries, UMR_ENG_MLX5_MAX_MKEY_ENTRIES);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -145,7 +147,7 @@ ucs_status_t umr_eng_mlx5_mkey_create(umr_eng_dev_t *ndev,
         mkey->super.lkey        = mkey->ring[0]->lkey;
         mkey->super.rkey        = mkey->ring[0]->rkey;
         /* the provider may round max_entries up and writes it back */
-        mkey->super.max_entries = ucs_min(attr.max_entries, UINT16_MAX);
+        mkey->super.max_entries = attr.max_entries;
         *mkey_p                 = &mkey->super;
         return UCS_OK;
     }

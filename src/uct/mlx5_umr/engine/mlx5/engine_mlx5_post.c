@@ -50,6 +50,12 @@ _Static_assert(((int)UMR_ENG_ACCESS_LOCAL_WRITE ==
                 (int)IBV_ACCESS_REMOTE_ATOMIC),
                "UMR_ENG_ACCESS_* equal IBV_ACCESS_*");
 
+/* A UMR completes with IBV_WC_DRIVER1 (qp.c _common_wqe_init_op stores it
+ * for IBV_WR_DRIVER1, cq.c returns it for MLX5_OPCODE_UMR), which mlx5dv.h
+ * names MLX5DV_WC_UMR: the same value in every release (engine_mlx5_compat.h). */
+_Static_assert((int)MLX5DV_WC_UMR == (int)IBV_WC_DRIVER1,
+               "MLX5DV_WC_UMR is IBV_WC_DRIVER1");
+
 #define UMR_ENG_MLX5_WR_FLAGS (UMR_ENG_WR_SIGNALED | UMR_ENG_WR_FENCE)
 
 /* Checks shared by every post: connection, flags. */
@@ -321,7 +327,7 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
     }
 
     /* row_bytes * repeat < 2^54: no key size limit (UMR_ENG_MLX5_MAX_ILV_
-     * BYTES); rdma-core 44 sums it in 64 bits */
+     * BYTES); rdma-core sums it in 64 bits (44.0, 56.1, 65.0) */
     ucs_assert(row_bytes <= (uint64_t)num_entries * UINT16_MAX);
 
     return umr_eng_mlx5_umr_post(qp, mkey, access, repeat, num_entries,

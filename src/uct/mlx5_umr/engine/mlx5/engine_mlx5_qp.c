@@ -159,8 +159,9 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
     attr.pd                  = dev->pd;
     attr.comp_mask           = IBV_QP_INIT_ATTR_PD |
                                IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-    /* LOCAL_INV also works around rdma-core 44 sizing the SQ too small
-     * for UMR WQEs when it is missing */
+    /* LOCAL_INV: post_local_inv. The UMR WQE size is counted for the
+     * MR_INTERLEAVED / MR_LIST below in every release (verbs.c
+     * _sq_overhead), with or without LOCAL_INV */
     attr.send_ops_flags      = IBV_QP_EX_WITH_RDMA_WRITE |
                                IBV_QP_EX_WITH_RDMA_READ |
                                IBV_QP_EX_WITH_LOCAL_INV;
