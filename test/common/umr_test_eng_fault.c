@@ -123,8 +123,8 @@ ucs_status_t umr_test_eng_fault_install(uct_md_h uct_md,
     umr_test_fault                = f;
     memset(umr_test_fault_live, 0, sizeof(umr_test_fault_live));
     /* the md's current QP and CQ were created before: alive */
-    umr_test_fault_add_live(md->qp);
-    umr_test_fault_add_live(md->cq);
+    umr_test_fault_add_live(md->umr.qp);
+    umr_test_fault_add_live(md->umr.cq);
     md->eng = &umr_test_fault_ops;
     return UCS_OK;
 }

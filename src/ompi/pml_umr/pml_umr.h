@@ -98,7 +98,7 @@ typedef struct mca_pml_umr_rail {
 /* A layout key over a registered region (sender side). */
 typedef struct mca_pml_umr_lkey {
     ucs_list_link_t  list;          /* in region->lkeys, most recent first */
-    uct_umr_layout_t *layout;       /* own copy: the key is its contents */
+    umr_layout_t *layout;       /* own copy: the key is its contents */
     void             *base;
     size_t           count;
     uct_mem_h        memh;
@@ -275,10 +275,10 @@ int  mca_pml_umr_region_get(mca_pml_umr_rail_t *rail, void *lo, size_t len,
                             mca_pml_umr_region_t **region_p);
 void mca_pml_umr_region_put(mca_pml_umr_region_t *region);
 int  mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
-                          const uct_umr_layout_t *layout, size_t count,
+                          const umr_layout_t *layout, size_t count,
                           mca_pml_umr_lkey_t **lkey_p);
 void mca_pml_umr_lkey_put(mca_pml_umr_lkey_t *lkey);
-void mca_pml_umr_span(const uct_umr_layout_t *layout, size_t count,
+void mca_pml_umr_span(const umr_layout_t *layout, size_t count,
                       ptrdiff_t *lo, ptrdiff_t *hi);
 void mca_pml_umr_rails_release(void);
 

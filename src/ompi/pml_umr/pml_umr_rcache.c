@@ -55,7 +55,7 @@ static void mca_pml_umr_lkey_free(mca_pml_umr_region_t *region,
     ucs_list_del(&lkey->list);
     --region->nlkeys;
     uct_md_mem_dereg(region->rail->md, lkey->memh);
-    uct_umr_layout_free(lkey->layout);
+    umr_layout_free(lkey->layout);
     free(lkey);
     --mca_pml_umr.cnt.keys_live;
 }
@@ -190,7 +190,7 @@ void mca_pml_umr_region_put(mca_pml_umr_region_t *region)
 /* The layout key of (base, layout, count) over `region` (held by the
  * caller), made once; in use until mca_pml_umr_lkey_put. */
 int mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
-                         const uct_umr_layout_t *layout, size_t count,
+                         const umr_layout_t *layout, size_t count,
                          mca_pml_umr_lkey_t **lkey_p)
 {
     mca_pml_umr_rail_t *rail = region->rail;
@@ -199,7 +199,7 @@ int mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
-            uct_umr_layout_equal(lkey->layout, layout)) {
+            umr_layout_equal(lkey->layout, layout)) {
             /* most recently used first */
             ucs_list_del(&lkey->list);
             ucs_list_add_head(&region->lkeys, &lkey->list);
@@ -223,7 +223,7 @@ int mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
     if (lkey == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    status = uct_umr_layout_dup(layout, &lkey->layout);
+    status = umr_layout_dup(layout, &lkey->layout);
     if (status != UCS_OK) {
         goto err_free;
     }
@@ -249,7 +249,7 @@ int mca_pml_umr_lkey_get(mca_pml_umr_region_t *region, void *base,
     return OMPI_SUCCESS;
 
 err_layout:
-    uct_umr_layout_free(lkey->layout);
+    umr_layout_free(lkey->layout);
 err_free:
     free(lkey);
     return OMPI_ERROR;
@@ -261,12 +261,12 @@ void mca_pml_umr_lkey_put(mca_pml_umr_lkey_t *lkey)
 }
 
 /* Bytes [lo, hi) relative to base that `count` elements of `layout` touch. */
-void mca_pml_umr_span(const uct_umr_layout_t *layout, size_t count,
+void mca_pml_umr_span(const umr_layout_t *layout, size_t count,
                       ptrdiff_t *lo, ptrdiff_t *hi)
 {
-    ptrdiff_t ext  = uct_umr_layout_extent(layout);
+    ptrdiff_t ext  = umr_layout_extent(layout);
     ptrdiff_t last = (ptrdiff_t)(count - 1) * ext;
 
-    *lo = uct_umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
-    *hi = uct_umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
+    *lo = umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
+    *hi = umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
 }
