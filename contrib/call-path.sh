@@ -8,16 +8,16 @@
 # ./build-trace), bench_mpi_calls runs its "isend" phase (the 64 KiB vector
 # goes zero-copy with pml_umr_zcopy=on) under mpirun -np 2 on the sw engine
 # with contrib/call-path/umr_calltrace.c preloaded, which records every
-# function entry (function, call site) inside each top-level call of FN
-# (default mca_pml_umr_isend). Each entry is mapped to the file the callee
-# is defined in and the file of its call site (addr2line: an inline helper
-# counts as its header). The path is the sequence "call site's file,
-# callee's file" over the entries, equal neighbours merged: a file appears
-# again when control comes back to it and it calls on; the final unwinding
-# (returns with no call after them) does not appear. "returns" counts the
-# steps into a file already on the path. The first zero-copy call (peer
-# connected, datatype decoded, memory registered) and the last one (steady
-# state: every cache hits) are printed.
+# function entry and exit inside each top-level call of FN (default
+# mca_pml_umr_isend). Each function is mapped to the file it is defined in
+# (addr2line: an inline helper counts as its header). The path is the file
+# of the innermost src/ function on the stack after each entry and exit,
+# equal neighbours merged, up to the last entry: a file appears again when
+# control comes back to it and it calls on; the final unwinding (returns
+# with no call after them) is not counted. "returns" counts the steps into
+# a file already on the path. The zero-copy call that enters the most files
+# (the first of a peer: datatype decoded, memory registered, peer connected)
+# and the last one (steady state: every cache hits) are printed.
 #
 # usage: contrib/call-path.sh [FN]
 #
@@ -54,47 +54,53 @@ import glob, os, subprocess, sys
 top, out = sys.argv[1], sys.argv[2]
 src = os.path.join(top, "src") + "/"
 calls, cur = {}, None
-for t in glob.glob(os.path.join(out, "trace.*")):
+for t in sorted(glob.glob(os.path.join(out, "trace.*"))):
     for line in open(t):
         w = line.split()
         if w[0] == "call":
             cur = calls.setdefault((t, int(w[1])), [])
         else:
-            cur.append((w[0], int(w[1], 16), w[2], int(w[3], 16)))
+            cur.append((w[0], w[1], int(w[2], 16)))
 need = {}
 for recs in calls.values():
-    for m, fo, sm, so in recs:
+    for kind, m, fo in recs:
         need.setdefault(m, set()).add(fo)
-        if sm != "?":
-            need.setdefault(sm, set()).add(so - 1)  # inside the call insn
 where = {}
 for m, offs in need.items():
     offs = sorted(offs)
     r = subprocess.run(["addr2line", "-e", m, "-f"] + ["%#x" % o for o in offs],
                        capture_output=True, text=True).stdout.split("\n")
     for i, o in enumerate(offs):
-        fname, loc = r[2 * i], r[2 * i + 1].split(":")[0]
-        p = os.path.realpath(loc) if loc.startswith("/") or loc.startswith(".") else loc
-        where[(m, o)] = (fname, p)
+        loc = r[2 * i + 1].split(":")[0]
+        where[(m, o)] = os.path.realpath(loc) if loc.startswith(("/", ".")) else loc
 def rel(p):
     return p[len(src):] if p.startswith(src) else None
-# the zero-copy calls: those that enter more than the entry point's file
-zc = [k for k in sorted(calls) if len({rel(where[(r[0], r[1])][1]) for r in calls[k]}) > 1]
+def path(recs):
+    # the file control is in: the innermost src/ function on the stack
+    stack, seq, last_enter = [], [], 0
+    for kind, m, fo in recs:
+        if kind == "enter":
+            stack.append(rel(where[(m, fo)]))
+        elif stack:
+            stack.pop()
+        here = next((f for f in reversed(stack) if f is not None), None)
+        if here is not None and (not seq or seq[-1] != here):
+            seq.append(here)
+        if kind == "enter":
+            last_enter = len(seq)
+    return seq[:last_enter]     # the final unwinding calls nothing more
+paths = [(k, path(calls[k])) for k in sorted(calls)]
+zc = [(k, p) for k, p in paths if len(set(p)) > 1]
 if not zc:
     print("no zero-copy call traced"); sys.exit(1)
-for label, key in (("first", zc[0]), ("steady", zc[-1])):
-    seq = []
-    for m, fo, sm, so in calls[key]:
-        site = rel(where[(sm, so - 1)][1]) if sm != "?" else None
-        fn, f = where[(m, fo)]
-        f = rel(f)
-        for x in (site, f):
-            if x is not None and (not seq or seq[-1] != x):
-                seq.append(x)
+first = max(zc, key=lambda kp: (len(set(kp[1])), -kp[0][1]))
+for label, (key, seq) in (("first", first), ("steady", zc[-1])):
     seen, back = set(), 0
     for x in seq:
         back += x in seen
         seen.add(x)
-    print("%s zero-copy call: %d files, %d returns to a file already visited" % (label, len(seen), back))
+    print("%s zero-copy call (call %d of rank file %s): %d files, %d returns "
+          "to a file already visited" % (label, key[1], os.path.basename(key[0]),
+                                         len(seen), back))
     print("  " + " -> ".join(seq))
 PY

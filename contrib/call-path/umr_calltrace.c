@@ -1,9 +1,9 @@
 /**
  * LD_PRELOAD helper of contrib/call-path.sh: records the function entries
- * (function, call site) of code built with -finstrument-functions while a
- * top-level call of CALLTRACE_FN runs, one record per top-level call, and
- * writes them at exit to CALLTRACE_OUT.<pid> as "call N" headers followed
- * by "module fn_offset module site_offset" lines. Itself not instrumented.
+ * and exits of code built with -finstrument-functions while a top-level
+ * call of CALLTRACE_FN runs, one record per top-level call, and writes them
+ * at exit to CALLTRACE_OUT.<pid> as "call N" headers followed by
+ * "enter|exit module fn_offset" lines. Itself not instrumented.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,7 +14,7 @@
 
 #define CT_MAX 200000
 
-static struct { void *fn, *site; int call; } ct_rec[CT_MAX];
+static struct { void *fn; int call, exit; } ct_rec[CT_MAX];
 static int ct_num, ct_depth, ct_calls, ct_state; /* 0 unknown, 1 on, -1 off */
 static void *ct_target;
 static const char *ct_name;
@@ -49,7 +49,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
     ++ct_depth;
     if (ct_num < CT_MAX) {
         ct_rec[ct_num].fn     = fn;
-        ct_rec[ct_num].site   = site;
+        ct_rec[ct_num].exit   = 0;
         ct_rec[ct_num++].call = ct_calls;
     }
 }
@@ -59,6 +59,11 @@ void __cyg_profile_func_exit(void *fn, void *site)
 {
     if (ct_depth > 0) {
         --ct_depth;
+        if (ct_num < CT_MAX) {
+            ct_rec[ct_num].fn     = fn;
+            ct_rec[ct_num].exit   = 1;
+            ct_rec[ct_num++].call = ct_calls;
+        }
     }
 }
 
@@ -67,7 +72,7 @@ static void ct_write(void)
 {
     const char *out = getenv("CALLTRACE_OUT");
     char path[4096];
-    Dl_info fi, si;
+    Dl_info fi;
     FILE *f;
     int i, call = 0;
 
@@ -87,14 +92,9 @@ static void ct_write(void)
         if (!dladdr(ct_rec[i].fn, &fi)) {
             continue;
         }
-        if (!dladdr(ct_rec[i].site, &si)) {
-            si.dli_fname = "?";
-            si.dli_fbase = NULL;
-        }
-        fprintf(f, "%s %#lx %s %#lx\n", fi.dli_fname,
-                (unsigned long)((char*)ct_rec[i].fn - (char*)fi.dli_fbase),
-                si.dli_fname,
-                (unsigned long)((char*)ct_rec[i].site - (char*)si.dli_fbase));
+        fprintf(f, "%s %s %#lx\n", ct_rec[i].exit ? "exit" : "enter",
+                fi.dli_fname,
+                (unsigned long)((char*)ct_rec[i].fn - (char*)fi.dli_fbase));
     }
     fclose(f);
 }

@@ -165,7 +165,7 @@ disabled() {   # name, env...
 }
 
 version_mismatch() {
-    disabled version MCA_PML_UMR_TEST_VERSION=9.9.9 &&
+    disabled version OMPI_MCA_pml_umr_test_version=9.9.9 &&
         [ "$(grep -c 'pml_umr: not interposing: built for Open MPI .* but running 9.9.9' "$out/off-version")" -eq 2 ]
 }
 
@@ -216,7 +216,7 @@ ucx_tls_names_it() {
 check ucx_tls_naming_mlx5_umr ucx_tls_names_it
 check peer_death_ends_job peer_death
 
-# pml_umr_devices (pml_umr_devices.h). The rails each rank opened are its
+# pml_umr_devices (common_umr_devices.h). The rails each rank opened are its
 # "rail NAME open" lines (pml_umr_verbose 5).
 devices_sw_only() {
     local got=$out/dev-sw

@@ -68,7 +68,8 @@
  * A receive that completes with anything else (cancelled, an ordinary
  * message) is given back: r->req_free restored, nothing else changed.
  */
-#include "pml_umr.h"
+#include "pml_umr_hook.h"
+#include "pml_umr_request.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -93,6 +94,7 @@ static OBJ_CLASS_INSTANCE(mca_pml_umr_hook_rec_t, opal_free_list_item_t,
 static opal_free_list_t mca_pml_umr_hook_recs;
 
 static int mca_pml_umr_hook_free(ompi_request_t **request);
+static void mca_pml_umr_hook_done(mca_pml_umr_request_t *req);
 
 /* The helpers below take `ob1` (1: ob1, 0: ucx) and are always inlined, so
  * each PML gets its own straight-line copy of the hot functions. */
@@ -162,17 +164,18 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
     }
     ++mca_pml_umr.cnt.recv_inplace;
     mca_pml_umr_hook_args(r, &req->buf, &req->count, &req->dt, ob1);
-    req->in_place     = 1;
-    req->free_called  = freed;
-    req->peer_rank    = r->req_status.MPI_SOURCE;
-    req->tag          = r->req_status.MPI_TAG;
-    req->inner        = r;
-    req->inner_status = r->req_status;
-    req->step         = MCA_PML_UMR_STEP_CLASSIFY;
+    req->in_place      = 1;
+    req->in_place_done = mca_pml_umr_hook_done;
+    req->free_called   = freed;
+    req->peer_rank     = r->req_status.MPI_SOURCE;
+    req->tag           = r->req_status.MPI_TAG;
+    req->inner         = r;
+    req->inner_status  = r->req_status;
+    req->step          = MCA_PML_UMR_STEP_CLASSIFY;
     OMPI_DATATYPE_RETAIN(req->dt);
     *mca_pml_umr_hook_state(r, ob1) = req;
-    opal_list_append(&mca_pml_umr.retry, &req->wait_item);
-    mca_pml_umr_progress_ref(1);
+    mca_common_umr_work_post(&req->work);
+    mca_common_umr_progress_ref(1);
     return req;
 }
 
@@ -311,7 +314,7 @@ int mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
 /* The get of a control message that arrived in req->inner is done (or the
  * message was an ordinary one after all): complete the user's request with
  * the status pml/umr made, or free it if the user already did. */
-void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
+static void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
 {
     ompi_request_t *r = req->inner;
     int freed         = req->free_called;

@@ -7,7 +7,7 @@
  * is left in the wrapped PML from that source is newer than the stash).
  * While the stash is not empty, receives and probes look there first.
  */
-#include "pml_umr.h"
+#include "pml_umr_probe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +91,7 @@ static mca_pml_umr_stash_t *mca_pml_umr_stash_make(ompi_communicator_t *comm,
     e->status = *st;
     OBJ_RETAIN(comm);
     if ((st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-        (mca_pml_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
+        (mca_common_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
         mca_pml_umr.real.pml_mrecv(&e->data, MCA_PML_UMR_CTL_SIZE,
                                    &ompi_mpi_byte.dt, &msg, &rst);
         e->is_ctl = mca_pml_umr_ctl_is_magic(&e->data);
@@ -139,7 +139,7 @@ int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
         rc = mca_pml_umr.real.pml_iprobe(src, tag, comm, matched, &st);
         if ((rc != OMPI_SUCCESS) || !*matched ||
             (st._ucount != MCA_PML_UMR_CTL_SIZE) ||
-            (mca_pml_umr_peer_get(comm, st.MPI_SOURCE) == NULL)) {
+            (mca_common_umr_peer_get(comm, st.MPI_SOURCE) == NULL)) {
             if ((rc == OMPI_SUCCESS) && *matched &&
                 (status != MPI_STATUS_IGNORE)) {
                 *status = st;
@@ -222,7 +222,7 @@ int mca_pml_umr_improbe(int src, int tag, ompi_communicator_t *comm,
                                           &st);
         if ((rc != OMPI_SUCCESS) || !*matched ||
             (st._ucount != MCA_PML_UMR_CTL_SIZE) ||
-            (mca_pml_umr_peer_get(comm, st.MPI_SOURCE) == NULL)) {
+            (mca_common_umr_peer_get(comm, st.MPI_SOURCE) == NULL)) {
             if ((rc == OMPI_SUCCESS) && *matched &&
                 (status != MPI_STATUS_IGNORE)) {
                 *status = st;
@@ -304,10 +304,14 @@ static int mca_pml_umr_stash_recv(mca_pml_umr_stash_t *e,
         mca_pml_umr_request_mpi_complete(req);
         return OMPI_SUCCESS;
     }
-    /* a control message: the get path of a receive */
+    /* a control message: the get path of a receive, from its CTL step */
     req->ctl = e->data;
     mca_pml_umr_stash_free(e);
-    mca_pml_umr_recv_ctl(req);
+    req->peer = mca_common_umr_peer_get(req->comm,
+                                        req->inner_status.MPI_SOURCE);
+    req->step = MCA_PML_UMR_STEP_CTL;
+    mca_common_umr_progress_ref(1);
+    req->work.run(&req->work);
     return OMPI_SUCCESS;
 }
 
