@@ -10,14 +10,14 @@
 # with contrib/call-path/umr_calltrace.c preloaded, which records every
 # function entry and exit inside each top-level call of FN (default
 # mca_pml_umr_isend). Each function is mapped to the file it is defined in
-# (addr2line: an inline helper counts as its header). The path is the file
-# of the innermost src/ function on the stack after each entry and exit,
-# equal neighbours merged, up to the last entry: a file appears again when
-# control comes back to it and it calls on; the final unwinding (returns
-# with no call after them) is not counted. "returns" counts the steps into
-# a file already on the path. The zero-copy call that enters the most files
-# (the first of a peer: datatype decoded, memory registered, peer connected)
-# and the last one (steady state: every cache hits) are printed.
+# (addr2line: an inline helper counts as its header). Counted are the calls
+# from a function of one src/ file into a function of another: the files in
+# the order they are first entered, and the calls that enter a file the
+# call has already been in (control coming back into that file's code from
+# elsewhere; a callee returning to its caller is not counted). The
+# zero-copy call that enters the most files (the first of a peer: datatype
+# decoded, memory registered, peer connected) and the last one (steady
+# state: every cache hits) are printed, with the sequence of calls.
 #
 # usage: contrib/call-path.sh [FN]
 #
@@ -61,6 +61,10 @@ for t in sorted(glob.glob(os.path.join(out, "trace.*"))):
             cur = calls.setdefault((t, int(w[1])), [])
         else:
             cur.append((w[0], w[1], int(w[2], 16)))
+by_name = {}
+for d, _, fs in os.walk(src):
+    for f in fs:
+        by_name[f] = os.path.join(d, f)
 need = {}
 for recs in calls.values():
     for kind, m, fo in recs:
@@ -72,35 +76,40 @@ for m, offs in need.items():
                        capture_output=True, text=True).stdout.split("\n")
     for i, o in enumerate(offs):
         loc = r[2 * i + 1].split(":")[0]
-        where[(m, o)] = os.path.realpath(loc) if loc.startswith(("/", ".")) else loc
+        if not loc.startswith("/"):
+            # relative to the build folder it was compiled in: file names
+            # are unique in src/
+            loc = by_name.get(os.path.basename(loc), loc)
+        where[(m, o)] = os.path.realpath(loc)
 def rel(p):
     return p[len(src):] if p.startswith(src) else None
 def path(recs):
-    # the file control is in: the innermost src/ function on the stack
-    stack, seq, last_enter = [], [], 0
+    # calls that enter another src/ file than the caller's: the files in the
+    # order first entered, and how many calls enter a file already entered
+    stack, seen, entries, again = [], [], [], 0
     for kind, m, fo in recs:
+        f = rel(where[(m, fo)])
         if kind == "enter":
-            stack.append(rel(where[(m, fo)]))
+            here = next((x for x in reversed(stack) if x is not None), None)
+            if f is not None and f != here:
+                entries.append(f)
+                if f in seen:
+                    again += 1
+                else:
+                    seen.append(f)
+            stack.append(f)
         elif stack:
             stack.pop()
-        here = next((f for f in reversed(stack) if f is not None), None)
-        if here is not None and (not seq or seq[-1] != here):
-            seq.append(here)
-        if kind == "enter":
-            last_enter = len(seq)
-    return seq[:last_enter]     # the final unwinding calls nothing more
+    return seen, entries, again
 paths = [(k, path(calls[k])) for k in sorted(calls)]
-zc = [(k, p) for k, p in paths if len(set(p)) > 1]
+zc = [(k, p) for k, p in paths if len(p[0]) > 1]
 if not zc:
     print("no zero-copy call traced"); sys.exit(1)
-first = max(zc, key=lambda kp: (len(set(kp[1])), -kp[0][1]))
-for label, (key, seq) in (("first", first), ("steady", zc[-1])):
-    seen, back = set(), 0
-    for x in seq:
-        back += x in seen
-        seen.add(x)
-    print("%s zero-copy call (call %d of rank file %s): %d files, %d returns "
-          "to a file already visited" % (label, key[1], os.path.basename(key[0]),
-                                         len(seen), back))
-    print("  " + " -> ".join(seq))
+first = max(zc, key=lambda kp: (len(kp[1][0]), -kp[0][1]))
+for label, (key, (seen, entries, again)) in (("first", first), ("steady", zc[-1])):
+    print("%s zero-copy call (call %d of %s): %d files, %d calls into a file "
+          "already visited" % (label, key[1], os.path.basename(key[0]),
+                               len(seen), again))
+    print("  files: " + ", ".join(seen))
+    print("  calls: " + " -> ".join(entries))
 PY

@@ -14,10 +14,40 @@
 
 #define CT_MAX 200000
 
-static struct { void *fn; int call, exit; } ct_rec[CT_MAX];
+#define CT_MODS 64
+
+/* resolved when recorded: a component may be unloaded before exit */
+static struct { unsigned long off; int mod, call, exit; } ct_rec[CT_MAX];
+static struct { const void *base; char path[512]; } ct_mod[CT_MODS];
+static int ct_nmods;
 static int ct_num, ct_depth, ct_calls, ct_state; /* 0 unknown, 1 on, -1 off */
 static void *ct_target;
 static const char *ct_name;
+
+__attribute__((no_instrument_function))
+static void ct_record(void *fn, int exit)
+{
+    Dl_info info;
+    int m;
+
+    if ((ct_num >= CT_MAX) || !dladdr(fn, &info)) {
+        return;
+    }
+    for (m = 0; (m < ct_nmods) && (ct_mod[m].base != info.dli_fbase); ++m) {
+    }
+    if (m == ct_nmods) {
+        if (ct_nmods == CT_MODS) {
+            return;
+        }
+        ct_mod[m].base = info.dli_fbase;
+        snprintf(ct_mod[m].path, sizeof(ct_mod[m].path), "%s", info.dli_fname);
+        ++ct_nmods;
+    }
+    ct_rec[ct_num].off    = (unsigned long)((char*)fn - (char*)info.dli_fbase);
+    ct_rec[ct_num].mod    = m;
+    ct_rec[ct_num].exit   = exit;
+    ct_rec[ct_num++].call = ct_calls;
+}
 
 __attribute__((no_instrument_function))
 void __cyg_profile_func_enter(void *fn, void *site)
@@ -47,11 +77,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
         ++ct_calls;
     }
     ++ct_depth;
-    if (ct_num < CT_MAX) {
-        ct_rec[ct_num].fn     = fn;
-        ct_rec[ct_num].exit   = 0;
-        ct_rec[ct_num++].call = ct_calls;
-    }
+    ct_record(fn, 0);
 }
 
 __attribute__((no_instrument_function))
@@ -59,11 +85,7 @@ void __cyg_profile_func_exit(void *fn, void *site)
 {
     if (ct_depth > 0) {
         --ct_depth;
-        if (ct_num < CT_MAX) {
-            ct_rec[ct_num].fn     = fn;
-            ct_rec[ct_num].exit   = 1;
-            ct_rec[ct_num++].call = ct_calls;
-        }
+        ct_record(fn, 1);
     }
 }
 
@@ -72,7 +94,6 @@ static void ct_write(void)
 {
     const char *out = getenv("CALLTRACE_OUT");
     char path[4096];
-    Dl_info fi;
     FILE *f;
     int i, call = 0;
 
@@ -89,12 +110,8 @@ static void ct_write(void)
             call = ct_rec[i].call;
             fprintf(f, "call %d\n", call);
         }
-        if (!dladdr(ct_rec[i].fn, &fi)) {
-            continue;
-        }
         fprintf(f, "%s %s %#lx\n", ct_rec[i].exit ? "exit" : "enter",
-                fi.dli_fname,
-                (unsigned long)((char*)ct_rec[i].fn - (char*)fi.dli_fbase));
+                ct_mod[ct_rec[i].mod].path, ct_rec[i].off);
     }
     fclose(f);
 }

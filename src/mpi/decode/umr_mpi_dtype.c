@@ -529,6 +529,38 @@ static ucs_status_t umr_mpi_dtype_array_shape(int ndims, const int *sizes,
     return UCS_OK;
 }
 
+/* The per-dimension state of an array type (subarray, darray): runs,
+ * strides and dimensions in the order the type's `order` gives, and the
+ * array's full extent. */
+typedef struct umr_mpi_array {
+    umr_mpi_runs_t *runs;
+    ptrdiff_t      *stride;
+    int            *dims;
+    ptrdiff_t      full;
+} umr_mpi_array_t;
+
+static ucs_status_t umr_mpi_array_init(umr_mpi_array_t *arr, int ndims,
+                                       const int *sizes, int order,
+                                       const umr_layout_t *inner)
+{
+    arr->runs   = calloc(ndims + 1, sizeof(*arr->runs));
+    arr->stride = calloc(ndims + 1, sizeof(*arr->stride));
+    arr->dims   = calloc(ndims + 1, sizeof(*arr->dims));
+    if ((arr->runs == NULL) || (arr->stride == NULL) || (arr->dims == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    return umr_mpi_dtype_array_shape(ndims, sizes, order,
+                                     umr_layout_extent(inner), arr->dims,
+                                     arr->stride, &arr->full);
+}
+
+static void umr_mpi_array_fini(umr_mpi_array_t *arr)
+{
+    free(arr->runs);
+    free(arr->stride);
+    free(arr->dims);
+}
+
 static ucs_status_t umr_mpi_dtype_subarray(const umr_mpi_contents_t *c,
                                            const umr_layout_t *inner,
                                            umr_layout_t **layout_p)
@@ -538,25 +570,16 @@ static ucs_status_t umr_mpi_dtype_subarray(const umr_mpi_contents_t *c,
     const int *subsizes = &c->ints[1 + ndims];
     const int *starts   = &c->ints[1 + 2 * ndims];
     int order           = c->ints[1 + 3 * ndims];
-    umr_mpi_runs_t *runs;
-    ptrdiff_t *stride, full;
+    umr_mpi_array_t arr;
     ucs_status_t status;
     size_t *buf;
-    int *dims, i;
+    int i;
 
-    runs   = calloc(ndims + 1, sizeof(*runs));
-    stride = calloc(ndims + 1, sizeof(*stride));
-    dims   = calloc(ndims + 1, sizeof(*dims));
     buf    = calloc(2 * ndims + 1, sizeof(*buf));
-    if ((runs == NULL) || (stride == NULL) || (dims == NULL) ||
-        (buf == NULL)) {
+    status = umr_mpi_array_init(&arr, ndims, sizes, order, inner);
+    if ((status == UCS_OK) && (buf == NULL)) {
         status = UCS_ERR_NO_MEMORY;
-        goto out;
     }
-
-    status = umr_mpi_dtype_array_shape(ndims, sizes, order,
-                                       umr_layout_extent(inner), dims,
-                                       stride, &full);
     if (status != UCS_OK) {
         goto out;
     }
@@ -565,19 +588,17 @@ static ucs_status_t umr_mpi_dtype_subarray(const umr_mpi_contents_t *c,
             status = UCS_ERR_UNSUPPORTED;
             goto out;
         }
-        runs[i].nruns = 1;
-        runs[i].start = &buf[2 * i];
-        runs[i].len   = &buf[2 * i + 1];
-        buf[2 * i]     = (size_t)starts[i];
-        buf[2 * i + 1] = (size_t)subsizes[i];
+        arr.runs[i].nruns = 1;
+        arr.runs[i].start = &buf[2 * i];
+        arr.runs[i].len   = &buf[2 * i + 1];
+        buf[2 * i]        = (size_t)starts[i];
+        buf[2 * i + 1]    = (size_t)subsizes[i];
     }
-    status = umr_mpi_dtype_array(ndims, dims, stride, runs, inner, full,
-                                 layout_p);
+    status = umr_mpi_dtype_array(ndims, arr.dims, arr.stride, arr.runs, inner,
+                                 arr.full, layout_p);
 
 out:
-    free(runs);
-    free(stride);
-    free(dims);
+    umr_mpi_array_fini(&arr);
     free(buf);
     return status;
 }
@@ -644,22 +665,11 @@ static ucs_status_t umr_mpi_dtype_darray(const umr_mpi_contents_t *c,
     const int *dargs    = &c->ints[3 + 2 * ndims];
     const int *psizes   = &c->ints[3 + 3 * ndims];
     int order           = c->ints[3 + 4 * ndims];
-    umr_mpi_runs_t *runs;
-    ptrdiff_t *stride, full;
+    umr_mpi_array_t arr;
     ucs_status_t status;
-    int *dims, i, r, coord;
+    int i, r, coord;
 
-    runs   = calloc(ndims + 1, sizeof(*runs));
-    stride = calloc(ndims + 1, sizeof(*stride));
-    dims   = calloc(ndims + 1, sizeof(*dims));
-    if ((runs == NULL) || (stride == NULL) || (dims == NULL)) {
-        status = UCS_ERR_NO_MEMORY;
-        goto out;
-    }
-
-    status = umr_mpi_dtype_array_shape(ndims, gsizes, order,
-                                       umr_layout_extent(inner), dims,
-                                       stride, &full);
+    status = umr_mpi_array_init(&arr, ndims, gsizes, order, inner);
     if (status != UCS_OK) {
         goto out;
     }
@@ -672,22 +682,20 @@ static ucs_status_t umr_mpi_dtype_darray(const umr_mpi_contents_t *c,
         coord  = r % psizes[i];
         r     /= psizes[i];
         status = umr_mpi_darray_runs(gsizes[i], distribs[i], dargs[i],
-                                     psizes[i], coord, &runs[i]);
+                                     psizes[i], coord, &arr.runs[i]);
         if (status != UCS_OK) {
             goto out;
         }
     }
-    status = umr_mpi_dtype_array(ndims, dims, stride, runs, inner, full,
-                                 layout_p);
+    status = umr_mpi_dtype_array(ndims, arr.dims, arr.stride, arr.runs, inner,
+                                 arr.full, layout_p);
 
 out:
-    for (i = 0; (runs != NULL) && (i < ndims); ++i) {
-        free(runs[i].start);
-        free(runs[i].len);
+    for (i = 0; (arr.runs != NULL) && (i < ndims); ++i) {
+        free(arr.runs[i].start);
+        free(arr.runs[i].len);
     }
-    free(runs);
-    free(stride);
-    free(dims);
+    umr_mpi_array_fini(&arr);
     return status;
 }
 

@@ -180,25 +180,18 @@ static void mca_common_umr_peer_event(mca_common_umr_peer_t *peer)
     }
 }
 
-/* Completion callbacks of internal requests run inside the wrapped PML:
- * they only queue the event for progress. */
-static int mca_common_umr_ready_cb(ompi_request_t *req)
+/* The completion callback of the handshake receives (CONN, READY) runs
+ * inside the wrapped PML: it only queues the event for progress. */
+static int mca_common_umr_handshake_cb(ompi_request_t *req)
 {
     mca_common_umr_peer_t *peer = req->req_complete_cb_data;
 
     if (!req->req_status._cancelled) {
-        peer->ev_ready = 1;
-        mca_common_umr_peer_event(peer);
-    }
-    return 0;
-}
-
-static int mca_common_umr_conn_cb(ompi_request_t *req)
-{
-    mca_common_umr_peer_t *peer = req->req_complete_cb_data;
-
-    if (!req->req_status._cancelled) {
-        peer->ev_conn = 1;
+        if (req == peer->conn_req) {
+            peer->ev_conn = 1;
+        } else {
+            peer->ev_ready = 1;
+        }
         mca_common_umr_peer_event(peer);
     }
     return 0;
@@ -273,7 +266,7 @@ size_t mca_common_umr_peer_addr(mca_common_umr_peer_t *peer, void *buf)
                                           sizeof(peer->conn_buf),
                                           peer->world_rank,
                                           MCA_COMMON_UMR_TAG_CONN,
-                                          mca_common_umr_conn_cb, peer,
+                                          mca_common_umr_handshake_cb, peer,
                                           &peer->conn_req) != OMPI_SUCCESS) {
             return 0;
         }
@@ -317,7 +310,7 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
                                            sizeof(peer->ready_buf),
                                            peer->world_rank,
                                            MCA_COMMON_UMR_TAG_READY,
-                                           mca_common_umr_ready_cb, peer,
+                                           mca_common_umr_handshake_cb, peer,
                                            &peer->ready_req) != OMPI_SUCCESS)) {
             return -1;
         }

@@ -153,8 +153,14 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
                                 ((mca_pml_base_request_t*)r)->req_comm :
                                 r->req_mpi_object.comm;
     mca_pml_umr_request_t *req;
+    ompi_datatype_t *dt;
+    size_t count;
+    void *buf;
 
-    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm);
+    mca_pml_umr_hook_args(r, &buf, &count, &dt, ob1);
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm, buf,
+                                    count, dt, r->req_status.MPI_SOURCE,
+                                    r->req_status.MPI_TAG);
     if (req == NULL) {
         opal_output(0, "pml_umr: no memory for the control message from "
                     "rank %d: its sender will not complete",
@@ -163,16 +169,12 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
         return NULL;
     }
     ++mca_pml_umr.cnt.recv_inplace;
-    mca_pml_umr_hook_args(r, &req->buf, &req->count, &req->dt, ob1);
     req->in_place      = 1;
     req->in_place_done = mca_pml_umr_hook_done;
     req->free_called   = freed;
-    req->peer_rank     = r->req_status.MPI_SOURCE;
-    req->tag           = r->req_status.MPI_TAG;
     req->inner         = r;
     req->inner_status  = r->req_status;
     req->step          = MCA_PML_UMR_STEP_CLASSIFY;
-    OMPI_DATATYPE_RETAIN(req->dt);
     *mca_pml_umr_hook_state(r, ob1) = req;
     mca_common_umr_work_post(&req->work);
     mca_common_umr_progress_ref(1);

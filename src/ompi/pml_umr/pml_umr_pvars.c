@@ -26,28 +26,30 @@ static int mca_pml_umr_pvar_get_errors(const struct mca_base_pvar_t *pvar,
 void mca_pml_umr_pvars_register(void)
 {
     const mca_base_component_t *c = mca_pml_umr.self;
+#define MCA_PML_UMR_PVAR(_name, _desc) \
+        {#_name, _desc, &mca_pml_umr.cnt._name, MCA_BASE_PVAR_CLASS_COUNTER}
     const struct {
         const char *name, *desc;
-        uint64_t   *counter;
+        uint64_t   *counter;    /* NULL: the errors' sum */
         int        cls;
     } pvars[] = {
-        {"zcopy_sends", "Messages sent zero-copy (control messages)",
-         &mca_pml_umr.cnt.zcopy_sends, MCA_BASE_PVAR_CLASS_COUNTER},
-        {"zcopy_recvs", "Messages received zero-copy (gets completed)",
-         &mca_pml_umr.cnt.zcopy_recvs, MCA_BASE_PVAR_CLASS_COUNTER},
-        {"zcopy_bytes", "Bytes sent zero-copy",
-         &mca_pml_umr.cnt.zcopy_bytes, MCA_BASE_PVAR_CLASS_COUNTER},
-        {"escapes", "Z-byte messages starting with the magic, sent zero-copy",
-         &mca_pml_umr.cnt.escapes, MCA_BASE_PVAR_CLASS_COUNTER},
-        {"recv_checked", "Receives large enough to match a control message",
-         &mca_pml_umr.cnt.recv_checked, MCA_BASE_PVAR_CLASS_COUNTER},
-        {"passthrough_sends", "Derived-datatype sends passed through",
-         &mca_pml_umr.cnt.passthrough_sends, MCA_BASE_PVAR_CLASS_COUNTER},
+        MCA_PML_UMR_PVAR(zcopy_sends,
+                         "Messages sent zero-copy (control messages)"),
+        MCA_PML_UMR_PVAR(zcopy_recvs,
+                         "Messages received zero-copy (gets completed)"),
+        MCA_PML_UMR_PVAR(zcopy_bytes, "Bytes sent zero-copy"),
+        MCA_PML_UMR_PVAR(escapes, "Z-byte messages starting with the magic, "
+                         "sent zero-copy"),
+        MCA_PML_UMR_PVAR(recv_checked,
+                         "Receives large enough to match a control message"),
+        MCA_PML_UMR_PVAR(passthrough_sends,
+                         "Derived-datatype sends passed through"),
         {"keys_live", "Memory registrations alive now",
          &mca_common_umr.cnt.keys_live, MCA_BASE_PVAR_CLASS_LEVEL},
         {"errors", "Zero-copy transfers that failed", NULL,
          MCA_BASE_PVAR_CLASS_COUNTER},
     };
+#undef MCA_PML_UMR_PVAR
     size_t i;
 
     for (i = 0; i < sizeof(pvars) / sizeof(pvars[0]); ++i) {

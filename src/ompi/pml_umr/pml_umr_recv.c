@@ -209,7 +209,8 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
 
     if (capacity < offsetof(mca_pml_umr_ctl_t, length) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
-                                                  comm)))) {
+                                                  comm, NULL, 0, NULL, 0,
+                                                  0)))) {
         return;
     }
     req->peer = mca_common_umr_peer_get(comm, status->MPI_SOURCE);
@@ -302,15 +303,10 @@ static int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
     ompi_request_t *dummy;
     int rc;
 
-    mca_pml_umr_request_inner_free(req);   /* of the previous start */
-    req->super.req_state    = OMPI_REQUEST_ACTIVE;
-    req->super.req_complete = REQUEST_PENDING;
-    req->error              = MPI_SUCCESS;
-    req->has_rkey           = 0;
-    req->memh               = NULL;
-    req->tmp                = NULL;
-    req->passthrough        = 0;
-    req->mpi_done           = 0;
+    mca_pml_umr_request_restart(req);
+    req->has_rkey = 0;
+    req->memh     = NULL;
+    req->tmp      = NULL;
     if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
         rc = mca_pml_umr_stash_irecv(req, req->buf, req->count, req->dt,
                                      req->peer_rank, req->tag, req->comm,
@@ -337,15 +333,10 @@ mca_pml_umr_recv_alloc(void *buf, size_t count, ompi_datatype_t *dt, int src,
 {
     mca_pml_umr_request_t *req;
 
-    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, persistent, comm);
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, persistent, comm,
+                                    buf, count, dt, src, tag);
     if (req != NULL) {
-        req->start     = mca_pml_umr_recv_start;
-        req->buf       = buf;
-        req->count     = count;
-        req->dt        = dt;
-        req->peer_rank = src;
-        req->tag       = tag;
-        OMPI_DATATYPE_RETAIN(dt);
+        req->start = mca_pml_umr_recv_start;
     }
     return req;
 }
@@ -426,7 +417,6 @@ mca_pml_umr_recv_blocking_ctl(void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;
-    int rc;
 
     req = mca_pml_umr_recv_alloc(buf, count, dt, sp->MPI_SOURCE, tag, comm,
                                  false);
@@ -438,14 +428,8 @@ mca_pml_umr_recv_blocking_ctl(void *buf, size_t count, ompi_datatype_t *dt,
     req->step                   = MCA_PML_UMR_STEP_CLASSIFY;
     mca_common_umr_progress_ref(1);
     mca_pml_umr_recv_step(req);
-    ompi_request_wait_completion(&req->super);
-    rc = req->super.req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = req->super.req_status;
-    }
     oreq = &req->super;
-    ompi_request_free(&oreq);
-    return rc;
+    return mca_pml_umr_request_wait_free(&oreq, status);
 }
 
 int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
@@ -480,13 +464,7 @@ int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
     if (rc != OMPI_SUCCESS) {
         return rc;
     }
-    ompi_request_wait_completion(req);
-    rc = req->req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = req->req_status;
-    }
-    ompi_request_free(&req);
-    return rc;
+    return mca_pml_umr_request_wait_free(&req, status);
 }
 
 int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,

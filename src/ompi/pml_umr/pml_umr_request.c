@@ -117,7 +117,10 @@ int mca_pml_umr_request_is_ours(const ompi_request_t *req)
 }
 
 mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
-                                                 ompi_communicator_t *comm)
+                                                 ompi_communicator_t *comm,
+                                                 void *buf, size_t count,
+                                                 ompi_datatype_t *dt, int rank,
+                                                 int tag)
 {
     mca_pml_umr_request_t *req;
 
@@ -140,7 +143,11 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->events                    = 0;
     req->passthrough               = 0;
     req->in_place                  = 0;
-    req->dt                        = NULL;
+    req->buf                       = buf;
+    req->count                     = count;
+    req->dt                        = dt;
+    req->peer_rank                 = rank;
+    req->tag                       = tag;
     req->inner                     = NULL;
     req->peer                      = NULL;
     req->memh                      = NULL;
@@ -151,6 +158,9 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->error                     = MPI_SUCCESS;
     req->comm                      = comm;
     OBJ_RETAIN(comm);
+    if (dt != NULL) {
+        OMPI_DATATYPE_RETAIN(dt);
+    }
     return req;
 }
 
@@ -177,6 +187,30 @@ void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
      * returns it at once, as ob1's does once req_pml_complete is set. */
     req->mpi_done = 1;
     ompi_request_complete(&req->super, true);
+}
+
+void mca_pml_umr_request_restart(mca_pml_umr_request_t *req)
+{
+    mca_pml_umr_request_inner_free(req);   /* of the previous start */
+    req->super.req_state    = OMPI_REQUEST_ACTIVE;
+    req->super.req_complete = REQUEST_PENDING;
+    req->error              = MPI_SUCCESS;
+    req->passthrough        = 0;
+    req->mpi_done           = 0;
+}
+
+int mca_pml_umr_request_wait_free(ompi_request_t **req,
+                                  ompi_status_public_t *status)
+{
+    int rc;
+
+    ompi_request_wait_completion(*req);
+    rc = (*req)->req_status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = (*req)->req_status;
+    }
+    ompi_request_free(req);
+    return rc;
 }
 
 /* The first `len` packed bytes of (buf, count, dt). */

@@ -77,12 +77,25 @@ OBJ_CLASS_DECLARATION(mca_pml_umr_request_t);
 void mca_pml_umr_requests_init(void);
 void mca_pml_umr_requests_fini(void);
 
-/* A receive's work item runs mca_pml_umr.recv_run. */
+/* A request for `count` elements of `dt` (retained; NULL: none) at `buf`
+ * to or from `rank` with `tag`. A receive's work item runs
+ * mca_pml_umr.recv_run. */
 mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
-                                                 ompi_communicator_t *comm);
+                                                 ompi_communicator_t *comm,
+                                                 void *buf, size_t count,
+                                                 ompi_datatype_t *dt, int rank,
+                                                 int tag);
 /* All events of the current operation happened: complete it for MPI (or
  * return it, when the user freed it). */
 void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req);
+/* MPI_Start of a persistent request: active again, the last operation's
+ * state cleared. */
+void mca_pml_umr_request_restart(mca_pml_umr_request_t *req);
+
+/* Wait for *req, give its error (and status), free it. */
+int mca_pml_umr_request_wait_free(ompi_request_t **req,
+                                  ompi_status_public_t *status);
+
 /* The wrapped PML's request of the last operation, complete: freed. */
 void mca_pml_umr_request_inner_free(mca_pml_umr_request_t *req);
 int  mca_pml_umr_request_is_ours(const ompi_request_t *req);

@@ -244,17 +244,32 @@ err_dereg:
     return OMPI_ERROR;
 }
 
-static void mca_pml_umr_send_setup(mca_pml_umr_request_t *req, const void *buf,
-                                   size_t count, ompi_datatype_t *dt, int dst,
-                                   int tag, mca_pml_base_send_mode_t mode)
+/* A zero-copy send of this message, its control message posted: its
+ * request, or NULL to pass the message through. */
+static UCS_F_ALWAYS_INLINE mca_pml_umr_request_t *
+mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
+                       int dst, int tag, mca_pml_base_send_mode_t mode,
+                       ompi_communicator_t *comm)
 {
-    req->buf       = (void*)buf;
-    req->count     = count;
-    req->dt        = dt;
-    req->peer_rank = dst;
-    req->tag       = tag;
-    req->mode      = mode;
-    OMPI_DATATYPE_RETAIN(dt);
+    const umr_mpi_dtype_t *info;
+    mca_pml_umr_request_t *req;
+    mca_common_umr_peer_t *peer;
+
+    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
+    if ((peer == NULL) ||
+        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
+                                                  comm, (void*)buf, count, dt,
+                                                  dst, tag)))) {
+        return NULL;
+    }
+    req->mode = mode;
+    req->peer = peer;
+    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req); /* returns it */
+        return NULL;
+    }
+    return req;
 }
 
 /* Slow paths are never inlined: the entry points stay a compare and a
@@ -264,22 +279,10 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
                        int dst, int tag, mca_pml_base_send_mode_t mode,
                        ompi_communicator_t *comm, ompi_request_t **request)
 {
-    const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
-    mca_common_umr_peer_t *peer;
 
-    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
-                                                  comm)))) {
-        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
-                                          request);
-    }
-    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
-    req->peer = peer;
-    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req); /* returns it */
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    if (req == NULL) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
@@ -306,30 +309,15 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
                       int dst, int tag, mca_pml_base_send_mode_t mode,
                       ompi_communicator_t *comm)
 {
-    const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
-    mca_common_umr_peer_t *peer;
     ompi_request_t *oreq;
-    int rc;
 
-    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
-                                                  comm)))) {
-        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
-    }
-    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
-    req->peer = peer;
-    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req); /* returns it */
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
     oreq = &req->super;
-    ompi_request_wait_completion(oreq);
-    rc = oreq->req_status.MPI_ERROR;
-    ompi_request_free(&oreq);
-    return rc;
+    return mca_pml_umr_request_wait_free(&oreq, MPI_STATUS_IGNORE);
 }
 
 int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
@@ -351,11 +339,12 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
     if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count)) ||
         (mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
-                                                  comm)))) {
+                                                  comm, (void*)buf, count, dt,
+                                                  dst, tag)))) {
         return mca_pml_umr.real.pml_isend_init(buf, count, dt, dst, tag, mode,
                                                comm, request);
     }
-    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
+    req->mode = mode;
     req->start = mca_pml_umr_send_start;
     *request   = &req->super;
     return OMPI_SUCCESS;
@@ -367,12 +356,7 @@ static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     const umr_mpi_dtype_t *info;
     int rc;
 
-    mca_pml_umr_request_inner_free(req);   /* of the previous start */
-    req->super.req_state    = OMPI_REQUEST_ACTIVE;
-    req->super.req_complete = REQUEST_PENDING;
-    req->error              = MPI_SUCCESS;
-    req->passthrough        = 0;
-    req->mpi_done           = 0;
+    mca_pml_umr_request_restart(req);
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
                                          &info);

@@ -634,6 +634,7 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
 {
     const uct_mlx5_umr_md_config_t *config =
             ucs_derived_of(uct_md_config, uct_mlx5_umr_md_config_t);
+    uct_mlx5_umr_qp_config_t qp_config;
     umr_eng_dev_params_t dev_params;
     uct_mlx5_umr_md_t *md;
     ucs_status_t status;
@@ -674,10 +675,10 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     md->eng->dev_query(md->dev, &md->caps);
     uct_mlx5_umr_md_set_limits(md);
 
-    status = uct_mlx5_umr_qp_init(&md->umr, md, md->eng, md->dev,
-                                  md->config.umr_queue_len,
-                                  md->config.mkey_entries,
-                                  md->config.reg_timeout);
+    qp_config.queue_len    = md->config.umr_queue_len;
+    qp_config.list_entries = md->config.mkey_entries;
+    qp_config.timeout      = md->config.reg_timeout;
+    status = uct_mlx5_umr_qp_init(&md->umr, md, md->eng, md->dev, &qp_config);
     if (status != UCS_OK) {
         goto err_dev;
     }

@@ -10,6 +10,7 @@
 #include <ucs/sys/math.h>
 #include <ucs/time/time.h>
 #include <inttypes.h>
+#include <string.h>
 
 
 static void uct_mlx5_umr_qp_destroy(uct_mlx5_umr_qp_t *qp)
@@ -32,15 +33,15 @@ static ucs_status_t uct_mlx5_umr_qp_create(uct_mlx5_umr_qp_t *qp)
     ucs_status_t status;
 
     ucs_assert((qp->qp == NULL) && (qp->cq == NULL));
-    status = qp->eng->cq_create(qp->dev, qp->queue_len * 2, &qp->cq);
+    status = qp->eng->cq_create(qp->dev, qp->config.queue_len * 2, &qp->cq);
     if (status != UCS_OK) {
         qp->cq = NULL;
         goto err;
     }
 
-    qp_params.sq_size          = qp->queue_len;
+    qp_params.sq_size          = qp->config.queue_len;
     qp_params.max_sge          = 1;
-    qp_params.umr_list_entries = qp->list_entries;
+    qp_params.umr_list_entries = qp->config.list_entries;
     status = qp->eng->qp_create(qp->dev, qp->cq, &qp_params, &qp->qp);
     if (status != UCS_OK) {
         qp->qp = NULL;
@@ -68,18 +69,13 @@ err:
 
 ucs_status_t uct_mlx5_umr_qp_init(uct_mlx5_umr_qp_t *qp, const void *md,
                                   const umr_eng_ops_t *eng, umr_eng_dev_t *dev,
-                                  unsigned queue_len, uint32_t list_entries,
-                                  double timeout)
+                                  const uct_mlx5_umr_qp_config_t *config)
 {
-    qp->eng          = eng;
-    qp->dev          = dev;
-    qp->md           = md;
-    qp->cq           = NULL;
-    qp->qp           = NULL;
-    qp->sn           = 0;
-    qp->queue_len    = queue_len;
-    qp->list_entries = list_entries;
-    qp->timeout      = timeout;
+    memset(qp, 0, sizeof(*qp));
+    qp->eng    = eng;
+    qp->dev    = dev;
+    qp->md     = md;
+    qp->config = *config;
     return uct_mlx5_umr_qp_create(qp);
 }
 
@@ -115,7 +111,7 @@ ucs_status_t uct_mlx5_umr_qp_reset(uct_mlx5_umr_qp_t *qp)
 ucs_status_t uct_mlx5_umr_qp_wait(uct_mlx5_umr_qp_t *qp, unsigned *outstanding,
                                   unsigned until)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(qp->timeout);
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(qp->config.timeout);
     ucs_status_t status = UCS_OK;
     umr_eng_wc_t wc[16];
     int i, n;

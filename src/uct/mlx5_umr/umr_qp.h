@@ -25,24 +25,28 @@ typedef struct uct_mlx5_umr_mkey {
 } uct_mlx5_umr_mkey_t;
 
 
+typedef struct uct_mlx5_umr_qp_config {
+    unsigned            queue_len;    /* send queue length */
+    uint32_t            list_entries; /* UMR list entries a WR may carry */
+    double              timeout;      /* seconds to wait for a UMR */
+} uct_mlx5_umr_qp_config_t;
+
+
 typedef struct uct_mlx5_umr_qp {
-    const umr_eng_ops_t *eng;
-    umr_eng_dev_t       *dev;
-    const void          *md;         /* the owner, for log lines */
-    umr_eng_cq_t        *cq;
-    umr_eng_qp_t        *qp;         /* NULL after a failed re-creation */
-    uint64_t            sn;          /* wr_id of the next work request */
-    unsigned            queue_len;   /* send queue length */
-    uint32_t            list_entries;/* UMR list entries a WR may carry */
-    double              timeout;     /* seconds to wait for a UMR */
+    const umr_eng_ops_t      *eng;
+    umr_eng_dev_t            *dev;
+    const void               *md;     /* the owner, for log lines */
+    umr_eng_cq_t             *cq;
+    umr_eng_qp_t             *qp;     /* NULL after a failed re-creation */
+    uint64_t                 sn;      /* wr_id of the next work request */
+    uct_mlx5_umr_qp_config_t config;
 } uct_mlx5_umr_qp_t;
 
 
 /* Create the QP of `md` (only named in log lines). */
 ucs_status_t uct_mlx5_umr_qp_init(uct_mlx5_umr_qp_t *qp, const void *md,
                                   const umr_eng_ops_t *eng, umr_eng_dev_t *dev,
-                                  unsigned queue_len, uint32_t list_entries,
-                                  double timeout);
+                                  const uct_mlx5_umr_qp_config_t *config);
 
 void uct_mlx5_umr_qp_cleanup(uct_mlx5_umr_qp_t *qp);
 
