@@ -3,6 +3,7 @@
  */
 #include "common_umr_dtype.h"
 #include "common_umr.h"
+#include "common_umr_help.h"
 #include "common_umr_peer.h"
 
 #define MCA_COMMON_UMR_DTYPE_SLOTS  64      /* power of two */
@@ -55,8 +56,8 @@ static int mca_common_umr_dtype_open(void)
          MPI_SUCCESS) ||
         (PMPI_Comm_set_attr(MPI_COMM_SELF, mca_common_umr_self_keyval, NULL) !=
          MPI_SUCCESS)) {
-        opal_output(0, "%s: datatype cache unavailable: passing "
-                    "everything through", mca_common_umr.who);
+        mca_common_umr_show_help("help-mpi-common-umr.txt", "dtype-cache",
+                                 mca_common_umr.who);
         return 0;
     }
     umr_mpi_dtype_cache_on_free(mca_common_umr_dtype_forget);

@@ -3,6 +3,7 @@
  */
 #include "common_umr_peer.h"
 #include "common_umr.h"
+#include "common_umr_help.h"
 
 #include "umr_ompi_compat.h"
 
@@ -145,9 +146,9 @@ static int mca_common_umr_peer_connect(mca_common_umr_peer_t *peer,
                                       peer->rail->dev_addr_len),
                                   (const uct_ep_addr_t*)ep_addr);
     if (status != UCS_OK) {
-        opal_output(0, "%s: connecting to rank %d failed: %s",
-                    mca_common_umr.who, peer->world_rank,
-                    ucs_status_string(status));
+        mca_common_umr_show_help("help-mpi-common-umr.txt", "connect-failed",
+                                 mca_common_umr.who, peer->world_rank,
+                                 ucs_status_string(status));
         return OMPI_ERROR;
     }
     peer->connected = 1;

@@ -3,6 +3,7 @@
  */
 #include "common_umr_rail.h"
 #include "common_umr.h"
+#include "common_umr_help.h"
 #include "common_umr_keys.h"
 
 #include "umr_ompi_compat.h"
@@ -61,9 +62,10 @@ static void mca_common_umr_rail_failed(const mca_common_umr_device_t *dev,
                                        const char *what, ucs_status_t status)
 {
     if (dev->named) {
-        opal_output(0, "%s: pml_umr_devices: %s%s%.0u: %s open failed: "
-                    "%s", mca_common_umr.who, dev->name, dev->port ? ":" : "",
-                    dev->port, what, ucs_status_string(status));
+        mca_common_umr_show_help("help-mpi-common-umr.txt", "device-open-failed",
+                                 mca_common_umr.who, dev->name,
+                                 dev->port ? ":" : "", dev->port, what,
+                                 ucs_status_string(status));
     } else {
         MCA_COMMON_UMR_VERBOSE(1, "%s %s: %s", what, dev->name,
                                ucs_status_string(status));
@@ -155,8 +157,8 @@ static int mca_common_umr_rails_select(const char *devices)
     }
     if (mca_common_umr_devices_select(devices, names, num, &plan,
                                       msg, sizeof(msg)) < 0) {
-        opal_output(0, "%s: %s, UCX_MLX5_UMR_ENGINE=%s: passing "
-                    "everything through", mca_common_umr.who, msg, engine);
+        mca_common_umr_show_help("help-mpi-common-umr.txt", "devices-rejected",
+                                 mca_common_umr.who, msg, engine);
         return -1;
     }
     for (i = 0; (i < plan.num) &&

@@ -21,6 +21,7 @@
 #include "pml_umr_send.h"
 #include "pml_umr_wire.h"
 #include "common_umr.h"
+#include "common_umr_help.h"
 #include "common_umr_peer.h"
 #include "common_umr_progress.h"
 #include "common_umr_rail.h"
@@ -40,6 +41,9 @@
 
 #ifndef MCA_PML_UMR_DEFAULT_UCT_MODULE
 #define MCA_PML_UMR_DEFAULT_UCT_MODULE "libuct_mlx5_umr.so"
+#endif
+#ifndef MCA_PML_UMR_HELP_DIR
+#define MCA_PML_UMR_HELP_DIR NULL
 #endif
 
 static int mca_pml_umr_component_fini(void);
@@ -195,16 +199,16 @@ static int mca_pml_umr_version_ok(void)
         running = ompi_version_string;
     }
     if (strcmp(running, OMPI_IDENT_STRING)) {
-        opal_output(0, "pml_umr: not interposing: built for Open MPI %s but "
-                    "running %.40s", OMPI_IDENT_STRING, running);
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "version-mismatch",
+                                 OMPI_IDENT_STRING, running);
         return 0;
     }
     for (i = 0; i < sizeof(classes) / sizeof(classes[0]); ++i) {
         if (classes[i].cls->cls_sizeof != classes[i].size) {
-            opal_output(0, "pml_umr: not interposing: this Open MPI %s has "
-                        "%s of %zu bytes, pml/umr was built for %zu",
-                        running, classes[i].name, classes[i].cls->cls_sizeof,
-                        classes[i].size);
+            mca_common_umr_show_help("help-mpi-pml-umr.txt", "class-size", running,
+                                     classes[i].name,
+                                     classes[i].cls->cls_sizeof,
+                                     classes[i].size);
             return 0;
         }
     }
@@ -214,14 +218,49 @@ static int mca_pml_umr_version_ok(void)
 static int mca_pml_umr_component_open(void)
 {
     mca_pml_umr.output = opal_output_open(NULL);
+    /* help-mpi-pml-umr.txt and help-mpi-common-umr.txt: installed, or
+     * beside the libraries in the build tree */
+    mca_common_umr_help_add((const void*)&mca_pml_umr_component,
+                            MCA_PML_UMR_HELP_DIR);
     opal_output_set_verbosity(mca_pml_umr.output, mca_pml_umr.verbose);
     return OMPI_SUCCESS;
+}
+
+/* The PML selection names pml/umr and nothing else ("--mca pml umr"): no
+ * PML will be selected, and Open MPI's own message reads as if pml/umr were
+ * not installed. */
+static int mca_pml_umr_named_alone(void)
+{
+    const char **value = NULL;
+    char *copy, *tok, *save = NULL;
+    int idx, alone = 0;
+
+    idx = mca_base_var_find("ompi", "pml", NULL, NULL);
+    if ((idx < 0) ||
+        (mca_base_var_get_value(idx, &value, NULL, NULL) != OPAL_SUCCESS) ||
+        (value == NULL) || (*value == NULL) || ((*value)[0] == '\0') ||
+        ((*value)[0] == '^') || (NULL == (copy = strdup(*value)))) {
+        return 0;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "umr")) {
+            free(copy);
+            return 0;
+        }
+        alone = 1;
+    }
+    free(copy);
+    return alone;
 }
 
 static mca_pml_base_module_t *
 mca_pml_umr_component_init(int *priority, bool enable_progress_threads,
                            bool enable_mpi_threads)
 {
+    if (mca_pml_umr_named_alone()) {
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "alone");
+    }
     return NULL; /* never selected: interposed from close */
 }
 
@@ -255,8 +294,7 @@ static void mca_pml_umr_choose_load(void)
     if (mca_pml_umr_choose_init(mca_pml_umr.cost_file,
                                 mca_pml_umr.real_component.pmlm_version.
                                 mca_component_name, msg, sizeof(msg)) < 0) {
-        opal_output(0, "pml_umr: costs file rejected, using the built-in "
-                    "constants: %s", msg);
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "costs-rejected", msg);
         return;
     }
     MCA_PML_UMR_VERBOSE(2, "%s", msg);

@@ -70,6 +70,7 @@
  */
 #include "pml_umr_hook.h"
 #include "pml_umr_request.h"
+#include "common_umr_help.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -162,9 +163,8 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
                                     count, dt, r->req_status.MPI_SOURCE,
                                     r->req_status.MPI_TAG);
     if (req == NULL) {
-        opal_output(0, "pml_umr: no memory for the control message from "
-                    "rank %d: its sender will not complete",
-                    r->req_status.MPI_SOURCE);
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "ctl-no-memory",
+                                 r->req_status.MPI_SOURCE);
         ++mca_pml_umr.cnt.errors;
         return NULL;
     }
@@ -257,8 +257,8 @@ mca_pml_umr_hook_inline(ompi_request_t *r, void *buf, size_t count,
         if (mca_pml_umr.hook_free_orig != NULL) {
             /* cannot happen with ob1 and ucx: one free function for all
              * receives */
-            opal_output(0, "pml_umr: receive request %p has an unknown "
-                        "req_free: not hooked", (void*)r);
+            mca_common_umr_show_help("help-mpi-pml-umr.txt", "hook-unknown-free",
+                                     (void*)r);
             return;
         }
         mca_pml_umr.hook_free_orig = r->req_free;
@@ -269,8 +269,7 @@ mca_pml_umr_hook_inline(ompi_request_t *r, void *buf, size_t count,
         rec = (mca_pml_umr_hook_rec_t*)
               opal_free_list_get(&mca_pml_umr_hook_recs);
         if (OPAL_UNLIKELY(rec == NULL)) {
-            opal_output(0, "pml_umr: no memory to hook a receive: a "
-                        "control message in it would be lost");
+            mca_common_umr_show_help("help-mpi-pml-umr.txt", "hook-no-memory");
             ++mca_pml_umr.cnt.errors;
             return;
         }

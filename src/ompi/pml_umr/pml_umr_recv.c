@@ -11,6 +11,7 @@
 #include "pml_umr_request.h"
 #include "common_umr.h"
 #include "common_umr_dtype.h"
+#include "common_umr_help.h"
 
 #include <opal/datatype/opal_convertor.h>
 
@@ -78,9 +79,9 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     opal_convertor_t conv;
 
     if (comp->status != UCS_OK) {
-        opal_output(0, "pml_umr: get of %zu bytes from rank %d failed: %s",
-                    req->length, req->peer->world_rank,
-                    ucs_status_string(comp->status));
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "get-failed", req->length,
+                                 req->peer->world_rank,
+                                 ucs_status_string(comp->status));
         req->error = MPI_ERR_OTHER;
     }
     if (req->region != NULL) {
@@ -187,9 +188,9 @@ err:
     req->has_rkey = 0;
     free(req->tmp);
     req->tmp = NULL;
-    opal_output(0, "pml_umr: cannot receive %zu bytes zero-copy from rank "
-                "%d: %s", (size_t)req->ctl.length, req->peer->world_rank,
-                ucs_status_string(status));
+    mca_common_umr_show_help("help-mpi-pml-umr.txt", "zcopy-recv-failed",
+                             (size_t)req->ctl.length, req->peer->world_rank,
+                             ucs_status_string(status));
     req->error = MPI_ERR_OTHER;
     mca_pml_umr_recv_ack(req);
     mca_pml_umr_recv_finish(req);
