@@ -40,7 +40,7 @@ KHASH_TYPE(uct_mlx5_umr_rkey_cache_rkey, uint64_t,
            uct_mlx5_umr_rkey_cache_entry_t*);
 
 
-typedef struct uct_mlx5_umr_rcache {
+typedef struct uct_mlx5_umr_rkey_cache {
     khash_t(uct_mlx5_umr_rkey_cache_packed) by_packed;
     khash_t(uct_mlx5_umr_rkey_cache_rkey)   by_rkey;
     ucs_list_link_t    idle;         /* LRU: head = most recently released */
