@@ -20,7 +20,8 @@ still in flight) spin in progress as long as the peer takes: their counts
 are listed separately with the spread between runs, never compared.
 
 Then pml/umr's own instructions per iteration, executed in its objects
-(mca_pml_umr.so, libuct_mlx5_umr.so) during the phase, both ranks summed,
+(mca_pml_umr.so, libmca_common_umr.so, libuct_mlx5_umr.so, libumr_layout.so)
+during the phase, both ranks summed,
 and where they go: its functions (self) and the calls they make out of
 pml/umr, except into the wrapped PML and opal_progress (inclusive).
 """
@@ -29,7 +30,8 @@ import re
 import sys
 from statistics import median
 
-UMR_OBJECTS = re.compile(r"/(mca_pml_umr\.so|libuct_mlx5_umr\.so[.0-9]*)$")
+UMR_OBJECTS = re.compile(r"/(mca_pml_umr\.so|libmca_common_umr\.so[.0-9]*|"
+                         r"libuct_mlx5_umr\.so[.0-9]*|libumr_layout\.so[.0-9]*)$")
 NAME_LINE = re.compile(r"^(c?(?:ob|fl|fi|fe|fn))=(?:\((\d+)\))?\s*(.*)$")
 OP_NAMES = {"isend": "MPI_Isend", "irecv": "MPI_Irecv", "recv": "MPI_Recv",
             "send": "MPI_Send", "wait": "MPI_Wait"}
@@ -255,7 +257,8 @@ def main():
     if umr_cfgs:
         print()
         print("pml/umr's own instructions per iteration (mca_pml_umr.so + "
-              "libuct_mlx5_umr.so, both ranks, measured calls only): "
+              "libmca_common_umr.so + libuct_mlx5_umr.so + libumr_layout.so, "
+              "both ranks, measured calls only): "
               "min..max over runs")
         print("%-24s" % "phase     type    bytes" +
               "".join(" %15s" % u for u in umr_cfgs))

@@ -37,7 +37,8 @@
 # every measured call. A call is reported as stable when every run of every
 # configuration gives the same count within --tolerance percent; the
 # difference umr - plain is given for those. Besides, pml/umr's own
-# instructions (executed in mca_pml_umr.so and libuct_mlx5_umr.so) are
+# instructions (executed in mca_pml_umr.so, libmca_common_umr.so,
+# libuct_mlx5_umr.so and libumr_layout.so) are
 # counted per phase, spinning or not: for a pure pass-through they are the
 # few instructions of its entry points, and any progress work it adds
 # shows up there.

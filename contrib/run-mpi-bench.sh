@@ -118,6 +118,8 @@ if [ -f "$umr_so" ]; then
     export OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
     export OMPI_MCA_pml_umr_uct_module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
     export OMPI_MCA_pml_umr_verbose=1
+    # the "direct" rows: pml/umr taken out of the call path (level 9)
+    export OMPI_MCA_pml_umr_bench=1
     # the costs file pml/umr reads (its default unless PML_UMR_COST_FILE)
     if [ -n "${PML_UMR_COST_FILE:-}" ]; then
         export OMPI_MCA_pml_umr_cost_file=$PML_UMR_COST_FILE
@@ -130,7 +132,7 @@ if [ -f "$umr_so" ]; then
     opts[umr+ob1:zcopy]="${opts[umr+ob1]} --mca pml_umr_zcopy on"
     opts[umr+ucx:zcopy]="${opts[umr+ucx]} --mca pml_umr_zcopy on"
     mpirun+=(-x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module
-             -x OMPI_MCA_pml_umr_verbose)
+             -x OMPI_MCA_pml_umr_verbose -x OMPI_MCA_pml_umr_bench)
     # Open MPI 5's launcher (prterun) hands the component path above to PMIx
     # too (PMIX_MCA_mca_base_component_path) unless that one is set: PMIx
     # keeps its own directory.

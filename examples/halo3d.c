@@ -36,7 +36,7 @@
 typedef struct demo_face {
     const char       *name;
     size_t           offset;        /* first byte of the face in the grid */
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     size_t           size;          /* packed bytes */
 } demo_face_t;
 
@@ -103,18 +103,18 @@ static void demo_make_faces(demo_ctx_t *ctx, size_t n, demo_face_t *faces)
 
     faces[0].name   = "x (8 B blocks)";
     faces[0].offset = 1 * d;
-    DEMO_CHECK(uct_umr_layout_vector(n * n, d, n * d, NULL, &faces[0].layout),
+    DEMO_CHECK(umr_layout_vector(n * n, d, n * d, NULL, &faces[0].layout),
                "x face layout");
     faces[1].name   = "y (row blocks)";
     faces[1].offset = n * d;
-    DEMO_CHECK(uct_umr_layout_vector(n, n * d, n * n * d, NULL,
+    DEMO_CHECK(umr_layout_vector(n, n * d, n * n * d, NULL,
                                      &faces[1].layout), "y face layout");
     faces[2].name   = "z (contiguous)";
     faces[2].offset = n * n * d;
-    DEMO_CHECK(uct_umr_layout_contig(n * n * d, &faces[2].layout),
+    DEMO_CHECK(umr_layout_contig(n * n * d, &faces[2].layout),
                "z face layout");
     for (i = 0; i < 3; ++i) {
-        faces[i].size = uct_umr_layout_size(faces[i].layout);
+        faces[i].size = umr_layout_size(faces[i].layout);
     }
 }
 
@@ -170,7 +170,7 @@ static void demo_target(demo_ctx_t *ctx, size_t n, const demo_face_t *faces)
         ok = 1;
         switch (cmd.cmd) {
         case CMD_UNPACK:
-            DEMO_CHECK(uct_umr_layout_unpack(faces[cmd.face].layout, 1,
+            DEMO_CHECK(umr_layout_unpack(faces[cmd.face].layout, 1,
                                              grid + faces[cmd.face].offset,
                                              bounce), "unpack");
             break;
@@ -178,10 +178,10 @@ static void demo_target(demo_ctx_t *ctx, size_t n, const demo_face_t *faces)
             /* The face holds the initiator's values; every other byte
              * still holds the guard. */
             memset(expect, DEMO_GUARD, grid_bytes);
-            DEMO_CHECK(uct_umr_layout_pack(faces[cmd.face].layout, 1,
+            DEMO_CHECK(umr_layout_pack(faces[cmd.face].layout, 1,
                                            src + faces[cmd.face].offset,
                                            face_buf), "pack");
-            DEMO_CHECK(uct_umr_layout_unpack(faces[cmd.face].layout, 1,
+            DEMO_CHECK(umr_layout_unpack(faces[cmd.face].layout, 1,
                                              expect + faces[cmd.face].offset,
                                              face_buf), "unpack");
             ok = !memcmp(grid, expect, grid_bytes);
@@ -263,7 +263,7 @@ static int demo_initiator(demo_ctx_t *ctx, size_t n, const demo_face_t *faces,
                            .memh = bounce_memh, .count = 1 };
         t0 = ucs_get_time();
         for (it = 0; it < iters; ++it) {
-            DEMO_CHECK(uct_umr_layout_pack(faces[f].layout, 1,
+            DEMO_CHECK(umr_layout_pack(faces[f].layout, 1,
                                            grid + faces[f].offset, bounce),
                        "pack");
             DEMO_CHECK(umr_example_put_wait(&ctx->ex, &iov, NULL, remote_bounce,
@@ -311,7 +311,7 @@ static int demo_run(int is_target, int sock, size_t n, int iters,
         failures = demo_initiator(ctx, n, faces, iters);
     }
     for (f = 0; f < 3; ++f) {
-        uct_umr_layout_free(faces[f].layout);
+        umr_layout_free(faces[f].layout);
     }
     umr_example_close(&ctx->ex);
     return failures;

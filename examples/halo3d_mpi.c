@@ -48,7 +48,7 @@ static int h3_rank;
 typedef struct h3_face {
     const char       *name;
     size_t           offset;        /* byte offset of the face base */
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     MPI_Datatype     dtype;
     size_t           size;          /* packed bytes */
     uct_mem_h        memh;          /* layout key over this rank's grid */
@@ -67,8 +67,8 @@ typedef struct h3_face {
         ucs_status_t __s = (_call); \
         if (__s != UCS_OK) { \
             H3_FAIL("%s failed: %s%s%s", (_what), ucs_status_string(__s), \
-                    *uct_umr_layout_last_error() ? ": " : "", \
-                    uct_umr_layout_last_error()); \
+                    *umr_layout_last_error() ? ": " : "", \
+                    umr_layout_last_error()); \
         } \
     } while (0)
 
@@ -107,40 +107,40 @@ static void h3_make_faces(size_t n, h3_face_t *faces)
     int sizes[2] = { n, n }, subsizes[2] = { n - 2, n - 2 }, starts[2] = { 1, 1 };
     size_t blocklen = 1;
     ptrdiff_t displ = (n + 1) * d;  /* where the subarray starts */
-    uct_umr_layout_t *rows;
+    umr_layout_t *rows;
     int f;
 
     faces[0].name   = "x (8 B blocks)";
     faces[0].offset = 1 * d;
-    H3_UCS(uct_umr_layout_vector(n * n, d, n * d, NULL, &faces[0].layout),
+    H3_UCS(umr_layout_vector(n * n, d, n * d, NULL, &faces[0].layout),
            "x face layout");
     H3_MPI(MPI_Type_vector(n * n, 1, n, MPI_DOUBLE, &faces[0].dtype));
 
     faces[1].name   = "y (row blocks)";
     faces[1].offset = n * d;
-    H3_UCS(uct_umr_layout_vector(n, n * d, n * n * d, NULL, &faces[1].layout),
+    H3_UCS(umr_layout_vector(n, n * d, n * n * d, NULL, &faces[1].layout),
            "y face layout");
     H3_MPI(MPI_Type_vector(n, n, n * n, MPI_DOUBLE, &faces[1].dtype));
 
     faces[2].name   = "z (contiguous)";
     faces[2].offset = n * n * d;
-    H3_UCS(uct_umr_layout_contig(n * n * d, &faces[2].layout), "z face layout");
+    H3_UCS(umr_layout_contig(n * n * d, &faces[2].layout), "z face layout");
     H3_MPI(MPI_Type_contiguous(n * n, MPI_DOUBLE, &faces[2].dtype));
 
     /* The layout mirrors the subarray type: rows, displaced into the plane. */
     faces[3].name   = "2D subarray";
     faces[3].offset = 2 * n * n * d;
-    H3_UCS(uct_umr_layout_vector(n - 2, (n - 2) * d, n * d, NULL, &rows),
+    H3_UCS(umr_layout_vector(n - 2, (n - 2) * d, n * d, NULL, &rows),
            "subarray rows layout");
-    H3_UCS(uct_umr_layout_indexed(1, &blocklen, &displ, rows, &faces[3].layout),
+    H3_UCS(umr_layout_indexed(1, &blocklen, &displ, rows, &faces[3].layout),
            "subarray layout");
-    uct_umr_layout_free(rows);
+    umr_layout_free(rows);
     H3_MPI(MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C,
                                     MPI_DOUBLE, &faces[3].dtype));
 
     for (f = 0; f < H3_NUM_FACES; ++f) {
         H3_MPI(MPI_Type_commit(&faces[f].dtype));
-        faces[f].size = uct_umr_layout_size(faces[f].layout);
+        faces[f].size = umr_layout_size(faces[f].layout);
     }
 }
 
@@ -149,7 +149,7 @@ static void h3_free_faces(h3_face_t *faces)
     int f;
 
     for (f = 0; f < H3_NUM_FACES; ++f) {
-        uct_umr_layout_free(faces[f].layout);
+        umr_layout_free(faces[f].layout);
         MPI_Type_free(&faces[f].dtype);
     }
 }
@@ -178,8 +178,8 @@ static void h3_check_describe(const h3_face_t *face, const char *grid,
     }
     H3_MPI(MPI_Pack(grid + face->offset, 1, face->dtype, buf_mpi, pack_max,
                     &pos, MPI_COMM_WORLD));
-    H3_UCS(uct_umr_layout_pack(face->layout, 1, grid + face->offset, buf_umr),
-           "uct_umr_layout_pack");
+    H3_UCS(umr_layout_pack(face->layout, 1, grid + face->offset, buf_umr),
+           "umr_layout_pack");
     if (((size_t)pos != face->size) || memcmp(buf_mpi, buf_umr, face->size)) {
         H3_FAIL("face %s: MPI datatype and layout select different bytes",
                 face->name);
@@ -197,8 +197,8 @@ static size_t h3_verify(const h3_face_t *face, char *grid, size_t grid_bytes,
 {
     size_t i, bad = 0, outside = 0, first = 0;
 
-    H3_UCS(uct_umr_layout_pack(face->layout, 1, grid + face->offset, got),
-           "uct_umr_layout_pack (verify)");
+    H3_UCS(umr_layout_pack(face->layout, 1, grid + face->offset, got),
+           "umr_layout_pack (verify)");
     for (i = 0; i < face->size; ++i) {
         if ((got[i] != ref[i]) && (bad++ == 0)) {
             first = i;
@@ -211,8 +211,8 @@ static size_t h3_verify(const h3_face_t *face, char *grid, size_t grid_bytes,
     }
 
     memset(got, H3_GUARD, face->size);
-    H3_UCS(uct_umr_layout_unpack(face->layout, 1, grid + face->offset, got),
-           "uct_umr_layout_unpack (verify)");
+    H3_UCS(umr_layout_unpack(face->layout, 1, grid + face->offset, got),
+           "umr_layout_unpack (verify)");
     for (i = 0; i < grid_bytes; ++i) {
         if (((unsigned char)grid[i] != H3_GUARD) && (outside++ == 0)) {
             first = i;
@@ -384,9 +384,9 @@ static int h3_run_size(umr_example_t *u, size_t n, int iters)
     for (f = 0; f < H3_NUM_FACES; ++f) {
         run.rkey = (h3_rank == 0) ? rkey_b[f].rkey : UCT_INVALID_RKEY;
         if (h3_rank == 1) {
-            H3_UCS(uct_umr_layout_pack(faces[f].layout, 1,
+            H3_UCS(umr_layout_pack(faces[f].layout, 1,
                                        ref_grid + faces[f].offset, ref),
-                   "uct_umr_layout_pack (reference)");
+                   "umr_layout_pack (reference)");
         }
         for (mode = 0; mode < H3_NUM_MODES; ++mode) {
             if ((mode == H3_MODE_UMR) && (h3_rank == 0)) {
@@ -412,7 +412,7 @@ static int h3_run_size(umr_example_t *u, size_t n, int iters)
                         MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         printf("| %4zu^3 | %-14s | %7zu | %6zu | %9.1f | %9.1f | %9.1f | %6.2f | %6.2f | %-4s | %-5s |\n",
                n, faces[f].name, faces[f].size,
-               uct_umr_layout_num_blocks(faces[f].layout),
+               umr_layout_num_blocks(faces[f].layout),
                t[H3_MODE_DDT], t[H3_MODE_PACK], t[H3_MODE_UMR],
                t[H3_MODE_PACK] / t[H3_MODE_DDT], t[H3_MODE_UMR] / t[H3_MODE_DDT],
                (st1.pack_fallbacks > st0.pack_fallbacks) ? "pack" : "UMR",

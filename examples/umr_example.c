@@ -241,7 +241,7 @@ static ucs_status_t umr_example_posted(umr_example_t *ex, ucs_status_t status,
 }
 
 ucs_status_t umr_example_put_wait(umr_example_t *ex, const uct_iov_t *iov,
-                                  const uct_umr_layout_t *layout,
+                                  const umr_layout_t *layout,
                                   uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_completion_t comp = { .func = umr_example_comp_cb, .count = 2,
@@ -254,7 +254,7 @@ ucs_status_t umr_example_put_wait(umr_example_t *ex, const uct_iov_t *iov,
         } else {
             status = uct_umr_ep_put_layout(ex->ep, iov->memh, iov->buffer,
                                            layout, 1, 0,
-                                           uct_umr_layout_size(layout),
+                                           umr_layout_size(layout),
                                            remote_addr, rkey, &comp);
         }
         if (status != UCS_ERR_NO_RESOURCE) {

@@ -51,7 +51,7 @@ ucs_status_t umr_example_connect(umr_example_t *ex,
  * iov->buffer in iov->memh (its whole packed size).
  */
 ucs_status_t umr_example_put_wait(umr_example_t *ex, const uct_iov_t *iov,
-                                  const uct_umr_layout_t *layout,
+                                  const umr_layout_t *layout,
                                   uint64_t remote_addr, uct_rkey_t rkey);
 
 void umr_example_close(umr_example_t *ex);

@@ -316,6 +316,13 @@ AS_IF([test "x$ac_cv_have_decl_PMIX_GLOBAL$ac_cv_have_decl_OPAL_PMIX_GLOBAL" = x
 # MPI fault tolerance (ULFM, 5.0): on at run time, Open MPI reads every PML
 # request as ob1's (ompi_request_is_failed_fn), which pml/umr's are not.
 AC_CHECK_DECLS([ompi_ftmpi_enabled], [], [], [UMR_OMPI_PROBE_HEADERS])
+# User messages (opal_show_help): up to 5.0 the help files are read at run
+# time from the directories opal_show_help_add_dir() names; from 6.0 they are
+# compiled into libopen-pal (opal_show_help_get_content) and a component's
+# own file is not found there.
+AC_CHECK_DECLS([opal_show_help_get_content], [], [], [UMR_OMPI_PROBE_HEADERS[
+#include <opal/util/show_help.h>
+]])
 CPPFLAGS=$umr_save_CPPFLAGS
 # for the tests (test/mpi/test_pml_umr.sh): what this release can do
 UMR_OMPI_HAS_FT=$ac_cv_have_decl_ompi_ftmpi_enabled

@@ -33,7 +33,22 @@
 
 #include "umr_ompi_abi.h"
 
+#include <opal/util/show_help.h>
+
+#include <stdarg.h>
 #include <stddef.h>
+
+
+/* Whether opal_show_help reads the help files of out-of-tree components:
+ * up to 5.0 it searches the directories opal_show_help_add_dir() adds; from
+ * 6.0 the help texts are compiled into libopen-pal, and another file is not
+ * found there (src/ompi/common/common_umr_help.c then renders it). */
+#if defined(HAVE_DECL_OPAL_SHOW_HELP_GET_CONTENT) && \
+    HAVE_DECL_OPAL_SHOW_HELP_GET_CONTENT
+#  define UMR_OMPI_HELP_FILES_AT_RUN_TIME 0
+#else
+#  define UMR_OMPI_HELP_FILES_AT_RUN_TIME 1
+#endif
 
 
 /* The PML framework's component version: 2.0.0 up to 4.1, 2.1.0 from 5.0

@@ -62,7 +62,7 @@ typedef struct {
 
 /* One side: a strided buffer, its layout and keys, and a bounce buffer. */
 typedef struct {
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     char             *strided;
     char             *bounce;
     size_t           span;
@@ -156,13 +156,13 @@ static uint32_t bench_side_setup(bench_ep_t *ep, bench_side_t *s,
     umr_eng_sge_t sg[64];
     uint32_t k, e;
 
-    uct_umr_layout_t *blk;
+    umr_layout_t *blk;
 
     memset(s, 0, sizeof(*s));
-    bench_check(uct_umr_layout_contig(block, &blk) == UCS_OK, "contig");
-    bench_check(uct_umr_layout_vector(data / block, 1, 2 * block, blk,
+    bench_check(umr_layout_contig(block, &blk) == UCS_OK, "contig");
+    bench_check(umr_layout_vector(data / block, 1, 2 * block, blk,
                                       &s->layout) == UCS_OK, "vector");
-    uct_umr_layout_free(blk);
+    umr_layout_free(blk);
     s->span    = 2 * data;
     s->strided = malloc(s->span);
     s->bounce  = malloc(data);
@@ -219,7 +219,7 @@ static void bench_side_free(bench_ep_t *ep, bench_side_t *s)
     }
     ep->ops->mr_dereg(ep->dev, s->mr);
     ep->ops->mr_dereg(ep->dev, s->bmr);
-    uct_umr_layout_free(s->layout);
+    umr_layout_free(s->layout);
     free(s->strided);
     free(s->bounce);
 }
@@ -243,12 +243,12 @@ static int bench_target(bench_ep_t *ep)
             have        = 1;
             break;
         case CMD_UNPACK:
-            rep.status = uct_umr_layout_unpack(side.layout, 1, side.strided,
-                                               side.bounce);
+            rep.status = umr_layout_unpack(side.layout, 1, side.strided,
+                                           side.bounce);
             break;
         case CMD_PACK:
-            rep.status = uct_umr_layout_pack(side.layout, 1, side.strided,
-                                             side.bounce);
+            rep.status = umr_layout_pack(side.layout, 1, side.strided,
+                                         side.bounce);
             break;
         case CMD_FREE:
             bench_side_free(ep, &side);
@@ -371,14 +371,14 @@ static int bench_one(bench_ep_t *ep, bench_kind_t kind, bench_side_t *l,
         ret = process_vm_readv(peer, &liov, 1, &riov, 1, 0);
         return (ret == (ssize_t)data) ? 0 : -1;
     case BENCH_PACK_PUT:
-        uct_umr_layout_pack(l->layout, 1, l->strided, l->bounce);
+        umr_layout_pack(l->layout, 1, l->strided, l->bounce);
         ret = process_vm_writev(peer, &liov, 1, &riov, 1, 0);
         rep = bench_call(ep, CMD_UNPACK, 0, 0);
         return ((ret == (ssize_t)data) && (rep.status == UCS_OK)) ? 0 : -1;
     case BENCH_PACK_GET:
         rep = bench_call(ep, CMD_PACK, 0, 0);
         ret = process_vm_readv(peer, &liov, 1, &riov, 1, 0);
-        uct_umr_layout_unpack(l->layout, 1, l->strided, l->bounce);
+        umr_layout_unpack(l->layout, 1, l->strided, l->bounce);
         return ((ret == (ssize_t)data) && (rep.status == UCS_OK)) ? 0 : -1;
     case BENCH_RAW_PUT:
     case BENCH_RAW_GET:

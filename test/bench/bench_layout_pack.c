@@ -14,7 +14,7 @@
  * up, the strided side pulls in the untouched neighbour lines too, so all
  * packers are bound by cache/memory bandwidth, not by their loops.
  */
-#include "uct_umr_layout.h"
+#include "umr_layout.h"
 
 #include <mpi.h>
 
@@ -33,7 +33,7 @@ typedef enum {
 } bench_kind_t;
 
 typedef struct {
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     MPI_Datatype     type;
     char             *mem;     /* strided side */
     char             *buf;     /* packed side */
@@ -58,10 +58,10 @@ static void bench_once(bench_case_t *c, bench_kind_t kind)
         memcpy(c->buf, c->src, c->total);
         break;
     case BENCH_PACK:
-        uct_umr_layout_pack(c->layout, 1, c->mem, c->buf);
+        umr_layout_pack(c->layout, 1, c->mem, c->buf);
         break;
     case BENCH_UNPACK:
-        uct_umr_layout_unpack(c->layout, 1, c->mem, c->buf);
+        umr_layout_unpack(c->layout, 1, c->mem, c->buf);
         break;
     case BENCH_MPI_PACK:
         MPI_Pack(c->mem, 1, c->type, c->buf, (int)c->total, &pos,
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
                                     4096, 16384, 65536};
     size_t total = (size_t)((argc > 1) ? atoi(argv[1]) : 1024) << 10;
     int rounds   = (argc > 2) ? atoi(argv[2]) : 10;
-    uct_umr_layout_t *dbl;
+    umr_layout_t *dbl;
     double gb[BENCH_LAST];
     bench_case_t c;
     char *check;
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     int ok, pos;
 
     MPI_Init(&argc, &argv);
-    if (uct_umr_layout_contig(8, &dbl) != UCS_OK) {
+    if (umr_layout_contig(8, &dbl) != UCS_OK) {
         return 1;
     }
 
@@ -156,9 +156,9 @@ int main(int argc, char **argv)
     for (i = 0; i < sizeof(blocks) / sizeof(blocks[0]); ++i) {
         size_t b = blocks[i], n = total / b;
 
-        if (uct_umr_layout_vector(n, b / 8, 2 * b, dbl, &c.layout) !=
+        if (umr_layout_vector(n, b / 8, 2 * b, dbl, &c.layout) !=
             UCS_OK) {
-            fprintf(stderr, "layout: %s\n", uct_umr_layout_last_error());
+            fprintf(stderr, "layout: %s\n", umr_layout_last_error());
             return 1;
         }
         MPI_Type_create_hvector((int)n, (int)(b / 8), (MPI_Aint)(2 * b),
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
         MPI_Type_commit(&c.type);
 
         /* same bytes from both packers */
-        uct_umr_layout_pack(c.layout, 1, c.mem, c.buf);
+        umr_layout_pack(c.layout, 1, c.mem, c.buf);
         pos = 0;
         MPI_Pack(c.mem, 1, c.type, check, (int)total, &pos, MPI_COMM_SELF);
         ok = ((size_t)pos == total) && !memcmp(c.buf, check, total);
@@ -180,13 +180,13 @@ int main(int argc, char **argv)
                gb[BENCH_UNPACK] / gb[BENCH_MPI_UNPACK],
                ok ? "" : "  MISMATCH");
         MPI_Type_free(&c.type);
-        uct_umr_layout_free(c.layout);
+        umr_layout_free(c.layout);
         if (!ok) {
             return 1;
         }
     }
 
-    uct_umr_layout_free(dbl);
+    umr_layout_free(dbl);
     free(c.mem);
     free(c.buf);
     free(c.src);

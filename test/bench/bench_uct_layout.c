@@ -137,7 +137,7 @@ static double bench_now(void)
 /* Target                                                                   */
 
 typedef struct {
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     char             *strided, *contig;
     uct_mem_h        lmemh, cmemh;
     size_t           block, stride, bytes;
@@ -148,7 +148,7 @@ static void bench_target_free(bench_target_t *t, umr_example_t *ex)
     if (t->layout != NULL) {
         uct_md_mem_dereg(ex->md, t->lmemh);
         uct_md_mem_dereg(ex->md, t->cmemh);
-        uct_umr_layout_free(t->layout);
+        umr_layout_free(t->layout);
         free(t->strided);
         free(t->contig);
     }
@@ -171,8 +171,8 @@ static ucs_status_t bench_target_setup(bench_target_t *t, umr_example_t *ex,
     if ((t->strided == NULL) || (t->contig == NULL)) {
         return UCS_ERR_NO_MEMORY;
     }
-    status = uct_umr_layout_vector(nblocks, req->block, req->stride, NULL,
-                                   &t->layout);
+    status = umr_layout_vector(nblocks, req->block, req->stride, NULL,
+                               &t->layout);
     if (status != UCS_OK) {
         return status;
     }
@@ -297,7 +297,7 @@ static void bench_comp_cb(uct_completion_t *self)
 typedef struct {
     int                    op;
     uct_iov_t              iov;        /* local side */
-    const uct_umr_layout_t *layout;    /* local layout, or NULL (iov) */
+    const umr_layout_t *layout;    /* local layout, or NULL (iov) */
     uint64_t               raddr;
     uct_rkey_t             rkey;
 } bench_xfer_t;
@@ -444,7 +444,7 @@ static int bench_point(bench_init_t *in, size_t block, size_t stride,
     size_t bytes          = o->bytes, nblocks = bytes / block, k;
     char rkeys[2][UMR_EXAMPLE_MAX_RKEY];
     uct_rkey_bundle_t lkey, ckey;
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     bench_req_t req       = {.cmd = CMD_SETUP, .block = block,
                              .stride = stride, .bytes = bytes, .seed = seed};
     bench_rep_t rep;
@@ -462,9 +462,9 @@ static int bench_point(bench_init_t *in, size_t block, size_t stride,
                 "%zu) failed\n", block, stride);
         return -1;
     }
-    status = uct_umr_layout_vector(nblocks, block, stride, NULL, &layout);
+    status = umr_layout_vector(nblocks, block, stride, NULL, &layout);
     if (status != UCS_OK) {
-        bench_die("uct_umr_layout_vector", status);
+        bench_die("umr_layout_vector", status);
     }
     if ((uct_rkey_unpack(ex->component, rkeys[0], &lkey) != UCS_OK) ||
         (uct_rkey_unpack(ex->component, rkeys[1], &ckey) != UCS_OK)) {
@@ -548,7 +548,7 @@ static int bench_point(bench_init_t *in, size_t block, size_t stride,
 out:
     uct_rkey_release(ex->component, &lkey);
     uct_rkey_release(ex->component, &ckey);
-    uct_umr_layout_free(layout);
+    umr_layout_free(layout);
     req.cmd = CMD_FREE;
     if ((bench_request(in->ctx, &req, &rep) != 0) && (ret == 0)) {
         ret = -1;

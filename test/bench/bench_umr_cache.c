@@ -90,8 +90,8 @@ int main(int argc, char **argv)
     for (n = 16; n <= max_entries; n *= 4) {
         if ((umr_test_cache_run(md, n, rounds, 1, &l) != UCS_OK) ||
             (umr_test_cache_run(md, n, rounds, 0, &ls) != UCS_OK) ||
-            (umr_test_rcache_run(n, rounds, 1, &r) != UCS_OK) ||
-            (umr_test_rcache_run(n, rounds, 0, &rs) != UCS_OK) ||
+            (umr_test_rkey_cache_run(n, rounds, 1, &r) != UCS_OK) ||
+            (umr_test_rkey_cache_run(n, rounds, 0, &rs) != UCS_OK) ||
             (l.hits != l.lookups) || (r.hits != r.lookups) ||
             (ls.hits != ls.lookups) || (rs.hits != rs.lookups)) {
             fprintf(stderr, "run with %u entries failed\n", n);

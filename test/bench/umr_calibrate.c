@@ -235,7 +235,7 @@ static void uc_comp_cb(uct_completion_t *self)
 
 /* One get or put of the whole layout pair, waited for (+ flush). */
 static void uc_op(umr_example_t *u, int is_get, uct_mem_h memh, char *base,
-                  const uct_umr_layout_t *l, size_t bytes, uct_rkey_t rkey)
+                  const umr_layout_t *l, size_t bytes, uct_rkey_t rkey)
 {
     uct_completion_t comp = { .func = uc_comp_cb, .count = 2,
                               .status = UCS_OK };
@@ -275,18 +275,18 @@ static void uc_op(umr_example_t *u, int is_get, uct_mem_h memh, char *base,
 }
 
 /* `bytes` in blocks of `block` at `stride` (block 0: one contiguous run) */
-static uct_umr_layout_t *uc_layout(size_t block, size_t stride, size_t bytes)
+static umr_layout_t *uc_layout(size_t block, size_t stride, size_t bytes)
 {
-    uct_umr_layout_t *l, *b;
+    umr_layout_t *l, *b;
 
     if (block == 0) {
-        UC_UCS(uct_umr_layout_contig(bytes, &l), "contig layout");
+        UC_UCS(umr_layout_contig(bytes, &l), "contig layout");
         return l;
     }
-    UC_UCS(uct_umr_layout_contig(block, &b), "block layout");
-    UC_UCS(uct_umr_layout_vector(bytes / block, 1, stride, b, &l),
+    UC_UCS(umr_layout_contig(block, &b), "block layout");
+    UC_UCS(umr_layout_vector(bytes / block, 1, stride, b, &l),
            "vector layout");
-    uct_umr_layout_free(b);
+    umr_layout_free(b);
     return l;
 }
 
@@ -299,9 +299,9 @@ static double uc_engine_point(umr_example_t *u, uct_mem_h memh, char *buf,
                               char *tmp, int is_get, size_t lblock,
                               size_t rblock, size_t stride_mul, size_t bytes)
 {
-    uct_umr_layout_t *mine = uc_layout((uc_rank == 0) ? lblock : rblock,
-                                       ((uc_rank == 0) ? lblock : rblock) *
-                                       stride_mul, bytes);
+    umr_layout_t *mine = uc_layout((uc_rank == 0) ? lblock : rblock,
+                                   ((uc_rank == 0) ? lblock : rblock) *
+                                   stride_mul, bytes);
     static unsigned seq;
     char rkey_buf[UMR_EXAMPLE_MAX_RKEY];
     double t[UC_MAX_SAMPLES], t0;
@@ -331,9 +331,9 @@ static double uc_engine_point(umr_example_t *u, uct_mem_h memh, char *buf,
         tmp[i] = (char)(i * 13 + seq);
     }
     if (((uc_rank == 1) && is_get) || ((uc_rank == 0) && !is_get)) {
-        UC_UCS(uct_umr_layout_unpack(mine, 1, buf, tmp), "unpack (source)");
+        UC_UCS(umr_layout_unpack(mine, 1, buf, tmp), "unpack (source)");
     } else {
-        memset(buf, 0, uct_umr_layout_true_ub(mine));
+        memset(buf, 0, umr_layout_true_ub(mine));
     }
     UC_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (uc_rank == 0) {
@@ -341,7 +341,7 @@ static double uc_engine_point(umr_example_t *u, uct_mem_h memh, char *buf,
     }
     UC_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if ((uc_rank == 0) == is_get) { /* the destination checks */
-        UC_UCS(uct_umr_layout_pack(mine, 1, buf, tmp + bytes), "pack (check)");
+        UC_UCS(umr_layout_pack(mine, 1, buf, tmp + bytes), "pack (check)");
         for (i = 0; i < bytes; ++i) {
             bad |= (tmp[bytes + i] != (char)(i * 13 + seq));
         }
@@ -366,7 +366,7 @@ static double uc_engine_point(umr_example_t *u, uct_mem_h memh, char *buf,
     if (uc_rank == 1) {
         uct_md_mem_dereg(u->md, lmemh);
     }
-    uct_umr_layout_free(mine);
+    umr_layout_free(mine);
     return (uc_rank == 0) ? uc_best(t, uc_samples) * 1e9 : 0;
 }
 

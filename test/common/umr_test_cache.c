@@ -6,7 +6,7 @@
 #include "umr_test_cache.h"
 
 #include "umr_cache.h"
-#include "umr_rcache.h"
+#include "umr_rkey_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +125,12 @@ out:
     return status;
 }
 
-ucs_status_t umr_test_rcache_run(unsigned n, unsigned rounds,
-                                 int random_order,
-                                 umr_test_cache_result_t *result)
+ucs_status_t umr_test_rkey_cache_run(unsigned n, unsigned rounds,
+                                     int random_order,
+                                     umr_test_cache_result_t *result)
 {
     uct_mlx5_umr_packed_rkey_t *packed;
-    uct_mlx5_umr_rcache_t rcache;
+    uct_mlx5_umr_rkey_cache_t rcache;
     uct_umr_ep_stats_t stats;
     ucs_status_t status = UCS_OK;
     uct_rkey_t rkey;
@@ -151,15 +151,15 @@ ucs_status_t umr_test_rcache_run(unsigned n, unsigned rounds,
 
     memset(&stats, 0, sizeof(stats));
     memset(result, 0, sizeof(*result));
-    uct_mlx5_umr_rcache_init(&rcache, n, &stats);
+    uct_mlx5_umr_rkey_cache_init(&rcache, n, &stats);
     for (i = 0; i < n; ++i) {
         packed[i].magic  = UCT_MLX5_UMR_RKEY_MAGIC;
         packed[i].flags  = UCT_MLX5_UMR_RKEY_FLAG_ZERO_BASED;
         packed[i].rkey   = (i + 1) << 8;
         packed[i].length = 4096;
-        status = uct_mlx5_umr_rcache_get(&rcache, &packed[i], &rkey);
+        status = uct_mlx5_umr_rkey_cache_get(&rcache, &packed[i], &rkey);
         if ((status != UCS_OK) ||
-            ((status = uct_mlx5_umr_rcache_put(&rcache, rkey)) != UCS_OK)) {
+            ((status = uct_mlx5_umr_rkey_cache_put(&rcache, rkey)) != UCS_OK)) {
             goto out;
         }
     }
@@ -167,12 +167,13 @@ ucs_status_t umr_test_rcache_run(unsigned n, unsigned rounds,
     for (r = 0; r < rounds; ++r) {
         t0 = umr_test_cache_now();
         for (i = 0; i < n; ++i) {
-            status = uct_mlx5_umr_rcache_get(&rcache, &packed[order[i]], &rkey);
+            status = uct_mlx5_umr_rkey_cache_get(&rcache, &packed[order[i]],
+                                                 &rkey);
             if (status != UCS_OK) {
                 goto out;
             }
             ++result->lookups;
-            status = uct_mlx5_umr_rcache_put(&rcache, rkey);
+            status = uct_mlx5_umr_rkey_cache_put(&rcache, rkey);
             if (status != UCS_OK) {
                 goto out;
             }
@@ -181,7 +182,7 @@ ucs_status_t umr_test_rcache_run(unsigned n, unsigned rounds,
     }
     result->hits          = stats.rkey_hits;
 out:
-    uct_mlx5_umr_rcache_cleanup(&rcache);
+    uct_mlx5_umr_rkey_cache_cleanup(&rcache);
     free(order);
     free(packed);
     return status;

@@ -28,7 +28,7 @@ ucs_status_t umr_test_cache_run(uct_md_h md, unsigned n, unsigned rounds,
 
 /* Remote key cache: n packed keys unpacked (misses), then `rounds` passes of
  * n unpack + release hits. compares_per_lookup is not measured (0). */
-ucs_status_t umr_test_rcache_run(unsigned n, unsigned rounds,
+ucs_status_t umr_test_rkey_cache_run(unsigned n, unsigned rounds,
                                  int random_order,
                                  umr_test_cache_result_t *result);
 

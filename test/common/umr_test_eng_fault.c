@@ -123,9 +123,10 @@ ucs_status_t umr_test_eng_fault_install(uct_md_h uct_md,
     umr_test_fault                = f;
     memset(umr_test_fault_live, 0, sizeof(umr_test_fault_live));
     /* the md's current QP and CQ were created before: alive */
-    umr_test_fault_add_live(md->qp);
-    umr_test_fault_add_live(md->cq);
-    md->eng = &umr_test_fault_ops;
+    umr_test_fault_add_live(md->umr.qp);
+    umr_test_fault_add_live(md->umr.cq);
+    md->eng     = &umr_test_fault_ops;
+    md->umr.eng = &umr_test_fault_ops;   /* the md's UMR QP (umr_qp.h) */
     return UCS_OK;
 }
 
@@ -134,7 +135,8 @@ void umr_test_eng_fault_remove(uct_md_h uct_md)
     uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
 
     if ((md != NULL) && (md->eng == &umr_test_fault_ops)) {
-        md->eng = umr_test_fault_real;
+        md->eng     = umr_test_fault_real;
+        md->umr.eng = umr_test_fault_real;
     }
     umr_test_fault = NULL;
 }

@@ -130,14 +130,14 @@ layout_ptr build(const spec_ptr &s, ucs_status_t *status_p)
 {
     ucs_status_t dummy;
     ucs_status_t &status = status_p ? *status_p : dummy;
-    uct_umr_layout_t *out = nullptr;
+    umr_layout_t *out = nullptr;
     std::vector<layout_ptr> inners;
-    std::vector<const uct_umr_layout_t*> raw;
+    std::vector<const umr_layout_t*> raw;
 
     status = UCS_OK;
     if (!s) {
         /* "one byte" as a standalone layout */
-        status = uct_umr_layout_contig(1, &out);
+        status = umr_layout_contig(1, &out);
         return layout_ptr(out);
     }
 
@@ -155,24 +155,24 @@ layout_ptr build(const spec_ptr &s, ucs_status_t *status_p)
 
     switch (s->kind) {
     case layout_spec::CONTIG:
-        status = uct_umr_layout_contig(s->len, &out);
+        status = umr_layout_contig(s->len, &out);
         break;
     case layout_spec::VECTOR:
-        status = uct_umr_layout_vector(s->count, s->blocklen, s->stride,
-                                       raw[0], &out);
+        status = umr_layout_vector(s->count, s->blocklen, s->stride,
+                                   raw[0], &out);
         break;
     case layout_spec::INDEXED:
-        status = uct_umr_layout_indexed(s->blocklens.size(),
-                                        s->blocklens.data(), s->displs.data(),
-                                        raw[0], &out);
+        status = umr_layout_indexed(s->blocklens.size(),
+                                    s->blocklens.data(), s->displs.data(),
+                                    raw[0], &out);
         break;
     case layout_spec::STRUCT:
-        status = uct_umr_layout_struct(s->blocklens.size(),
-                                       s->blocklens.data(), s->displs.data(),
-                                       raw.data(), &out);
+        status = umr_layout_struct(s->blocklens.size(),
+                                   s->blocklens.data(), s->displs.data(),
+                                   raw.data(), &out);
         break;
     case layout_spec::RESIZED:
-        status = uct_umr_layout_resized(raw[0], s->lb, s->extent, &out);
+        status = umr_layout_resized(raw[0], s->lb, s->extent, &out);
         break;
     }
     return layout_ptr((status == UCS_OK) ? out : nullptr);

@@ -68,9 +68,9 @@ std::string status_str(ucs_status_t status);
 
 /* Owning handle for a C layout. */
 struct layout_deleter {
-    void operator()(uct_umr_layout_t *l) const { uct_umr_layout_free(l); }
+    void operator()(umr_layout_t *l) const { umr_layout_free(l); }
 };
-typedef std::unique_ptr<uct_umr_layout_t, layout_deleter> layout_ptr;
+typedef std::unique_ptr<umr_layout_t, layout_deleter> layout_ptr;
 
 /* Builds the spec with the public constructors; empty on error (status_p). */
 layout_ptr build(const spec_ptr &spec, ucs_status_t *status_p = nullptr);

@@ -139,7 +139,7 @@ static void fuzz_key_bytes(const umr_layout_plan_t *plan,
                (key->length <= lim->max_list_bytes));
 }
 
-static void fuzz_check_plan(const uct_umr_layout_t *layout, size_t count,
+static void fuzz_check_plan(const umr_layout_t *layout, size_t count,
                             const umr_layout_limits_t *lim,
                             const fuzz_bytes_t *want)
 {
@@ -161,7 +161,7 @@ static void fuzz_check_plan(const uct_umr_layout_t *layout, size_t count,
     if (status != UCS_OK) {
         FUZZ_CHECK((status == UCS_ERR_EXCEEDS_LIMIT) ||
                    (status == UCS_ERR_INVALID_PARAM));
-        FUZZ_CHECK(uct_umr_layout_last_error()[0] != '\0');
+        FUZZ_CHECK(umr_layout_last_error()[0] != '\0');
         return;
     }
 
@@ -186,8 +186,8 @@ static void fuzz_check_plan(const uct_umr_layout_t *layout, size_t count,
 
 /* ---- the program --------------------------------------------------------- */
 
-static uct_umr_layout_t *fuzz_pick(uct_umr_layout_t **stack, unsigned depth,
-                                   fuzz_in_t *in)
+static umr_layout_t *fuzz_pick(umr_layout_t **stack, unsigned depth,
+                               fuzz_in_t *in)
 {
     uint8_t i = (uint8_t)fuzz_take(in, 1);
 
@@ -196,12 +196,12 @@ static uct_umr_layout_t *fuzz_pick(uct_umr_layout_t **stack, unsigned depth,
            stack[i % depth];
 }
 
-static uct_umr_layout_t *fuzz_construct(fuzz_in_t *in,
-                                        uct_umr_layout_t **stack,
-                                        unsigned depth)
+static umr_layout_t *fuzz_construct(fuzz_in_t *in,
+                                    umr_layout_t **stack,
+                                    unsigned depth)
 {
-    const uct_umr_layout_t *inners[8];
-    uct_umr_layout_t *out = NULL;
+    const umr_layout_t *inners[8];
+    umr_layout_t *out = NULL;
     ptrdiff_t displs[8];
     size_t bls[8], n, i;
     ucs_status_t status;
@@ -209,14 +209,14 @@ static uct_umr_layout_t *fuzz_construct(fuzz_in_t *in,
 
     switch (fuzz_take(in, 1) % 6) {
     case 0:
-        status = uct_umr_layout_contig(fuzz_count(in, 300), &out);
+        status = umr_layout_contig(fuzz_count(in, 300), &out);
         break;
     case 1:
         n      = fuzz_count(in, 12);
         i      = fuzz_count(in, 4);
         lb     = fuzz_value(in, 600);
-        status = uct_umr_layout_vector(n, i, lb, fuzz_pick(stack, depth, in),
-                                       &out);
+        status = umr_layout_vector(n, i, lb, fuzz_pick(stack, depth, in),
+                                   &out);
         break;
     case 2:
     case 3:
@@ -228,64 +228,64 @@ static uct_umr_layout_t *fuzz_construct(fuzz_in_t *in,
         }
         /* sometimes NULL arrays: must fail cleanly */
         if (fuzz_take(in, 1) == 0xff) {
-            status = uct_umr_layout_indexed(n, NULL, displs, inners[0], &out);
+            status = umr_layout_indexed(n, NULL, displs, inners[0], &out);
         } else if (fuzz_take(in, 1) & 1) {
-            status = uct_umr_layout_indexed(n, bls, displs,
-                                            n ? inners[0] : NULL, &out);
+            status = umr_layout_indexed(n, bls, displs,
+                                        n ? inners[0] : NULL, &out);
         } else {
-            status = uct_umr_layout_struct(n, bls, displs, inners, &out);
+            status = umr_layout_struct(n, bls, displs, inners, &out);
         }
         break;
     case 4:
         lb     = fuzz_value(in, 500);
-        status = uct_umr_layout_resized(fuzz_pick(stack, depth, in), lb,
-                                        fuzz_value(in, 1000), &out);
+        status = umr_layout_resized(fuzz_pick(stack, depth, in), lb,
+                                    fuzz_value(in, 1000), &out);
         break;
     default:
         i = fuzz_take(in, 1);
         if (i & 1) {
-            status = uct_umr_layout_dup(fuzz_pick(stack, depth, in), &out);
+            status = umr_layout_dup(fuzz_pick(stack, depth, in), &out);
         } else {
             /* MPI alignment (epsilon padding); odd byte values are invalid
              * alignments and must fail cleanly */
             n      = (i & 0x80) ? (i >> 1) : ((size_t)1 << ((i >> 1) % 14));
-            status = uct_umr_layout_align(fuzz_pick(stack, depth, in), n,
-                                          &out);
+            status = umr_layout_align(fuzz_pick(stack, depth, in), n,
+                                      &out);
         }
         break;
     }
 
     if (status != UCS_OK) {
         FUZZ_CHECK(out == NULL);
-        FUZZ_CHECK(uct_umr_layout_last_error()[0] != '\0');
+        FUZZ_CHECK(umr_layout_last_error()[0] != '\0');
     }
     return (status == UCS_OK) ? out : NULL;
 }
 
-static void fuzz_exercise(const uct_umr_layout_t *l, size_t count,
+static void fuzz_exercise(const umr_layout_t *l, size_t count,
                           fuzz_in_t *in)
 {
     umr_layout_limits_t lim;
     fuzz_bytes_t want = {NULL, 0, 0};
-    size_t size = uct_umr_layout_size(l), total, i, off, len;
-    ptrdiff_t lo, hi, span, ext = uct_umr_layout_extent(l);
+    size_t size = umr_layout_size(l), total, i, off, len;
+    ptrdiff_t lo, hi, span, ext = umr_layout_extent(l);
     uint8_t *mem, *packed, *ranged, *back;
     char str[256];
 
-    uct_umr_layout_str(l, str, sizeof(str));
-    FUZZ_CHECK(uct_umr_layout_hash(l) == uct_umr_layout_hash(l));
-    FUZZ_CHECK(uct_umr_layout_equal(l, l));
+    umr_layout_str(l, str, sizeof(str));
+    FUZZ_CHECK(umr_layout_hash(l) == umr_layout_hash(l));
+    FUZZ_CHECK(umr_layout_equal(l, l));
 
     /* a layout's true span fits in ptrdiff_t (the engine refuses others);
      * the harness must not overflow computing it either */
     if (__builtin_mul_overflow(size, count, &total) ||
         (total > FUZZ_MAX_BYTES) || (count > 64) || (ext > FUZZ_MAX_SPAN) ||
         (ext < -FUZZ_MAX_SPAN) ||
-        __builtin_sub_overflow(uct_umr_layout_true_ub(l),
-                               uct_umr_layout_true_lb(l), &span) ||
+        __builtin_sub_overflow(umr_layout_true_ub(l),
+                               umr_layout_true_lb(l), &span) ||
         (span > FUZZ_MAX_SPAN - (ptrdiff_t)count * ext)) {
         /* too big to touch memory; argument checks still must hold */
-        FUZZ_CHECK(uct_umr_layout_pack_range(l, count, NULL, SIZE_MAX, 2,
+        FUZZ_CHECK(umr_layout_pack_range(l, count, NULL, SIZE_MAX, 2,
                                              NULL) != UCS_OK);
         return;
     }
@@ -312,21 +312,21 @@ static void fuzz_exercise(const uct_umr_layout_t *l, size_t count,
         mem[i] = (uint8_t)(i * 131 + (i >> 8));
     }
 
-    FUZZ_CHECK(uct_umr_layout_pack(l, count, mem - lo, packed) == UCS_OK);
+    FUZZ_CHECK(umr_layout_pack(l, count, mem - lo, packed) == UCS_OK);
     for (i = 0; i < total; ++i) {
         FUZZ_CHECK(packed[i] == mem[want.off[i] - lo]);
     }
     for (off = 0; off < total; off += len) {
         len = 1 + fuzz_take(in, 2) % (total - off);
-        FUZZ_CHECK(uct_umr_layout_pack_range(l, count, mem - lo, off, len,
+        FUZZ_CHECK(umr_layout_pack_range(l, count, mem - lo, off, len,
                                              ranged + off) == UCS_OK);
     }
     FUZZ_CHECK(!memcmp(packed, ranged, total));
-    FUZZ_CHECK(uct_umr_layout_unpack(l, count, back - lo, packed) == UCS_OK);
+    FUZZ_CHECK(umr_layout_unpack(l, count, back - lo, packed) == UCS_OK);
     for (i = 0; i < total; ++i) {
         FUZZ_CHECK(back[want.off[i] - lo] == mem[want.off[i] - lo]);
     }
-    FUZZ_CHECK(uct_umr_layout_unpack_range(l, count, back - lo, 0, total,
+    FUZZ_CHECK(umr_layout_unpack_range(l, count, back - lo, 0, total,
                                            packed) == UCS_OK);
 
     fuzz_check_plan(l, count, NULL, &want);
@@ -351,7 +351,7 @@ static void fuzz_exercise(const uct_umr_layout_t *l, size_t count,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uct_umr_layout_t *stack[FUZZ_STACK], *l;
+    umr_layout_t *stack[FUZZ_STACK], *l;
     fuzz_in_t in = {data, size};
     unsigned depth = 0, i, ops;
 
@@ -362,7 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         }
         if (depth == FUZZ_STACK) {
-            uct_umr_layout_free(stack[0]);
+            umr_layout_free(stack[0]);
             memmove(stack, stack + 1, (FUZZ_STACK - 1) * sizeof(*stack));
             --depth;
         }
@@ -373,7 +373,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_exercise(stack[depth - 1], fuzz_count(&in, 4), &in);
     }
     for (i = 0; i < depth; ++i) {
-        uct_umr_layout_free(stack[i]);
+        umr_layout_free(stack[i]);
     }
     return 0;
 }

@@ -27,9 +27,9 @@ const unsigned RW = UMR_ENG_ACCESS_LOCAL_WRITE | UMR_ENG_ACCESS_REMOTE_WRITE |
 const size_t GUARD = 64;   /* bytes outside the registered span, each side */
 
 struct layout_deleter {
-    void operator()(uct_umr_layout_t *l) const { uct_umr_layout_free(l); }
+    void operator()(umr_layout_t *l) const { umr_layout_free(l); }
 };
-typedef std::unique_ptr<uct_umr_layout_t, layout_deleter> layout_ptr;
+typedef std::unique_ptr<umr_layout_t, layout_deleter> layout_ptr;
 
 /*
  * Random non-overlapping layouts shaped like MPI datatypes: contiguous,
@@ -49,7 +49,7 @@ public:
         return std::uniform_real_distribution<double>(0, 1)(m_rng) < p;
     }
 
-    uct_umr_layout_t *make(int depth, bool big) {
+    umr_layout_t *make(int depth, bool big) {
         int kind = (depth >= 3) ? 0 : (int)rnd(0, 4);
 
         if (big && (depth == 0)) {
@@ -71,9 +71,9 @@ public:
     }
 
 private:
-    uct_umr_layout_t *contig() {
+    umr_layout_t *contig() {
         size_t len;
-        uct_umr_layout_t *l = nullptr;
+        umr_layout_t *l = nullptr;
 
         switch (rnd(0, 3)) {
         case 0:  len = rnd(1, 8); break;
@@ -81,93 +81,93 @@ private:
         case 2:  len = rnd(1, 300); break;
         default: len = rnd(256, 5000); break;
         }
-        EXPECT_EQ(UCS_OK, uct_umr_layout_contig(len, &l));
+        EXPECT_EQ(UCS_OK, umr_layout_contig(len, &l));
         return l;
     }
 
-    static ptrdiff_t span(const uct_umr_layout_t *l) {
-        return uct_umr_layout_true_ub(l) - uct_umr_layout_true_lb(l);
+    static ptrdiff_t span(const umr_layout_t *l) {
+        return umr_layout_true_ub(l) - umr_layout_true_lb(l);
     }
 
-    uct_umr_layout_t *vector(int depth, bool big) {
+    umr_layout_t *vector(int depth, bool big) {
         layout_ptr inner(big ? contig_small() : make(depth + 1, false));
         size_t count    = big ? rnd(1100, 4000) : rnd(1, 12);
         size_t blocklen = big ? 1 : rnd(1, 3);
-        ptrdiff_t ext   = uct_umr_layout_extent(inner.get());
+        ptrdiff_t ext   = umr_layout_extent(inner.get());
         ptrdiff_t step  = (blocklen - 1) * ext + span(inner.get()) +
                           (ptrdiff_t)(chance(0.2) ? 0 : rnd(0, 64));
-        uct_umr_layout_t *l = nullptr;
+        umr_layout_t *l = nullptr;
 
         if (chance(0.15)) {
             step = -step;
         }
-        EXPECT_EQ(UCS_OK, uct_umr_layout_vector(count, blocklen, step,
+        EXPECT_EQ(UCS_OK, umr_layout_vector(count, blocklen, step,
                                                 inner.get(), &l));
         return l;
     }
 
-    uct_umr_layout_t *contig_small() {
-        uct_umr_layout_t *l = nullptr;
-        EXPECT_EQ(UCS_OK, uct_umr_layout_contig(rnd(1, 16), &l));
+    umr_layout_t *contig_small() {
+        umr_layout_t *l = nullptr;
+        EXPECT_EQ(UCS_OK, umr_layout_contig(rnd(1, 16), &l));
         return l;
     }
 
-    uct_umr_layout_t *indexed(int depth) {
+    umr_layout_t *indexed(int depth) {
         layout_ptr inner(make(depth + 1, false));
         size_t count  = rnd(1, 6);
-        ptrdiff_t ext = uct_umr_layout_extent(inner.get());
+        ptrdiff_t ext = umr_layout_extent(inner.get());
         std::vector<size_t> bl(count);
         std::vector<ptrdiff_t> displs(count);
         ptrdiff_t cursor = (ptrdiff_t)rnd(0, 32);
-        uct_umr_layout_t *l = nullptr;
+        umr_layout_t *l = nullptr;
 
         for (size_t i = 0; i < count; ++i) {
             bl[i]     = rnd(1, 3);
-            displs[i] = cursor - uct_umr_layout_true_lb(inner.get());
+            displs[i] = cursor - umr_layout_true_lb(inner.get());
             cursor    = displs[i] + (bl[i] - 1) * ext +
-                        uct_umr_layout_true_ub(inner.get()) + rnd(0, 40);
+                        umr_layout_true_ub(inner.get()) + rnd(0, 40);
         }
         if (chance(0.3)) {  /* blocks out of address order */
             std::shuffle(displs.begin(), displs.end(), m_rng);
         }
-        EXPECT_EQ(UCS_OK, uct_umr_layout_indexed(count, bl.data(),
+        EXPECT_EQ(UCS_OK, umr_layout_indexed(count, bl.data(),
                                                  displs.data(), inner.get(),
                                                  &l));
         return l;
     }
 
-    uct_umr_layout_t *structure(int depth) {
+    umr_layout_t *structure(int depth) {
         size_t count = rnd(2, 3);
         std::vector<layout_ptr> inners;
-        std::vector<const uct_umr_layout_t*> raw;
+        std::vector<const umr_layout_t*> raw;
         std::vector<size_t> bl(count);
         std::vector<ptrdiff_t> displs(count);
         ptrdiff_t cursor = 0;
-        uct_umr_layout_t *l = nullptr;
+        umr_layout_t *l = nullptr;
 
         for (size_t i = 0; i < count; ++i) {
             inners.emplace_back(make(depth + 1, false));
-            const uct_umr_layout_t *in = inners.back().get();
+            const umr_layout_t *in = inners.back().get();
             raw.push_back(in);
             bl[i]     = rnd(1, 2);
-            displs[i] = cursor - uct_umr_layout_true_lb(in);
-            cursor    = displs[i] + (bl[i] - 1) * uct_umr_layout_extent(in) +
-                        uct_umr_layout_true_ub(in) + rnd(0, 24);
+            displs[i] = cursor - umr_layout_true_lb(in);
+            cursor    = displs[i] + (bl[i] - 1) * umr_layout_extent(in) +
+                        umr_layout_true_ub(in) + rnd(0, 24);
         }
-        EXPECT_EQ(UCS_OK, uct_umr_layout_struct(count, bl.data(),
+        EXPECT_EQ(UCS_OK, umr_layout_struct(count, bl.data(),
                                                 displs.data(), raw.data(),
                                                 &l));
         return l;
     }
 
-    uct_umr_layout_t *resized(int depth) {
+    umr_layout_t *resized(int depth) {
         layout_ptr inner(make(depth + 1, false));
-        uct_umr_layout_t *l = nullptr;
+        umr_layout_t *l = nullptr;
 
         EXPECT_EQ(UCS_OK,
-                  uct_umr_layout_resized(inner.get(),
-                                         uct_umr_layout_true_lb(inner.get()),
-                                         span(inner.get()) + rnd(0, 48), &l));
+                  umr_layout_resized(inner.get(),
+                                     umr_layout_true_lb(inner.get()),
+                                     span(inner.get()) + rnd(0, 48), &l));
         return l;
     }
 
@@ -228,12 +228,12 @@ void make_case(uint64_t seed, size_t i, xcase &c)
     c.local.layout.reset(g.make(0, big && (i & 1)));
     c.remote.layout.reset(g.make(0, big && !(i & 1)));
     for (side *s : {&c.local, &c.remote}) {
-        size_t sz  = uct_umr_layout_size(s->layout.get());
-        ptrdiff_t ext = uct_umr_layout_extent(s->layout.get());
+        size_t sz  = umr_layout_size(s->layout.get());
+        ptrdiff_t ext = umr_layout_extent(s->layout.get());
         s->count = (sz > 20000) ? 1 : g.rnd(1, 4);
         s->size  = sz * s->count;
-        ptrdiff_t tlb = uct_umr_layout_true_lb(s->layout.get());
-        ptrdiff_t tub = uct_umr_layout_true_ub(s->layout.get());
+        ptrdiff_t tlb = umr_layout_true_lb(s->layout.get());
+        ptrdiff_t tub = umr_layout_true_ub(s->layout.get());
         ptrdiff_t lo  = tlb + std::min<ptrdiff_t>(0, (ptrdiff_t)(s->count - 1) * ext);
         ptrdiff_t hi  = tub + std::max<ptrdiff_t>(0, (ptrdiff_t)(s->count - 1) * ext);
         s->lb = lo;
@@ -253,9 +253,9 @@ std::string describe(const xcase &c, uint64_t seed, size_t i)
              "seed %" PRIu64 " case %zu: %s len %zu\n  local  (count %zu, "
              "off %zu): %s\n  remote (count %zu, off %zu): %s", seed, i,
              c.is_read ? "READ" : "WRITE", c.len, c.local.count, c.off_l,
-             uct_umr_layout_str(c.local.layout.get(), a, sizeof(a)),
+             umr_layout_str(c.local.layout.get(), a, sizeof(a)),
              c.remote.count, c.off_r,
-             uct_umr_layout_str(c.remote.layout.get(), b, sizeof(b)));
+             umr_layout_str(c.remote.layout.get(), b, sizeof(b)));
     return out;
 }
 
@@ -486,17 +486,17 @@ TEST_F(test_engine_sw_xproc, random_layout_pairs) {
             unsigned char *rbase = rexp.data() + GUARD - c.remote.lb;
             unsigned char *lbase = lexp.data() + GUARD - c.local.lb;
             if (c.is_read) {
-                ASSERT_EQ(UCS_OK, uct_umr_layout_pack_range(
+                ASSERT_EQ(UCS_OK, umr_layout_pack_range(
                         c.remote.layout.get(), c.remote.count, rbase,
                         c.off_r, c.len, tmp.data()));
-                ASSERT_EQ(UCS_OK, uct_umr_layout_unpack_range(
+                ASSERT_EQ(UCS_OK, umr_layout_unpack_range(
                         c.local.layout.get(), c.local.count, lbase,
                         c.off_l, c.len, tmp.data()));
             } else {
-                ASSERT_EQ(UCS_OK, uct_umr_layout_pack_range(
+                ASSERT_EQ(UCS_OK, umr_layout_pack_range(
                         c.local.layout.get(), c.local.count, lbase,
                         c.off_l, c.len, tmp.data()));
-                ASSERT_EQ(UCS_OK, uct_umr_layout_unpack_range(
+                ASSERT_EQ(UCS_OK, umr_layout_unpack_range(
                         c.remote.layout.get(), c.remote.count, rbase,
                         c.off_r, c.len, tmp.data()));
             }

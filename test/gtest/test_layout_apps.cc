@@ -39,7 +39,7 @@ protected:
             return nullptr;
         }
         status = umr_layout_lower(m_layout.get(), count, nullptr, &m_plan);
-        EXPECT_EQ(UCS_OK, status) << uct_umr_layout_last_error();
+        EXPECT_EQ(UCS_OK, status) << umr_layout_last_error();
         if (status != UCS_OK) {
             return nullptr;
         }
@@ -114,7 +114,7 @@ TEST_F(layout_apps, grid64_z_face_is_contiguous)
     ASSERT_EQ(1u, p->num_keys);
     EXPECT_EQ(UMR_LAYOUT_KEY_LIST, p->keys[0].kind);
     EXPECT_EQ(1u, p->keys[0].num_entries);
-    EXPECT_TRUE(uct_umr_layout_is_contig(m_layout.get()));
+    EXPECT_TRUE(umr_layout_is_contig(m_layout.get()));
 }
 
 TEST_F(layout_apps, grid128_y_face_stride_over_16_bits_is_lists)
@@ -280,7 +280,7 @@ TEST_F(layout_apps, wrf_struct_of_equal_hvectors_is_a_vector)
     ASSERT_NE(nullptr, p);
     char buf[128];
     EXPECT_STREQ("vec(2,1048576,vec(10,800,80))",
-                 strchr(uct_umr_layout_str(m_layout.get(), buf, sizeof(buf)),
+                 strchr(umr_layout_str(m_layout.get(), buf, sizeof(buf)),
                         ':') + 2);
     ASSERT_EQ(3u, p->num_keys) << to_string(p);
     expect_interleaved(p->keys[0], 10, {mem(0, 80, 720)});
@@ -320,7 +320,7 @@ TEST_F(layout_apps, lammps_struct_of_6_indexed_blocks)
     auto p = lower(structure(std::vector<size_t>(6, 1), where, fields));
     ASSERT_NE(nullptr, p);
 
-    size_t blocks = uct_umr_layout_num_blocks(m_layout.get());
+    size_t blocks = umr_layout_num_blocks(m_layout.get());
     EXPECT_LE(blocks, 6u * 114);
     size_t lists = (blocks + 51) / 52;
     EXPECT_EQ(lists + 1, p->num_keys) << to_string(p);
@@ -338,7 +338,7 @@ TEST_F(layout_apps, specfem3d_indexed_floats)
     auto p = lower(indexed(std::vector<size_t>(idx.size(), 1), idx,
                            contig(4)));
     ASSERT_NE(nullptr, p);
-    size_t blocks = uct_umr_layout_num_blocks(m_layout.get());
+    size_t blocks = umr_layout_num_blocks(m_layout.get());
     EXPECT_EQ((blocks + 51) / 52 + 1, p->num_keys);
     EXPECT_LT(p->cost.mean_block, 8.0);
 }

@@ -94,7 +94,7 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     layout_ptr l = build(spec, &status);
     if (!l) {
         err << "build failed: " << status_str(status) << ": "
-            << uct_umr_layout_last_error();
+            << umr_layout_last_error();
         return err.str();
     }
 
@@ -105,20 +105,20 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     bool contig       = (size == 0) ||
                         ((blocks.size() == 1) && (ref.true_lb() == ref.lb) &&
                          (ref.extent() == (ptrdiff_t)size));
-    if ((uct_umr_layout_size(l.get()) != size) ||
-        (uct_umr_layout_lb(l.get()) != ref.lb) ||
-        (uct_umr_layout_extent(l.get()) != ref.extent()) ||
-        (uct_umr_layout_true_lb(l.get()) != ref.true_lb()) ||
-        (uct_umr_layout_true_ub(l.get()) != ref.true_ub()) ||
-        (uct_umr_layout_num_blocks(l.get()) != blocks.size()) ||
-        (!!uct_umr_layout_is_contig(l.get()) != contig)) {
-        err << "queries: got size " << uct_umr_layout_size(l.get()) << " lb "
-            << uct_umr_layout_lb(l.get()) << " extent "
-            << uct_umr_layout_extent(l.get()) << " true ["
-            << uct_umr_layout_true_lb(l.get()) << ","
-            << uct_umr_layout_true_ub(l.get()) << ") blocks "
-            << uct_umr_layout_num_blocks(l.get()) << " contig "
-            << uct_umr_layout_is_contig(l.get()) << "; want size " << size
+    if ((umr_layout_size(l.get()) != size) ||
+        (umr_layout_lb(l.get()) != ref.lb) ||
+        (umr_layout_extent(l.get()) != ref.extent()) ||
+        (umr_layout_true_lb(l.get()) != ref.true_lb()) ||
+        (umr_layout_true_ub(l.get()) != ref.true_ub()) ||
+        (umr_layout_num_blocks(l.get()) != blocks.size()) ||
+        (!!umr_layout_is_contig(l.get()) != contig)) {
+        err << "queries: got size " << umr_layout_size(l.get()) << " lb "
+            << umr_layout_lb(l.get()) << " extent "
+            << umr_layout_extent(l.get()) << " true ["
+            << umr_layout_true_lb(l.get()) << ","
+            << umr_layout_true_ub(l.get()) << ") blocks "
+            << umr_layout_num_blocks(l.get()) << " contig "
+            << umr_layout_is_contig(l.get()) << "; want size " << size
             << " lb " << ref.lb << " extent " << ref.extent() << " true ["
             << ref.true_lb() << "," << ref.true_ub() << ") blocks "
             << blocks.size() << " contig " << contig;
@@ -127,15 +127,15 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
 
     /* same constructors, same key; dup is equal */
     layout_ptr again = build(spec);
-    uct_umr_layout_t *dup = nullptr;
-    if (!again || !uct_umr_layout_equal(l.get(), again.get()) ||
-        (uct_umr_layout_hash(l.get()) != uct_umr_layout_hash(again.get())) ||
-        (uct_umr_layout_dup(l.get(), &dup) != UCS_OK) ||
-        !uct_umr_layout_equal(l.get(), dup)) {
-        uct_umr_layout_free(dup);
+    umr_layout_t *dup = nullptr;
+    if (!again || !umr_layout_equal(l.get(), again.get()) ||
+        (umr_layout_hash(l.get()) != umr_layout_hash(again.get())) ||
+        (umr_layout_dup(l.get(), &dup) != UCS_OK) ||
+        !umr_layout_equal(l.get(), dup)) {
+        umr_layout_free(dup);
         return "rebuilt layout or dup is not equal";
     }
-    uct_umr_layout_free(dup);
+    umr_layout_free(dup);
 
     size_t count = 1 + rng() % 3;
     std::vector<ptrdiff_t> stream = reference_stream(ref, count);
@@ -169,7 +169,7 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     for (size_t k = 0; k < total; ++k) {
         want[k] = pattern(stream[k]);
     }
-    status = uct_umr_layout_pack(l.get(), count, base, packed.data());
+    status = umr_layout_pack(l.get(), count, base, packed.data());
     if ((status != UCS_OK) ||
         !std::equal(want.begin(), want.end(), packed.begin()) ||
         (std::count(packed.begin() + total, packed.end(), 0xa5) != 32)) {
@@ -181,9 +181,9 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     /* pack by ranges, in random order */
     std::vector<uint8_t> ranged(total + 32, 0x5a);
     for (auto &pc : random_pieces(rng, total)) {
-        status = uct_umr_layout_pack_range(l.get(), count, base, pc.first,
-                                           pc.second,
-                                           ranged.data() + pc.first);
+        status = umr_layout_pack_range(l.get(), count, base, pc.first,
+                                       pc.second,
+                                       ranged.data() + pc.first);
         if (status != UCS_OK) {
             err << "pack_range [" << pc.first << ",+" << pc.second
                 << "): " << status_str(status);
@@ -205,8 +205,8 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     for (size_t k = 0; k < total; ++k) {
         expect[stream[k] - lo + pad] = src[k]; /* later bytes win */
     }
-    status = uct_umr_layout_unpack(l.get(), count, got.data() + pad - lo,
-                                   src.data());
+    status = umr_layout_unpack(l.get(), count, got.data() + pad - lo,
+                               src.data());
     if ((status != UCS_OK) || (got != expect)) {
         err << "unpack x" << count << ": " << status_str(status)
             << " or memory differs";
@@ -216,10 +216,10 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     auto pieces = random_pieces(rng, total);
     std::sort(pieces.begin(), pieces.end());
     for (auto &pc : pieces) {
-        status = uct_umr_layout_unpack_range(l.get(), count,
-                                             got_ranged.data() + pad - lo,
-                                             pc.first, pc.second,
-                                             src.data() + pc.first);
+        status = umr_layout_unpack_range(l.get(), count,
+                                         got_ranged.data() + pad - lo,
+                                         pc.first, pc.second,
+                                         src.data() + pc.first);
         if (status != UCS_OK) {
             err << "unpack_range: " << status_str(status);
             return err.str();
@@ -254,7 +254,7 @@ std::string check_one(const spec_ptr &spec, std::mt19937_64 &rng, stats &st,
     }
     if (status != UCS_OK) {
         err << "lower (default limits): " << status_str(status) << ": "
-            << uct_umr_layout_last_error();
+            << umr_layout_last_error();
         return err.str();
     }
     hw_result hw = interpret_plan(plan, lim);

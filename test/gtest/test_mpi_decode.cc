@@ -71,11 +71,11 @@ TEST(mpi_decode, contiguous_and_dup)
 
     MPI_Type_contiguous(0, MPI_INT, &t);
     type_guard e(committed(t));
-    uct_umr_layout_t *l = nullptr;
+    umr_layout_t *l = nullptr;
     ASSERT_EQ(UCS_OK, umr_mpi_dtype_decode(e.t, &l));
-    EXPECT_EQ(0u, uct_umr_layout_size(l));
+    EXPECT_EQ(0u, umr_layout_size(l));
     EXPECT_EQ("", compare_with_mpi(e.t, l));
-    uct_umr_layout_free(l);
+    umr_layout_free(l);
 }
 
 TEST(mpi_decode, vector_hvector)
@@ -240,7 +240,7 @@ TEST(mpi_decode, darray)
 
 TEST(mpi_decode, bad_input)
 {
-    uct_umr_layout_t *l = nullptr;
+    umr_layout_t *l = nullptr;
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, umr_mpi_dtype_decode(MPI_DATATYPE_NULL, &l));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, umr_mpi_dtype_decode(MPI_INT, nullptr));
 
@@ -330,12 +330,12 @@ TEST(mpi_decode, struct_bound_markers)
     MPI_Datatype types[]  = {r, c2};
     MPI_Type_create_struct(2, blens, displs, types, &t);
     type_guard s1(committed(t));
-    uct_umr_layout_t *l = nullptr;
+    umr_layout_t *l = nullptr;
     ASSERT_EQ(UCS_OK, umr_mpi_dtype_decode(s1.t, &l));
-    EXPECT_EQ(96, uct_umr_layout_lb(l));
-    EXPECT_EQ(16, uct_umr_layout_extent(l));
+    EXPECT_EQ(96, umr_layout_lb(l));
+    EXPECT_EQ(16, umr_layout_extent(l));
     EXPECT_EQ("", compare_with_mpi(s1.t, l));
-    uct_umr_layout_free(l);
+    umr_layout_free(l);
 
     int sizes[] = {10}, subsizes[] = {3}, starts[] = {2};
     MPI_Type_create_subarray(1, sizes, subsizes, starts, MPI_ORDER_C,
@@ -348,10 +348,10 @@ TEST(mpi_decode, struct_bound_markers)
     MPI_Type_create_struct(2, blens, displs2, types2, &t);
     type_guard s2(committed(t));
     ASSERT_EQ(UCS_OK, umr_mpi_dtype_decode(s2.t, &l));
-    EXPECT_EQ(0, uct_umr_layout_lb(l));
-    EXPECT_EQ(40, uct_umr_layout_extent(l));
+    EXPECT_EQ(0, umr_layout_lb(l));
+    EXPECT_EQ(40, umr_layout_extent(l));
     EXPECT_EQ("", compare_with_mpi(s2.t, l));
-    uct_umr_layout_free(l);
+    umr_layout_free(l);
 
     /* an empty resized member keeps its bounds */
     MPI_Datatype z, rz;
@@ -413,12 +413,12 @@ TEST(mpi_decode, differing_bounds_are_unsupported)
     type_guard gv(committed(v));
     MPI_Aint vlb, vextent;
     MPI_Type_get_extent(gv.t, &vlb, &vextent);
-    uct_umr_layout_t *vl = nullptr;
+    umr_layout_t *vl = nullptr;
     ucs_status_t vstatus = umr_mpi_dtype_decode(gv.t, &vl);
     if (vlb == -3) {
         ASSERT_EQ(UCS_OK, vstatus);
         EXPECT_EQ("", compare_with_mpi(gv.t, vl));
-        uct_umr_layout_free(vl);
+        umr_layout_free(vl);
     } else {
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, vstatus) << "MPI lb " << vlb;
     }
@@ -444,13 +444,13 @@ TEST(mpi_decode, differing_bounds_are_unsupported)
 
     MPI_Aint lb, extent;
     MPI_Type_get_extent(s.t, &lb, &extent);
-    uct_umr_layout_t *l = nullptr;
+    umr_layout_t *l = nullptr;
     ucs_status_t status = umr_mpi_dtype_decode(s.t, &l);
     if (extent == 4) {
         /* an MPI that follows the standard here */
         ASSERT_EQ(UCS_OK, status);
         EXPECT_EQ("", compare_with_mpi(s.t, l));
-        uct_umr_layout_free(l);
+        umr_layout_free(l);
     } else {
         EXPECT_EQ(UCS_ERR_UNSUPPORTED, status) << "MPI extent " << extent;
     }

@@ -26,7 +26,7 @@ struct type_guard {
 
 /* Commits `type` if needed, then compares the layout with the MPI; returns
  * "" or what differs. counts 1..max_count. */
-std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
+std::string compare_with_mpi(MPI_Datatype type, const umr_layout_t *layout,
                              unsigned max_count = 3, bool check_unpack = true);
 
 /* Decodes (expecting UCS_OK) and compares; "" or the failure. */

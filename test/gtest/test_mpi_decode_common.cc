@@ -23,7 +23,7 @@ inline uint8_t pattern(ptrdiff_t off, uint8_t salt)
 
 } /* namespace */
 
-std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
+std::string compare_with_mpi(MPI_Datatype type, const umr_layout_t *layout,
                              unsigned max_count, bool check_unpack)
 {
     MPI_Count size, lb, extent, tlb, textent;
@@ -33,19 +33,19 @@ std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
     umr_mpi_type_get_extent_count(type, &lb, &extent);
     umr_mpi_type_get_true_extent_count(type, &tlb, &textent);
 
-    if ((MPI_Count)uct_umr_layout_size(layout) != size) {
-        err << "size " << uct_umr_layout_size(layout) << ", MPI " << size;
-    } else if (uct_umr_layout_lb(layout) != lb) {
-        err << "lb " << uct_umr_layout_lb(layout) << ", MPI " << lb;
-    } else if (uct_umr_layout_extent(layout) != extent) {
-        err << "extent " << uct_umr_layout_extent(layout) << ", MPI "
+    if ((MPI_Count)umr_layout_size(layout) != size) {
+        err << "size " << umr_layout_size(layout) << ", MPI " << size;
+    } else if (umr_layout_lb(layout) != lb) {
+        err << "lb " << umr_layout_lb(layout) << ", MPI " << lb;
+    } else if (umr_layout_extent(layout) != extent) {
+        err << "extent " << umr_layout_extent(layout) << ", MPI "
             << extent;
-    } else if ((size > 0) && (uct_umr_layout_true_lb(layout) != tlb)) {
-        err << "true lb " << uct_umr_layout_true_lb(layout) << ", MPI "
+    } else if ((size > 0) && (umr_layout_true_lb(layout) != tlb)) {
+        err << "true lb " << umr_layout_true_lb(layout) << ", MPI "
             << tlb;
-    } else if ((size > 0) && (uct_umr_layout_true_ub(layout) !=
+    } else if ((size > 0) && (umr_layout_true_ub(layout) !=
                               tlb + textent)) {
-        err << "true ub " << uct_umr_layout_true_ub(layout) << ", MPI "
+        err << "true ub " << umr_layout_true_ub(layout) << ", MPI "
             << tlb + textent;
     }
     if (!err.str().empty() || (size == 0)) {
@@ -76,10 +76,10 @@ std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
             err << "MPI_Pack packed " << pos << " bytes, expected " << total;
             return err.str();
         }
-        ucs_status_t status = uct_umr_layout_pack(layout, count, base,
-                                                  umr_out.data());
+        ucs_status_t status = umr_layout_pack(layout, count, base,
+                                              umr_out.data());
         if (status != UCS_OK) {
-            err << "uct_umr_layout_pack: " << ucs_status_string(status);
+            err << "umr_layout_pack: " << ucs_status_string(status);
             return err.str();
         }
         for (size_t i = 0; i < total; ++i) {
@@ -105,10 +105,10 @@ std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
                        MPI_COMM_WORLD) != MPI_SUCCESS) {
             return "MPI_Unpack failed";
         }
-        status = uct_umr_layout_unpack(layout, count, umr_mem.data() - lo,
-                                       stream.data());
+        status = umr_layout_unpack(layout, count, umr_mem.data() - lo,
+                                   stream.data());
         if (status != UCS_OK) {
-            err << "uct_umr_layout_unpack: " << ucs_status_string(status);
+            err << "umr_layout_unpack: " << ucs_status_string(status);
             return err.str();
         }
         for (size_t i = 0; i < span; ++i) {
@@ -127,7 +127,7 @@ std::string compare_with_mpi(MPI_Datatype type, const uct_umr_layout_t *layout,
 std::string decode_and_compare(MPI_Datatype type, unsigned max_count,
                                bool check_unpack)
 {
-    uct_umr_layout_t *layout = nullptr;
+    umr_layout_t *layout = nullptr;
     ucs_status_t status      = umr_mpi_dtype_decode(type, &layout);
 
     if (status != UCS_OK) {
@@ -135,7 +135,7 @@ std::string decode_and_compare(MPI_Datatype type, unsigned max_count,
                ucs_status_string(status);
     }
     std::string err = compare_with_mpi(type, layout, max_count, check_unpack);
-    uct_umr_layout_free(layout);
+    umr_layout_free(layout);
     return err;
 }
 

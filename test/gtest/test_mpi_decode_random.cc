@@ -41,9 +41,9 @@ uint64_t env_u64(const char *name, uint64_t dflt)
 }
 
 struct layout_deleter {
-    void operator()(uct_umr_layout_t *l) const { uct_umr_layout_free(l); }
+    void operator()(umr_layout_t *l) const { umr_layout_free(l); }
 };
-typedef std::unique_ptr<uct_umr_layout_t, layout_deleter> layout_ptr;
+typedef std::unique_ptr<umr_layout_t, layout_deleter> layout_ptr;
 
 /* one generated type: the MPI type, its mirror layout, a description */
 struct node {
@@ -79,16 +79,16 @@ struct node {
         t = MPI_DATATYPE_NULL;
     }
 
-    ptrdiff_t extent() const { return uct_umr_layout_extent(l.get()); }
-    ptrdiff_t lb() const { return uct_umr_layout_lb(l.get()); }
-    size_t align() const { return uct_umr_layout_alignment(l.get()); }
-    bool empty() const { return uct_umr_layout_size(l.get()) == 0; }
+    ptrdiff_t extent() const { return umr_layout_extent(l.get()); }
+    ptrdiff_t lb() const { return umr_layout_lb(l.get()); }
+    size_t align() const { return umr_layout_alignment(l.get()); }
+    bool empty() const { return umr_layout_size(l.get()) == 0; }
 };
 
 /* (the layout argument only names what was built) */
-void checked(ucs_status_t status, const uct_umr_layout_t *, const char *what)
+void checked(ucs_status_t status, const umr_layout_t *, const char *what)
 {
-    EXPECT_EQ(UCS_OK, status) << what << ": " << uct_umr_layout_last_error();
+    EXPECT_EQ(UCS_OK, status) << what << ": " << umr_layout_last_error();
 }
 
 struct gen {
@@ -110,10 +110,10 @@ struct gen {
     node basic(MPI_Datatype t, size_t size, size_t align, const char *name)
     {
         node n;
-        uct_umr_layout_t *c = nullptr, *a = nullptr;
-        uct_umr_layout_contig(size, &c);
-        checked(uct_umr_layout_align(c, align, &a), a, "align");
-        uct_umr_layout_free(c);
+        umr_layout_t *c = nullptr, *a = nullptr;
+        umr_layout_contig(size, &c);
+        checked(umr_layout_align(c, align, &a), a, "align");
+        umr_layout_free(c);
         n.t    = t;
         n.l.reset(a);
         n.desc = name;
@@ -134,9 +134,9 @@ struct gen {
                     i = basic(MPI_INT, 4, alignof(int), "int");
             size_t bl[2]                   = {1, 1};
             ptrdiff_t ds[2]                = {0, 8};
-            const uct_umr_layout_t *in[2]  = {d.l.get(), i.l.get()};
-            uct_umr_layout_t *s            = nullptr;
-            checked(uct_umr_layout_struct(2, bl, ds, in, &s), s, "pair");
+            const umr_layout_t *in[2]  = {d.l.get(), i.l.get()};
+            umr_layout_t *s            = nullptr;
+            checked(umr_layout_struct(2, bl, ds, in, &s), s, "pair");
             n.t    = MPI_DOUBLE_INT;
             n.l.reset(s);
             n.desc = "double_int";
@@ -166,7 +166,7 @@ struct gen {
         }
 
         node out;
-        uct_umr_layout_t *l = nullptr;
+        umr_layout_t *l = nullptr;
         std::ostringstream d;
 
         switch (range(0, 9)) {
@@ -174,7 +174,7 @@ struct gen {
             node in = child(depth - 1, false);
             int n   = range(1, 4);
             MPI_Type_contiguous(n, in.t, &out.t);
-            checked(uct_umr_layout_vector(1, n, 0, in.l.get(), &l), l,
+            checked(umr_layout_vector(1, n, 0, in.l.get(), &l), l,
                     "contiguous");
             d << "contig(" << n << "," << in.desc << ")";
             out.marked = in.marked;
@@ -191,7 +191,7 @@ struct gen {
                     stride = range(-6, 8);
                 }
                 MPI_Type_vector(n, bl, stride, in.t, &out.t);
-                checked(uct_umr_layout_vector(n, bl, stride * in.extent(),
+                checked(umr_layout_vector(n, bl, stride * in.extent(),
                                               in.l.get(), &l), l, "vector");
                 d << "vector(" << n << "," << bl << "," << stride << ",";
             } else {
@@ -200,7 +200,7 @@ struct gen {
                     stride = range(-40, 120);
                 }
                 MPI_Type_create_hvector(n, bl, stride, in.t, &out.t);
-                checked(uct_umr_layout_vector(n, bl, stride, in.l.get(), &l),
+                checked(umr_layout_vector(n, bl, stride, in.l.get(), &l),
                         l, "hvector");
                 d << "hvector(" << n << "," << bl << "," << stride << ",";
             }
@@ -248,7 +248,7 @@ struct gen {
                 d << "hindexed_block(" << blk << ",";
                 break;
             }
-            checked(uct_umr_layout_indexed(n, lbls.data(), lds.data(),
+            checked(umr_layout_indexed(n, lbls.data(), lds.data(),
                                            in.l.get(), &l), l, "indexed");
             d << "{";
             for (int i = 0; i < n; ++i) {
@@ -299,7 +299,7 @@ struct gen {
                 ds.swap(ds2);
             }
             std::vector<MPI_Datatype> ts;
-            std::vector<const uct_umr_layout_t*> ls;
+            std::vector<const umr_layout_t*> ls;
             std::vector<size_t> lbls;
             std::vector<ptrdiff_t> lds;
             d << "struct{";
@@ -315,7 +315,7 @@ struct gen {
             out.marked = any_marked;
             MPI_Type_create_struct(n, bls.data(), ds.data(), ts.data(),
                                    &out.t);
-            checked(uct_umr_layout_struct(n, lbls.data(), lds.data(),
+            checked(umr_layout_struct(n, lbls.data(), lds.data(),
                                           ls.data(), &l), l, "struct");
             break;
         }
@@ -323,8 +323,8 @@ struct gen {
         case 8: { /* resized, sometimes of an empty type */
             node in;
             if (chance(10)) {
-                uct_umr_layout_t *e = nullptr;
-                EXPECT_EQ(UCS_OK, uct_umr_layout_contig(0, &e));
+                umr_layout_t *e = nullptr;
+                EXPECT_EQ(UCS_OK, umr_layout_contig(0, &e));
                 in.l.reset(e);
                 MPI_Type_contiguous(0, MPI_INT, &in.t);
                 in.desc = "empty";
@@ -335,7 +335,7 @@ struct gen {
             MPI_Aint ext = std::max<ptrdiff_t>(0, in.extent() +
                                                   range(-8, 24));
             MPI_Type_create_resized(in.t, lb, ext, &out.t);
-            checked(uct_umr_layout_resized(in.l.get(), lb, ext, &l), l,
+            checked(umr_layout_resized(in.l.get(), lb, ext, &l), l,
                     "resized");
             d << "resized(" << in.desc << "," << lb << "," << ext << ")";
             out.marked = true;
@@ -372,12 +372,12 @@ struct gen {
 
     /* MPI-3.1 4.1.3: the sub-block as nested vectors, moved to its start
      * and resized to the whole array (lb 0) */
-    uct_umr_layout_t *mirror_subarray(int ndims, const int *sizes,
-                                      const int *subs, const int *starts,
-                                      int order, const node &in)
+    umr_layout_t *mirror_subarray(int ndims, const int *sizes,
+                                  const int *subs, const int *starts,
+                                  int order, const node &in)
     {
         ptrdiff_t stride[3], s = in.extent(), disp = 0;
-        uct_umr_layout_t *t = nullptr, *next = nullptr;
+        umr_layout_t *t = nullptr, *next = nullptr;
         int dims[3] = {0, 0, 0}; /* ndims >= 1: set below */
 
         for (int i = 0; i < ndims; ++i) {
@@ -385,31 +385,31 @@ struct gen {
             stride[dims[i]] = s;
             s              *= sizes[dims[i]];
         }
-        checked(uct_umr_layout_vector(1, subs[dims[0]], 0, in.l.get(), &t),
+        checked(umr_layout_vector(1, subs[dims[0]], 0, in.l.get(), &t),
                 t, "subarray row");
         for (int i = 1; i < ndims; ++i) {
-            checked(uct_umr_layout_vector(subs[dims[i]], 1, stride[dims[i]],
+            checked(umr_layout_vector(subs[dims[i]], 1, stride[dims[i]],
                                           t, &next), next, "subarray dim");
-            uct_umr_layout_free(t);
+            umr_layout_free(t);
             t = next;
         }
         for (int i = 0; i < ndims; ++i) {
             disp += starts[i] * stride[i];
         }
         size_t one = 1;
-        checked(uct_umr_layout_indexed(1, &one, &disp, t, &next), next,
+        checked(umr_layout_indexed(1, &one, &disp, t, &next), next,
                 "subarray start");
-        uct_umr_layout_free(t);
-        checked(uct_umr_layout_resized(next, 0, s, &t), t, "subarray extent");
-        uct_umr_layout_free(next);
+        umr_layout_free(t);
+        checked(umr_layout_resized(next, 0, s, &t), t, "subarray extent");
+        umr_layout_free(next);
         return t;
     }
 };
 
-std::string str(const uct_umr_layout_t *l)
+std::string str(const umr_layout_t *l)
 {
     char buf[1024];
-    return uct_umr_layout_str(l, buf, sizeof(buf));
+    return umr_layout_str(l, buf, sizeof(buf));
 }
 
 int collect(void *arg, ptrdiff_t offset, size_t len)
@@ -420,7 +420,7 @@ int collect(void *arg, ptrdiff_t offset, size_t len)
 }
 
 /* MPI leaves unpacking into overlapping bytes undefined */
-bool overlaps(const uct_umr_layout_t *l, size_t count)
+bool overlaps(const umr_layout_t *l, size_t count)
 {
     std::vector<std::pair<ptrdiff_t, size_t>> blocks;
     umr_layout_for_each_block(l, count, collect, &blocks);
@@ -465,7 +465,7 @@ TEST(mpi_decode_random, nested_types_agree_with_mpi)
                            << "\n  layout " << str(n.l.get());
 
         /* the decoder, from the MPI type alone */
-        uct_umr_layout_t *dec = nullptr;
+        umr_layout_t *dec = nullptr;
         ucs_status_t status   = umr_mpi_dtype_decode(n.t, &dec);
         if (status == UCS_ERR_UNSUPPORTED) {
             ADD_FAILURE() << "not expressible, seed " << (seed + i)
@@ -475,7 +475,7 @@ TEST(mpi_decode_random, nested_types_agree_with_mpi)
         }
         ASSERT_EQ(UCS_OK, status) << "seed " << (seed + i) << ": " << n.desc;
         err = compare_with_mpi(n.t, dec, 3, unpack);
-        uct_umr_layout_free(dec);
+        umr_layout_free(dec);
         ASSERT_EQ("", err) << "decoded layout, seed " << (seed + i)
                            << " (rerun with UMR_TEST_SEED=" << (seed + i)
                            << " UMR_TEST_MPI_ITERS=1)\n  type " << n.desc

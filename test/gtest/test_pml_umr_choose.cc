@@ -46,7 +46,7 @@ protected:
     static umr_mpi_dtype_t vec(size_t blocks, size_t block, size_t stride)
     {
         umr_mpi_dtype_t dt = {};
-        dt.layout     = reinterpret_cast<uct_umr_layout_t*>(1); /* unused */
+        dt.layout     = reinterpret_cast<umr_layout_t*>(1); /* unused */
         dt.size       = blocks * block;
         dt.extent     = (blocks - 1) * stride + block;
         dt.num_blocks = blocks;

@@ -1,5 +1,5 @@
 /**
- * pml/umr's device selection (src/ompi/pml_umr/pml_umr_devices.c, the MCA
+ * pml/umr's device selection (src/ompi/common/common_umr_devices.c, the MCA
  * parameter pml_umr_devices), without mpirun: automatic, include and
  * exclude lists, ports as UCX_NET_DEVICES writes them, every rejection
  * (the message names the parameter, the bad name and the devices that
@@ -7,7 +7,7 @@
  * engine. The same selection over several mlx5 devices and ports runs on
  * the rdma-core model in gtest_uct_mlx5_model (test_pml_umr_devices_model).
  */
-#include "pml_umr_devices.h"
+#include "common_umr_devices.h"
 #include "test_pml_umr_devices.h"
 #include "uct_umr.h"
 
@@ -131,7 +131,7 @@ TEST_F(pml_umr_devices, more_names_than_fit)
 {
     std::vector<std::string> many{"sw"};
     std::string value = "sw";
-    for (int i = 0; i < MCA_PML_UMR_DEVICES_MAX; ++i) {
+    for (int i = 0; i < MCA_COMMON_UMR_DEVICES_MAX; ++i) {
         many.push_back("mlx5_" + std::to_string(i));
         value += "," + many.back();
     }
@@ -191,7 +191,7 @@ TEST_F(pml_umr_devices, component_devices)
     devsel sel{names};
     ASSERT_EQ(0, sel.select("sw")) << sel.msg;
     uct_md_h md;
-    ASSERT_UCS_OK(mca_pml_umr_devices_md_open(comp, &sel.plan.dev[0], &md));
+    ASSERT_UCS_OK(mca_common_umr_devices_md_open(comp, &sel.plan.dev[0], &md));
     EXPECT_EQ("sw", umr_test::devsel_md_dev(md));
     /* an mlx5_umr md (the call also links the transport in) */
     uct_umr_md_stats_t stats;

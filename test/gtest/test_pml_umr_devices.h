@@ -5,7 +5,7 @@
 #ifndef TEST_PML_UMR_DEVICES_H_
 #define TEST_PML_UMR_DEVICES_H_
 
-#include "pml_umr_devices.h"
+#include "common_umr_devices.h"
 
 #include <gtest/gtest.h>
 
@@ -24,10 +24,10 @@
 
 namespace umr_test {
 
-/* mca_pml_umr_devices_select over a given device list. */
+/* mca_common_umr_devices_select over a given device list. */
 struct devsel {
     std::vector<std::string> names;
-    mca_pml_umr_devices_t    plan;
+    mca_common_umr_devices_t    plan;
     char                     msg[1024];
 
     explicit devsel(const std::vector<std::string> &n) : names(n)
@@ -38,16 +38,16 @@ struct devsel {
 
     int select(const char *value)
     {
-        std::vector<char> buf(names.size() * MCA_PML_UMR_DEVICE_NAME_MAX + 1);
-        auto arr = reinterpret_cast<char (*)[MCA_PML_UMR_DEVICE_NAME_MAX]>(
+        std::vector<char> buf(names.size() * MCA_COMMON_UMR_DEVICE_NAME_MAX + 1);
+        auto arr = reinterpret_cast<char (*)[MCA_COMMON_UMR_DEVICE_NAME_MAX]>(
                 buf.data());
 
         for (size_t i = 0; i < names.size(); ++i) {
-            snprintf(arr[i], MCA_PML_UMR_DEVICE_NAME_MAX, "%s",
+            snprintf(arr[i], MCA_COMMON_UMR_DEVICE_NAME_MAX, "%s",
                      names[i].c_str());
         }
         plan.num = 99;   /* must be reset */
-        return mca_pml_umr_devices_select(value, arr, names.size(), &plan,
+        return mca_common_umr_devices_select(value, arr, names.size(), &plan,
                                           msg, sizeof(msg));
     }
 
@@ -120,12 +120,12 @@ inline ucs_status_t devsel_query(uct_component_h comp,
                                  std::vector<std::string> *names,
                                  std::string *engine)
 {
-    char arr[MCA_PML_UMR_DEVICES_MAX][MCA_PML_UMR_DEVICE_NAME_MAX];
+    char arr[MCA_COMMON_UMR_DEVICES_MAX][MCA_COMMON_UMR_DEVICE_NAME_MAX];
     char eng[32] = "";
     unsigned num = 0;
     ucs_status_t status;
 
-    status = mca_pml_umr_devices_query(comp, arr, MCA_PML_UMR_DEVICES_MAX,
+    status = mca_common_umr_devices_query(comp, arr, MCA_COMMON_UMR_DEVICES_MAX,
                                        &num, eng, sizeof(eng));
     names->assign(arr, arr + num);
     *engine = eng;

@@ -50,7 +50,7 @@ protected:
         for (unsigned i = 0; i < sel.plan.num; ++i) {
             uct_md_h md;
             if (!strcmp(sel.plan.dev[i].name, "sw") ||
-                (mca_pml_umr_devices_md_open(m_comp, &sel.plan.dev[i], &md) !=
+                (mca_common_umr_devices_md_open(m_comp, &sel.plan.dev[i], &md) !=
                  UCS_OK)) {
                 continue;
             }

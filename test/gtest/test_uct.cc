@@ -300,13 +300,13 @@ TEST_F(test_uct_md, rkey_pack_unpack_both_kinds)
 {
     std::vector<uint8_t> buf(4096);
     uct_mem_h contig, lay;
-    uct_umr_layout_t *vec;
+    umr_layout_t *vec;
     uct_rkey_bundle_t rk;
 
     ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &contig));
-    ASSERT_UCS_OK(uct_umr_layout_vector(16, 32, 128, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_vector(16, 32, 128, NULL, &vec));
     ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 2, 0, &lay));
-    uct_umr_layout_free(vec); /* the memh keeps its own copy */
+    umr_layout_free(vec); /* the memh keeps its own copy */
 
     for (uct_mem_h m : {contig, lay}) {
         bytes_t packed = m_s.pack(m);
@@ -331,12 +331,12 @@ TEST_F(test_uct_md, rkey_pack_unpack_both_kinds)
 TEST_F(test_uct_md, bad_input)
 {
     std::vector<uint8_t> buf(1024);
-    uct_umr_layout_t *vec, *empty;
+    umr_layout_t *vec, *empty;
     uct_rkey_bundle_t rk;
     uct_mem_h memh;
 
-    ASSERT_UCS_OK(uct_umr_layout_vector(4, 8, 64, NULL, &vec));
-    ASSERT_UCS_OK(uct_umr_layout_contig(0, &empty));
+    ASSERT_UCS_OK(umr_layout_vector(4, 8, 64, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_contig(0, &empty));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               uct_umr_mem_reg(m_s.md, buf.data(), NULL, 1, 0, &memh));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
@@ -358,8 +358,8 @@ TEST_F(test_uct_md, bad_input)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_umr_md_get_stats(NULL, &mst));
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_umr_ep_get_stats(NULL, &est));
 
-    uct_umr_layout_free(vec);
-    uct_umr_layout_free(empty);
+    umr_layout_free(vec);
+    umr_layout_free(empty);
 }
 
 /* A UMR of the md fails, and the reset that follows cannot create a new QP:
@@ -370,10 +370,10 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
 {
     std::vector<uint8_t> buf(64 * 1024);
     umr_test_eng_fault_t f = {};
-    uct_umr_layout_t *vec;
+    umr_layout_t *vec;
     uct_mem_h memh;
 
-    ASSERT_UCS_OK(uct_umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
     ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
 
     f.fail_wcs       = 1;
@@ -402,7 +402,7 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
     EXPECT_EQ(0u, f.bad_destroys) << "a QP or CQ destroyed twice";
     EXPECT_EQ(f.qp_created + 1, f.qp_destroyed);
     EXPECT_EQ(f.cq_created + 1, f.cq_destroyed);
-    uct_umr_layout_free(vec);
+    umr_layout_free(vec);
 }
 
 TEST_F(test_uct_md, not_connected_ep_refuses)
@@ -1134,9 +1134,9 @@ TEST_F(test_uct_xproc, pack_fallback_tiny_blocks)
     bytes_t buf(256 * 64);
     fill_random(rng, buf);
     bytes_t orig = buf;
-    uct_umr_layout_t *vec;
+    umr_layout_t *vec;
     uct_mem_h lay;
-    ASSERT_UCS_OK(uct_umr_layout_vector(256, 8, 64, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_vector(256, 8, 64, NULL, &vec));
     ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &lay));
 
     std::vector<uct_iov_t> iov = {{(void*)(uintptr_t)16, 2000, lay, 0, 1}};
@@ -1144,13 +1144,13 @@ TEST_F(test_uct_xproc, pack_fallback_tiny_blocks)
     EXPECT_EQ(1u, ep_stats().pack_fallbacks);
 
     bytes_t packed(2048);
-    ASSERT_UCS_OK(uct_umr_layout_pack(vec, 1, orig.data(), packed.data()));
+    ASSERT_UCS_OK(umr_layout_pack(vec, 1, orig.data(), packed.data()));
     bytes_t got = dump()[0];
     EXPECT_EQ(0, memcmp(got.data() + GUARD + 7, packed.data() + 16, 2000));
 
     /* get back into the layout from another place */
     bytes_t want = orig;
-    ASSERT_UCS_OK(uct_umr_layout_unpack_range(vec, 1, want.data(), 100, 1000,
+    ASSERT_UCS_OK(umr_layout_unpack_range(vec, 1, want.data(), 100, 1000,
                                               got.data() + GUARD + 500));
     iov[0].buffer = (void*)(uintptr_t)100;
     iov[0].length = 1000;
@@ -1159,7 +1159,7 @@ TEST_F(test_uct_xproc, pack_fallback_tiny_blocks)
     EXPECT_EQ(want, buf);
 
     ASSERT_UCS_OK(m_s.dereg(lay));
-    uct_umr_layout_free(vec);
+    umr_layout_free(vec);
 }
 
 /* Local layouts over contiguous memory: the ep caches one UMR key per
@@ -1187,13 +1187,13 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
     ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
     std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
 
-    auto run_layout = [&](int op, void *base, const uct_umr_layout_t *l,
+    auto run_layout = [&](int op, void *base, const umr_layout_t *l,
                           size_t count, size_t off, size_t len,
                           uint64_t raddr, uct_rkey_t rkey) {
         test_comp comp;
         ucs_status_t st;
-        uct_umr_layout_t *copy;
-        EXPECT_UCS_OK_(uct_umr_layout_dup(l, &copy));
+        umr_layout_t *copy;
+        EXPECT_UCS_OK_(umr_layout_dup(l, &copy));
         do {
             st = (op == OP_PUT) ?
                  uct_umr_ep_put_layout(m_ep, memh, base, copy, count, off,
@@ -1204,7 +1204,7 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
                 m_s.progress();
             }
         } while (st == UCS_ERR_NO_RESOURCE);
-        uct_umr_layout_free(copy); /* before completion: allowed */
+        umr_layout_free(copy); /* before completion: allowed */
         if (st != UCS_INPROGRESS) {
             return st;
         }
@@ -1212,11 +1212,11 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
     };
 
     /* a 2D halo row set: 64 rows of 256 B, stride 512 */
-    uct_umr_layout_t *rows;
-    ASSERT_UCS_OK(uct_umr_layout_vector(64, 256, 512, NULL, &rows));
+    umr_layout_t *rows;
+    ASSERT_UCS_OK(umr_layout_vector(64, 256, 512, NULL, &rows));
     void *base = buf.data() + 100;
     bytes_t packed(64 * 256);
-    ASSERT_UCS_OK(uct_umr_layout_pack(rows, 1, base, packed.data()));
+    ASSERT_UCS_OK(umr_layout_pack(rows, 1, base, packed.data()));
 
     uct_umr_md_stats_t mst0, mst1;
     ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst0));
@@ -1236,7 +1236,7 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
     /* the same layout at another base is another key */
     ASSERT_EQ(UCS_OK, run_layout(OP_PUT, buf.data() + 200, rows, 1, 1000,
                                  3000, m_va[0] + 20000, m_rkeys[0].rkey));
-    ASSERT_UCS_OK(uct_umr_layout_pack_range(rows, 1, buf.data() + 200, 1000,
+    ASSERT_UCS_OK(umr_layout_pack_range(rows, 1, buf.data() + 200, 1000,
                                             3000, packed.data()));
     memcpy(want[0].data() + GUARD + 20000, packed.data(), 3000);
     EXPECT_EQ(2u, ep_stats().cache_misses);
@@ -1257,25 +1257,25 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
         for (size_t k = 0; k < len; ++k) {
             src[k] = m_regions[1].init[m_regions[1].stream[roff + k]];
         }
-        ASSERT_UCS_OK(uct_umr_layout_unpack_range(rows, 1,
+        ASSERT_UCS_OK(umr_layout_unpack_range(rows, 1,
                                                   before.data() + 100, loff,
                                                   len, src.data()));
         ASSERT_EQ(before, buf) << first_diff(buf, before);
     }
 
     /* tiny blocks (a 3D halo x face) are packed, both ways */
-    uct_umr_layout_t *xface;
-    ASSERT_UCS_OK(uct_umr_layout_vector(300, 8, 64, NULL, &xface));
+    umr_layout_t *xface;
+    ASSERT_UCS_OK(umr_layout_vector(300, 8, 64, NULL, &xface));
     void *xbase = buf.data() + 40000;
     bytes_t xpacked(2400);
-    ASSERT_UCS_OK(uct_umr_layout_pack(xface, 1, xbase, xpacked.data()));
+    ASSERT_UCS_OK(umr_layout_pack(xface, 1, xbase, xpacked.data()));
     ASSERT_EQ(UCS_OK, run_layout(OP_PUT, xbase, xface, 1, 0, 2400,
                                  m_va[0] + 30000, m_rkeys[0].rkey));
     memcpy(want[0].data() + GUARD + 30000, xpacked.data(), 2400);
     bytes_t before = buf;
     ASSERT_EQ(UCS_OK, run_layout(OP_GET, xbase, xface, 1, 800, 800,
                                  m_va[0] + 16, m_rkeys[0].rkey));
-    ASSERT_UCS_OK(uct_umr_layout_unpack_range(xface, 1,
+    ASSERT_UCS_OK(umr_layout_unpack_range(xface, 1,
                                               before.data() + 40000, 800, 800,
                                               want[0].data() + GUARD + 16));
     EXPECT_EQ(before, buf);
@@ -1311,8 +1311,8 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
     EXPECT_EQ(0u, mst1.mkeys_in_use);
     EXPECT_EQ(mst1.mkeys_created, mst1.mkeys_free);
 
-    uct_umr_layout_free(rows);
-    uct_umr_layout_free(xface);
+    umr_layout_free(rows);
+    umr_layout_free(xface);
 }
 
 /* Transfers longer than MAX_MSG are split into fragments, any local kind. */
@@ -1592,8 +1592,8 @@ class test_uct_limits : public test_uct_xproc {
 protected:
     /* Put (layout, 1) of buf to region 0 and check the remote bytes. */
     void put_layout_checked(uct_mem_h memh, bytes_t &buf,
-                            const uct_umr_layout_t *layout) {
-        size_t len = uct_umr_layout_size(layout);
+                            const umr_layout_t *layout) {
+        size_t len = umr_layout_size(layout);
         test_comp comp;
         ucs_status_t st;
         do {
@@ -1610,10 +1610,10 @@ protected:
         check_remote(buf, layout, len);
     }
 
-    void check_remote(bytes_t &buf, const uct_umr_layout_t *layout,
+    void check_remote(bytes_t &buf, const umr_layout_t *layout,
                       size_t len) {
         bytes_t want(len);
-        ASSERT_UCS_OK(uct_umr_layout_pack(layout, 1, buf.data(), want.data()));
+        ASSERT_UCS_OK(umr_layout_pack(layout, 1, buf.data(), want.data()));
         std::vector<bytes_t> got = dump();
         bytes_t head(got[0].begin() + GUARD, got[0].begin() + GUARD + len);
         EXPECT_EQ(want, head) << first_diff(head, want);
@@ -1638,9 +1638,9 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
     fill_random(rng, buf);
     uct_mem_h memh;
     ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
-    uct_umr_layout_t *vec, *face;
-    ASSERT_UCS_OK(uct_umr_layout_vector(16, 64, 256, NULL, &vec));
-    ASSERT_UCS_OK(uct_umr_layout_vector(32, 48, 1024, NULL, &face));
+    umr_layout_t *vec, *face;
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_vector(32, 48, 1024, NULL, &face));
 
     std::vector<uct_mem_h> regs(8);
     for (size_t i = 0; i < regs.size(); ++i) {
@@ -1653,7 +1653,7 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
         test_comp comp;
         EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
                   uct_umr_ep_put_layout(m_ep, memh, buf.data(), face, 1, 0,
-                                        uct_umr_layout_size(face), m_va[0],
+                                        umr_layout_size(face), m_va[0],
                                         m_rkeys[0].rkey, &comp.uct));
         EXPECT_TRUE(log.has("UCX_MLX5_UMR_MKEY_POOL_SIZE"));
         uct_mem_h more;
@@ -1671,8 +1671,8 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
         ASSERT_UCS_OK(m_s.dereg(r));
     }
     ASSERT_UCS_OK(m_s.dereg(memh));
-    uct_umr_layout_free(vec);
-    uct_umr_layout_free(face);
+    umr_layout_free(vec);
+    umr_layout_free(face);
 }
 
 /* The pool is dry but the ep cache holds idle keys: a registration takes
@@ -1688,16 +1688,16 @@ TEST_F(test_uct_limits, mkey_pool_idle_cache_keys_are_evicted)
     uct_mem_h memh;
     ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
 
-    std::vector<uct_umr_layout_t*> faces(4);
+    std::vector<umr_layout_t*> faces(4);
     for (size_t i = 0; i < faces.size(); ++i) {
-        ASSERT_UCS_OK(uct_umr_layout_vector(16, 64, 256 + 64 * i, NULL,
+        ASSERT_UCS_OK(umr_layout_vector(16, 64, 256 + 64 * i, NULL,
                                             &faces[i]));
         put_layout_checked(memh, buf, faces[i]);
     }
     EXPECT_EQ(4u, ep_stats().cache_entries);
 
-    uct_umr_layout_t *vec;
-    ASSERT_UCS_OK(uct_umr_layout_vector(8, 32, 128, NULL, &vec));
+    umr_layout_t *vec;
+    ASSERT_UCS_OK(umr_layout_vector(8, 32, 128, NULL, &vec));
     std::vector<uct_mem_h> regs(5);
     for (size_t i = 0; i < regs.size(); ++i) {
         ucs_status_t st = uct_umr_mem_reg(m_s.md, buf.data() + i * 4096, vec,
@@ -1722,9 +1722,9 @@ TEST_F(test_uct_limits, mkey_pool_idle_cache_keys_are_evicted)
     }
     ASSERT_UCS_OK(m_s.dereg(memh));
     for (auto f : faces) {
-        uct_umr_layout_free(f);
+        umr_layout_free(f);
     }
-    uct_umr_layout_free(vec);
+    umr_layout_free(vec);
 }
 
 /* Keys that need more UMRs than the ep's queue holds next to the RDMA are
@@ -1750,8 +1750,8 @@ TEST_F(test_uct_limits, tx_queue_shorter_than_the_key)
         pos += lens.back() + 8 + rng() % 40;
     }
     ASSERT_LT((size_t)pos, buf.size());
-    uct_umr_layout_t *irr;
-    ASSERT_UCS_OK(uct_umr_layout_indexed(lens.size(), lens.data(),
+    umr_layout_t *irr;
+    ASSERT_UCS_OK(umr_layout_indexed(lens.size(), lens.data(),
                                          displs.data(), NULL, &irr));
     put_layout_checked(memh, buf, irr);
     put_layout_checked(memh, buf, irr);
@@ -1771,7 +1771,7 @@ TEST_F(test_uct_limits, tx_queue_shorter_than_the_key)
     EXPECT_EQ(want, head) << first_diff(head, want);
 
     ASSERT_UCS_OK(m_s.dereg(memh));
-    uct_umr_layout_free(irr);
+    umr_layout_free(irr);
 }
 
 /* An operation of more fragments than the queue holds can never be posted:
@@ -1830,7 +1830,7 @@ TEST(test_uct_cache, lookups_compare_a_constant_number_of_entries)
     EXPECT_EQ(0u, mst.mkeys_in_use) << "every cached key went back";
 
     umr_test_cache_result_t r;
-    ASSERT_UCS_OK(umr_test_rcache_run(4096, 2, 1, &r));
+    ASSERT_UCS_OK(umr_test_rkey_cache_run(4096, 2, 1, &r));
     EXPECT_EQ(2u * 4096, r.lookups);
     EXPECT_EQ(r.lookups, r.hits);
 }
@@ -2086,7 +2086,7 @@ protected:
         for (size_t i = 0; i < 3 * m_page; ++i) {
             m_mem[i] = (char)(i * 11 + 5);
         }
-        ASSERT_UCS_OK(uct_umr_layout_vector(4, 100, 3000, NULL, &m_vec));
+        ASSERT_UCS_OK(umr_layout_vector(4, 100, 3000, NULL, &m_vec));
 
         m_regions.emplace_back();
         make_contig_region(m_regions.back(), 4096);
@@ -2097,7 +2097,7 @@ protected:
 
     void TearDown() override {
         test_uct_xproc::TearDown();
-        uct_umr_layout_free(m_vec);
+        umr_layout_free(m_vec);
         munmap(m_mem, 3 * m_page);
     }
 
@@ -2144,12 +2144,12 @@ protected:
 
     size_t            m_page = 0;
     char              *m_mem = nullptr;
-    uct_umr_layout_t  *m_vec = nullptr;
+    umr_layout_t  *m_vec = nullptr;
 };
 
 TEST_F(test_uct_inaccessible, refused_at_registration)
 {
-    uct_umr_layout_t *around;
+    umr_layout_t *around;
     uct_mem_h memh;
 
     hide_middle_page();
@@ -2160,10 +2160,10 @@ TEST_F(test_uct_inaccessible, refused_at_registration)
     EXPECT_EQ(UCS_ERR_INVALID_ADDR, m_s.reg(m_mem + m_page - 8, 16, &memh));
     /* blocks only in readable pages, but the registered span (as on a NIC)
      * covers the hidden one */
-    ASSERT_UCS_OK(uct_umr_layout_vector(2, 100, 2 * m_page, NULL, &around));
+    ASSERT_UCS_OK(umr_layout_vector(2, 100, 2 * m_page, NULL, &around));
     EXPECT_EQ(UCS_ERR_INVALID_ADDR,
               uct_umr_mem_reg(m_s.md, m_mem + 100, around, 1, 0, &memh));
-    uct_umr_layout_free(around);
+    umr_layout_free(around);
 
     uct_umr_md_stats_t st;
     ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));

@@ -4,7 +4,8 @@
 # patterns, without timing anything: under ob1 it prints the ddt and pack
 # rows and both ping-pongs, and no "direct" rows; with pml/umr interposed it
 # also prints the "direct" rows and ping-pongs (pml/umr taken out of the call
-# path in the same job through mca_pml_umr_bench_interpose, messages and
+# path in the same job through mca_pml_umr_bench_interpose (allowed by the
+# level-9 MCA parameter pml_umr_bench), messages and
 # samples alternating) and their paired ratios (PAIR, LATP, LATIP), with
 # every message verified, also with zero-copy forced (which then moves data
 # zero-copy in the ddt messages only). A damaged byte fails the run. Every
@@ -49,7 +50,7 @@ plain_ob1() {
 
 umr_direct() {   # name, extra env
     local f=$out/$1; shift
-    run "$f" "${umr_env[@]}" "$@" -- -np 2 --mca pml ob1,umr -- "${small[@]}" ||
+    run "$f" "${umr_env[@]}" OMPI_MCA_pml_umr_bench=1 "$@" -- -np 2 --mca pml ob1,umr -- "${small[@]}" ||
         { tail "$f"; return 1; }
     expect "ddt rows" "$(rows "$f" ddt)" 3 && expect "direct rows" "$(rows "$f" direct)" 3 &&
         expect "LATD lines" "$(lines "$f" LATD)" $sizes &&
@@ -116,6 +117,16 @@ umr_zcopy() {
     [ "$z" -ge 9 ] || { echo "zcopy_sends $z, expected at least 9"; return 1; }
 }
 
+# the shipped default: the benchmark hook is off (pml_umr_bench, level 9),
+# so pml/umr stays in the call path and there are no direct rows
+umr_no_bench() {
+    local f=$out/umr-no-bench
+    run "$f" "${umr_env[@]}" -- -np 2 --mca pml ob1,umr -- "${small[@]}" -L ||
+        { tail "$f"; return 1; }
+    expect "ddt rows" "$(rows "$f" ddt)" 3 && expect "direct rows" "$(rows "$f" direct)" 0 &&
+        expect "PAIR lines" "$(lines "$f" PAIR)" 0
+}
+
 damaged() {
     local f=$out/damaged
     run "$f" "${umr_env[@]}" -- -np 2 --mca pml ob1,umr -- "${small[@]}" -L -X 1 &&
@@ -163,6 +174,7 @@ jobs_vmstate() {
 check ob1_ddt_pack_and_pingpongs plain_ob1
 check umr_ob1_direct_rows_in_the_same_job umr_auto
 check umr_ob1_zcopy_and_direct_rows_verified umr_zcopy
+check umr_ob1_no_direct_rows_without_pml_umr_bench umr_no_bench
 check damaged_byte_fails damaged
 check vm_state_settle_probes vmstate_settle
 check report_jobs_pairs_whole_jobs jobs_report

@@ -19,8 +19,11 @@
 #    exactly the job without pml/umr (and nothing moves zero-copy);
 #  - pml_umr_devices: "sw" works as the default does (the sw rail, and only
 #    it, opens); an absent device or a malformed name gives the plain job, a
-#    warning per rank naming the parameter and the devices there are, and no
-#    zero-copy; "^sw" opens no sw rail, so same-host peers pass through.
+#    warning from each rank naming the parameter and the devices there are
+#    (opal_show_help: Open MPI may print one and count the others), and no
+#    zero-copy; "^sw" opens no sw rail, so same-host peers pass through;
+#  - "--mca pml umr" alone says that pml/umr wraps another PML and what to
+#    write;
 #  - the PML table of a job with pml/umr (pml_umr_slots) holds the wrapped
 #    PML's own function in every slot pml/umr does not intercept (5.0:
 #    pml_revoke_comm, pml_get_transports), its limits and flags, and the
@@ -158,6 +161,17 @@ identical_auto_costs() {
     same_results "$out/ref-2-ob1" "$got" && zcopy_in_every_case "$got"
 }
 
+# How many ranks said a message of help-mpi-*-umr.txt (FILE, the fixed
+# text, the help file and topic): the lines with the text, and the ranks
+# Open MPI counted instead of printing the same message again ("N more
+# processes sent help message FILE / TOPIC").
+ranks_said() {
+    local file=$1 text=$2 help=$3 topic=$4
+    echo $(( $(grep -cF -- "$text" "$file") +
+             $(sed -n "s|.* \([0-9][0-9]*\) more process.* sent help message $help / $topic\( .*\)\{0,1\}$|\1|p" "$file" |
+               awk '{s += $1} END {print s + 0}') ))
+}
+
 disabled() {   # name, env...
     local got=$out/off-$1; shift
     run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on "$@" -- -np 2
@@ -165,8 +179,19 @@ disabled() {   # name, env...
 }
 
 version_mismatch() {
-    disabled version MCA_PML_UMR_TEST_VERSION=9.9.9 &&
-        [ "$(grep -c 'pml_umr: not interposing: built for Open MPI .* but running 9.9.9' "$out/off-version")" -eq 2 ]
+    disabled version OMPI_MCA_pml_umr_test_version=9.9.9 &&
+        grep -q 'pml_umr: not interposing: built for Open MPI .* but running 9.9.9$' "$out/off-version" &&
+        [ "$(ranks_said "$out/off-version" ' but running 9.9.9' help-mpi-pml-umr.txt version-mismatch)" -eq 2 ]
+}
+
+# "--mca pml umr" alone: no PML can be selected (pml/umr only wraps one);
+# the job fails as it would, and pml/umr says what to write instead
+named_alone() {
+    local got=$out/alone
+    run "$got" "${umr_env[@]}" -- -np 2 --mca pml umr &&
+        { echo "a job ran with pml umr alone"; return 1; }
+    grep -q 'pml_umr: pml/umr is not a PML of its own' "$got" &&
+        grep -q -- '--mca pml ob1,umr' "$got" || { tail -20 "$got"; return 1; }
 }
 
 ompi_info_lists() {
@@ -204,6 +229,7 @@ check identical_np2_ob1_auto_measured_costs identical_auto_costs
 check disabled_by_mca_param disabled enable OMPI_MCA_pml_umr_enable=0
 check disabled_by_ucx_tls disabled tls UCX_TLS=self,sm,tcp
 check disabled_by_version_mismatch version_mismatch
+check named_alone_says_what_to_write named_alone
 check disabled_by_thread_multiple disabled thread PML_UMR_TEST_THREAD_MULTIPLE=1
 # no rail: UCX_MLX5_UMR_ENGINE=mlx5 without a ConnectX
 check disabled_without_rail disabled norail UCX_MLX5_UMR_ENGINE=mlx5
@@ -216,7 +242,7 @@ ucx_tls_names_it() {
 check ucx_tls_naming_mlx5_umr ucx_tls_names_it
 check peer_death_ends_job peer_death
 
-# pml_umr_devices (pml_umr_devices.h). The rails each rank opened are its
+# pml_umr_devices (common_umr_devices.h). The rails each rank opened are its
 # "rail NAME open" lines (pml_umr_verbose 5).
 devices_sw_only() {
     local got=$out/dev-sw
@@ -235,8 +261,8 @@ devices_refused() {
     run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on OMPI_MCA_pml_umr_verbose=5 \
         OMPI_MCA_pml_umr_devices="$value" -- -np 2
     same_results "$out/ref-2-ob1" "$got" && no_zcopy "$got" || return 1
-    [ "$(grep -cF "pml_umr: pml_umr_devices=\"$value\": $why (devices here: sw), UCX_MLX5_UMR_ENGINE=sw: passing everything through" "$got")" -eq 2 ] ||
-        { grep "pml_umr" "$got"; echo "not one warning a rank"; return 1; }
+    [ "$(ranks_said "$got" "pml_umr: pml_umr_devices=\"$value\": $why (devices here: sw), UCX_MLX5_UMR_ENGINE=sw: passing everything through" help-mpi-common-umr.txt devices-rejected)" -eq 2 ] ||
+        { grep "pml_umr\|help message" "$got"; echo "not one warning a rank"; return 1; }
     ! grep "pml_umr: rail" "$got"
 }
 

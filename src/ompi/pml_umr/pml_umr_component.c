@@ -14,6 +14,17 @@
  */
 #include "pml_umr.h"
 #include "pml_umr_choose.h"
+#include "pml_umr_hook.h"
+#include "pml_umr_module.h"
+#include "pml_umr_recv.h"
+#include "pml_umr_request.h"
+#include "pml_umr_send.h"
+#include "pml_umr_wire.h"
+#include "common_umr.h"
+#include "common_umr_help.h"
+#include "common_umr_peer.h"
+#include "common_umr_progress.h"
+#include "common_umr_rail.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -31,68 +42,34 @@
 #ifndef MCA_PML_UMR_DEFAULT_UCT_MODULE
 #define MCA_PML_UMR_DEFAULT_UCT_MODULE "libuct_mlx5_umr.so"
 #endif
+#ifndef MCA_PML_UMR_HELP_DIR
+#define MCA_PML_UMR_HELP_DIR NULL
+#endif
 
 static int mca_pml_umr_component_fini(void);
 
-mca_pml_umr_globals_t mca_pml_umr = {
-    .enable     = 1,
-    .zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO,
-    .min_size   = MCA_PML_UMR_CTL_SIZE,
+/* pml/umr's own messages (handshake, common_umr_peer.h): bytes through the
+ * wrapped PML on MPI_COMM_WORLD. */
+static int mca_pml_umr_msg_isend(const void *buf, size_t len, int rank,
+                                 int tag, ompi_request_t **req_p)
+{
+    return mca_pml_umr.real.pml_isend(buf, len, &ompi_mpi_byte.dt, rank, tag,
+                                      MCA_PML_BASE_SEND_STANDARD,
+                                      &ompi_mpi_comm_world.comm, req_p);
+}
+
+static int mca_pml_umr_msg_irecv(void *buf, size_t len, int rank, int tag,
+                                 ompi_request_t **req_p)
+{
+    return mca_pml_umr.real.pml_irecv(buf, len, &ompi_mpi_byte.dt, rank, tag,
+                                      &ompi_mpi_comm_world.comm, req_p);
+}
+
+static const mca_common_umr_msg_ops_t mca_pml_umr_msg_ops = {
+    .isend = mca_pml_umr_msg_isend,
+    .irecv = mca_pml_umr_msg_irecv
 };
 
-static int mca_pml_umr_pvar_get(const struct mca_base_pvar_t *pvar,
-                                void *value, void *obj)
-{
-    *(unsigned long*)value = *(const uint64_t*)pvar->ctx;
-    return OPAL_SUCCESS;
-}
-
-/* MPI_T performance variables pml_umr_<name> (the tests read them). */
-void mca_pml_umr_pvars_register(void)
-{
-    const mca_base_component_t *c = &mca_pml_umr_component.pmlm_version;
-    static const struct {
-        const char *name, *desc;
-        size_t     offset;
-        int        cls;
-    } pvars[] = {
-        {"zcopy_sends", "Messages sent zero-copy (control messages)",
-         offsetof(mca_pml_umr_counters_t, zcopy_sends),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-        {"zcopy_recvs", "Messages received zero-copy (gets completed)",
-         offsetof(mca_pml_umr_counters_t, zcopy_recvs),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-        {"zcopy_bytes", "Bytes sent zero-copy",
-         offsetof(mca_pml_umr_counters_t, zcopy_bytes),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-        {"escapes", "Z-byte messages starting with the magic, sent zero-copy",
-         offsetof(mca_pml_umr_counters_t, escapes),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-        {"recv_checked", "Receives large enough to match a control message",
-         offsetof(mca_pml_umr_counters_t, recv_checked),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-        {"passthrough_sends", "Derived-datatype sends passed through",
-         offsetof(mca_pml_umr_counters_t, passthrough_sends),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-        {"keys_live", "Memory registrations alive now",
-         offsetof(mca_pml_umr_counters_t, keys_live),
-         MCA_BASE_PVAR_CLASS_LEVEL},
-        {"errors", "Zero-copy transfers that failed",
-         offsetof(mca_pml_umr_counters_t, errors),
-         MCA_BASE_PVAR_CLASS_COUNTER},
-    };
-    size_t i;
-
-    for (i = 0; i < sizeof(pvars) / sizeof(pvars[0]); ++i) {
-        (void)mca_base_component_pvar_register(c, pvars[i].name,
-                pvars[i].desc, OPAL_INFO_LVL_4, pvars[i].cls,
-                MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                MCA_BASE_VAR_BIND_NO_OBJECT,
-                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                mca_pml_umr_pvar_get, NULL, NULL,
-                (char*)&mca_pml_umr.cnt + pvars[i].offset);
-    }
-}
 
 static int mca_pml_umr_component_register(void)
 {
@@ -175,8 +152,25 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.devices);
 
+    /* Testing only (level 9): what the shipped component does is the same
+     * with the defaults. */
+    mca_pml_umr.test_version = "";
+    (void)mca_base_component_var_register(c, "test_version",
+            "Testing only: check the Open MPI release as if this one were "
+            "running (empty: the running release)", MCA_BASE_VAR_TYPE_STRING,
+            NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_pml_umr.test_version);
+    mca_pml_umr.bench = 0;
+    (void)mca_base_component_var_register(c, "bench",
+            "Benchmarks only: allow the benchmark programs to take pml/umr "
+            "out of the call path between messages "
+            "(mca_pml_umr_bench_interpose, the \"direct\" rows of "
+            "bench_mpi_ddt)", MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
+            OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.bench);
+
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
+    mca_pml_umr.self = c;
     mca_pml_umr_pvars_register();
     return OMPI_SUCCESS;
 }
@@ -187,10 +181,10 @@ static int mca_pml_umr_component_register(void)
  * string, e.g. "5.0.7", the same macro at build time), and only when the
  * classes it uses have the sizes it was compiled with (src/compat/
  * umr_ompi_abi.h: a rebuild of the release with other options may change
- * them). MCA_PML_UMR_TEST_VERSION lets the tests fake a mismatch. */
+ * them). pml_umr_test_version (level 9) lets the tests fake a mismatch. */
 static int mca_pml_umr_version_ok(void)
 {
-    const char *running = getenv("MCA_PML_UMR_TEST_VERSION");
+    const char *running = mca_pml_umr.test_version;
     static const struct {
         const char        *name;
         size_t            size;
@@ -201,20 +195,20 @@ static int mca_pml_umr_version_ok(void)
     };
     size_t i;
 
-    if (running == NULL) {
+    if ((running == NULL) || (running[0] == '\0')) {
         running = ompi_version_string;
     }
     if (strcmp(running, OMPI_IDENT_STRING)) {
-        opal_output(0, "pml_umr: not interposing: built for Open MPI %s but "
-                    "running %.40s", OMPI_IDENT_STRING, running);
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "version-mismatch",
+                                 OMPI_IDENT_STRING, running);
         return 0;
     }
     for (i = 0; i < sizeof(classes) / sizeof(classes[0]); ++i) {
         if (classes[i].cls->cls_sizeof != classes[i].size) {
-            opal_output(0, "pml_umr: not interposing: this Open MPI %s has "
-                        "%s of %zu bytes, pml/umr was built for %zu",
-                        running, classes[i].name, classes[i].cls->cls_sizeof,
-                        classes[i].size);
+            mca_common_umr_show_help("help-mpi-pml-umr.txt", "class-size", running,
+                                     classes[i].name,
+                                     classes[i].cls->cls_sizeof,
+                                     classes[i].size);
             return 0;
         }
     }
@@ -224,20 +218,56 @@ static int mca_pml_umr_version_ok(void)
 static int mca_pml_umr_component_open(void)
 {
     mca_pml_umr.output = opal_output_open(NULL);
+    /* help-mpi-pml-umr.txt and help-mpi-common-umr.txt: installed, or
+     * beside the libraries in the build tree */
+    mca_common_umr_help_add((const void*)&mca_pml_umr_component,
+                            MCA_PML_UMR_HELP_DIR);
     opal_output_set_verbosity(mca_pml_umr.output, mca_pml_umr.verbose);
     return OMPI_SUCCESS;
+}
+
+/* The PML selection names pml/umr and nothing else ("--mca pml umr"): no
+ * PML will be selected, and Open MPI's own message reads as if pml/umr were
+ * not installed. */
+static int mca_pml_umr_named_alone(void)
+{
+    const char **value = NULL;
+    char *copy, *tok, *save = NULL;
+    int idx, alone = 0;
+
+    idx = mca_base_var_find("ompi", "pml", NULL, NULL);
+    if ((idx < 0) ||
+        (mca_base_var_get_value(idx, &value, NULL, NULL) != OPAL_SUCCESS) ||
+        (value == NULL) || (*value == NULL) || ((*value)[0] == '\0') ||
+        ((*value)[0] == '^') || (NULL == (copy = strdup(*value)))) {
+        return 0;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "umr")) {
+            free(copy);
+            return 0;
+        }
+        alone = 1;
+    }
+    free(copy);
+    return alone;
 }
 
 static mca_pml_base_module_t *
 mca_pml_umr_component_init(int *priority, bool enable_progress_threads,
                            bool enable_mpi_threads)
 {
+    if (mca_pml_umr_named_alone()) {
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "alone");
+    }
     return NULL; /* never selected: interposed from close */
 }
 
 static int mca_pml_umr_counters_print(void)
 {
-    mca_pml_umr_counters_t *c = &mca_pml_umr.cnt;
+    mca_pml_umr_counters_t *c           = &mca_pml_umr.cnt;
+    mca_common_umr_counters_t *s = &mca_common_umr.cnt;
 
     if (mca_pml_umr.verbose >= 1) {
         opal_output(0, "pml_umr: rank %d: zcopy_sends %lu zcopy_recvs %lu "
@@ -247,10 +277,10 @@ static int mca_pml_umr_counters_print(void)
                     "keys_live %lu errors %lu stash %d inplace %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
-                    c->recv_checked, c->passthrough_sends, c->connects,
-                    c->reg_hits, c->reg_misses, c->lkey_hits, c->lkey_misses,
-                    c->keys_live, c->errors, mca_pml_umr.stash_count,
-                    c->recv_inplace);
+                    c->recv_checked, c->passthrough_sends, s->connects,
+                    s->reg_hits, s->reg_misses, s->lkey_hits, s->lkey_misses,
+                    s->keys_live, c->errors + s->errors,
+                    mca_pml_umr.stash_count, c->recv_inplace);
     }
     return OMPI_SUCCESS;
 }
@@ -264,8 +294,7 @@ static void mca_pml_umr_choose_load(void)
     if (mca_pml_umr_choose_init(mca_pml_umr.cost_file,
                                 mca_pml_umr.real_component.pmlm_version.
                                 mca_component_name, msg, sizeof(msg)) < 0) {
-        opal_output(0, "pml_umr: costs file rejected, using the built-in "
-                    "constants: %s", msg);
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "costs-rejected", msg);
         return;
     }
     MCA_PML_UMR_VERBOSE(2, "%s", msg);
@@ -306,13 +335,17 @@ static int mca_pml_umr_interpose(void)
     if (mca_pml_umr.min_size < MCA_PML_UMR_CTL_SIZE) {
         mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
     }
-    if (mca_pml_umr_transport_open() != OMPI_SUCCESS) {
+    mca_common_umr_init(mca_pml_umr.output, "pml_umr");
+    if (mca_common_umr_rails_open(&mca_pml_umr_component.pmlm_version,
+                                  mca_pml_umr.uct_module, mca_pml_umr.devices)
+        != OMPI_SUCCESS) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    if (mca_pml_umr_modex_send() != OMPI_SUCCESS) {
-        mca_pml_umr_transport_close();
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
+    mca_common_umr_progress_init(mca_common_umr_rails.worker);
+    mca_common_umr_peers_init(&mca_pml_umr_msg_ops);
+    mca_pml_umr_requests_init();
+    mca_pml_umr_hook_init();
+    mca_pml_umr.recv_run = mca_pml_umr_recv_run;
 
     mca_pml_umr.real_component = mca_pml_base_selected_component;
     mca_pml_umr.real           = mca_pml;
@@ -351,7 +384,7 @@ OMPI_DECLSPEC int mca_pml_umr_bench_interpose(int on)
 {
     int prev;
 
-    if (!mca_pml_umr.active) {
+    if (!mca_pml_umr.active || !mca_pml_umr.bench) {
         return -1;
     }
     prev = (mca_pml.pml_send == mca_pml_umr_send);
@@ -386,10 +419,13 @@ static int mca_pml_umr_component_fini(void)
     if (!mca_pml_umr.active) {
         return OMPI_SUCCESS;
     }
-    mca_pml_umr_peers_fini();
-    mca_pml_umr_rails_release();
+    mca_common_umr_peers_fini();
+    mca_pml_umr_requests_fini();
+    mca_pml_umr_hook_fini();
+    mca_common_umr_rails_release();
     mca_pml_umr_counters_print();
-    mca_pml_umr_transport_close();
+    mca_common_umr_progress_fini();
+    mca_common_umr_rails_close();
     mca_pml_base_selected_component = real;
     mca_pml                         = mca_pml_umr.real;
     mca_pml_umr.active              = 0;

@@ -68,7 +68,9 @@
  * A receive that completes with anything else (cancelled, an ordinary
  * message) is given back: r->req_free restored, nothing else changed.
  */
-#include "pml_umr.h"
+#include "pml_umr_hook.h"
+#include "pml_umr_request.h"
+#include "common_umr_help.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -93,6 +95,7 @@ static OBJ_CLASS_INSTANCE(mca_pml_umr_hook_rec_t, opal_free_list_item_t,
 static opal_free_list_t mca_pml_umr_hook_recs;
 
 static int mca_pml_umr_hook_free(ompi_request_t **request);
+static void mca_pml_umr_hook_done(mca_pml_umr_request_t *req);
 
 /* The helpers below take `ob1` (1: ob1, 0: ucx) and are always inlined, so
  * each PML gets its own straight-line copy of the hot functions. */
@@ -151,28 +154,30 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
                                 ((mca_pml_base_request_t*)r)->req_comm :
                                 r->req_mpi_object.comm;
     mca_pml_umr_request_t *req;
+    ompi_datatype_t *dt;
+    size_t count;
+    void *buf;
 
-    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm);
+    mca_pml_umr_hook_args(r, &buf, &count, &dt, ob1);
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm, buf,
+                                    count, dt, r->req_status.MPI_SOURCE,
+                                    r->req_status.MPI_TAG);
     if (req == NULL) {
-        opal_output(0, "pml_umr: no memory for the control message from "
-                    "rank %d: its sender will not complete",
-                    r->req_status.MPI_SOURCE);
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "ctl-no-memory",
+                                 r->req_status.MPI_SOURCE);
         ++mca_pml_umr.cnt.errors;
         return NULL;
     }
     ++mca_pml_umr.cnt.recv_inplace;
-    mca_pml_umr_hook_args(r, &req->buf, &req->count, &req->dt, ob1);
-    req->in_place     = 1;
-    req->free_called  = freed;
-    req->peer_rank    = r->req_status.MPI_SOURCE;
-    req->tag          = r->req_status.MPI_TAG;
-    req->inner        = r;
-    req->inner_status = r->req_status;
-    req->step         = MCA_PML_UMR_STEP_CLASSIFY;
-    OMPI_DATATYPE_RETAIN(req->dt);
+    req->in_place      = 1;
+    req->in_place_done = mca_pml_umr_hook_done;
+    req->free_called   = freed;
+    req->inner         = r;
+    req->inner_status  = r->req_status;
+    req->step          = MCA_PML_UMR_STEP_CLASSIFY;
     *mca_pml_umr_hook_state(r, ob1) = req;
-    opal_list_append(&mca_pml_umr.retry, &req->wait_item);
-    mca_pml_umr_progress_ref(1);
+    mca_common_umr_work_post(&req->work);
+    mca_common_umr_progress_ref(1);
     return req;
 }
 
@@ -252,8 +257,8 @@ mca_pml_umr_hook_inline(ompi_request_t *r, void *buf, size_t count,
         if (mca_pml_umr.hook_free_orig != NULL) {
             /* cannot happen with ob1 and ucx: one free function for all
              * receives */
-            opal_output(0, "pml_umr: receive request %p has an unknown "
-                        "req_free: not hooked", (void*)r);
+            mca_common_umr_show_help("help-mpi-pml-umr.txt", "hook-unknown-free",
+                                     (void*)r);
             return;
         }
         mca_pml_umr.hook_free_orig = r->req_free;
@@ -264,8 +269,7 @@ mca_pml_umr_hook_inline(ompi_request_t *r, void *buf, size_t count,
         rec = (mca_pml_umr_hook_rec_t*)
               opal_free_list_get(&mca_pml_umr_hook_recs);
         if (OPAL_UNLIKELY(rec == NULL)) {
-            opal_output(0, "pml_umr: no memory to hook a receive: a "
-                        "control message in it would be lost");
+            mca_common_umr_show_help("help-mpi-pml-umr.txt", "hook-no-memory");
             ++mca_pml_umr.cnt.errors;
             return;
         }
@@ -311,7 +315,7 @@ int mca_pml_umr_hook_irecv(void *buf, size_t count, ompi_datatype_t *dt,
 /* The get of a control message that arrived in req->inner is done (or the
  * message was an ordinary one after all): complete the user's request with
  * the status pml/umr made, or free it if the user already did. */
-void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
+static void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
 {
     ompi_request_t *r = req->inner;
     int freed         = req->free_called;

@@ -14,7 +14,10 @@
  * interposition). src/compat/umr_ompi_compat.h stops the build on a release
  * whose table has a slot pml/umr does not know.
  */
-#include "pml_umr.h"
+#include "pml_umr_module.h"
+#include "pml_umr_probe.h"
+#include "pml_umr_recv.h"
+#include "pml_umr_send.h"
 
 mca_pml_base_module_t mca_pml_umr_module;
 

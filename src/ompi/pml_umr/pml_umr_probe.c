@@ -7,7 +7,7 @@
  * is left in the wrapped PML from that source is newer than the stash).
  * While the stash is not empty, receives and probes look there first.
  */
-#include "pml_umr.h"
+#include "pml_umr_probe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +91,7 @@ static mca_pml_umr_stash_t *mca_pml_umr_stash_make(ompi_communicator_t *comm,
     e->status = *st;
     OBJ_RETAIN(comm);
     if ((st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-        (mca_pml_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
+        (mca_common_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
         mca_pml_umr.real.pml_mrecv(&e->data, MCA_PML_UMR_CTL_SIZE,
                                    &ompi_mpi_byte.dt, &msg, &rst);
         e->is_ctl = mca_pml_umr_ctl_is_magic(&e->data);
@@ -128,6 +128,24 @@ static mca_pml_umr_stash_t *mca_pml_umr_stash_drain(int src, int tag,
     return e;
 }
 
+/* What a probe of the wrapped PML found is the answer (no match, or not a
+ * Z-byte message from a pml/umr peer): 1, with `status` filled. */
+static int mca_pml_umr_probe_passes(int rc, int matched,
+                                    const ompi_status_public_t *st,
+                                    ompi_communicator_t *comm,
+                                    ompi_status_public_t *status)
+{
+    if ((rc == OMPI_SUCCESS) && matched &&
+        (st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
+        (mca_common_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
+        return 0;
+    }
+    if ((rc == OMPI_SUCCESS) && matched && (status != MPI_STATUS_IGNORE)) {
+        *status = *st;
+    }
+    return 1;
+}
+
 int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
                        int *matched, ompi_status_public_t *status)
 {
@@ -137,13 +155,7 @@ int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
 
     if (e == NULL) {
         rc = mca_pml_umr.real.pml_iprobe(src, tag, comm, matched, &st);
-        if ((rc != OMPI_SUCCESS) || !*matched ||
-            (st._ucount != MCA_PML_UMR_CTL_SIZE) ||
-            (mca_pml_umr_peer_get(comm, st.MPI_SOURCE) == NULL)) {
-            if ((rc == OMPI_SUCCESS) && *matched &&
-                (status != MPI_STATUS_IGNORE)) {
-                *status = st;
-            }
+        if (mca_pml_umr_probe_passes(rc, *matched, &st, comm, status)) {
             return rc;
         }
         e = mca_pml_umr_stash_drain(st.MPI_SOURCE, st.MPI_TAG, comm);
@@ -220,13 +232,7 @@ int mca_pml_umr_improbe(int src, int tag, ompi_communicator_t *comm,
     } else {
         rc = mca_pml_umr.real.pml_improbe(src, tag, comm, matched, message,
                                           &st);
-        if ((rc != OMPI_SUCCESS) || !*matched ||
-            (st._ucount != MCA_PML_UMR_CTL_SIZE) ||
-            (mca_pml_umr_peer_get(comm, st.MPI_SOURCE) == NULL)) {
-            if ((rc == OMPI_SUCCESS) && *matched &&
-                (status != MPI_STATUS_IGNORE)) {
-                *status = st;
-            }
+        if (mca_pml_umr_probe_passes(rc, *matched, &st, comm, status)) {
             return rc;
         }
         e = mca_pml_umr_stash_make(comm, *message, &st);
@@ -304,10 +310,14 @@ static int mca_pml_umr_stash_recv(mca_pml_umr_stash_t *e,
         mca_pml_umr_request_mpi_complete(req);
         return OMPI_SUCCESS;
     }
-    /* a control message: the get path of a receive */
+    /* a control message: the get path of a receive, from its CTL step */
     req->ctl = e->data;
     mca_pml_umr_stash_free(e);
-    mca_pml_umr_recv_ctl(req);
+    req->peer = mca_common_umr_peer_get(req->comm,
+                                        req->inner_status.MPI_SOURCE);
+    req->step = MCA_PML_UMR_STEP_CTL;
+    mca_common_umr_progress_ref(1);
+    req->work.run(&req->work);
     return OMPI_SUCCESS;
 }
 
@@ -315,18 +325,9 @@ static mca_pml_umr_request_t *
 mca_pml_umr_stash_req(void *buf, size_t count, ompi_datatype_t *dt,
                       ompi_communicator_t *comm, const mca_pml_umr_stash_t *e)
 {
-    mca_pml_umr_request_t *req;
-
-    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm);
-    if (req != NULL) {
-        req->buf       = buf;
-        req->count     = count;
-        req->dt        = dt;
-        req->peer_rank = e->status.MPI_SOURCE;
-        req->tag       = e->status.MPI_TAG;
-        OMPI_DATATYPE_RETAIN(dt);
-    }
-    return req;
+    return mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false, comm, buf,
+                                     count, dt, e->status.MPI_SOURCE,
+                                     e->status.MPI_TAG);
 }
 
 int mca_pml_umr_imrecv(void *buf, size_t count, ompi_datatype_t *dt,
@@ -364,13 +365,7 @@ int mca_pml_umr_mrecv(void *buf, size_t count, ompi_datatype_t *dt,
     if (rc != OMPI_SUCCESS) {
         return rc;
     }
-    ompi_request_wait_completion(req);
-    rc = req->req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = req->req_status;
-    }
-    ompi_request_free(&req);
-    return rc;
+    return mca_pml_umr_request_wait_free(&req, status);
 }
 
 /* A receive (irecv, recv, start of a persistent pml/umr receive) while the

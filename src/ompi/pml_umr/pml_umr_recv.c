@@ -5,8 +5,15 @@
  * progress function checks the magic and, for a control message, gets the
  * data from the sender's layout key into the receive layout and acks.
  */
-#include "pml_umr.h"
-#include "umr_mpi_dtype.h"
+#include "pml_umr_recv.h"
+#include "pml_umr_hook.h"
+#include "pml_umr_probe.h"
+#include "pml_umr_request.h"
+#include "common_umr.h"
+#include "common_umr_dtype.h"
+#include "common_umr_help.h"
+
+#include <opal/datatype/opal_convertor.h>
 
 #include <ompi/mca/coll/base/coll_tags.h>
 
@@ -36,7 +43,7 @@ static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req)
     } else {
         ++mca_pml_umr.cnt.errors;
     }
-    mca_pml_umr_progress_ref(-1);
+    mca_common_umr_progress_ref(-1);
     mca_pml_umr_request_mpi_complete(req);
 }
 
@@ -56,7 +63,7 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
                                    MCA_PML_BASE_SEND_STANDARD,
                                    &ompi_mpi_comm_world.comm, &sreq) ==
         OMPI_SUCCESS) {
-        mca_pml_umr_reap_add_buf(sreq, ack);
+        mca_common_umr_reap_add_buf(sreq, ack);
     } else {
         free(ack);
     }
@@ -65,24 +72,23 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
 static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
 {
     mca_pml_umr_request_t *req = ucs_container_of(comp, mca_pml_umr_request_t,
-                                              comp);
+                                                  comp);
     struct iovec iov;
     uint32_t iov_count = 1;
     size_t max_data;
     opal_convertor_t conv;
 
     if (comp->status != UCS_OK) {
-        opal_output(0, "pml_umr: get of %zu bytes from rank %d failed: %s",
-                    req->length, req->peer->world_rank,
-                    ucs_status_string(comp->status));
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "get-failed", req->length,
+                                 req->peer->world_rank,
+                                 ucs_status_string(comp->status));
         req->error = MPI_ERR_OTHER;
     }
     if (req->region != NULL) {
-        mca_pml_umr_region_put(req->region);
+        mca_common_umr_region_put(req->region);
         req->region = NULL;
     } else {
-        uct_md_mem_dereg(req->peer->rail->md, req->memh);
-        --mca_pml_umr.cnt.keys_live;
+        mca_common_umr_mem_dereg(req->peer->rail, req->memh);
     }
     req->memh = NULL;
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
@@ -108,11 +114,10 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
 
 static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
 {
-    const umr_mpi_dtype_t *info = mca_pml_umr_dtype_get(req->dt);
-    mca_pml_umr_rail_t *rail    = req->peer->rail;
+    const umr_mpi_dtype_t *info = mca_common_umr_dtype_get(req->dt);
+    mca_common_umr_rail_t *rail    = req->peer->rail;
     size_t capacity             = req->dt->super.size * req->count;
     ucs_status_t status;
-    ptrdiff_t lo, hi;
     uct_iov_t iov;
 
     req->length = req->ctl.length;
@@ -130,9 +135,9 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
     }
     if (req->memh == NULL) {
         if ((info != NULL) && (info->layout != NULL)) {
-            mca_pml_umr_span(info->layout, req->count, &lo, &hi);
-            status = (mca_pml_umr_region_get(rail, (char*)req->buf + lo,
-                                             hi - lo, &req->region) ==
+            status = (mca_common_umr_region_acquire(rail, req->buf,
+                                                    info->layout, req->count,
+                                                    &req->region) ==
                       OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
             if (status == UCS_OK) {
                 req->memh = req->region->memh;
@@ -140,15 +145,14 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         } else {
             req->tmp = malloc(req->length);
             status   = (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
-                       uct_md_mem_reg(rail->md, req->tmp, req->length,
-                                      UCT_MD_MEM_ACCESS_ALL, &req->memh);
+                       mca_common_umr_mem_reg(rail, req->tmp, req->length,
+                                              &req->memh);
         }
         if (status != UCS_OK) {
             req->memh   = NULL;
             req->region = NULL;
             goto err_rkey;
         }
-        mca_pml_umr.cnt.keys_live += (req->region == NULL);
     }
 
     req->comp.func   = mca_pml_umr_recv_get_done;
@@ -171,7 +175,7 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         return;
     } else if (status == UCS_ERR_NO_RESOURCE) {
         req->step = MCA_PML_UMR_STEP_GET;
-        opal_list_append(&mca_pml_umr.retry, &req->wait_item);
+        mca_common_umr_work_post(&req->work);
         return;
     }
     req->comp.status = status;
@@ -184,9 +188,9 @@ err:
     req->has_rkey = 0;
     free(req->tmp);
     req->tmp = NULL;
-    opal_output(0, "pml_umr: cannot receive %zu bytes zero-copy from rank "
-                "%d: %s", (size_t)req->ctl.length, req->peer->world_rank,
-                ucs_status_string(status));
+    mca_common_umr_show_help("help-mpi-pml-umr.txt", "zcopy-recv-failed",
+                             (size_t)req->ctl.length, req->peer->world_rank,
+                             ucs_status_string(status));
     req->error = MPI_ERR_OTHER;
     mca_pml_umr_recv_ack(req);
     mca_pml_umr_recv_finish(req);
@@ -206,10 +210,11 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
 
     if (capacity < offsetof(mca_pml_umr_ctl_t, length) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
-                                                  comm)))) {
+                                                  comm, NULL, 0, NULL, 0,
+                                                  0)))) {
         return;
     }
-    req->peer = mca_pml_umr_peer_get(comm, status->MPI_SOURCE);
+    req->peer = mca_common_umr_peer_get(comm, status->MPI_SOURCE);
     mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
     if ((req->peer != NULL) && mca_pml_umr_ctl_is_magic(&req->ctl)) {
         req->error = MPI_SUCCESS;
@@ -219,20 +224,20 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
     mca_pml_umr_request_mpi_complete(req);
 }
 
-/* Run by mca_pml_umr_progress for receives on the work list. */
-void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
+/* The next step of a receive (in progress, or at once for a blocking one). */
+static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
 {
     int rc;
 
     if (req->step == MCA_PML_UMR_STEP_CLASSIFY) {
-        req->peer = mca_pml_umr_peer_get(req->comm,
-                                         req->inner_status.MPI_SOURCE);
+        req->peer = mca_common_umr_peer_get(req->comm,
+                                            req->inner_status.MPI_SOURCE);
         if (req->peer != NULL) {
             mca_pml_umr_peek(req->buf, req->count, req->dt, &req->ctl,
                              MCA_PML_UMR_CTL_SIZE);
         }
         if ((req->peer == NULL) || !mca_pml_umr_ctl_is_magic(&req->ctl)) {
-            mca_pml_umr_progress_ref(-1);
+            mca_common_umr_progress_ref(-1);
             mca_pml_umr_recv_passthrough(req);
             return;
         }
@@ -249,7 +254,11 @@ void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
             mca_pml_umr_recv_finish(req);
             return;
         }
-        rc = mca_pml_umr_peer_handshake(req->peer, &req->ctl);
+        rc = mca_common_umr_peer_handshake(req->peer,
+                                           (req->ctl.flags &
+                                            MCA_PML_UMR_CTL_ADDR) ?
+                                           req->ctl.data + req->ctl.rkey_len :
+                                           NULL, req->ctl.addr_len);
         if (rc < 0) {
             req->error = MPI_ERR_OTHER;
             mca_pml_umr_recv_ack(req);
@@ -258,23 +267,11 @@ void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         }
         req->step = MCA_PML_UMR_STEP_GET;
         if (rc == 0) {
-            opal_list_append(&req->peer->waiting, &req->wait_item);
+            mca_common_umr_peer_wait(req->peer, &req->work);
             return;
         }
     }
     mca_pml_umr_recv_get(req);
-}
-
-int mca_pml_umr_recv_has_magic(void *buf, size_t count, ompi_datatype_t *dt)
-{
-    uint64_t magic[2];
-
-    if (ompi_datatype_is_contiguous_memory_layout(dt, count)) {
-        memcpy(magic, (char*)buf + dt->super.true_lb, sizeof(magic));
-    } else {
-        mca_pml_umr_peek(buf, count, dt, magic, sizeof(magic));
-    }
-    return (magic[0] == MCA_PML_UMR_MAGIC0) && (magic[1] == MCA_PML_UMR_MAGIC1);
 }
 
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
@@ -290,34 +287,27 @@ static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
     }
     /* maybe a control message: decided in progress, outside the PML */
     req->step = MCA_PML_UMR_STEP_CLASSIFY;
-    opal_list_append(&mca_pml_umr.retry, &req->wait_item);
-    mca_pml_umr_progress_ref(1);
+    mca_common_umr_work_post(&req->work);
+    mca_common_umr_progress_ref(1);
     return 0;
 }
 
-/* A control message taken from the stash (a matched probe). */
-void mca_pml_umr_recv_ctl(mca_pml_umr_request_t *req)
+/* Run by progress for receives on the work list (mca_pml_umr.recv_run). */
+void mca_pml_umr_recv_run(mca_common_umr_work_t *work)
 {
-    req->peer = mca_pml_umr_peer_get(req->comm, req->inner_status.MPI_SOURCE);
-    req->step = MCA_PML_UMR_STEP_CTL;
-    mca_pml_umr_progress_ref(1);
-    mca_pml_umr_recv_step(req);
+    mca_pml_umr_recv_step(ucs_container_of(work, mca_pml_umr_request_t,
+                                           work));
 }
 
-int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
+static int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
 {
     ompi_request_t *dummy;
     int rc;
 
-    mca_pml_umr_request_inner_free(req);   /* of the previous start */
-    req->super.req_state    = OMPI_REQUEST_ACTIVE;
-    req->super.req_complete = REQUEST_PENDING;
-    req->error              = MPI_SUCCESS;
-    req->has_rkey           = 0;
-    req->memh               = NULL;
-    req->tmp                = NULL;
-    req->passthrough        = 0;
-    req->mpi_done           = 0;
+    mca_pml_umr_request_restart(req);
+    req->has_rkey = 0;
+    req->memh     = NULL;
+    req->tmp      = NULL;
     if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
         rc = mca_pml_umr_stash_irecv(req, req->buf, req->count, req->dt,
                                      req->peer_rank, req->tag, req->comm,
@@ -344,14 +334,10 @@ mca_pml_umr_recv_alloc(void *buf, size_t count, ompi_datatype_t *dt, int src,
 {
     mca_pml_umr_request_t *req;
 
-    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, persistent, comm);
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, persistent, comm,
+                                    buf, count, dt, src, tag);
     if (req != NULL) {
-        req->buf       = buf;
-        req->count     = count;
-        req->dt        = dt;
-        req->peer_rank = src;
-        req->tag       = tag;
-        OMPI_DATATYPE_RETAIN(dt);
+        req->start = mca_pml_umr_recv_start;
     }
     return req;
 }
@@ -432,7 +418,6 @@ mca_pml_umr_recv_blocking_ctl(void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;
-    int rc;
 
     req = mca_pml_umr_recv_alloc(buf, count, dt, sp->MPI_SOURCE, tag, comm,
                                  false);
@@ -442,16 +427,10 @@ mca_pml_umr_recv_blocking_ctl(void *buf, size_t count, ompi_datatype_t *dt,
     req->inner_status           = *sp;
     req->inner_status.MPI_ERROR = MPI_SUCCESS;
     req->step                   = MCA_PML_UMR_STEP_CLASSIFY;
-    mca_pml_umr_progress_ref(1);
+    mca_common_umr_progress_ref(1);
     mca_pml_umr_recv_step(req);
-    ompi_request_wait_completion(&req->super);
-    rc = req->super.req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = req->super.req_status;
-    }
     oreq = &req->super;
-    ompi_request_free(&oreq);
-    return rc;
+    return mca_pml_umr_request_wait_free(&oreq, status);
 }
 
 int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
@@ -486,13 +465,7 @@ int mca_pml_umr_recv(void *buf, size_t count, ompi_datatype_t *dt, int src,
     if (rc != OMPI_SUCCESS) {
         return rc;
     }
-    ompi_request_wait_completion(req);
-    rc = req->req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = req->req_status;
-    }
-    ompi_request_free(&req);
-    return rc;
+    return mca_pml_umr_request_wait_free(&req, status);
 }
 
 int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
@@ -539,8 +512,7 @@ int mca_pml_umr_start(size_t count, ompi_request_t **requests)
             rc = mca_pml_umr.real.pml_start(1, &requests[i]);
         } else {
             req = (mca_pml_umr_request_t*)requests[i];
-            rc  = (req->kind == MCA_PML_UMR_REQ_SEND) ?
-                  mca_pml_umr_send_start(req) : mca_pml_umr_recv_start(req);
+            rc  = req->start(req);
         }
         if (rc != OMPI_SUCCESS) {
             return rc;

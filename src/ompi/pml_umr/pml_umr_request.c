@@ -4,17 +4,18 @@
  * type OMPI_REQUEST_PML, completed with ompi_request_complete(); the wrapped
  * PML's own request for the same message stays internal (req->inner).
  */
-#include "pml_umr.h"
-#include "umr_mpi_dtype.h"
+#include "pml_umr_request.h"
+
+#include <opal/datatype/opal_convertor.h>
 
 static void mca_pml_umr_request_construct(mca_pml_umr_request_t *req)
 {
-    OBJ_CONSTRUCT(&req->wait_item, opal_list_item_t);
+    OBJ_CONSTRUCT(&req->work, opal_list_item_t);
 }
 
 static void mca_pml_umr_request_destruct(mca_pml_umr_request_t *req)
 {
-    OBJ_DESTRUCT(&req->wait_item);
+    OBJ_DESTRUCT(&req->work);
 }
 
 OBJ_CLASS_INSTANCE(mca_pml_umr_request_t, ompi_request_t,
@@ -57,7 +58,7 @@ static int mca_pml_umr_request_free(ompi_request_t **request)
         if (!REQUEST_COMPLETE(&req->super) && (req->inner != NULL)) {
             /* inside its completion, maybe inside req->inner's own
              * completion callback: the inner request is freed later */
-            mca_pml_umr_reap_add(req->inner);
+            mca_common_umr_reap_add(req->inner);
             req->inner = NULL;
         }
         mca_pml_umr_request_return(req);
@@ -79,9 +80,35 @@ static int mca_pml_umr_request_cancel(ompi_request_t *request, int flag)
     return OMPI_SUCCESS;
 }
 
+/* MPI_Start(all) of a persistent request of ours. */
 static int mca_pml_umr_request_start(size_t count, ompi_request_t **requests)
 {
-    return mca_pml_umr_start(count, requests);
+    mca_pml_umr_request_t *req;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < count; ++i) {
+        req = (mca_pml_umr_request_t*)requests[i];
+        rc  = req->start(req);
+        if (rc != OMPI_SUCCESS) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_pml_umr_requests_init(void)
+{
+    OBJ_CONSTRUCT(&mca_pml_umr.requests, opal_free_list_t);
+    opal_free_list_init(&mca_pml_umr.requests, sizeof(mca_pml_umr_request_t),
+                        opal_cache_line_size, OBJ_CLASS(mca_pml_umr_request_t),
+                        0, opal_cache_line_size, 8, -1, 8, NULL, 0, NULL,
+                        NULL, NULL);
+}
+
+void mca_pml_umr_requests_fini(void)
+{
+    OBJ_DESTRUCT(&mca_pml_umr.requests);
 }
 
 int mca_pml_umr_request_is_ours(const ompi_request_t *req)
@@ -90,7 +117,10 @@ int mca_pml_umr_request_is_ours(const ompi_request_t *req)
 }
 
 mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
-                                                 ompi_communicator_t *comm)
+                                                 ompi_communicator_t *comm,
+                                                 void *buf, size_t count,
+                                                 ompi_datatype_t *dt, int rank,
+                                                 int tag)
 {
     mca_pml_umr_request_t *req;
 
@@ -107,12 +137,17 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->super.req_start           = mca_pml_umr_request_start;
     req->super.req_mpi_object.comm = comm;
     req->kind                      = kind;
+    req->work.run                  = mca_pml_umr.recv_run;
     req->free_called               = 0;
     req->mpi_done                  = 0;
     req->events                    = 0;
     req->passthrough               = 0;
     req->in_place                  = 0;
-    req->dt                        = NULL;
+    req->buf                       = buf;
+    req->count                     = count;
+    req->dt                        = dt;
+    req->peer_rank                 = rank;
+    req->tag                       = tag;
     req->inner                     = NULL;
     req->peer                      = NULL;
     req->memh                      = NULL;
@@ -123,6 +158,9 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->error                     = MPI_SUCCESS;
     req->comm                      = comm;
     OBJ_RETAIN(comm);
+    if (dt != NULL) {
+        OMPI_DATATYPE_RETAIN(dt);
+    }
     return req;
 }
 
@@ -130,14 +168,14 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
 void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
 {
     if (req->in_place) {
-        mca_pml_umr_hook_done(req);   /* completes req->inner instead */
+        req->in_place_done(req);      /* completes req->inner instead */
         return;
     }
     if (req->free_called) {
         /* freed by the user while active: maybe inside req->inner's own
          * completion callback, so the inner request is freed later */
         if (req->inner != NULL) {
-            mca_pml_umr_reap_add(req->inner);
+            mca_common_umr_reap_add(req->inner);
             req->inner = NULL;
         }
         mca_pml_umr_request_return(req);
@@ -151,12 +189,28 @@ void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req)
     ompi_request_complete(&req->super, true);
 }
 
-/* Run `fn` when the wrapped PML completes req->inner (now, if it already
- * has: nothing else runs between the PML call and this one). */
-int mca_pml_umr_inner_hook(mca_pml_umr_request_t *req,
-                           ompi_request_complete_fn_t fn)
+void mca_pml_umr_request_restart(mca_pml_umr_request_t *req)
 {
-    return ompi_request_set_callback(req->inner, fn, req);
+    mca_pml_umr_request_inner_free(req);   /* of the previous start */
+    req->super.req_state    = OMPI_REQUEST_ACTIVE;
+    req->super.req_complete = REQUEST_PENDING;
+    req->error              = MPI_SUCCESS;
+    req->passthrough        = 0;
+    req->mpi_done           = 0;
+}
+
+int mca_pml_umr_request_wait_free(ompi_request_t **req,
+                                  ompi_status_public_t *status)
+{
+    int rc;
+
+    ompi_request_wait_completion(*req);
+    rc = (*req)->req_status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = (*req)->req_status;
+    }
+    ompi_request_free(req);
+    return rc;
 }
 
 /* The first `len` packed bytes of (buf, count, dt). */
@@ -173,4 +227,16 @@ void mca_pml_umr_peek(const void *buf, size_t count, ompi_datatype_t *dt,
                                              &dt->super, count, buf, 0, &conv);
     opal_convertor_pack(&conv, &iov, &iov_count, &max_data);
     OBJ_DESTRUCT(&conv);
+}
+
+int mca_pml_umr_recv_has_magic(void *buf, size_t count, ompi_datatype_t *dt)
+{
+    uint64_t magic[2];
+
+    if (ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        memcpy(magic, (char*)buf + dt->super.true_lb, sizeof(magic));
+    } else {
+        mca_pml_umr_peek(buf, count, dt, magic, sizeof(magic));
+    }
+    return (magic[0] == MCA_PML_UMR_MAGIC0) && (magic[1] == MCA_PML_UMR_MAGIC1);
 }

@@ -2,10 +2,38 @@
  * pml/umr send side: pass-through test, zero-copy send (layout key + control
  * message through the wrapped PML), acknowledgements.
  */
-#include "pml_umr.h"
+#include "pml_umr_send.h"
+#include "pml_umr_request.h"
 #include "pml_umr_choose.h"
+#include "common_umr_dtype.h"
 
 #include <string.h>
+
+static int mca_pml_umr_send_start(mca_pml_umr_request_t *req);
+
+/* pml_umr_choose_zcopy() for this peer's engine, remembered per datatype
+ * and count in the datatype's front slot (common_umr_dtype.h); the message
+ * is eligible (size, layout). */
+static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
+                                    size_t count,
+                                    const mca_common_umr_peer_t *peer)
+{
+    mca_pml_umr_choose_peer_t cp;
+    int e = peer->rail->is_sw ? 0 : 1;
+
+    if (OPAL_LIKELY((slot->memo[e] >= 0) && (slot->memo_count[e] == count))) {
+        return slot->memo[e];
+    }
+    cp.engine           = peer->rail->is_sw ? "sw" : "mlx5";
+    cp.same_host        = peer->rail->is_sw;
+    cp.pml              = mca_pml_umr.real_component.pmlm_version.
+                          mca_component_name;
+    slot->memo[e]       = (signed char)mca_pml_umr_choose_zcopy(
+                                  slot->info, count, &cp,
+                                  mca_pml_umr.zcopy_mode);
+    slot->memo_count[e] = count;
+    return slot->memo[e];
+}
 
 /* Everything below Z bytes, contiguous data and small derived-datatype
  * messages go straight to the wrapped PML: one multiply, two compares and
@@ -35,24 +63,26 @@ static inline int mca_pml_umr_send_fast(const void *buf,
 }
 
 /* The peer for a zero-copy send of this message, or NULL to pass through. */
-static mca_pml_umr_peer_t *
+static mca_common_umr_peer_t *
 mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
                         int dst, mca_pml_base_send_mode_t mode,
                         ompi_communicator_t *comm, const umr_mpi_dtype_t **info)
 {
     size_t len = dt->super.size * count;
-    mca_pml_umr_peer_t *peer;
+    mca_common_umr_dtype_slot_t *slot;
+    mca_common_umr_peer_t *peer;
     mca_pml_umr_ctl_t head;
     int candidate;
 
     candidate = (len >= mca_pml_umr.min_size) &&
                 !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
-        (NULL == (peer = mca_pml_umr_peer_get(comm, dst))) ||
-        (NULL == (*info = mca_pml_umr_dtype_get(dt))) ||
-        ((*info)->layout == NULL)) {
+        (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
+        (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
+        (slot->info->layout == NULL)) {
         goto pass;
     }
+    *info = slot->info;
     if (len == MCA_PML_UMR_CTL_SIZE) {
         mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
         if (mca_pml_umr_ctl_is_magic(&head)) {
@@ -60,7 +90,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
             return peer;
         }
     }
-    if (candidate && mca_pml_umr_dtype_choose(dt, count, peer)) {
+    if (candidate && mca_pml_umr_dtype_choose(slot, count, peer)) {
         return peer;
     }
 
@@ -70,6 +100,8 @@ pass:
 }
 
 /* ---- acknowledgements --------------------------------------------------- */
+
+static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
 
 typedef struct mca_pml_umr_ack_slot {
     ompi_request_t    *req;
@@ -83,7 +115,7 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
     mca_pml_umr_ack_slot_t *slot = ireq->req_complete_cb_data;
     mca_pml_umr_request_t *req;
 
-    mca_pml_umr_reap_add(ireq);
+    mca_common_umr_reap_add(ireq);
     if (!ireq->req_status._cancelled) {
         req = (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
         if (slot->ack.error != MPI_SUCCESS) {
@@ -95,7 +127,7 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
     return 0;
 }
 
-int mca_pml_umr_ack_post(mca_pml_umr_peer_t *peer)
+static int mca_pml_umr_ack_post(mca_common_umr_peer_t *peer)
 {
     mca_pml_umr_ack_slot_t *slot = malloc(sizeof(*slot));
     int rc;
@@ -119,14 +151,13 @@ int mca_pml_umr_ack_post(mca_pml_umr_peer_t *peer)
 
 /* One of the two events of a zero-copy send (control message sent, ack
  * received), or the one event of a pass-through persistent send. */
-void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
+static void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
 {
     if (--req->events > 0) {
         return;
     }
     if (req->lkey != NULL) {
-        mca_pml_umr_lkey_put(req->lkey);
-        mca_pml_umr_region_put(req->region);
+        mca_common_umr_lkey_release(req->region, req->lkey);
         req->lkey   = NULL;
         req->region = NULL;
     }
@@ -154,25 +185,21 @@ static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                   const umr_mpi_dtype_t *info)
 {
-    mca_pml_umr_peer_t *peer = req->peer;
-    mca_pml_umr_ctl_t *ctl   = &req->ctl;
-    ptrdiff_t lo, hi;
+    mca_common_umr_peer_t *peer = req->peer;
+    mca_pml_umr_ctl_t *ctl      = &req->ctl;
+    size_t addr_len;
     int rc;
 
-    if (mca_pml_umr_peer_ep(peer) != OMPI_SUCCESS) {
-        return OMPI_ERROR;
-    }
     /* the region and its layout key: registered once, reused */
-    mca_pml_umr_span(info->layout, req->count, &lo, &hi);
-    if (mca_pml_umr_region_get(peer->rail, (char*)req->buf + lo, hi - lo,
-                               &req->region) != OMPI_SUCCESS) {
+    if (mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
+                                    req->count, &req->region, &req->lkey) !=
+        OMPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    if (mca_pml_umr_lkey_get(req->region, req->buf, info->layout, req->count,
-                             &req->lkey) != OMPI_SUCCESS) {
-        mca_pml_umr_region_put(req->region);
-        req->region = NULL;
-        return OMPI_ERROR;
+    /* the endpoint, and its address while the peer is not connected */
+    if (mca_common_umr_peer_prepare(peer, ctl->data + peer->rail->rkey_size,
+                                    &addr_len) != OMPI_SUCCESS) {
+        goto err_dereg;
     }
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
@@ -180,9 +207,12 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     ctl->sreq     = (uintptr_t)req;
     ctl->length   = req->dt->super.size * req->count;
     ctl->rkey_len = peer->rail->rkey_size;
-    ctl->rail     = peer->rail - mca_pml_umr.rails;
+    ctl->rail     = peer->rail - mca_common_umr_rails.rails;
     memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
-    mca_pml_umr_peer_ctl_addr(peer, ctl, ctl->rkey_len);
+    if (addr_len > 0) {
+        ctl->addr_len = addr_len;
+        ctl->flags   |= MCA_PML_UMR_CTL_ADDR;
+    }
     if (mca_pml_umr_ack_post(peer) != OMPI_SUCCESS) {
         goto err_dereg;
     }
@@ -204,28 +234,42 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     }
     ++mca_pml_umr.cnt.zcopy_sends;
     mca_pml_umr.cnt.zcopy_bytes += ctl->length;
-    mca_pml_umr_inner_hook(req, mca_pml_umr_send_inner_cb);
+    ompi_request_set_callback(req->inner, mca_pml_umr_send_inner_cb, req);
     return OMPI_SUCCESS;
 
 err_dereg:
-    mca_pml_umr_lkey_put(req->lkey);
-    mca_pml_umr_region_put(req->region);
+    mca_common_umr_lkey_release(req->region, req->lkey);
     req->lkey   = NULL;
     req->region = NULL;
     return OMPI_ERROR;
 }
 
-static void mca_pml_umr_send_setup(mca_pml_umr_request_t *req, const void *buf,
-                                   size_t count, ompi_datatype_t *dt, int dst,
-                                   int tag, mca_pml_base_send_mode_t mode)
+/* A zero-copy send of this message, its control message posted: its
+ * request, or NULL to pass the message through. */
+static UCS_F_ALWAYS_INLINE mca_pml_umr_request_t *
+mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
+                       int dst, int tag, mca_pml_base_send_mode_t mode,
+                       ompi_communicator_t *comm)
 {
-    req->buf       = (void*)buf;
-    req->count     = count;
-    req->dt        = dt;
-    req->peer_rank = dst;
-    req->tag       = tag;
-    req->mode      = mode;
-    OMPI_DATATYPE_RETAIN(dt);
+    const umr_mpi_dtype_t *info;
+    mca_pml_umr_request_t *req;
+    mca_common_umr_peer_t *peer;
+
+    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
+    if ((peer == NULL) ||
+        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
+                                                  comm, (void*)buf, count, dt,
+                                                  dst, tag)))) {
+        return NULL;
+    }
+    req->mode = mode;
+    req->peer = peer;
+    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req); /* returns it */
+        return NULL;
+    }
+    return req;
 }
 
 /* Slow paths are never inlined: the entry points stay a compare and a
@@ -235,22 +279,10 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
                        int dst, int tag, mca_pml_base_send_mode_t mode,
                        ompi_communicator_t *comm, ompi_request_t **request)
 {
-    const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
-    mca_pml_umr_peer_t *peer;
 
-    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
-                                                  comm)))) {
-        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
-                                          request);
-    }
-    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
-    req->peer = peer;
-    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req); /* returns it */
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    if (req == NULL) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
@@ -277,30 +309,15 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
                       int dst, int tag, mca_pml_base_send_mode_t mode,
                       ompi_communicator_t *comm)
 {
-    const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
-    mca_pml_umr_peer_t *peer;
     ompi_request_t *oreq;
-    int rc;
 
-    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
-                                                  comm)))) {
-        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
-    }
-    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
-    req->peer = peer;
-    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req); /* returns it */
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
     oreq = &req->super;
-    ompi_request_wait_completion(oreq);
-    rc = oreq->req_status.MPI_ERROR;
-    ompi_request_free(&oreq);
-    return rc;
+    return mca_pml_umr_request_wait_free(&oreq, MPI_STATUS_IGNORE);
 }
 
 int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
@@ -322,27 +339,24 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
     if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count)) ||
         (mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
-                                                  comm)))) {
+                                                  comm, (void*)buf, count, dt,
+                                                  dst, tag)))) {
         return mca_pml_umr.real.pml_isend_init(buf, count, dt, dst, tag, mode,
                                                comm, request);
     }
-    mca_pml_umr_send_setup(req, buf, count, dt, dst, tag, mode);
-    *request = &req->super;
+    req->mode = mode;
+    req->start = mca_pml_umr_send_start;
+    *request   = &req->super;
     return OMPI_SUCCESS;
 }
 
 /* MPI_Start of a persistent send made by mca_pml_umr_isend_init. */
-int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
+static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
 {
     const umr_mpi_dtype_t *info;
     int rc;
 
-    mca_pml_umr_request_inner_free(req);   /* of the previous start */
-    req->super.req_state    = OMPI_REQUEST_ACTIVE;
-    req->super.req_complete = REQUEST_PENDING;
-    req->error              = MPI_SUCCESS;
-    req->passthrough        = 0;
-    req->mpi_done           = 0;
+    mca_pml_umr_request_restart(req);
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
                                          &info);

@@ -1,15 +1,18 @@
 /**
  * mlx5_umr: public extension API of the UCT transport `mlx5_umr`.
  *
- * The layout engine (uct_umr_layout.h) describes noncontiguous data; the
+ * The layout engine (umr_layout.h) describes noncontiguous data; the
  * functions below register such data as one memory handle whose packed
  * remote key addresses the layout's packed stream, zero-based: byte offset
- * `off` through the key is byte `off` of uct_umr_layout_pack(layout, count).
+ * `off` through the key is byte `off` of umr_layout_pack(layout, count).
  */
 #ifndef UCT_UMR_H_
 #define UCT_UMR_H_
 
-#include "uct_umr_layout.h"
+#include "umr_layout.h"
+#ifndef UMR_LAYOUT_NO_DEPRECATED
+#include "uct_umr_layout.h"   /* the former uct_umr_layout_* names */
+#endif
 
 #include <uct/api/uct.h>
 
@@ -30,7 +33,7 @@ extern "C" {
  * Register `count` elements of `layout` at `base` as one memory handle on an
  * mlx5_umr md. The handle's packed key (uct_md_mkey_pack) addresses the
  * packed stream zero-based: remote address `off` is packed byte `off`, and
- * the key covers count * uct_umr_layout_size(layout) bytes. Release with
+ * the key covers count * umr_layout_size(layout) bytes. Release with
  * uct_md_mem_dereg(); any peer still holding the key then fails with a
  * remote access error instead of touching memory.
  *
@@ -44,7 +47,7 @@ extern "C" {
  * UCS_ERR_NO_RESOURCE (key pool exhausted), UCS_ERR_IO_ERROR (UMR failed).
  */
 ucs_status_t uct_umr_mem_reg(uct_md_h md, void *base,
-                             const uct_umr_layout_t *layout, size_t count,
+                             const umr_layout_t *layout, size_t count,
                              unsigned flags, uct_mem_h *memh_p);
 
 /** Memory domain counters (indirect key pool). */
@@ -76,12 +79,12 @@ ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
  * range outside the layout, memh or remote key) or another error.
  */
 ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
-                                   const uct_umr_layout_t *layout,
+                                   const umr_layout_t *layout,
                                    size_t count, size_t offset, size_t length,
                                    uint64_t remote_addr, uct_rkey_t rkey,
                                    uct_completion_t *comp);
 ucs_status_t uct_umr_ep_get_layout(uct_ep_h ep, uct_mem_h memh, void *base,
-                                   const uct_umr_layout_t *layout,
+                                   const umr_layout_t *layout,
                                    size_t count, size_t offset, size_t length,
                                    uint64_t remote_addr, uct_rkey_t rkey,
                                    uct_completion_t *comp);

@@ -33,7 +33,7 @@ int uct_mlx5_umr_cache_entry_equal(const uct_mlx5_umr_cache_entry_t *a,
     return (a->hash == b->hash) && (a->blob_len == b->blob_len) &&
            !memcmp(a->blob, b->blob, a->blob_len) &&
            ((a->layout == NULL) == (b->layout == NULL)) &&
-           ((a->layout == NULL) || uct_umr_layout_equal(a->layout, b->layout));
+           ((a->layout == NULL) || umr_layout_equal(a->layout, b->layout));
 }
 
 KHASH_IMPL(uct_mlx5_umr_cache, uct_mlx5_umr_cache_entry_t*, char, 0,
@@ -51,7 +51,7 @@ static void uct_mlx5_umr_cache_entry_free(uct_mlx5_umr_cache_t *cache,
         }
     }
     if (entry->layout != NULL) {
-        uct_umr_layout_free((uct_umr_layout_t*)entry->layout);
+        umr_layout_free((umr_layout_t*)entry->layout);
     }
     ucs_free(entry);
 }
@@ -161,7 +161,7 @@ void uct_mlx5_umr_cache_cleanup(uct_mlx5_umr_cache_t *cache)
 
 uct_mlx5_umr_cache_entry_t *
 uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, const void *blob,
-                          size_t blob_len, const uct_umr_layout_t *layout)
+                          size_t blob_len, const umr_layout_t *layout)
 {
     uct_mlx5_umr_cache_entry_t probe, *entry;
     khiter_t it;
@@ -186,13 +186,13 @@ uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, const void *blob,
 
 ucs_status_t
 uct_mlx5_umr_cache_insert(uct_mlx5_umr_cache_t *cache, const void *blob,
-                          size_t blob_len, const uct_umr_layout_t *layout,
+                          size_t blob_len, const umr_layout_t *layout,
                           const uint64_t *memh_ids, unsigned num_memhs,
                           unsigned num_mkeys,
                           uct_mlx5_umr_cache_entry_t **entry_p)
 {
     uct_mlx5_umr_cache_entry_t *entry;
-    uct_umr_layout_t *layout_copy;
+    umr_layout_t *layout_copy;
     ucs_status_t status;
     size_t size;
     unsigned i;
@@ -229,7 +229,7 @@ uct_mlx5_umr_cache_insert(uct_mlx5_umr_cache_t *cache, const void *blob,
     memcpy(entry->memh_ids, memh_ids, num_memhs * sizeof(*memh_ids));
     memcpy((void*)entry->blob, blob, blob_len);
     if (layout != NULL) {
-        status = uct_umr_layout_dup(layout, &layout_copy);
+        status = umr_layout_dup(layout, &layout_copy);
         if (status != UCS_OK) {
             ucs_free(entry);
             return status;

@@ -36,7 +36,7 @@ typedef struct uct_mlx5_umr_cache_entry {
     uint64_t            hash;
     size_t              blob_len;
     const void          *blob;       /* identity */
-    const uct_umr_layout_t *layout;  /* identity too, when set (own copy) */
+    const umr_layout_t *layout;  /* identity too, when set (own copy) */
     unsigned            num_memhs;
     uint64_t            *memh_ids;
     unsigned            num_mkeys;
@@ -78,7 +78,7 @@ void uct_mlx5_umr_cache_cleanup(uct_mlx5_umr_cache_t *cache);
 /* Hit: the entry (one more operation in flight), else NULL. */
 uct_mlx5_umr_cache_entry_t *
 uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, const void *blob,
-                          size_t blob_len, const uct_umr_layout_t *layout);
+                          size_t blob_len, const umr_layout_t *layout);
 
 /*
  * Miss: a new entry with num_mkeys keys from the md pool, evicting the least
@@ -90,7 +90,7 @@ uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, const void *blob,
  */
 ucs_status_t
 uct_mlx5_umr_cache_insert(uct_mlx5_umr_cache_t *cache, const void *blob,
-                          size_t blob_len, const uct_umr_layout_t *layout,
+                          size_t blob_len, const umr_layout_t *layout,
                           const uint64_t *memh_ids, unsigned num_memhs,
                           unsigned num_mkeys,
                           uct_mlx5_umr_cache_entry_t **entry_p);

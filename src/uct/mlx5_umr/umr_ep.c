@@ -32,7 +32,7 @@ void uct_mlx5_umr_ep_op_release(uct_mlx5_umr_ep_t *ep,
         iface->eng->mr_dereg(iface->md->dev, op->tmp_mr);
     }
     if (op->own_layout != NULL) {
-        uct_umr_layout_free(op->own_layout);
+        umr_layout_free(op->own_layout);
     }
     ucs_mpool_put(op);
 }
@@ -65,11 +65,11 @@ static void uct_mlx5_umr_ep_op_finish(uct_mlx5_umr_ep_t *ep,
         if (op->unpack_cb != NULL) {
             op->unpack_cb(op->unpack_arg, buf, op->length);
         } else if (op->unpack_layout != NULL) {
-            status = uct_umr_layout_unpack_range(op->unpack_layout,
-                                                 op->unpack_count,
-                                                 op->unpack_base,
-                                                 op->unpack_offset,
-                                                 op->length, buf);
+            status = umr_layout_unpack_range(op->unpack_layout,
+                                             op->unpack_count,
+                                             op->unpack_base,
+                                             op->unpack_offset,
+                                             op->length, buf);
         }
     }
 
@@ -280,7 +280,7 @@ ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
 ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
                                          uct_mlx5_umr_op_t *op,
                                          umr_eng_opcode_t opcode,
-                                         const uct_umr_layout_t *layout,
+                                         const umr_layout_t *layout,
                                          int keep_copy, size_t count,
                                          void *base, uint64_t offset,
                                          uint64_t length, umr_eng_sge_t *sge)
@@ -294,12 +294,12 @@ ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
     }
 
     if (opcode == UMR_ENG_OP_RDMA_WRITE) {
-        status = uct_umr_layout_pack_range(layout, count, base, offset, length,
-                                           uct_mlx5_umr_iface_buf(iface,
+        status = umr_layout_pack_range(layout, count, base, offset, length,
+                                       uct_mlx5_umr_iface_buf(iface,
                                                                   op->buf));
     } else {
         if (keep_copy) {
-            status = uct_umr_layout_dup(layout, &op->own_layout);
+            status = umr_layout_dup(layout, &op->own_layout);
             layout = op->own_layout;
         }
         op->unpack_layout = layout;
@@ -325,7 +325,7 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                               const umr_layout_plan_t *plan, void *base,
                               const uint32_t *lkeys, unsigned frags,
                               const void *blob, size_t blob_len,
-                              const uct_umr_layout_t *layout,
+                              const umr_layout_t *layout,
                               const uint64_t *memh_ids, unsigned num_memhs)
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
@@ -611,8 +611,8 @@ ucs_status_t uct_umr_ep_rkey_unpack(uct_ep_h tl_ep, const void *rkey_buffer,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    return uct_mlx5_umr_rcache_get(
-            &ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t)->rcache, rkey_buffer,
+    return uct_mlx5_umr_rkey_cache_get(
+            &ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t)->rkey_cache, rkey_buffer,
             rkey_p);
 }
 
@@ -624,8 +624,8 @@ ucs_status_t uct_umr_ep_rkey_release(uct_ep_h tl_ep, uct_rkey_t rkey)
         return UCS_ERR_INVALID_PARAM;
     }
 
-    return uct_mlx5_umr_rcache_put(
-            &ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t)->rcache, rkey);
+    return uct_mlx5_umr_rkey_cache_put(
+            &ucs_derived_of(tl_ep, uct_mlx5_umr_ep_t)->rkey_cache, rkey);
 }
 
 static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_ep_t, const uct_ep_params_t *params)
@@ -665,8 +665,8 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_ep_t, const uct_ep_params_t *params)
     ucs_queue_head_init(&self->pending);
     uct_mlx5_umr_cache_init(&self->cache, iface->md, iface->config.cache_size,
                             &self->stats);
-    uct_mlx5_umr_rcache_init(&self->rcache, iface->config.rcache_size,
-                             &self->stats);
+    uct_mlx5_umr_rkey_cache_init(&self->rkey_cache, iface->config.rcache_size,
+                                 &self->stats);
     ucs_list_add_tail(&iface->eps, &self->list);
     return UCS_OK;
 }
@@ -691,7 +691,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_mlx5_umr_ep_t)
 
     uct_mlx5_umr_ep_pending_purge(&self->super.super, NULL, NULL);
     uct_mlx5_umr_cache_cleanup(&self->cache);
-    uct_mlx5_umr_rcache_cleanup(&self->rcache);
+    uct_mlx5_umr_rkey_cache_cleanup(&self->rkey_cache);
 }
 
 UCS_CLASS_DEFINE(uct_mlx5_umr_ep_t, uct_base_ep_t);

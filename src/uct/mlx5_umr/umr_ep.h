@@ -6,7 +6,7 @@
 
 #include "umr_iface.h"
 #include "umr_cache.h"
-#include "umr_rcache.h"
+#include "umr_rkey_cache.h"
 
 
 /* Reporting of an endpoint's failure to the iface error handler. */
@@ -36,7 +36,7 @@ struct uct_mlx5_umr_ep {
     uint8_t              peer_ep_addr[2 * UMR_ENG_ADDR_MAX];
     uint64_t             peer_dev_hash;
     uct_mlx5_umr_cache_t cache;
-    uct_mlx5_umr_rcache_t rcache;
+    uct_mlx5_umr_rkey_cache_t rkey_cache;
     uct_umr_ep_stats_t   stats;
 };
 
@@ -132,7 +132,7 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                               const umr_layout_plan_t *plan, void *base,
                               const uint32_t *lkeys, unsigned frags,
                               const void *blob, size_t blob_len,
-                              const uct_umr_layout_t *layout,
+                              const umr_layout_t *layout,
                               const uint64_t *memh_ids, unsigned num_memhs);
 
 /* Pack fallback through a bounce buffer: a write packs [offset, +length) of
@@ -141,7 +141,7 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
 ucs_status_t uct_mlx5_umr_ep_pack_layout(uct_mlx5_umr_ep_t *ep,
                                          uct_mlx5_umr_op_t *op,
                                          umr_eng_opcode_t opcode,
-                                         const uct_umr_layout_t *layout,
+                                         const umr_layout_t *layout,
                                          int keep_copy, size_t count,
                                          void *base, uint64_t offset,
                                          uint64_t length, umr_eng_sge_t *sge);

@@ -29,7 +29,7 @@ typedef struct UCS_S_PACKED {
 static ucs_status_t
 uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                            uct_mlx5_umr_memh_t *memh, void *base,
-                           const uct_umr_layout_t *layout, size_t count,
+                           const umr_layout_t *layout, size_t count,
                            unsigned frags)
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
@@ -39,7 +39,7 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     ucs_status_t status;
 
     blob.memh_id     = memh->id;
-    blob.layout_hash = uct_umr_layout_hash(layout);
+    blob.layout_hash = umr_layout_hash(layout);
     blob.base        = (uintptr_t)base;
     blob.count       = count;
 
@@ -53,7 +53,7 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     if (status != UCS_OK) {
         ucs_error("mlx5_umr ep %p: lowering the local layout (count %zu) "
                   "failed: %s: %s", ep, count, ucs_status_string(status),
-                  uct_umr_layout_last_error());
+                  umr_layout_last_error());
         return status;
     }
 
@@ -71,7 +71,7 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
 static ucs_status_t
 uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
                           uct_mem_h tl_memh, void *base,
-                          const uct_umr_layout_t *layout, size_t count,
+                          const umr_layout_t *layout, size_t count,
                           size_t offset, size_t length, uint64_t remote_addr,
                           uct_rkey_t tl_rkey, uct_completion_t *comp)
 {
@@ -111,7 +111,7 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
     if ((umr_layout_total_size(layout, count, &total) != UCS_OK) ||
         (umr_layout_span(layout, count, &span_lb, &span_ub) != UCS_OK)) {
         ucs_error("mlx5_umr ep %p: layout op: %s", ep,
-                  uct_umr_layout_last_error());
+                  umr_layout_last_error());
         return UCS_ERR_INVALID_PARAM;
     }
     if ((offset > total) || (length > total - offset)) {
@@ -143,8 +143,8 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
 
     pack = uct_mlx5_umr_ep_should_pack(
             iface, length,
-            (double)uct_umr_layout_size(layout) /
-            ucs_max(uct_umr_layout_num_blocks(layout), 1));
+            (double)umr_layout_size(layout) /
+            ucs_max(umr_layout_num_blocks(layout), 1));
     if (!uct_mlx5_umr_ep_has_slots(ep, frags) ||
         (pack && !uct_mlx5_umr_iface_has_buf(iface))) {
         return uct_mlx5_umr_ep_no_resource(ep);
@@ -180,7 +180,7 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
 }
 
 ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
-                                   const uct_umr_layout_t *layout,
+                                   const umr_layout_t *layout,
                                    size_t count, size_t offset, size_t length,
                                    uint64_t remote_addr, uct_rkey_t rkey,
                                    uct_completion_t *comp)
@@ -191,7 +191,7 @@ ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
 }
 
 ucs_status_t uct_umr_ep_get_layout(uct_ep_h ep, uct_mem_h memh, void *base,
-                                   const uct_umr_layout_t *layout,
+                                   const umr_layout_t *layout,
                                    size_t count, size_t offset, size_t length,
                                    uint64_t remote_addr, uct_rkey_t rkey,
                                    uct_completion_t *comp)

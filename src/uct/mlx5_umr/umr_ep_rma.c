@@ -216,7 +216,7 @@ uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                                      &iface->md->limits, &plan);
     if (status != UCS_OK) {
         ucs_error("mlx5_umr ep %p: %u local entries do not fit a list key: "
-                  "%s", ep, num_sge, uct_umr_layout_last_error());
+                  "%s", ep, num_sge, umr_layout_last_error());
         return status;
     }
 

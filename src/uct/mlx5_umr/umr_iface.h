@@ -113,8 +113,8 @@ typedef struct uct_mlx5_umr_op {
     /* what to do with the bounce buffer after a read */
     uct_unpack_callback_t unpack_cb;
     void                 *unpack_arg;
-    const uct_umr_layout_t *unpack_layout; /* scatter with unpack_range */
-    uct_umr_layout_t     *own_layout;/* copy the op keeps, freed at release */
+    const umr_layout_t *unpack_layout; /* scatter with unpack_range */
+    umr_layout_t     *own_layout;/* copy the op keeps, freed at release */
     size_t               unpack_count;
     void                 *unpack_base;
     uint64_t             unpack_offset;

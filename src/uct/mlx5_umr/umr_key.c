@@ -92,15 +92,15 @@ ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
     unsigned next = 0, outstanding = 0, posted;
     ucs_status_t status, wstatus;
 
-    status = uct_mlx5_umr_md_qp_get(md);
+    status = uct_mlx5_umr_qp_get(&md->umr);
     if (status != UCS_OK) {
         return status;
     }
 
     for (;;) {
         posted = next;
-        status = uct_mlx5_umr_key_post(md, md->qp, plan, base, lkeys, mkeys,
-                                       access, md->umr_sn++, &next);
+        status = uct_mlx5_umr_key_post(md, md->umr.qp, plan, base, lkeys,
+                                       mkeys, access, md->umr.sn++, &next);
         posted                 = next - posted;
         outstanding           += posted;
         md->stats.umr_posted  += posted;
@@ -108,7 +108,7 @@ ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
             break;
         }
         /* queue full: wait for one slot */
-        status = uct_mlx5_umr_md_wait(md, &outstanding, outstanding - 1);
+        status = uct_mlx5_umr_qp_wait(&md->umr, &outstanding, outstanding - 1);
         if (status != UCS_OK) {
             break;
         }
@@ -119,14 +119,14 @@ ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
                   next + 1, plan->num_keys, ucs_status_string(status));
     }
 
-    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+    wstatus = uct_mlx5_umr_qp_wait(&md->umr, &outstanding, 0);
     if (status == UCS_OK) {
         status = wstatus;
     }
     if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
         /* the caller fails with wstatus either way; a failed reset is
          * logged and leaves no QP, the next configuration tries again */
-        (void)uct_mlx5_umr_md_qp_reset(md);
+        (void)uct_mlx5_umr_qp_reset(&md->umr);
     }
     return status;
 }

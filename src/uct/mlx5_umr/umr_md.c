@@ -10,7 +10,6 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
-#include <ucs/time/time.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -301,123 +300,6 @@ void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
     ucs_list_del(&listener->list);
 }
 
-/* ---- the md's loopback UMR queue pair ---------------------------------- */
-
-static void uct_mlx5_umr_md_qp_destroy(uct_mlx5_umr_md_t *md)
-{
-    if (md->qp != NULL) {
-        md->eng->qp_destroy(md->qp);
-        md->qp = NULL;
-    }
-    if (md->cq != NULL) {
-        md->eng->cq_destroy(md->cq);
-        md->cq = NULL;
-    }
-}
-
-static ucs_status_t uct_mlx5_umr_md_qp_create(uct_mlx5_umr_md_t *md)
-{
-    uint64_t dev_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
-    uint64_t qp_addr[UMR_ENG_ADDR_MAX / sizeof(uint64_t)];
-    umr_eng_qp_params_t qp_params;
-    ucs_status_t status;
-
-    ucs_assert((md->qp == NULL) && (md->cq == NULL));
-    status = md->eng->cq_create(md->dev, md->config.umr_queue_len * 2,
-                                &md->cq);
-    if (status != UCS_OK) {
-        md->cq = NULL;
-        goto err;
-    }
-
-    qp_params.sq_size         = md->config.umr_queue_len;
-    qp_params.max_sge         = 1;
-    qp_params.umr_list_entries = md->config.mkey_entries;
-    status = md->eng->qp_create(md->dev, md->cq, &qp_params, &md->qp);
-    if (status != UCS_OK) {
-        md->qp = NULL;
-        goto err_destroy;
-    }
-
-    /* A UMR needs a QP in RTS: connect it to itself. */
-    md->eng->dev_get_addr(md->dev, dev_addr);
-    md->eng->qp_get_addr(md->qp, qp_addr);
-    status = md->eng->qp_connect(md->qp, dev_addr, qp_addr);
-    if (status != UCS_OK) {
-        goto err_destroy;
-    }
-
-    return UCS_OK;
-
-err_destroy:
-    /* never keep a pointer to what was destroyed */
-    uct_mlx5_umr_md_qp_destroy(md);
-err:
-    ucs_error("mlx5_umr md %p: failed to create the UMR queue pair: %s", md,
-              ucs_status_string(status));
-    return status;
-}
-
-ucs_status_t uct_mlx5_umr_md_qp_get(uct_mlx5_umr_md_t *md)
-{
-    if (ucs_likely(md->qp != NULL)) {
-        return UCS_OK;
-    }
-
-    /* a reset could not create it: try again */
-    return uct_mlx5_umr_md_qp_create(md);
-}
-
-ucs_status_t uct_mlx5_umr_md_qp_reset(uct_mlx5_umr_md_t *md)
-{
-    ucs_status_t status;
-
-    uct_mlx5_umr_md_qp_destroy(md);
-    status = uct_mlx5_umr_md_qp_create(md);
-    if (status != UCS_OK) {
-        ucs_error("mlx5_umr md %p: the UMR queue pair is gone after an error "
-                  "and could not be recreated (%s); layout registration "
-                  "fails until it can be", md, ucs_status_string(status));
-    }
-    return status;
-}
-
-/* Wait for `*outstanding` signaled WRs of the md QP; first error wins. */
-ucs_status_t uct_mlx5_umr_md_wait(uct_mlx5_umr_md_t *md, unsigned *outstanding,
-                                  unsigned until)
-{
-    ucs_time_t deadline = ucs_get_time() +
-                          ucs_time_from_sec(md->config.reg_timeout);
-    ucs_status_t status = UCS_OK;
-    umr_eng_wc_t wc[16];
-    int i, n;
-
-    while (*outstanding > until) {
-        n = md->eng->cq_poll(md->cq, wc, ucs_min(16, *outstanding));
-        if (n < 0) {
-            return (ucs_status_t)n;
-        }
-
-        for (i = 0; i < n; ++i) {
-            --(*outstanding);
-            if ((wc[i].status != UMR_ENG_WC_SUCCESS) && (status == UCS_OK)) {
-                ucs_error("mlx5_umr md %p: %s wr_id %" PRIu64 " failed: %s",
-                          md, umr_eng_opcode_str(wc[i].opcode), wc[i].wr_id,
-                          umr_eng_wc_status_str(wc[i].status));
-                status = umr_eng_wc_status_to_ucs(wc[i].status);
-            }
-        }
-
-        if ((n == 0) && (ucs_get_time() > deadline)) {
-            ucs_error("mlx5_umr md %p: timed out waiting for %u UMRs", md,
-                      *outstanding);
-            return UCS_ERR_TIMED_OUT;
-        }
-    }
-
-    return status;
-}
-
 /* ---- registration ------------------------------------------------------ */
 
 unsigned uct_mlx5_umr_md_access(unsigned flags)
@@ -493,7 +375,7 @@ void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
         md->eng->mr_dereg(md->dev, memh->mr);
     }
     if (memh->layout != NULL) {
-        uct_umr_layout_free(memh->layout);
+        umr_layout_free(memh->layout);
     }
     ucs_free(memh);
 }
@@ -515,7 +397,8 @@ uct_mlx5_umr_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
     }
 
     if ((memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) &&
-        (uct_mlx5_umr_md_invalidate_mkeys(md, memh) != UCS_OK)) {
+        (uct_mlx5_umr_qp_invalidate(&md->umr, memh->mkeys,
+                                    memh->num_mkeys) != UCS_OK)) {
         /* a peer may still reach memory through these keys: never reuse
          * them for another layout */
         while (memh->num_mkeys > 0) {
@@ -679,7 +562,7 @@ static void uct_mlx5_umr_md_close(uct_md_h uct_md)
     uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
 
     uct_mlx5_umr_md_mkeys_destroy(md);
-    uct_mlx5_umr_md_qp_destroy(md);
+    uct_mlx5_umr_qp_cleanup(&md->umr);
     md->eng->dev_close(md->dev);
     ucs_free(md);
 }
@@ -751,6 +634,7 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
 {
     const uct_mlx5_umr_md_config_t *config =
             ucs_derived_of(uct_md_config, uct_mlx5_umr_md_config_t);
+    uct_mlx5_umr_qp_config_t qp_config;
     umr_eng_dev_params_t dev_params;
     uct_mlx5_umr_md_t *md;
     ucs_status_t status;
@@ -791,7 +675,10 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     md->eng->dev_query(md->dev, &md->caps);
     uct_mlx5_umr_md_set_limits(md);
 
-    status = uct_mlx5_umr_md_qp_create(md);
+    qp_config.queue_len    = md->config.umr_queue_len;
+    qp_config.list_entries = md->config.mkey_entries;
+    qp_config.timeout      = md->config.reg_timeout;
+    status = uct_mlx5_umr_qp_init(&md->umr, md, md->eng, md->dev, &qp_config);
     if (status != UCS_OK) {
         goto err_dev;
     }

@@ -2,13 +2,15 @@
  * mlx5_umr transport: memory domain.
  *
  * One md per engine device. It owns the engine device, a pool of indirect
- * keys and a loopback "umr QP" on which layout registrations are configured:
- * uct_umr_mem_reg() posts the UMRs there and waits for their completion, so
- * a packed key is usable by a peer as soon as registration returns (the
- * hardware rule: another QP may use a UMR key only after the UMR completed).
- * umr_md.c: configuration, resources, contiguous registration, key
- * pack/unpack, the key pool and the UMR QP; umr_md_layout.c: layout
- * registration; umr_key.c builds the keys (for the eps too). When the pool is
+ * keys and a loopback "umr QP" (umr_qp.h) on which layout registrations are
+ * configured: uct_umr_mem_reg() posts the UMRs there and waits for their
+ * completion, so a packed key is usable by a peer as soon as registration
+ * returns (the hardware rule: another QP may use a UMR key only after the
+ * UMR completed). umr_md.c: configuration, resources, contiguous
+ * registration, key pack/unpack and the key pool; umr_md_layout.c: layout
+ * registration; umr_key.c builds the keys (for the eps too) on a QP, and
+ * umr_qp.c owns the md's QP and its wait: calls go md -> md_layout -> key ->
+ * qp, never back up. When the pool is
  * dry the md asks the ep caches (listeners) for idle keys; keys held by
  * registrations are counted, so a need that can never be met is an error
  * naming UCX_MLX5_UMR_MKEY_POOL_SIZE instead of UCS_ERR_NO_RESOURCE forever.
@@ -17,6 +19,7 @@
 #define UCT_MLX5_UMR_MD_H_
 
 #include "engine.h"
+#include "umr_qp.h"
 #include "layout.h"
 #include "uct_umr.h"
 
@@ -56,13 +59,6 @@ typedef struct uct_mlx5_umr_md_config {
 } uct_mlx5_umr_md_config_t;
 
 
-/* Indirect key owned by the md's pool. */
-typedef struct uct_mlx5_umr_mkey {
-    umr_eng_mkey_t  *eng;
-    ucs_list_link_t list;            /* free list */
-} uct_mlx5_umr_mkey_t;
-
-
 enum {
     UCT_MLX5_UMR_MEMH_FLAG_LAYOUT = UCS_BIT(0),  /* zero-based layout key */
     UCT_MLX5_UMR_MEMH_FLAG_CACHED = UCS_BIT(1)   /* referenced by an ep cache */
@@ -76,7 +72,7 @@ typedef struct uct_mlx5_umr_memh {
     void                *base;       /* contig: address; layout: base */
     uint64_t            length;      /* contig: bytes; layout: packed bytes */
     /* layout only */
-    uct_umr_layout_t    *layout;     /* own copy */
+    umr_layout_t    *layout;     /* own copy */
     size_t              count;
     uint64_t            layout_hash;
     umr_layout_plan_t   *plan;
@@ -102,11 +98,9 @@ typedef struct uct_mlx5_umr_md {
     umr_eng_dev_t         *dev;
     umr_eng_caps_t        caps;
     umr_layout_limits_t   limits;
-    umr_eng_cq_t          *cq;       /* umr QP completions */
-    umr_eng_qp_t          *qp;       /* loopback QP for layout UMRs */
+    uct_mlx5_umr_qp_t     umr;       /* loopback QP for layout UMRs */
     uint64_t              next_memh_id;
     unsigned              mkeys_reg; /* pool keys held by registrations */
-    uint64_t              umr_sn;
     ucs_list_link_t       free_mkeys;
     ucs_list_link_t       listeners;
     struct {
@@ -198,24 +192,6 @@ void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
 
 /* Engine access flags of UCT_MD_MEM_ACCESS_* flags. */
 unsigned uct_mlx5_umr_md_access(unsigned flags);
-
-/* Wait until at most `until` of `*outstanding` signaled WRs of the md QP are
- * left; first error wins. */
-ucs_status_t uct_mlx5_umr_md_wait(uct_mlx5_umr_md_t *md, unsigned *outstanding,
-                                  unsigned until);
-
-/* After a failed WR the QP is in error state: start over with a new one.
- * On failure the md has no QP (md->qp NULL, nothing kept that was freed)
- * until uct_mlx5_umr_md_qp_get() manages to create one. */
-ucs_status_t uct_mlx5_umr_md_qp_reset(uct_mlx5_umr_md_t *md);
-
-/* The md's UMR QP exists (created again if a reset could not). */
-ucs_status_t uct_mlx5_umr_md_qp_get(uct_mlx5_umr_md_t *md);
-
-/* Make layout keys a peer may still hold fail before they are reused.
- * On failure the keys may still be valid: the caller must not reuse them. */
-ucs_status_t uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
-                                              uct_mlx5_umr_memh_t *memh);
 
 /* Destroy a key taken from the pool instead of returning it. */
 void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,

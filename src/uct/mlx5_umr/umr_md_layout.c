@@ -13,51 +13,8 @@
 #include <inttypes.h>
 
 
-ucs_status_t uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
-                                              uct_mlx5_umr_memh_t *memh)
-{
-    ucs_status_t status  = UCS_OK;
-    unsigned outstanding = 0;
-    ucs_status_t wstatus;
-    unsigned k;
-
-    if (uct_mlx5_umr_md_qp_get(md) != UCS_OK) {
-        return UCS_ERR_IO_ERROR;
-    }
-
-    for (k = memh->num_mkeys; k-- > 0;) {
-        status = md->eng->post_local_inv(md->qp, memh->mkeys[k]->eng,
-                                         md->umr_sn++, UMR_ENG_WR_SIGNALED);
-        if ((status == UCS_ERR_NO_RESOURCE) && (outstanding > 0)) {
-            status = uct_mlx5_umr_md_wait(md, &outstanding, 0);
-            if (status != UCS_OK) {
-                break;
-            }
-            ++k; /* the queue drained: post this key again */
-            continue;
-        } else if (status != UCS_OK) {
-            break;
-        }
-        ++outstanding;
-    }
-
-    if (status != UCS_OK) {
-        ucs_error("mlx5_umr md %p: local invalidate failed: %s", md,
-                  ucs_status_string(status));
-    }
-
-    wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
-    if (status == UCS_OK) {
-        status = wstatus;
-    }
-    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
-        (void)uct_mlx5_umr_md_qp_reset(md); /* logged; retried on next use */
-    }
-    return status;
-}
-
 ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
-                             const uct_umr_layout_t *layout, size_t count,
+                             const umr_layout_t *layout, size_t count,
                              unsigned flags, uct_mem_h *memh_p)
 {
     uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
@@ -73,7 +30,7 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
         return UCS_ERR_INVALID_PARAM;
     }
     if ((base == NULL) || (layout == NULL) || (count == 0) ||
-        (memh_p == NULL) || (uct_umr_layout_size(layout) == 0)) {
+        (memh_p == NULL) || (umr_layout_size(layout) == 0)) {
         ucs_error("uct_umr_mem_reg: invalid parameter: base %p layout %p "
                   "count %zu memh_p %p", base, layout, count, memh_p);
         return UCS_ERR_INVALID_PARAM;
@@ -83,7 +40,7 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
     if (status != UCS_OK) {
         ucs_error("uct_umr_mem_reg: lowering the layout (count %zu) failed: "
                   "%s: %s", count, ucs_status_string(status),
-                  uct_umr_layout_last_error());
+                  umr_layout_last_error());
         return status;
     }
 
@@ -98,9 +55,9 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
     memh->base        = base;
     memh->count       = count;
     memh->length      = plan->cost.total_bytes;
-    memh->layout_hash = uct_umr_layout_hash(layout);
+    memh->layout_hash = umr_layout_hash(layout);
 
-    status = uct_umr_layout_dup(layout, &memh->layout);
+    status = umr_layout_dup(layout, &memh->layout);
     if (status != UCS_OK) {
         goto err_memh;
     }

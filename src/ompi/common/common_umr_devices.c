@@ -1,7 +1,8 @@
 /**
- * pml/umr: the devices pml_umr_devices selects (see pml_umr_devices.h).
+ * Open MPI components over mlx5_umr: which devices become rails, from the
+ * MCA parameter pml_umr_devices (see common_umr_devices.h).
  */
-#include "pml_umr_devices.h"
+#include "common_umr_devices.h"
 #include "uct_umr.h"
 #include "umr_ucs_compat.h"
 
@@ -10,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MCA_PML_UMR_DEVICES_PARAM "pml_umr_devices"
-#define MCA_PML_UMR_PORT_MAX      255   /* ports are 8-bit in verbs */
+#define MCA_COMMON_UMR_DEVICES_PARAM "pml_umr_devices"
+#define MCA_COMMON_UMR_PORT_MAX      255   /* ports are 8-bit in verbs */
 
-ucs_status_t mca_pml_umr_devices_query(uct_component_h component,
-                                       char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
-                                       unsigned max, unsigned *num_p,
-                                       char *engine, size_t engine_len)
+ucs_status_t mca_common_umr_devices_query(uct_component_h component,
+                                          mca_common_umr_device_name_t *names,
+                                          unsigned max, unsigned *num_p,
+                                          char *engine, size_t engine_len)
 {
     uct_component_attr_t attr = {
         .field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
@@ -40,7 +41,7 @@ ucs_status_t mca_pml_umr_devices_query(uct_component_h component,
     /* the sw engine's one device is opened by name: the component lists it
      * only when no mlx5 device is there */
     if (strcmp(eng, "mlx5") && (num < max)) {
-        snprintf(names[num++], MCA_PML_UMR_DEVICE_NAME_MAX, "sw");
+        snprintf(names[num++], MCA_COMMON_UMR_DEVICE_NAME_MAX, "sw");
     }
     if (!strcmp(eng, "sw")) {
         goto out;
@@ -59,9 +60,9 @@ ucs_status_t mca_pml_umr_devices_query(uct_component_h component,
     attr.md_resources = mds;
     status            = uct_component_query(component, &attr);
     for (i = 0; (status == UCS_OK) && (i < attr.md_resource_count) &&
-                (num < max); ++i) {
+         (num < max); ++i) {
         if (strcmp(mds[i].md_name, "sw")) {
-            snprintf(names[num++], MCA_PML_UMR_DEVICE_NAME_MAX, "%s",
+            snprintf(names[num++], MCA_COMMON_UMR_DEVICE_NAME_MAX, "%s",
                      mds[i].md_name);
         }
     }
@@ -71,8 +72,8 @@ out:
     return status;
 }
 
-static int mca_pml_umr_devices_find(
-        const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX], unsigned num,
+static int mca_common_umr_devices_find(
+        const mca_common_umr_device_name_t *names, unsigned num,
         const char *name)
 {
     unsigned i;
@@ -86,8 +87,8 @@ static int mca_pml_umr_devices_find(
 }
 
 /* "devices here: a, b" or "no device here" */
-static void mca_pml_umr_devices_list(
-        const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX], unsigned num,
+static void mca_common_umr_devices_list(
+        const mca_common_umr_device_name_t *names, unsigned num,
         char *buf, size_t len)
 {
     size_t off;
@@ -102,8 +103,8 @@ static void mca_pml_umr_devices_list(
 }
 
 /* "name" or "name:port" of an mlx5 device: 0, or -1 with `why` */
-static int mca_pml_umr_devices_token(char *tok, mca_pml_umr_device_t *dev,
-                                     const char **why)
+static int mca_common_umr_devices_token(char *tok, mca_common_umr_device_t *dev,
+                                        const char **why)
 {
     char *colon = strchr(tok, ':'), *end;
     unsigned long port;
@@ -113,7 +114,7 @@ static int mca_pml_umr_devices_token(char *tok, mca_pml_umr_device_t *dev,
         *colon = '\0';
         port   = strtoul(colon + 1, &end, 10);
         if (!isdigit((unsigned char)colon[1]) || (*end != '\0') ||
-            (port == 0) || (port > MCA_PML_UMR_PORT_MAX)) {
+            (port == 0) || (port > MCA_COMMON_UMR_PORT_MAX)) {
             *why = "a port is a number from 1 to 255, as in mlx5_0:1";
             return -1;
         }
@@ -131,8 +132,8 @@ static int mca_pml_umr_devices_token(char *tok, mca_pml_umr_device_t *dev,
     return 0;
 }
 
-static int mca_pml_umr_devices_excluded(const mca_pml_umr_device_t *given,
-                                        unsigned ngiven, const char *name)
+static int mca_common_umr_devices_excluded(const mca_common_umr_device_t *given,
+                                           unsigned ngiven, const char *name)
 {
     unsigned i;
 
@@ -144,7 +145,7 @@ static int mca_pml_umr_devices_excluded(const mca_pml_umr_device_t *given,
     return 0;
 }
 
-static char *mca_pml_umr_devices_trim(char *s)
+static char *mca_common_umr_devices_trim(char *s)
 {
     char *e;
 
@@ -158,12 +159,13 @@ static char *mca_pml_umr_devices_trim(char *s)
     return s;
 }
 
-static void mca_pml_umr_devices_add(mca_pml_umr_devices_t *plan,
-                                    const char *name, unsigned port, int named)
+static void mca_common_umr_devices_add(mca_common_umr_devices_t *plan,
+                                       const char *name, unsigned port,
+                                       int named)
 {
-    mca_pml_umr_device_t *dev;
+    mca_common_umr_device_t *dev;
 
-    if (plan->num == MCA_PML_UMR_DEVICES_MAX) {
+    if (plan->num == MCA_COMMON_UMR_DEVICES_MAX) {
         return;
     }
     dev = &plan->dev[plan->num++];
@@ -173,12 +175,12 @@ static void mca_pml_umr_devices_add(mca_pml_umr_devices_t *plan,
     dev->named = named;
 }
 
-int mca_pml_umr_devices_select(const char *value,
-                               const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
-                               unsigned num, mca_pml_umr_devices_t *plan,
-                               char *msg, size_t len)
+int mca_common_umr_devices_select(const char *value,
+                                  const mca_common_umr_device_name_t *names,
+                                  unsigned num, mca_common_umr_devices_t *plan,
+                                  char *msg, size_t len)
 {
-    mca_pml_umr_device_t given[MCA_PML_UMR_DEVICES_MAX];
+    mca_common_umr_device_t given[MCA_COMMON_UMR_DEVICES_MAX];
     char *copy, *tok, *save = NULL, here[512], orig[64];
     const char *spec, *why  = NULL;
     unsigned ngiven         = 0, i, j;
@@ -186,7 +188,7 @@ int mca_pml_umr_devices_select(const char *value,
 
     plan->num = 0;
     msg[0]    = '\0';
-    mca_pml_umr_devices_list(names, num, here, sizeof(here));
+    mca_common_umr_devices_list(names, num, here, sizeof(here));
     spec = (value != NULL) ? value : "";
     while (isspace((unsigned char)*spec)) {
         ++spec;
@@ -197,43 +199,43 @@ int mca_pml_umr_devices_select(const char *value,
 
     copy = strdup(spec + (spec[0] == '^'));
     if (copy == NULL) {
-        snprintf(msg, len, "%s: out of memory", MCA_PML_UMR_DEVICES_PARAM);
+        snprintf(msg, len, "%s: out of memory", MCA_COMMON_UMR_DEVICES_PARAM);
         return -1;
     }
     for (tok = strtok_r(copy, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        tok = mca_pml_umr_devices_trim(tok);
+        tok = mca_common_umr_devices_trim(tok);
         if (*tok == '\0') {
             continue;
         }
-        if (ngiven == MCA_PML_UMR_DEVICES_MAX) {
+        if (ngiven == MCA_COMMON_UMR_DEVICES_MAX) {
             snprintf(msg, len, "%s=\"%s\": more than %d names",
-                     MCA_PML_UMR_DEVICES_PARAM, value,
-                     MCA_PML_UMR_DEVICES_MAX);
+                     MCA_COMMON_UMR_DEVICES_PARAM, value,
+                     MCA_COMMON_UMR_DEVICES_MAX);
             goto out;
         }
         snprintf(orig, sizeof(orig), "%s", tok);
-        if (mca_pml_umr_devices_token(tok, &given[ngiven], &why) < 0) {
+        if (mca_common_umr_devices_token(tok, &given[ngiven], &why) < 0) {
             snprintf(msg, len, "%s=\"%s\": \"%s\": %s (%s)",
-                     MCA_PML_UMR_DEVICES_PARAM, value, orig, why, here);
+                     MCA_COMMON_UMR_DEVICES_PARAM, value, orig, why, here);
             goto out;
         }
-        if (mca_pml_umr_devices_find(names, num, given[ngiven].name) < 0) {
+        if (mca_common_umr_devices_find(names, num, given[ngiven].name) < 0) {
             snprintf(msg, len, "%s=\"%s\": no device \"%s\" (%s)",
-                     MCA_PML_UMR_DEVICES_PARAM, value, given[ngiven].name,
+                     MCA_COMMON_UMR_DEVICES_PARAM, value, given[ngiven].name,
                      here);
             goto out;
         }
         if (exclude && (given[ngiven].port != 0)) {
             snprintf(msg, len, "%s=\"%s\": \"%s:%u\": a port cannot be "
-                     "excluded, only a device", MCA_PML_UMR_DEVICES_PARAM,
+                     "excluded, only a device", MCA_COMMON_UMR_DEVICES_PARAM,
                      value, given[ngiven].name, given[ngiven].port);
             goto out;
         }
         for (i = 0; i < ngiven; ++i) {
             if (!strcmp(given[i].name, given[ngiven].name)) {
                 snprintf(msg, len, "%s=\"%s\": \"%s\" is named twice",
-                         MCA_PML_UMR_DEVICES_PARAM, value, given[i].name);
+                         MCA_COMMON_UMR_DEVICES_PARAM, value, given[i].name);
                 goto out;
             }
         }
@@ -242,18 +244,19 @@ int mca_pml_umr_devices_select(const char *value,
     }
     if ((ngiven == 0) && (spec[0] != '\0')) {
         snprintf(msg, len, "%s=\"%s\": names no device (%s)",
-                 MCA_PML_UMR_DEVICES_PARAM, value, here);
+                 MCA_COMMON_UMR_DEVICES_PARAM, value, here);
         goto out;
     }
 
     if (!exclude) {
         /* only the named ones: sw first, the mlx5 devices in the given order */
         if (sw_given) {
-            mca_pml_umr_devices_add(plan, "sw", 0, 1);
+            mca_common_umr_devices_add(plan, "sw", 0, 1);
         }
         for (i = 0; i < ngiven; ++i) {
             if (strcmp(given[i].name, "sw")) {
-                mca_pml_umr_devices_add(plan, given[i].name, given[i].port, 1);
+                mca_common_umr_devices_add(plan, given[i].name,
+                                           given[i].port, 1);
             }
         }
     } else {
@@ -261,8 +264,8 @@ int mca_pml_umr_devices_select(const char *value,
         for (j = 0; j < 2; ++j) {
             for (i = 0; i < num; ++i) {
                 if ((!strcmp(names[i], "sw") == (j == 0)) &&
-                    !mca_pml_umr_devices_excluded(given, ngiven, names[i])) {
-                    mca_pml_umr_devices_add(plan, names[i], 0, 0);
+                    !mca_common_umr_devices_excluded(given, ngiven, names[i])) {
+                    mca_common_umr_devices_add(plan, names[i], 0, 0);
                 }
             }
         }
@@ -273,9 +276,9 @@ out:
     return ret;
 }
 
-ucs_status_t mca_pml_umr_devices_md_open(uct_component_h component,
-                                         const mca_pml_umr_device_t *dev,
-                                         uct_md_h *md_p)
+ucs_status_t mca_common_umr_devices_md_open(uct_component_h component,
+                                            const mca_common_umr_device_t *dev,
+                                            uct_md_h *md_p)
 {
     uct_md_config_t *md_config;
     ucs_status_t status;

@@ -12,52 +12,52 @@
 
 /* ---- queries ----------------------------------------------------------- */
 
-size_t uct_umr_layout_size(const uct_umr_layout_t *layout)
+size_t umr_layout_size(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->size : 0;
 }
 
-ptrdiff_t uct_umr_layout_extent(const uct_umr_layout_t *layout)
+ptrdiff_t umr_layout_extent(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->extent : 0;
 }
 
-ptrdiff_t uct_umr_layout_lb(const uct_umr_layout_t *layout)
+ptrdiff_t umr_layout_lb(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->lb : 0;
 }
 
-size_t uct_umr_layout_alignment(const uct_umr_layout_t *layout)
+size_t umr_layout_alignment(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->align : 1;
 }
 
-ptrdiff_t uct_umr_layout_true_lb(const uct_umr_layout_t *layout)
+ptrdiff_t umr_layout_true_lb(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->true_lb : 0;
 }
 
-ptrdiff_t uct_umr_layout_true_ub(const uct_umr_layout_t *layout)
+ptrdiff_t umr_layout_true_ub(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->true_ub : 0;
 }
 
-size_t uct_umr_layout_num_blocks(const uct_umr_layout_t *layout)
+size_t umr_layout_num_blocks(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->num_blocks : 0;
 }
 
-int uct_umr_layout_is_contig(const uct_umr_layout_t *layout)
+int umr_layout_is_contig(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->is_contig : 1;
 }
 
-uint64_t uct_umr_layout_hash(const uct_umr_layout_t *layout)
+uint64_t umr_layout_hash(const umr_layout_t *layout)
 {
     return (layout != NULL) ? layout->hash : 0;
 }
 
-int uct_umr_layout_equal(const uct_umr_layout_t *a, const uct_umr_layout_t *b)
+int umr_layout_equal(const umr_layout_t *a, const umr_layout_t *b)
 {
     if (a == b) {
         return 1;
@@ -127,8 +127,8 @@ static void umr_layout_node_str(const umr_layout_node_t *node,
     }
 }
 
-const char *uct_umr_layout_str(const uct_umr_layout_t *layout, char *buf,
-                               size_t max)
+const char *umr_layout_str(const umr_layout_t *layout, char *buf,
+                           size_t max)
 {
     umr_layout_strbuf_t sb = {buf, max, 0};
 
@@ -151,7 +151,7 @@ const char *uct_umr_layout_str(const uct_umr_layout_t *layout, char *buf,
     return buf;
 }
 
-ucs_status_t umr_layout_total_size(const uct_umr_layout_t *layout,
+ucs_status_t umr_layout_total_size(const umr_layout_t *layout,
                                    size_t count, size_t *total_p)
 {
     if (__builtin_mul_overflow(layout->size, count, total_p) ||
@@ -163,7 +163,7 @@ ucs_status_t umr_layout_total_size(const uct_umr_layout_t *layout,
     return UCS_OK;
 }
 
-ucs_status_t umr_layout_span(const uct_umr_layout_t *layout, size_t count,
+ucs_status_t umr_layout_span(const umr_layout_t *layout, size_t count,
                              ptrdiff_t *lb_p, ptrdiff_t *ub_p)
 {
     ptrdiff_t lo, hi, span;

@@ -160,7 +160,7 @@ static void umr_layout_copy_node(const umr_layout_node_t *node, char *mem,
 }
 
 static ucs_status_t umr_layout_copy(const char *func,
-                                    const uct_umr_layout_t *layout,
+                                    const umr_layout_t *layout,
                                     size_t count, char *base, size_t offset,
                                     size_t len, char *stream, int unpack)
 {
@@ -205,34 +205,34 @@ static ucs_status_t umr_layout_copy(const char *func,
     return UCS_OK;
 }
 
-ucs_status_t uct_umr_layout_pack(const uct_umr_layout_t *layout, size_t count,
-                                 const void *base, void *dst)
+ucs_status_t umr_layout_pack(const umr_layout_t *layout, size_t count,
+                             const void *base, void *dst)
 {
     return umr_layout_copy("pack", layout, count, (char*)base, 0,
                            (layout != NULL) ? layout->size * count : 0,
                            (char*)dst, 0);
 }
 
-ucs_status_t uct_umr_layout_unpack(const uct_umr_layout_t *layout,
-                                   size_t count, void *base, const void *src)
+ucs_status_t umr_layout_unpack(const umr_layout_t *layout,
+                               size_t count, void *base, const void *src)
 {
     return umr_layout_copy("unpack", layout, count, (char*)base, 0,
                            (layout != NULL) ? layout->size * count : 0,
                            (char*)src, 1);
 }
 
-ucs_status_t uct_umr_layout_pack_range(const uct_umr_layout_t *layout,
-                                       size_t count, const void *base,
-                                       size_t offset, size_t len, void *dst)
+ucs_status_t umr_layout_pack_range(const umr_layout_t *layout,
+                                   size_t count, const void *base,
+                                   size_t offset, size_t len, void *dst)
 {
     return umr_layout_copy("pack_range", layout, count, (char*)base, offset,
                            len, (char*)dst, 0);
 }
 
-ucs_status_t uct_umr_layout_unpack_range(const uct_umr_layout_t *layout,
-                                         size_t count, void *base,
-                                         size_t offset, size_t len,
-                                         const void *src)
+ucs_status_t umr_layout_unpack_range(const umr_layout_t *layout,
+                                     size_t count, void *base,
+                                     size_t offset, size_t len,
+                                     const void *src)
 {
     return umr_layout_copy("unpack_range", layout, count, (char*)base, offset,
                            len, (char*)src, 1);
@@ -308,7 +308,7 @@ int umr_layout_node_for_each_block(const umr_layout_node_t *node,
     return (w.len > 0) ? w.cb(w.arg, w.offset, w.len) : 0;
 }
 
-ucs_status_t umr_layout_for_each_block(const uct_umr_layout_t *layout,
+ucs_status_t umr_layout_for_each_block(const umr_layout_t *layout,
                                        size_t count,
                                        umr_layout_block_cb_t cb, void *arg)
 {

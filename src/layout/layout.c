@@ -24,7 +24,7 @@ ucs_status_t umr_layout_error(ucs_status_t status, const char *fmt, ...)
     return status;
 }
 
-const char *uct_umr_layout_last_error(void)
+const char *umr_layout_last_error(void)
 {
     return umr_layout_errbuf;
 }
@@ -517,7 +517,7 @@ typedef struct {
     size_t            align;
 } umr_layout_inner_t;
 
-static ucs_status_t umr_layout_inner_get(const uct_umr_layout_t *layout,
+static ucs_status_t umr_layout_inner_get(const umr_layout_t *layout,
                                          umr_layout_inner_t *inner)
 {
     if (layout != NULL) {
@@ -612,8 +612,8 @@ static int umr_layout_bounds_get(const umr_layout_bounds_t *b, ptrdiff_t *lb_p,
 }
 
 /* Fills the summaries of a layout whose root/disp/lb/extent are set. */
-static ucs_status_t umr_layout_finish(uct_umr_layout_t *layout,
-                                      uct_umr_layout_t **layout_p)
+static ucs_status_t umr_layout_finish(umr_layout_t *layout,
+                                      umr_layout_t **layout_p)
 {
     umr_layout_node_t *root = layout->root;
     ptrdiff_t span;
@@ -656,9 +656,9 @@ static ucs_status_t umr_layout_finish(uct_umr_layout_t *layout,
 static ucs_status_t umr_layout_new(umr_layout_node_t *root, ptrdiff_t disp,
                                    ptrdiff_t lb, ptrdiff_t ub, int lb_marked,
                                    int ub_marked, size_t align,
-                                   uct_umr_layout_t **layout_p)
+                                   umr_layout_t **layout_p)
 {
-    uct_umr_layout_t *layout;
+    umr_layout_t *layout;
     ptrdiff_t extent;
 
     if (__builtin_sub_overflow(ub, lb, &extent)) {
@@ -687,7 +687,7 @@ static ucs_status_t umr_layout_new(umr_layout_node_t *root, ptrdiff_t disp,
                                 "%s: layout_p is NULL", __func__); \
     }
 
-ucs_status_t uct_umr_layout_contig(size_t len, uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_contig(size_t len, umr_layout_t **layout_p)
 {
     umr_layout_node_t *root = NULL;
     ucs_status_t status;
@@ -729,10 +729,10 @@ static int umr_layout_block_bounds(const umr_layout_inner_t *inner,
     return 1;
 }
 
-ucs_status_t uct_umr_layout_vector(size_t count, size_t blocklen,
-                                   ptrdiff_t stride_bytes,
-                                   const uct_umr_layout_t *inner_layout,
-                                   uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_vector(size_t count, size_t blocklen,
+                               ptrdiff_t stride_bytes,
+                               const umr_layout_t *inner_layout,
+                               umr_layout_t **layout_p)
 {
     umr_layout_node_t *block = NULL, *root = NULL;
     int lb_marked, ub_marked;
@@ -790,8 +790,8 @@ out:
 static ucs_status_t
 umr_layout_blocks(const char *func, size_t count, const size_t *blocklens,
                   const ptrdiff_t *displs,
-                  const uct_umr_layout_t *const *inners, int per_block,
-                  const uct_umr_layout_t *single, uct_umr_layout_t **layout_p)
+                  const umr_layout_t *const *inners, int per_block,
+                  const umr_layout_t *single, umr_layout_t **layout_p)
 {
     umr_layout_entry_vec_t v = {NULL, 0, 0};
     umr_layout_node_t *block, *root = NULL;
@@ -880,27 +880,27 @@ err:
     return status;
 }
 
-ucs_status_t uct_umr_layout_indexed(size_t count, const size_t *blocklens,
-                                    const ptrdiff_t *displs,
-                                    const uct_umr_layout_t *inner,
-                                    uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_indexed(size_t count, const size_t *blocklens,
+                                const ptrdiff_t *displs,
+                                const umr_layout_t *inner,
+                                umr_layout_t **layout_p)
 {
     return umr_layout_blocks("indexed", count, blocklens, displs, NULL, 0,
                              inner, layout_p);
 }
 
-ucs_status_t uct_umr_layout_struct(size_t count, const size_t *blocklens,
-                                   const ptrdiff_t *displs,
-                                   const uct_umr_layout_t *const *inners,
-                                   uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_struct(size_t count, const size_t *blocklens,
+                               const ptrdiff_t *displs,
+                               const umr_layout_t *const *inners,
+                               umr_layout_t **layout_p)
 {
     return umr_layout_blocks("struct", count, blocklens, displs, inners, 1,
                              NULL, layout_p);
 }
 
-ucs_status_t uct_umr_layout_resized(const uct_umr_layout_t *inner,
-                                    ptrdiff_t lb, ptrdiff_t extent,
-                                    uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_resized(const umr_layout_t *inner,
+                                ptrdiff_t lb, ptrdiff_t extent,
+                                umr_layout_t **layout_p)
 {
     umr_layout_inner_t in;
     ucs_status_t status;
@@ -925,8 +925,8 @@ ucs_status_t uct_umr_layout_resized(const uct_umr_layout_t *inner,
     return umr_layout_new(in.root, in.disp, lb, ub, 1, 1, in.align, layout_p);
 }
 
-ucs_status_t uct_umr_layout_align(const uct_umr_layout_t *inner, size_t align,
-                                  uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_align(const umr_layout_t *inner, size_t align,
+                              umr_layout_t **layout_p)
 {
     umr_layout_inner_t in;
     ucs_status_t status;
@@ -947,21 +947,21 @@ ucs_status_t uct_umr_layout_align(const uct_umr_layout_t *inner, size_t align,
                           in.lb_marked, in.ub_marked, align, layout_p);
 }
 
-ucs_status_t uct_umr_layout_dup(const uct_umr_layout_t *layout,
-                                uct_umr_layout_t **layout_p)
+ucs_status_t umr_layout_dup(const umr_layout_t *layout,
+                            umr_layout_t **layout_p)
 {
     UMR_LAYOUT_CHECK_OUT(layout_p);
     if (layout == NULL) {
         return umr_layout_error(UCS_ERR_INVALID_PARAM, "dup: layout is NULL");
     }
     /* immutable: a copy is one more reference */
-    __atomic_fetch_add(&((uct_umr_layout_t *)layout)->refcount, 1,
+    __atomic_fetch_add(&((umr_layout_t *)layout)->refcount, 1,
                        __ATOMIC_RELAXED);
-    *layout_p = (uct_umr_layout_t *)layout;
+    *layout_p = (umr_layout_t *)layout;
     return UCS_OK;
 }
 
-void uct_umr_layout_free(uct_umr_layout_t *layout)
+void umr_layout_free(umr_layout_t *layout)
 {
     if ((layout == NULL) ||
         (__atomic_sub_fetch(&layout->refcount, 1, __ATOMIC_ACQ_REL) != 0)) {

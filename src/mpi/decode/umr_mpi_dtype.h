@@ -3,7 +3,7 @@
  *
  * Decodes any committed MPI datatype through the public envelope/contents
  * interface (the PMPI_ entry points, so profiling tools see nothing) into a
- * layout of one element (uct_umr_layout.h). Uses no MPI implementation
+ * layout of one element (umr_layout.h). Uses no MPI implementation
  * internals: it serves Open MPI's pml/umr and any other MPI.
  *
  * A decoded layout is exact: its data map is the type map's bytes in
@@ -16,7 +16,7 @@
 #define UMR_MPI_DTYPE_H_
 
 #include <mpi.h>
-#include <uct_umr_layout.h>
+#include <umr_layout.h>
 #include <ucs/type/status.h>
 
 #include <stddef.h>
@@ -27,16 +27,16 @@ extern "C" {
 
 /**
  * Decode a committed MPI datatype into a layout of one element (the caller
- * frees it with uct_umr_layout_free). UCS_OK, UCS_ERR_UNSUPPORTED when the
+ * frees it with umr_layout_free). UCS_OK, UCS_ERR_UNSUPPORTED when the
  * type cannot be expressed exactly (then pass the message through),
  * UCS_ERR_NO_MEMORY, or UCS_ERR_INVALID_PARAM (MPI_DATATYPE_NULL, NULL
  * layout_p, an MPI error while reading the type).
  */
 ucs_status_t umr_mpi_dtype_decode(MPI_Datatype type,
-                                  uct_umr_layout_t **layout_p);
+                                  umr_layout_t **layout_p);
 
 typedef struct umr_mpi_dtype {
-    uct_umr_layout_t *layout;      /* NULL: not expressible -> pass through */
+    umr_layout_t *layout;      /* NULL: not expressible -> pass through */
     size_t           size;         /* MPI_Type_size */
     ptrdiff_t        lb, extent;   /* MPI_Type_get_extent */
     size_t           num_blocks;   /* contiguous blocks per element */

@@ -1,8 +1,9 @@
 /**
- * pml/umr: which mlx5_umr devices (md names) become rails, from the MCA
- * parameter pml_umr_devices. Plain C over UCT's public API (no Open MPI), so
- * that the selection is unit tested without mpirun (gtest_pml_devices, and
- * on the rdma-core model in gtest_uct_mlx5_model).
+ * Open MPI components over mlx5_umr: which mlx5_umr devices (md names)
+ * become rails, from the MCA parameter pml_umr_devices. Plain C over UCT's
+ * public API (no Open MPI), so that the selection is unit tested without
+ * mpirun (gtest_pml_devices, and on the rdma-core model in
+ * gtest_uct_mlx5_model).
  *
  * The parameter, like UCX_NET_DEVICES and btl_*_if_include/exclude:
  *   ""             automatic: "sw" (same-host peers) and the first mlx5
@@ -19,8 +20,8 @@
  * (or is named twice, or a malformed port) is an error: the caller passes
  * everything through rather than use another device.
  */
-#ifndef MCA_PML_UMR_DEVICES_H_
-#define MCA_PML_UMR_DEVICES_H_
+#ifndef MCA_COMMON_UMR_DEVICES_H_
+#define MCA_COMMON_UMR_DEVICES_H_
 
 #include <stddef.h>
 
@@ -30,20 +31,22 @@
 extern "C" {
 #endif
 
-#define MCA_PML_UMR_DEVICES_MAX     16
-#define MCA_PML_UMR_DEVICE_NAME_MAX 32   /* UCT_MD_NAME_MAX */
+#define MCA_COMMON_UMR_DEVICES_MAX     16
+#define MCA_COMMON_UMR_DEVICE_NAME_MAX 32   /* UCT_MD_NAME_MAX */
 
-typedef struct mca_pml_umr_device {
-    char     name[MCA_PML_UMR_DEVICE_NAME_MAX];
+typedef char mca_common_umr_device_name_t[MCA_COMMON_UMR_DEVICE_NAME_MAX];
+
+typedef struct mca_common_umr_device {
+    char     name[MCA_COMMON_UMR_DEVICE_NAME_MAX];
     unsigned port;       /* 0: UCX_MLX5_UMR_PORT decides */
     int      named;      /* named in the parameter (not automatic) */
-} mca_pml_umr_device_t;
+} mca_common_umr_device_t;
 
 /* The rails to try: "sw" first if at all, then mlx5 devices in order. */
-typedef struct mca_pml_umr_devices {
+typedef struct mca_common_umr_devices {
     unsigned             num;
-    mca_pml_umr_device_t dev[MCA_PML_UMR_DEVICES_MAX];
-} mca_pml_umr_devices_t;
+    mca_common_umr_device_t dev[MCA_COMMON_UMR_DEVICES_MAX];
+} mca_common_umr_devices_t;
 
 /*
  * The devices of the mlx5_umr component here, as the parameter names them:
@@ -51,25 +54,25 @@ typedef struct mca_pml_umr_devices {
  * (none with UCX_MLX5_UMR_ENGINE=sw). `engine` (may be NULL) receives
  * UCX_MLX5_UMR_ENGINE's value.
  */
-ucs_status_t mca_pml_umr_devices_query(uct_component_h component,
-                                       char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
-                                       unsigned max, unsigned *num_p,
-                                       char *engine, size_t engine_len);
+ucs_status_t mca_common_umr_devices_query(uct_component_h component,
+                                          mca_common_umr_device_name_t *names,
+                                          unsigned max, unsigned *num_p,
+                                          char *engine, size_t engine_len);
 
 /*
  * Parse `value` (the parameter) against the `num` devices that exist and
  * fill `plan`. 0, or -1 with `msg` naming the parameter, the bad name and
  * the devices that exist.
  */
-int mca_pml_umr_devices_select(const char *value,
-                               const char (*names)[MCA_PML_UMR_DEVICE_NAME_MAX],
-                               unsigned num, mca_pml_umr_devices_t *plan,
-                               char *msg, size_t len);
+int mca_common_umr_devices_select(const char *value,
+                                  const mca_common_umr_device_name_t *names,
+                                  unsigned num, mca_common_umr_devices_t *plan,
+                                  char *msg, size_t len);
 
 /* Open the md of `dev` (its port, if any, as UCX_MLX5_UMR_PORT). */
-ucs_status_t mca_pml_umr_devices_md_open(uct_component_h component,
-                                         const mca_pml_umr_device_t *dev,
-                                         uct_md_h *md_p);
+ucs_status_t mca_common_umr_devices_md_open(uct_component_h component,
+                                            const mca_common_umr_device_t *dev,
+                                            uct_md_h *md_p);
 
 #ifdef __cplusplus
 }

@@ -638,7 +638,7 @@ static ucs_status_t umr_layout_lower_end(umr_layout_lower_t *ctx,
     return UCS_OK;
 }
 
-ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
+ucs_status_t umr_layout_lower(const umr_layout_t *layout, size_t count,
                               const umr_layout_limits_t *limits,
                               umr_layout_plan_t **plan_p)
 {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest alignment uct_umr_layout_align accepts. */
+/* Largest alignment umr_layout_align accepts. */
 #define UMR_LAYOUT_MAX_ALIGN 4096
 
 typedef enum {
@@ -69,7 +69,7 @@ struct umr_layout_node {
  * it: a marked bound takes precedence over data bounds), and the alignment
  * whose multiple an unmarked extent is rounded up to (MPI's epsilon).
  */
-struct uct_umr_layout {
+struct umr_layout {
     uint32_t          refcount;
     umr_layout_node_t *root;      /* NULL: no data */
     ptrdiff_t         disp;       /* root origin, from the element base */

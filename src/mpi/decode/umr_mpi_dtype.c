@@ -31,7 +31,7 @@ typedef struct {
 } umr_mpi_contents_t;
 
 static ucs_status_t umr_mpi_dtype_rec(MPI_Datatype type,
-                                      uct_umr_layout_t **layout_p);
+                                      umr_layout_t **layout_p);
 
 static int umr_mpi_dtype_is_predefined(int combiner)
 {
@@ -138,7 +138,7 @@ ucs_status_t umr_mpi_dtype_query(MPI_Datatype type, umr_mpi_bounds_t *b)
 
 /* Does the layout say what the MPI says about `type`? */
 static ucs_status_t umr_mpi_dtype_check(MPI_Datatype type, int combiner,
-                                        const uct_umr_layout_t *layout)
+                                        const umr_layout_t *layout)
 {
     umr_mpi_bounds_t b;
     ucs_status_t status;
@@ -147,12 +147,12 @@ static ucs_status_t umr_mpi_dtype_check(MPI_Datatype type, int combiner,
     if (status != UCS_OK) {
         return status;
     }
-    if ((uct_umr_layout_size(layout) == b.size) &&
-        (uct_umr_layout_lb(layout) == b.lb) &&
-        (uct_umr_layout_extent(layout) == b.extent) &&
+    if ((umr_layout_size(layout) == b.size) &&
+        (umr_layout_lb(layout) == b.lb) &&
+        (umr_layout_extent(layout) == b.extent) &&
         ((b.size == 0) ||
-         ((uct_umr_layout_true_lb(layout) == b.true_lb) &&
-          (uct_umr_layout_true_ub(layout) - uct_umr_layout_true_lb(layout) ==
+         ((umr_layout_true_lb(layout) == b.true_lb) &&
+          (umr_layout_true_ub(layout) - umr_layout_true_lb(layout) ==
            b.true_extent)))) {
         return UCS_OK;
     }
@@ -161,9 +161,9 @@ static ucs_status_t umr_mpi_dtype_check(MPI_Datatype type, int combiner,
               "true lb %td extent %td, the layout size %zu lb %td extent %td "
               "true lb %td ub %td: not expressible",
               umr_mpi_dtype_combiner_name(combiner), b.size, b.lb, b.extent,
-              b.true_lb, b.true_extent, uct_umr_layout_size(layout),
-              uct_umr_layout_lb(layout), uct_umr_layout_extent(layout),
-              uct_umr_layout_true_lb(layout), uct_umr_layout_true_ub(layout));
+              b.true_lb, b.true_extent, umr_layout_size(layout),
+              umr_layout_lb(layout), umr_layout_extent(layout),
+              umr_layout_true_lb(layout), umr_layout_true_ub(layout));
     return UCS_ERR_UNSUPPORTED;
 }
 
@@ -174,7 +174,7 @@ static ucs_status_t umr_mpi_dtype_layout_status(ucs_status_t status,
         return UCS_OK;
     }
     ucs_debug("umr_mpi_dtype: %s: %s (%s)", what, ucs_status_string(status),
-              uct_umr_layout_last_error());
+              umr_layout_last_error());
     /* the layout rejects what it cannot express (a negative extent, sizes
      * that overflow): the type is passed through */
     return (status == UCS_ERR_NO_MEMORY) ? status : UCS_ERR_UNSUPPORTED;
@@ -192,18 +192,18 @@ typedef struct {
 
 /* `len` bytes of a basic type aligned to `align` */
 static ucs_status_t umr_mpi_dtype_basic(size_t len, size_t align,
-                                        uct_umr_layout_t **layout_p)
+                                        umr_layout_t **layout_p)
 {
-    uct_umr_layout_t *bytes;
+    umr_layout_t *bytes;
     ucs_status_t status;
 
-    status = uct_umr_layout_contig(len, &bytes);
+    status = umr_layout_contig(len, &bytes);
     if ((status != UCS_OK) || (align <= 1)) {
         *layout_p = bytes;
         return status;
     }
-    status = uct_umr_layout_align(bytes, align, layout_p);
-    uct_umr_layout_free(bytes);
+    status = umr_layout_align(bytes, align, layout_p);
+    umr_layout_free(bytes);
     return status;
 }
 
@@ -236,12 +236,12 @@ static size_t umr_mpi_dtype_named_align(MPI_Datatype type, ptrdiff_t extent)
 }
 
 static ucs_status_t umr_mpi_dtype_pair(const umr_mpi_pair_t *p,
-                                       uct_umr_layout_t **layout_p)
+                                       umr_layout_t **layout_p)
 {
     size_t blens[2]     = {1, 1};
     ptrdiff_t displs[2] = {0, (ptrdiff_t)p->ioff};
-    uct_umr_layout_t *value, *index;
-    const uct_umr_layout_t *inners[2];
+    umr_layout_t *value, *index;
+    const umr_layout_t *inners[2];
     ucs_status_t status;
 
     /* C's padding follows from the members' alignment, as in the MPI */
@@ -251,19 +251,19 @@ static ucs_status_t umr_mpi_dtype_pair(const umr_mpi_pair_t *p,
     }
     status = umr_mpi_dtype_basic(sizeof(int), _Alignof(int), &index);
     if (status != UCS_OK) {
-        uct_umr_layout_free(value);
+        umr_layout_free(value);
         return status;
     }
     inners[0] = value;
     inners[1] = index;
-    status    = uct_umr_layout_struct(2, blens, displs, inners, layout_p);
-    uct_umr_layout_free(value);
-    uct_umr_layout_free(index);
+    status    = umr_layout_struct(2, blens, displs, inners, layout_p);
+    umr_layout_free(value);
+    umr_layout_free(index);
     return status;
 }
 
 static ucs_status_t umr_mpi_dtype_named(MPI_Datatype type,
-                                        uct_umr_layout_t **layout_p)
+                                        umr_layout_t **layout_p)
 {
     /* handles are not compile-time constants in every MPI */
     const struct {
@@ -330,10 +330,10 @@ static ucs_status_t umr_mpi_ints_to_sizes(const int *v, int n, size_t *out)
 
 /* block lengths and byte displacements of an indexed-family constructor */
 static ucs_status_t umr_mpi_dtype_indexed(const umr_mpi_contents_t *c,
-                                          const uct_umr_layout_t *inner,
-                                          uct_umr_layout_t **layout_p)
+                                          const umr_layout_t *inner,
+                                          umr_layout_t **layout_p)
 {
-    ptrdiff_t extent = uct_umr_layout_extent(inner);
+    ptrdiff_t extent = umr_layout_extent(inner);
     int count        = c->ints[0];
     ucs_status_t status;
     ptrdiff_t *displs;
@@ -376,7 +376,7 @@ static ucs_status_t umr_mpi_dtype_indexed(const umr_mpi_contents_t *c,
     }
     if (status == UCS_OK) {
         status = umr_mpi_dtype_layout_status(
-                uct_umr_layout_indexed(count, blens, displs, inner, layout_p),
+                umr_layout_indexed(count, blens, displs, inner, layout_p),
                 umr_mpi_dtype_combiner_name(c->combiner));
     }
 
@@ -387,10 +387,10 @@ out:
 }
 
 static ucs_status_t umr_mpi_dtype_struct(const umr_mpi_contents_t *c,
-                                         uct_umr_layout_t **layout_p)
+                                         umr_layout_t **layout_p)
 {
     int count = c->ints[0];
-    uct_umr_layout_t **inners;
+    umr_layout_t **inners;
     ucs_status_t status;
     ptrdiff_t *displs;
     size_t *blens;
@@ -414,14 +414,14 @@ static ucs_status_t umr_mpi_dtype_struct(const umr_mpi_contents_t *c,
     }
     if (status == UCS_OK) {
         status = umr_mpi_dtype_layout_status(
-                uct_umr_layout_struct(count, blens, displs,
-                                      (const uct_umr_layout_t *const *)inners,
-                                      layout_p), "struct");
+                umr_layout_struct(count, blens, displs,
+                                  (const umr_layout_t *const *)inners,
+                                  layout_p), "struct");
     }
 
 out:
     for (i = 0; (inners != NULL) && (i < count); ++i) {
-        uct_umr_layout_free(inners[i]);
+        umr_layout_free(inners[i]);
     }
     free(inners);
     free(blens);
@@ -444,12 +444,12 @@ typedef struct {
 static ucs_status_t umr_mpi_dtype_array(int ndims, const int *dims,
                                         const ptrdiff_t *stride,
                                         const umr_mpi_runs_t *runs,
-                                        const uct_umr_layout_t *inner,
+                                        const umr_layout_t *inner,
                                         ptrdiff_t full_extent,
-                                        uct_umr_layout_t **layout_p)
+                                        umr_layout_t **layout_p)
 {
-    uct_umr_layout_t *cur = NULL, *next;
-    const uct_umr_layout_t *elem = inner;
+    umr_layout_t *cur = NULL, *next;
+    const umr_layout_t *elem = inner;
     ucs_status_t status = UCS_OK;
     ptrdiff_t *displs;
     size_t *blens, n, j, k, max = 1;
@@ -486,18 +486,18 @@ static ucs_status_t umr_mpi_dtype_array(int ndims, const int *dims,
                 ++n;
             }
         }
-        status = uct_umr_layout_indexed(n, blens, displs, elem, &next);
+        status = umr_layout_indexed(n, blens, displs, elem, &next);
         if (status != UCS_OK) {
             goto out;
         }
-        uct_umr_layout_free(cur);
+        umr_layout_free(cur);
         cur  = next;
         elem = cur;
     }
-    status = uct_umr_layout_resized(cur, 0, full_extent, layout_p);
+    status = umr_layout_resized(cur, 0, full_extent, layout_p);
 
 out:
-    uct_umr_layout_free(cur);
+    umr_layout_free(cur);
     free(blens);
     free(displs);
     return umr_mpi_dtype_layout_status(status, "array type");
@@ -529,34 +529,57 @@ static ucs_status_t umr_mpi_dtype_array_shape(int ndims, const int *sizes,
     return UCS_OK;
 }
 
+/* The per-dimension state of an array type (subarray, darray): runs,
+ * strides and dimensions in the order the type's `order` gives, and the
+ * array's full extent. */
+typedef struct umr_mpi_array {
+    umr_mpi_runs_t *runs;
+    ptrdiff_t      *stride;
+    int            *dims;
+    ptrdiff_t      full;
+} umr_mpi_array_t;
+
+static ucs_status_t umr_mpi_array_init(umr_mpi_array_t *arr, int ndims,
+                                       const int *sizes, int order,
+                                       const umr_layout_t *inner)
+{
+    arr->runs   = calloc(ndims + 1, sizeof(*arr->runs));
+    arr->stride = calloc(ndims + 1, sizeof(*arr->stride));
+    arr->dims   = calloc(ndims + 1, sizeof(*arr->dims));
+    if ((arr->runs == NULL) || (arr->stride == NULL) || (arr->dims == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    return umr_mpi_dtype_array_shape(ndims, sizes, order,
+                                     umr_layout_extent(inner), arr->dims,
+                                     arr->stride, &arr->full);
+}
+
+static void umr_mpi_array_fini(umr_mpi_array_t *arr)
+{
+    free(arr->runs);
+    free(arr->stride);
+    free(arr->dims);
+}
+
 static ucs_status_t umr_mpi_dtype_subarray(const umr_mpi_contents_t *c,
-                                           const uct_umr_layout_t *inner,
-                                           uct_umr_layout_t **layout_p)
+                                           const umr_layout_t *inner,
+                                           umr_layout_t **layout_p)
 {
     int ndims           = c->ints[0];
     const int *sizes    = &c->ints[1];
     const int *subsizes = &c->ints[1 + ndims];
     const int *starts   = &c->ints[1 + 2 * ndims];
     int order           = c->ints[1 + 3 * ndims];
-    umr_mpi_runs_t *runs;
-    ptrdiff_t *stride, full;
+    umr_mpi_array_t arr;
     ucs_status_t status;
     size_t *buf;
-    int *dims, i;
+    int i;
 
-    runs   = calloc(ndims + 1, sizeof(*runs));
-    stride = calloc(ndims + 1, sizeof(*stride));
-    dims   = calloc(ndims + 1, sizeof(*dims));
     buf    = calloc(2 * ndims + 1, sizeof(*buf));
-    if ((runs == NULL) || (stride == NULL) || (dims == NULL) ||
-        (buf == NULL)) {
+    status = umr_mpi_array_init(&arr, ndims, sizes, order, inner);
+    if ((status == UCS_OK) && (buf == NULL)) {
         status = UCS_ERR_NO_MEMORY;
-        goto out;
     }
-
-    status = umr_mpi_dtype_array_shape(ndims, sizes, order,
-                                       uct_umr_layout_extent(inner), dims,
-                                       stride, &full);
     if (status != UCS_OK) {
         goto out;
     }
@@ -565,19 +588,17 @@ static ucs_status_t umr_mpi_dtype_subarray(const umr_mpi_contents_t *c,
             status = UCS_ERR_UNSUPPORTED;
             goto out;
         }
-        runs[i].nruns = 1;
-        runs[i].start = &buf[2 * i];
-        runs[i].len   = &buf[2 * i + 1];
-        buf[2 * i]     = (size_t)starts[i];
-        buf[2 * i + 1] = (size_t)subsizes[i];
+        arr.runs[i].nruns = 1;
+        arr.runs[i].start = &buf[2 * i];
+        arr.runs[i].len   = &buf[2 * i + 1];
+        buf[2 * i]        = (size_t)starts[i];
+        buf[2 * i + 1]    = (size_t)subsizes[i];
     }
-    status = umr_mpi_dtype_array(ndims, dims, stride, runs, inner, full,
-                                 layout_p);
+    status = umr_mpi_dtype_array(ndims, arr.dims, arr.stride, arr.runs, inner,
+                                 arr.full, layout_p);
 
 out:
-    free(runs);
-    free(stride);
-    free(dims);
+    umr_mpi_array_fini(&arr);
     free(buf);
     return status;
 }
@@ -634,8 +655,8 @@ static ucs_status_t umr_mpi_darray_runs(int gsize, int distrib, int darg,
 }
 
 static ucs_status_t umr_mpi_dtype_darray(const umr_mpi_contents_t *c,
-                                         const uct_umr_layout_t *inner,
-                                         uct_umr_layout_t **layout_p)
+                                         const umr_layout_t *inner,
+                                         umr_layout_t **layout_p)
 {
     int rank            = c->ints[1];
     int ndims           = c->ints[2];
@@ -644,22 +665,11 @@ static ucs_status_t umr_mpi_dtype_darray(const umr_mpi_contents_t *c,
     const int *dargs    = &c->ints[3 + 2 * ndims];
     const int *psizes   = &c->ints[3 + 3 * ndims];
     int order           = c->ints[3 + 4 * ndims];
-    umr_mpi_runs_t *runs;
-    ptrdiff_t *stride, full;
+    umr_mpi_array_t arr;
     ucs_status_t status;
-    int *dims, i, r, coord;
+    int i, r, coord;
 
-    runs   = calloc(ndims + 1, sizeof(*runs));
-    stride = calloc(ndims + 1, sizeof(*stride));
-    dims   = calloc(ndims + 1, sizeof(*dims));
-    if ((runs == NULL) || (stride == NULL) || (dims == NULL)) {
-        status = UCS_ERR_NO_MEMORY;
-        goto out;
-    }
-
-    status = umr_mpi_dtype_array_shape(ndims, gsizes, order,
-                                       uct_umr_layout_extent(inner), dims,
-                                       stride, &full);
+    status = umr_mpi_array_init(&arr, ndims, gsizes, order, inner);
     if (status != UCS_OK) {
         goto out;
     }
@@ -672,30 +682,28 @@ static ucs_status_t umr_mpi_dtype_darray(const umr_mpi_contents_t *c,
         coord  = r % psizes[i];
         r     /= psizes[i];
         status = umr_mpi_darray_runs(gsizes[i], distribs[i], dargs[i],
-                                     psizes[i], coord, &runs[i]);
+                                     psizes[i], coord, &arr.runs[i]);
         if (status != UCS_OK) {
             goto out;
         }
     }
-    status = umr_mpi_dtype_array(ndims, dims, stride, runs, inner, full,
-                                 layout_p);
+    status = umr_mpi_dtype_array(ndims, arr.dims, arr.stride, arr.runs, inner,
+                                 arr.full, layout_p);
 
 out:
-    for (i = 0; (runs != NULL) && (i < ndims); ++i) {
-        free(runs[i].start);
-        free(runs[i].len);
+    for (i = 0; (arr.runs != NULL) && (i < ndims); ++i) {
+        free(arr.runs[i].start);
+        free(arr.runs[i].len);
     }
-    free(runs);
-    free(stride);
-    free(dims);
+    umr_mpi_array_fini(&arr);
     return status;
 }
 
 static ucs_status_t umr_mpi_dtype_derived(MPI_Datatype type,
                                           const umr_mpi_contents_t *c,
-                                          uct_umr_layout_t **layout_p)
+                                          umr_layout_t **layout_p)
 {
-    uct_umr_layout_t *inner = NULL;
+    umr_layout_t *inner = NULL;
     ucs_status_t status;
     ptrdiff_t stride;
     size_t count, blen;
@@ -732,13 +740,13 @@ static ucs_status_t umr_mpi_dtype_derived(MPI_Datatype type,
 
     switch (c->combiner) {
     case MPI_COMBINER_DUP:
-        status = uct_umr_layout_dup(inner, layout_p);
+        status = umr_layout_dup(inner, layout_p);
         break;
     case MPI_COMBINER_CONTIGUOUS:
         status = umr_mpi_ints_to_sizes(&c->ints[0], 1, &count);
         if (status == UCS_OK) {
             status = umr_mpi_dtype_layout_status(
-                    uct_umr_layout_vector(1, count, 0, inner, layout_p),
+                    umr_layout_vector(1, count, 0, inner, layout_p),
                     "contiguous");
         }
         break;
@@ -750,7 +758,7 @@ static ucs_status_t umr_mpi_dtype_derived(MPI_Datatype type,
         }
         if (c->combiner == MPI_COMBINER_VECTOR) {
             if (__builtin_mul_overflow((ptrdiff_t)c->ints[2],
-                                       uct_umr_layout_extent(inner),
+                                       umr_layout_extent(inner),
                                        &stride)) {
                 status = UCS_ERR_UNSUPPORTED;
             }
@@ -759,8 +767,8 @@ static ucs_status_t umr_mpi_dtype_derived(MPI_Datatype type,
         }
         if (status == UCS_OK) {
             status = umr_mpi_dtype_layout_status(
-                    uct_umr_layout_vector(count, blen, stride, inner,
-                                          layout_p), "vector");
+                    umr_layout_vector(count, blen, stride, inner,
+                                      layout_p), "vector");
         }
         break;
     case MPI_COMBINER_INDEXED:
@@ -777,20 +785,20 @@ static ucs_status_t umr_mpi_dtype_derived(MPI_Datatype type,
         break;
     case MPI_COMBINER_RESIZED:
         status = umr_mpi_dtype_layout_status(
-                uct_umr_layout_resized(inner, (ptrdiff_t)c->aints[0],
-                                       (ptrdiff_t)c->aints[1], layout_p),
+                umr_layout_resized(inner, (ptrdiff_t)c->aints[0],
+                                   (ptrdiff_t)c->aints[1], layout_p),
                 "resized");
         break;
     }
 
-    uct_umr_layout_free(inner);
+    umr_layout_free(inner);
     return status;
 }
 
 static ucs_status_t umr_mpi_dtype_rec(MPI_Datatype type,
-                                      uct_umr_layout_t **layout_p)
+                                      umr_layout_t **layout_p)
 {
-    uct_umr_layout_t *layout = NULL;
+    umr_layout_t *layout = NULL;
     umr_mpi_contents_t c;
     ucs_status_t status;
 
@@ -809,7 +817,7 @@ static ucs_status_t umr_mpi_dtype_rec(MPI_Datatype type,
         status = umr_mpi_dtype_check(type, c.combiner, layout);
     }
     if (status != UCS_OK) {
-        uct_umr_layout_free(layout);
+        umr_layout_free(layout);
         return status;
     }
     *layout_p = layout;
@@ -817,7 +825,7 @@ static ucs_status_t umr_mpi_dtype_rec(MPI_Datatype type,
 }
 
 ucs_status_t umr_mpi_dtype_decode(MPI_Datatype type,
-                                  uct_umr_layout_t **layout_p)
+                                  umr_layout_t **layout_p)
 {
     if (layout_p == NULL) {
         ucs_error("umr_mpi_dtype_decode: layout_p is NULL");

@@ -43,7 +43,7 @@ static struct {
 
 static void umr_mpi_dtype_entry_free(umr_mpi_dtype_entry_t *entry)
 {
-    uct_umr_layout_free(entry->super.layout);
+    umr_layout_free(entry->super.layout);
     free(entry);
 }
 
@@ -179,8 +179,8 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type)
 
     status = umr_mpi_dtype_decode(type, &entry->super.layout);
     if (status == UCS_OK) {
-        entry->super.num_blocks = uct_umr_layout_num_blocks(entry->super.layout);
-        entry->super.is_contig  = uct_umr_layout_is_contig(entry->super.layout);
+        entry->super.num_blocks = umr_layout_num_blocks(entry->super.layout);
+        entry->super.is_contig  = umr_layout_is_contig(entry->super.layout);
         UMR_MPI_DTYPE_STAT(decoded);
     } else if (status == UCS_ERR_UNSUPPORTED) {
         entry->super.layout = NULL;

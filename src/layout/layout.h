@@ -4,7 +4,7 @@
  * A plan is what the NIC takes for (layout, count) registered at `base`: an
  * ordered set of indirect keys. Keys are listed children first; the last key
  * is the top key. Byte i addressed through the top key (zero-based) is byte i
- * of uct_umr_layout_pack(layout, count, base, ...).
+ * of umr_layout_pack(layout, count, base, ...).
  *
  * Each key is either
  *  - INTERLEAVED: for r in [0, repeat): for each entry e:
@@ -20,7 +20,7 @@
 #ifndef UMR_LAYOUT_H_
 #define UMR_LAYOUT_H_
 
-#include "uct_umr_layout.h"
+#include "umr_layout.h"
 
 #include <stdint.h>
 #include <stddef.h>
@@ -86,7 +86,7 @@ typedef struct umr_layout_plan {
  * Fails with UCS_ERR_EXCEEDS_LIMIT if no plan fits the limits, and
  * UCS_ERR_INVALID_PARAM on an empty layout or count 0.
  */
-ucs_status_t umr_layout_lower(const uct_umr_layout_t *layout, size_t count,
+ucs_status_t umr_layout_lower(const umr_layout_t *layout, size_t count,
                               const umr_layout_limits_t *limits,
                               umr_layout_plan_t **plan_p);
 
@@ -113,14 +113,14 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
 void umr_layout_plan_free(umr_layout_plan_t *plan);
 
 /* Stream bytes of (layout, count), with overflow checks. */
-ucs_status_t umr_layout_total_size(const uct_umr_layout_t *layout,
+ucs_status_t umr_layout_total_size(const umr_layout_t *layout,
                                    size_t count, size_t *total_p);
 
 /*
  * Bytes touched by (layout, count), relative to base: [*lb_p, *ub_p).
  * UCS_ERR_EXCEEDS_LIMIT if it does not fit ptrdiff_t.
  */
-ucs_status_t umr_layout_span(const uct_umr_layout_t *layout, size_t count,
+ucs_status_t umr_layout_span(const umr_layout_t *layout, size_t count,
                              ptrdiff_t *lb_p, ptrdiff_t *ub_p);
 
 /**
@@ -128,7 +128,7 @@ ucs_status_t umr_layout_span(const uct_umr_layout_t *layout, size_t count,
  * merged where adjacent. cb returns non-zero to stop the walk early.
  */
 typedef int (*umr_layout_block_cb_t)(void *arg, ptrdiff_t offset, size_t len);
-ucs_status_t umr_layout_for_each_block(const uct_umr_layout_t *layout,
+ucs_status_t umr_layout_for_each_block(const umr_layout_t *layout,
                                        size_t count,
                                        umr_layout_block_cb_t cb, void *arg);
 

@@ -1,0 +1,57 @@
+/**
+ * libmca_common_umr: what the Open MPI components over mlx5_umr share
+ * (pml/umr now, osc/umr next), placed as Open MPI places code shared by
+ * components (opal/mca/common/NAME -> libmca_common_NAME). One header per
+ * object, each used from above only:
+ *
+ *   common_umr_devices.h   which mlx5_umr devices become rails (plain C)
+ *   common_umr_rail.h      the UCT module, worker and rails; the modex
+ *   common_umr_progress.h  progress: work items, deferred frees
+ *   common_umr_keys.h      registration cache and layout keys per rail
+ *   common_umr_peer.h      peers: the rail that reaches each, endpoints,
+ *                          the connection handshake
+ *   common_umr_dtype.h     MPI datatype -> layout, cached (the decoder of
+ *                          src/mpi/decode behind a direct-mapped front)
+ *
+ * This header is the bottom of them: the library's log stream and counters.
+ */
+#ifndef MCA_COMMON_UMR_H_
+#define MCA_COMMON_UMR_H_
+
+#include <ompi_config.h>
+#include <opal/util/output.h>
+
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+/* Counters of the shared objects; the component prints and publishes them
+ * with its own (MPI_T performance variables). */
+typedef struct mca_common_umr_counters {
+    uint64_t connects;          /* endpoints connected */
+    uint64_t keys_live;         /* registrations alive now (0 at the end) */
+    uint64_t errors;            /* connections that failed */
+    uint64_t reg_hits;          /* registration cache: region reused */
+    uint64_t reg_misses;        /* region registered */
+    uint64_t lkey_hits;         /* layout key reused */
+    uint64_t lkey_misses;       /* layout key made */
+} mca_common_umr_counters_t;
+
+typedef struct mca_common_umr {
+    int                       output;   /* the component's verbose stream */
+    const char                *who;     /* its name in log lines: "pml_umr" */
+    mca_common_umr_counters_t cnt;
+} mca_common_umr_t;
+
+OMPI_DECLSPEC extern mca_common_umr_t mca_common_umr;
+
+#define MCA_COMMON_UMR_VERBOSE(_lvl, _fmt, ...) \
+    opal_output_verbose(_lvl, mca_common_umr.output, "%s: " _fmt, \
+                        mca_common_umr.who, ## __VA_ARGS__)
+
+/* The component's verbose stream and name (before anything else). */
+OMPI_DECLSPEC void mca_common_umr_init(int output, const char *who);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,88 @@
+/**
+ * libmca_common_umr: MPI datatypes as layouts (see common_umr_dtype.h).
+ */
+#include "common_umr_dtype.h"
+#include "common_umr.h"
+#include "common_umr_help.h"
+#include "common_umr_peer.h"
+
+#define MCA_COMMON_UMR_DTYPE_SLOTS  64      /* power of two */
+
+static mca_common_umr_dtype_slot_t
+    mca_common_umr_dtype_front[MCA_COMMON_UMR_DTYPE_SLOTS];
+static int mca_common_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
+static int mca_common_umr_self_keyval = MPI_KEYVAL_INVALID;
+
+static inline mca_common_umr_dtype_slot_t *
+mca_common_umr_dtype_slot(const ompi_datatype_t *dt)
+{
+    uint64_t h = (uintptr_t)dt * 0x9e3779b97f4a7c15ull;
+
+    return &mca_common_umr_dtype_front[h >> 58];   /* top 6 bits */
+}
+
+static void mca_common_umr_dtype_forget(MPI_Datatype type)
+{
+    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(type);
+
+    if (slot->dt == type) {
+        slot->dt = NULL;
+    }
+}
+
+static int mca_common_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
+                                     void *extra)
+{
+    mca_common_umr_peers_quiesce();
+    if (mca_common_umr_dtype_state == 1) {
+        umr_mpi_dtype_cache_fini();
+        umr_mpi_dtype_cache_on_free(NULL);
+    }
+    memset(mca_common_umr_dtype_front, 0, sizeof(mca_common_umr_dtype_front));
+    mca_common_umr_dtype_state = -1;
+    PMPI_Comm_free_keyval(&mca_common_umr_self_keyval);
+    return MPI_SUCCESS;
+}
+
+/* The decoder's cache, opened at first use (MPI is up by then) and closed
+ * when MPI_COMM_SELF is freed at the start of MPI_Finalize. */
+static int mca_common_umr_dtype_open(void)
+{
+    mca_common_umr_dtype_state = -1;
+    if ((umr_mpi_dtype_cache_init() != MPI_SUCCESS) ||
+        (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                 mca_common_umr_dtype_fini,
+                                 &mca_common_umr_self_keyval, NULL) !=
+         MPI_SUCCESS) ||
+        (PMPI_Comm_set_attr(MPI_COMM_SELF, mca_common_umr_self_keyval, NULL) !=
+         MPI_SUCCESS)) {
+        mca_common_umr_show_help("help-mpi-common-umr.txt", "dtype-cache",
+                                 mca_common_umr.who);
+        return 0;
+    }
+    umr_mpi_dtype_cache_on_free(mca_common_umr_dtype_forget);
+    mca_common_umr_dtype_state = 1;
+    return 1;
+}
+
+mca_common_umr_dtype_slot_t *mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
+{
+    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
+    const umr_mpi_dtype_t *info;
+
+    if (OPAL_LIKELY(slot->dt == dt)) {
+        return slot;
+    }
+    if (OPAL_UNLIKELY(mca_common_umr_dtype_state != 1) &&
+        ((mca_common_umr_dtype_state < 0) || !mca_common_umr_dtype_open())) {
+        return NULL;
+    }
+    info = umr_mpi_dtype_get(dt);
+    if (info == NULL) {
+        return NULL;
+    }
+    slot->dt      = dt;
+    slot->info    = info;
+    slot->memo[0] = slot->memo[1] = -1;
+    return slot;
+}

@@ -1,0 +1,49 @@
+/**
+ * libmca_common_umr: MPI datatypes as layouts. The decoder's per-datatype
+ * cache (src/mpi/decode: an MPI attribute, about 180 instructions a lookup)
+ * behind a small direct-mapped front keyed by the datatype's address; each
+ * front slot also keeps the component's last choice per engine for a count
+ * (memo), so that a message of a datatype and count seen before costs a few
+ * compares.
+ *
+ * Single-threaded like the components (they step aside under
+ * MPI_THREAD_MULTIPLE). The decoder tells when an entry is freed with its
+ * type (umr_mpi_dtype_cache_on_free), before the address can be reused.
+ * The cache opens at first use (MPI is not initialised yet when a component
+ * interposes) and closes when MPI_Finalize starts (an MPI_COMM_SELF
+ * attribute), after the peers are quiesced (common_umr_peer.h).
+ */
+#ifndef MCA_COMMON_UMR_DTYPE_H_
+#define MCA_COMMON_UMR_DTYPE_H_
+
+#include "umr_mpi_dtype.h"
+
+#include <ompi_config.h>
+#include <ompi/datatype/ompi_datatype.h>
+
+BEGIN_C_DECLS
+
+typedef struct mca_common_umr_dtype_slot {
+    ompi_datatype_t       *dt;           /* NULL: empty */
+    const umr_mpi_dtype_t *info;
+    size_t                memo_count[2]; /* per engine: sw, mlx5 */
+    signed char           memo[2];       /* -1 none, 0 pass, 1 zero-copy */
+} mca_common_umr_dtype_slot_t;
+
+/* The front slot of `dt` (memo cleared when it is new), or NULL when the
+ * datatype does not decode or the cache is closed. */
+OMPI_DECLSPEC mca_common_umr_dtype_slot_t *
+mca_common_umr_dtype_lookup(ompi_datatype_t *dt);
+
+/* The decoded datatype, or NULL. */
+static inline const umr_mpi_dtype_t *
+mca_common_umr_dtype_get(ompi_datatype_t *dt)
+{
+    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_lookup(dt);
+
+    return (slot != NULL) ? slot->info : NULL;
+}
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,319 @@
+/**
+ * libmca_common_umr: registration cache and layout keys (see
+ * common_umr_keys.h): a time-step loop registers its buffers once.
+ *
+ * Each rail keeps a UCS registration cache (ucs_rcache) of contiguous
+ * regions, invalidated by UCM's memory events when the memory is unmapped
+ * (freed, munmap), so a freed and reused buffer never reaches an old
+ * registration. A region also holds the layout keys made over it (sender
+ * side), each keyed by (base, count, layout contents): a datatype that was
+ * freed and another one allocated at the same address with a different
+ * layout never share a key. Layout keys go with their region.
+ */
+#include "common_umr_keys.h"
+#include "common_umr.h"
+
+#include "layout.h"   /* umr_layout_span */
+#include "umr_ucs_compat.h"
+
+#include <ucs/memory/rcache.h>
+#include <ucs/sys/sys.h>
+#include <ucm/api/ucm.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Layout keys kept per region beyond those in use. */
+#define MCA_COMMON_UMR_LKEYS_PER_REGION 16
+
+static ucs_status_t mca_common_umr_region_reg(void *context,
+                                              ucs_rcache_t *rcache, void *arg,
+                                              ucs_rcache_region_t *rregion,
+                                              uint16_t flags)
+{
+    mca_common_umr_rail_t *rail     = context;
+    mca_common_umr_region_t *region = ucs_derived_of(rregion,
+                                                     mca_common_umr_region_t);
+    ucs_status_t status;
+
+    region->rail     = rail;
+    region->nlkeys   = 0;
+    region->uncached = (arg != NULL); /* see mca_common_umr_region_get */
+    ucs_list_head_init(&region->lkeys);
+    status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
+                            region->super.super.end - region->super.super.start,
+                            UCT_MD_MEM_ACCESS_ALL, &region->memh);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ++mca_common_umr.cnt.keys_live;
+    ++mca_common_umr.cnt.reg_misses;
+    return UCS_OK;
+}
+
+static void mca_common_umr_lkey_free(mca_common_umr_region_t *region,
+                                     mca_common_umr_lkey_t *lkey)
+{
+    ucs_list_del(&lkey->list);
+    --region->nlkeys;
+    uct_md_mem_dereg(region->rail->md, lkey->memh);
+    umr_layout_free(lkey->layout);
+    free(lkey);
+    --mca_common_umr.cnt.keys_live;
+}
+
+static void mca_common_umr_region_dereg(void *context, ucs_rcache_t *rcache,
+                                        ucs_rcache_region_t *rregion)
+{
+    mca_common_umr_region_t *region = ucs_derived_of(rregion,
+                                                     mca_common_umr_region_t);
+    mca_common_umr_lkey_t *lkey, *tmp;
+
+    /* no layout key is in use: its send holds the region */
+    ucs_list_for_each_safe(lkey, tmp, &region->lkeys, list) {
+        mca_common_umr_lkey_free(region, lkey);
+    }
+    uct_md_mem_dereg(region->rail->md, region->memh);
+    --mca_common_umr.cnt.keys_live;
+}
+
+static void mca_common_umr_region_dump(void *context, ucs_rcache_t *rcache,
+                                       ucs_rcache_region_t *rregion, char *buf,
+                                       size_t max)
+{
+    mca_common_umr_region_t *region = ucs_derived_of(rregion,
+                                                     mca_common_umr_region_t);
+
+    snprintf(buf, max, "memh %p, %d layout keys", region->memh,
+             region->nlkeys);
+}
+
+#ifdef HAVE_UCS_RCACHE_OPS_T_MERGE
+/* UCX 1.18 calls merge unconditionally before a new region swallows an
+ * overlapping one. Nothing carries over: the old region is invalidated, and
+ * its layout keys go with its memory handle when its last user puts it. */
+static void mca_common_umr_region_merge(void *context, ucs_rcache_t *rcache,
+                                        void *arg, ucs_rcache_region_t *rregion)
+{
+}
+#endif
+
+static const ucs_rcache_ops_t mca_common_umr_rcache_ops = {
+    .mem_reg     = mca_common_umr_region_reg,
+    .mem_dereg   = mca_common_umr_region_dereg,
+#ifdef HAVE_UCS_RCACHE_OPS_T_MERGE
+    .merge       = mca_common_umr_region_merge,
+#endif
+    .dump_region = mca_common_umr_region_dump
+};
+
+int mca_common_umr_keys_init(mca_common_umr_rail_t *rail)
+{
+    ucs_rcache_params_t params;
+    ucs_status_t status;
+
+    memset(&params, 0, sizeof(params));
+    params.region_struct_size = sizeof(mca_common_umr_region_t);
+    umr_ucs_rcache_params_alignment(&params, ucs_get_page_size());
+    params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
+    params.ucm_event_priority = 1000;
+    params.ops                = &mca_common_umr_rcache_ops;
+    params.context            = rail;
+    params.flags              = 0;
+    params.max_regions        = ULONG_MAX;
+    params.max_size           = SIZE_MAX;
+    params.max_unreleased     = SIZE_MAX;
+    status = ucs_rcache_create(&params, mca_common_umr.who, NULL,
+                               &rail->rcache);
+    if (status != UCS_OK) {
+        /* e.g. no memory events (valgrind, UCX_MEM_EVENTS=n): every
+         * message registers and deregisters its memory */
+        MCA_COMMON_UMR_VERBOSE(1, "no registration cache for rail %s (%s): "
+                               "registering per message", rail->name,
+                               ucs_status_string(status));
+        rail->rcache = NULL;
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail)
+{
+    if (rail->rcache != NULL) {
+        ucs_rcache_destroy(rail->rcache);
+        rail->rcache = NULL;
+    }
+}
+
+/* The registered region that covers [lo, lo + len), held until put. */
+int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
+                              mca_common_umr_region_t **region_p)
+{
+    mca_common_umr_region_t *region;
+    ucs_rcache_region_t *rregion;
+    ucs_status_t status;
+    uint64_t misses = mca_common_umr.cnt.reg_misses;
+
+    if (rail->rcache == NULL) {
+        region = calloc(1, sizeof(*region));
+        if (region == NULL) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        region->super.super.start = (uintptr_t)lo;
+        region->super.super.end   = (uintptr_t)lo + len;
+        if (mca_common_umr_region_reg(rail, NULL, (void*)1, &region->super,
+                                      0) != UCS_OK) {
+            free(region);
+            return OMPI_ERROR;
+        }
+        *region_p = region;
+        return OMPI_SUCCESS;
+    }
+    status = umr_ucs_rcache_get(rail->rcache, lo, len, ucs_get_page_size(),
+                                PROT_READ | PROT_WRITE, NULL, &rregion);
+    if (status != UCS_OK) {
+        MCA_COMMON_UMR_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
+                               ucs_status_string(status));
+        return OMPI_ERROR;
+    }
+    mca_common_umr.cnt.reg_hits += (misses == mca_common_umr.cnt.reg_misses);
+    *region_p = ucs_derived_of(rregion, mca_common_umr_region_t);
+    return OMPI_SUCCESS;
+}
+
+void mca_common_umr_region_put(mca_common_umr_region_t *region)
+{
+    if (region->uncached) {
+        mca_common_umr_region_dereg(region->rail, NULL, &region->super);
+        free(region);
+        return;
+    }
+    ucs_rcache_region_put(region->rail->rcache, &region->super);
+}
+
+/* The layout key of (base, layout, count) over `region` (held by the
+ * caller), made once; in use until mca_common_umr_lkey_put. */
+int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
+                            const umr_layout_t *layout, size_t count,
+                            mca_common_umr_lkey_t **lkey_p)
+{
+    mca_common_umr_rail_t *rail = region->rail;
+    mca_common_umr_lkey_t *lkey;
+    ucs_status_t status;
+
+    ucs_list_for_each(lkey, &region->lkeys, list) {
+        if ((lkey->base == base) && (lkey->count == count) &&
+            umr_layout_equal(lkey->layout, layout)) {
+            /* most recently used first */
+            ucs_list_del(&lkey->list);
+            ucs_list_add_head(&region->lkeys, &lkey->list);
+            ++lkey->refs;
+            ++mca_common_umr.cnt.lkey_hits;
+            *lkey_p = lkey;
+            return OMPI_SUCCESS;
+        }
+    }
+
+    /* keep the list short: drop least recently used keys not in use */
+    while (region->nlkeys >= MCA_COMMON_UMR_LKEYS_PER_REGION) {
+        lkey = ucs_list_tail(&region->lkeys, mca_common_umr_lkey_t, list);
+        if (lkey->refs > 0) {
+            break;
+        }
+        mca_common_umr_lkey_free(region, lkey);
+    }
+
+    lkey = calloc(1, sizeof(*lkey));
+    if (lkey == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    status = umr_layout_dup(layout, &lkey->layout);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    status = uct_umr_mem_reg(rail->md, base, layout, count, 0, &lkey->memh);
+    if (status != UCS_OK) {
+        MCA_COMMON_UMR_VERBOSE(10, "layout registration failed (%s)",
+                               ucs_status_string(status));
+        goto err_layout;
+    }
+    status = uct_md_mkey_pack(rail->md, lkey->memh, lkey->rkey);
+    if (status != UCS_OK) {
+        uct_md_mem_dereg(rail->md, lkey->memh);
+        goto err_layout;
+    }
+    lkey->base  = base;
+    lkey->count = count;
+    lkey->refs  = 1;
+    ucs_list_add_head(&region->lkeys, &lkey->list);
+    ++region->nlkeys;
+    ++mca_common_umr.cnt.keys_live;
+    ++mca_common_umr.cnt.lkey_misses;
+    *lkey_p = lkey;
+    return OMPI_SUCCESS;
+
+err_layout:
+    umr_layout_free(lkey->layout);
+err_free:
+    free(lkey);
+    return OMPI_ERROR;
+}
+
+void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey)
+{
+    --lkey->refs;
+}
+
+int mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
+                                  const umr_layout_t *layout, size_t count,
+                                  mca_common_umr_region_t **region_p)
+{
+    ptrdiff_t lo, hi;
+
+    if (umr_layout_span(layout, count, &lo, &hi) != UCS_OK) {
+        return OMPI_ERROR;
+    }
+    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo,
+                                     region_p);
+}
+
+int mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
+                                const umr_layout_t *layout, size_t count,
+                                mca_common_umr_region_t **region_p,
+                                mca_common_umr_lkey_t **lkey_p)
+{
+    if (mca_common_umr_region_acquire(rail, base, layout, count, region_p) !=
+        OMPI_SUCCESS) {
+        return OMPI_ERROR;
+    }
+    if (mca_common_umr_lkey_get(*region_p, base, layout, count, lkey_p) !=
+        OMPI_SUCCESS) {
+        mca_common_umr_region_put(*region_p);
+        *region_p = NULL;
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_common_umr_lkey_release(mca_common_umr_region_t *region,
+                                 mca_common_umr_lkey_t *lkey)
+{
+    mca_common_umr_lkey_put(lkey);
+    mca_common_umr_region_put(region);
+}
+
+ucs_status_t mca_common_umr_mem_reg(mca_common_umr_rail_t *rail, void *buf,
+                                    size_t len, uct_mem_h *memh_p)
+{
+    ucs_status_t status;
+
+    status = uct_md_mem_reg(rail->md, buf, len, UCT_MD_MEM_ACCESS_ALL, memh_p);
+    mca_common_umr.cnt.keys_live += (status == UCS_OK);
+    return status;
+}
+
+void mca_common_umr_mem_dereg(mca_common_umr_rail_t *rail, uct_mem_h memh)
+{
+    uct_md_mem_dereg(rail->md, memh);
+    --mca_common_umr.cnt.keys_live;
+}

@@ -1,0 +1,92 @@
+/**
+ * libmca_common_umr: registration cache and layout keys, per rail.
+ *
+ * Each rail keeps a UCS registration cache (ucs_rcache) of contiguous
+ * regions, invalidated by UCM's memory events when the memory is unmapped
+ * (freed, munmap), so a freed and reused buffer never reaches an old
+ * registration. A region also holds the layout keys made over it (sender
+ * side), each keyed by (base, count, layout contents): a datatype that was
+ * freed and another one allocated at the same address with a different
+ * layout never share a key. Layout keys go with their region.
+ */
+#ifndef MCA_COMMON_UMR_KEYS_H_
+#define MCA_COMMON_UMR_KEYS_H_
+
+#include "common_umr_rail.h"
+
+#include "uct_umr.h"
+
+#include <ompi_config.h>
+#include <ompi/constants.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/memory/rcache.h>
+
+BEGIN_C_DECLS
+
+/* A layout key over a registered region (sender side). */
+typedef struct mca_common_umr_lkey {
+    ucs_list_link_t  list;          /* in region->lkeys, most recent first */
+    umr_layout_t     *layout;       /* own copy: the key is its contents */
+    void             *base;
+    size_t           count;
+    uct_mem_h        memh;
+    int              refs;          /* sends in flight */
+    uint8_t          rkey[MCA_COMMON_UMR_MAX_RKEY];
+} mca_common_umr_lkey_t;
+
+/* A registered region of the rail's cache. */
+typedef struct mca_common_umr_region {
+    ucs_rcache_region_t   super;
+    mca_common_umr_rail_t *rail;
+    uct_mem_h             memh;       /* the whole region, contiguous */
+    ucs_list_link_t       lkeys;
+    int                   nlkeys;
+    int                   uncached;   /* no cache: registered for one use */
+} mca_common_umr_region_t;
+
+/* The rail's registration cache (none: every message registers). */
+OMPI_DECLSPEC int  mca_common_umr_keys_init(mca_common_umr_rail_t *rail);
+OMPI_DECLSPEC void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail);
+
+/* The registered region that covers [lo, lo + len), held until put. */
+OMPI_DECLSPEC int
+mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
+                          mca_common_umr_region_t **region_p);
+OMPI_DECLSPEC void mca_common_umr_region_put(mca_common_umr_region_t *region);
+
+/* The layout key of (base, layout, count) over `region` (held by the
+ * caller), made once; in use until mca_common_umr_lkey_put. */
+OMPI_DECLSPEC int  mca_common_umr_lkey_get(mca_common_umr_region_t *region,
+                                           void *base,
+                                           const umr_layout_t *layout,
+                                           size_t count,
+                                           mca_common_umr_lkey_t **lkey_p);
+OMPI_DECLSPEC void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey);
+
+/* The region that covers the bytes `count` elements of `layout` at `base`
+ * touch, held until put. */
+OMPI_DECLSPEC int
+mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
+                              const umr_layout_t *layout, size_t count,
+                              mca_common_umr_region_t **region_p);
+
+/* That region and the layout key of (base, layout, count) over it, held
+ * until mca_common_umr_lkey_release: what a zero-copy send registers. */
+OMPI_DECLSPEC int
+mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
+                            const umr_layout_t *layout, size_t count,
+                            mca_common_umr_region_t **region_p,
+                            mca_common_umr_lkey_t **lkey_p);
+OMPI_DECLSPEC void mca_common_umr_lkey_release(mca_common_umr_region_t *region,
+                                               mca_common_umr_lkey_t *lkey);
+
+/* A registration for one use (no cache): counted in keys_live. */
+OMPI_DECLSPEC ucs_status_t mca_common_umr_mem_reg(mca_common_umr_rail_t *rail,
+                                                  void *buf, size_t len,
+                                                  uct_mem_h *memh_p);
+OMPI_DECLSPEC void mca_common_umr_mem_dereg(mca_common_umr_rail_t *rail,
+                                            uct_mem_h memh);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,111 @@
+/**
+ * libmca_common_umr: peers. Which rail reaches each process (both must run
+ * the same component build, in the same job: the modex of
+ * common_umr_rail.h), and the endpoint to it, connected lazily:
+ *
+ *  - the first messages a sender sends a peer carry its endpoint address
+ *    (mca_common_umr_peer_addr, which also posts the receive of the peer's
+ *    answer, tag MCA_COMMON_UMR_TAG_CONN);
+ *  - the receiver connects, answers with its own address and waits for
+ *    MCA_COMMON_UMR_TAG_READY (mca_common_umr_peer_handshake), which the
+ *    sender sends once it has connected back;
+ *  - work that waits for the peer to be ready (mca_common_umr_peer_wait)
+ *    runs in progress once it is.
+ * All of it is nonblocking, through the component's point-to-point
+ * messages (mca_common_umr_msg_ops_t) on MPI_COMM_WORLD.
+ */
+#ifndef MCA_COMMON_UMR_PEER_H_
+#define MCA_COMMON_UMR_PEER_H_
+
+#include "common_umr_progress.h"
+#include "common_umr_rail.h"
+
+#include <ompi_config.h>
+#include <ompi/communicator/communicator.h>
+#include <ompi/request/request.h>
+#include <opal/class/opal_list.h>
+
+#include <uct/api/uct.h>
+
+BEGIN_C_DECLS
+
+/* Internal tags on MPI_COMM_WORLD: negative (never matched by MPI_ANY_TAG)
+ * even in pml ucx's 24-bit tag field, and far below the collectives'. */
+#define MCA_COMMON_UMR_TAG_CONN    (-0x700002)
+#define MCA_COMMON_UMR_TAG_READY   (-0x700003)
+
+enum {
+    MCA_COMMON_UMR_PEER_UNKNOWN = 0,  /* modex not read yet */
+    MCA_COMMON_UMR_PEER_NONE,         /* not eligible: pass through */
+    MCA_COMMON_UMR_PEER_OK
+};
+
+/* The component's own point-to-point messages (bytes on MPI_COMM_WORLD). */
+typedef struct mca_common_umr_msg_ops {
+    int (*isend)(const void *buf, size_t len, int rank, int tag,
+                 ompi_request_t **req_p);
+    int (*irecv)(void *buf, size_t len, int rank, int tag,
+                 ompi_request_t **req_p);
+} mca_common_umr_msg_ops_t;
+
+typedef struct mca_common_umr_peer {
+    int                   state;
+    int                   world_rank;
+    mca_common_umr_rail_t *rail;
+    uct_ep_h              ep;
+    int                   connected;    /* we connected our ep to the peer's */
+    int                   ready;        /* and the peer connected to ours */
+    int                   conn_posted;  /* CONN receive posted */
+    int                   conn_sent;    /* CONN sent, READY receive posted */
+    uint8_t               conn_buf[MCA_COMMON_UMR_MAX_ADDR];
+    uint64_t              ready_buf;
+    ompi_request_t        *conn_req;
+    ompi_request_t        *ready_req;
+    opal_list_t           waiting;      /* work waiting for `ready` */
+    mca_common_umr_work_t event;        /* handshake messages arrived */
+    int                   ev_queued, ev_conn, ev_ready;
+} mca_common_umr_peer_t;
+
+OMPI_DECLSPEC void
+mca_common_umr_peers_init(const mca_common_umr_msg_ops_t *ops);
+/* Destroy the endpoints and forget the peers. */
+OMPI_DECLSPEC void mca_common_umr_peers_fini(void);
+
+/* The peer `rank` of `comm` when a rail reaches it, else NULL (pass
+ * through). Peers live until mca_common_umr_peers_fini. */
+OMPI_DECLSPEC mca_common_umr_peer_t *
+mca_common_umr_peer_get(ompi_communicator_t *comm, int rank);
+
+/* The peer's endpoint exists (created on first use). */
+OMPI_DECLSPEC int mca_common_umr_peer_ep(mca_common_umr_peer_t *peer);
+
+/* Until the peer is ready: write our endpoint address to `buf` (at least
+ * the rail's ep_addr_len bytes) and return its length, after posting the
+ * receive of the peer's answer; 0 when the peer is ready or on failure. */
+OMPI_DECLSPEC size_t mca_common_umr_peer_addr(mca_common_umr_peer_t *peer,
+                                              void *buf);
+
+/* Before a zero-copy message to `peer`: its endpoint exists, and `addr`
+ * receives what mca_common_umr_peer_addr() writes (*addr_len_p 0: the peer
+ * is ready, nothing to carry). */
+OMPI_DECLSPEC int mca_common_umr_peer_prepare(mca_common_umr_peer_t *peer,
+                                              void *addr, size_t *addr_len_p);
+
+/* A message from `peer` arrived carrying its endpoint address (`addr` NULL:
+ * none): 1 when zero-copy work may start now, 0 when it must wait for the
+ * peer (mca_common_umr_peer_wait), -1 on failure. */
+OMPI_DECLSPEC int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
+                                                const void *addr,
+                                                size_t addr_len);
+
+/* Run `work` in progress once the peer is ready. */
+OMPI_DECLSPEC void mca_common_umr_peer_wait(mca_common_umr_peer_t *peer,
+                                            mca_common_umr_work_t *work);
+
+/* MPI_Finalize has started: let in-flight work finish and cancel the
+ * handshake receives that will never match, while MPI_COMM_WORLD works. */
+OMPI_DECLSPEC void mca_common_umr_peers_quiesce(void);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,77 @@
+/**
+ * libmca_common_umr: rails. Loads the mlx5_umr UCT module, opens one rail
+ * (md + iface) per engine it is given (common_umr_devices.h chooses them),
+ * and publishes the rails in the modex for the peers (common_umr_peer.h).
+ */
+#ifndef MCA_COMMON_UMR_RAIL_H_
+#define MCA_COMMON_UMR_RAIL_H_
+
+#include "common_umr_devices.h"
+
+#include <ompi_config.h>
+#include <ompi/constants.h>
+#include <opal/mca/base/mca_base_framework.h>
+
+#include <uct/api/uct.h>
+#include <ucs/memory/rcache.h>
+
+BEGIN_C_DECLS
+
+#define MCA_COMMON_UMR_MAX_RAILS    2
+#define MCA_COMMON_UMR_MAX_ADDR     192
+#define MCA_COMMON_UMR_MAX_RKEY     256
+
+/* One opened mlx5_umr md + iface (one engine). */
+typedef struct mca_common_umr_rail {
+    char          name[32];         /* md name: "sw" or the mlx5 device */
+    uct_md_h      md;
+    uct_iface_h   iface;
+    size_t        rkey_size;
+    size_t        ep_addr_len;
+    size_t        dev_addr_len;
+    size_t        iface_addr_len;
+    int           is_sw;
+    ucs_rcache_t  *rcache;          /* registrations (common_umr_keys.h) */
+} mca_common_umr_rail_t;
+
+/* What a process publishes in the modex. */
+typedef struct mca_common_umr_modex {
+    char     version[32];           /* ompi release + protocol */
+    uint32_t nrails;
+    struct {
+        char     name[32];
+        uint16_t dev_addr_len, iface_addr_len;
+        uint8_t  addr[2 * 64];      /* device address, then iface address */
+    } rails[MCA_COMMON_UMR_MAX_RAILS];
+} mca_common_umr_modex_t;
+
+typedef struct mca_common_umr_rails {
+    const mca_base_component_t *owner;  /* the modex is keyed by it */
+    void                  *module_handle;
+    uct_component_h       component;
+    ucs_async_context_t   *async;
+    uct_worker_h          worker;
+    mca_common_umr_rail_t rails[MCA_COMMON_UMR_MAX_RAILS];
+    int                   nrails;
+} mca_common_umr_rails_t;
+
+OMPI_DECLSPEC extern mca_common_umr_rails_t mca_common_umr_rails;
+
+/*
+ * Load `uct_module`, open the rails `devices` (the MCA parameter's value)
+ * selects and publish them for `owner`'s peers. OMPI_SUCCESS, or an error
+ * after one log line (the component then passes everything through).
+ */
+OMPI_DECLSPEC int mca_common_umr_rails_open(const mca_base_component_t *owner,
+                                            const char *uct_module,
+                                            const char *devices);
+/* Release the registrations (keys_live to 0), then close the rails. */
+OMPI_DECLSPEC void mca_common_umr_rails_release(void);
+OMPI_DECLSPEC void mca_common_umr_rails_close(void);
+
+/* The modex version peers must publish: same Open MPI, same protocol. */
+#define MCA_COMMON_UMR_MODEX_VERSION OMPI_VERSION "/umr1"
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,142 @@
+/**
+ * pml/umr requests: the user-visible request of a zero-copy send and of a
+ * receive that may match a control message. They are ompi_request_t's of
+ * type OMPI_REQUEST_PML, completed with ompi_request_complete(); the wrapped
+ * PML's own request for the same message stays internal (req->inner).
+ */
+#ifndef MCA_PML_UMR_REQUEST_H_
+#define MCA_PML_UMR_REQUEST_H_
+
+#include "pml_umr.h"
+#include "pml_umr_wire.h"
+#include "common_umr_keys.h"
+#include "common_umr_peer.h"
+
+#include <ompi/communicator/communicator.h>
+#include <ompi/datatype/ompi_datatype.h>
+#include <ompi/request/request.h>
+
+BEGIN_C_DECLS
+
+enum {
+    MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
+    MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
+    MCA_PML_UMR_STEP_GET             /* connected: post the get */
+};
+
+enum {
+    MCA_PML_UMR_REQ_SEND = 1,
+    MCA_PML_UMR_REQ_RECV
+};
+
+typedef struct mca_pml_umr_request mca_pml_umr_request_t;
+
+struct mca_pml_umr_request {
+    ompi_request_t        super;
+    mca_common_umr_work_t work;       /* receive: its next step, in progress
+                                         or waiting for the peer */
+    int                   kind;
+    int                   free_called;
+    int                   mpi_done;   /* being MPI-completed: the caller's
+                                         callback may free it */
+    int                   events;     /* left before MPI completion */
+    int                   passthrough;/* this start went to the wrapped PML */
+    int                   in_place;   /* completes `inner`, the user's
+                                         request (pml_umr_hook.h) */
+    int                   step;       /* receive: next step in progress */
+    int                   (*start)(mca_pml_umr_request_t *req);
+                                      /* persistent: MPI_Start */
+    void                  (*in_place_done)(mca_pml_umr_request_t *req);
+    /* arguments */
+    void                  *buf;
+    size_t                count;
+    ompi_datatype_t       *dt;
+    int                   peer_rank;  /* dst or src */
+    int                   tag;
+    int                   mode;
+    ompi_communicator_t   *comm;
+    /* data path */
+    ompi_request_t        *inner;     /* real PML request (ctl send / recv) */
+    mca_common_umr_peer_t *peer;
+    uct_mem_h             memh;
+    mca_common_umr_region_t *region;  /* held while the data moves */
+    mca_common_umr_lkey_t *lkey;      /* sender's layout key */
+    uct_rkey_t            rkey;
+    int                   has_rkey;
+    void                  *tmp;       /* bounce for undecodable receive types */
+    size_t                length;     /* bytes moved */
+    uct_completion_t      comp;
+    ompi_status_public_t  inner_status;
+    int                   error;
+    mca_pml_umr_ctl_t     ctl;
+};
+
+OBJ_CLASS_DECLARATION(mca_pml_umr_request_t);
+
+/* The requests' free list (at interposition / finalize). */
+void mca_pml_umr_requests_init(void);
+void mca_pml_umr_requests_fini(void);
+
+/* A request for `count` elements of `dt` (retained; NULL: none) at `buf`
+ * to or from `rank` with `tag`. A receive's work item runs
+ * mca_pml_umr.recv_run. */
+mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
+                                                 ompi_communicator_t *comm,
+                                                 void *buf, size_t count,
+                                                 ompi_datatype_t *dt, int rank,
+                                                 int tag);
+/* All events of the current operation happened: complete it for MPI (or
+ * return it, when the user freed it). */
+void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req);
+/* MPI_Start of a persistent request: active again, the last operation's
+ * state cleared. */
+void mca_pml_umr_request_restart(mca_pml_umr_request_t *req);
+
+/* Wait for *req, give its error (and status), free it. */
+int mca_pml_umr_request_wait_free(ompi_request_t **req,
+                                  ompi_status_public_t *status);
+
+/* The wrapped PML's request of the last operation, complete: freed. */
+void mca_pml_umr_request_inner_free(mca_pml_umr_request_t *req);
+int  mca_pml_umr_request_is_ours(const ompi_request_t *req);
+
+/* Run `fn` when the wrapped PML completes req->inner (now, if it already
+ * has: nothing else runs between the PML call and this one). */
+static inline int mca_pml_umr_inner_hook(mca_pml_umr_request_t *req,
+                                         ompi_request_complete_fn_t fn)
+{
+    return ompi_request_set_callback(req->inner, fn, req);
+}
+
+/* The first `len` packed bytes of (buf, count, dt). */
+void mca_pml_umr_peek(const void *buf, size_t count, ompi_datatype_t *dt,
+                      void *out, size_t len);
+
+/* Whether a receive of this capacity may match a control message. */
+static inline int mca_pml_umr_recv_may_match(const ompi_datatype_t *dt,
+                                             size_t count)
+{
+    return dt->super.size * count >= MCA_PML_UMR_CTL_SIZE;
+}
+
+/* Whether a receive that completed with exactly Z bytes starts with the
+ * magic: two loads for a contiguous layout, a 16-byte pack otherwise. Safe
+ * inside the wrapped PML's completion callback (memory reads only). */
+int mca_pml_umr_recv_has_magic(void *buf, size_t count, ompi_datatype_t *dt);
+
+/* Whether a completed receive may hold a control message. `error`: the
+ * receive's error (a blocking receive leaves status->MPI_ERROR alone). */
+static inline int mca_pml_umr_recv_maybe_ctl(void *buf, size_t count,
+                                             ompi_datatype_t *dt,
+                                             const ompi_status_public_t *st,
+                                             int error)
+{
+    return OPAL_UNLIKELY(st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
+           !st->_cancelled &&
+           ((error == MPI_SUCCESS) || (error == MPI_ERR_TRUNCATE)) &&
+           mca_pml_umr_recv_has_magic(buf, count, dt);
+}
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,24 @@
+/**
+ * pml/umr sends: the pass-through test, the zero-copy send (a layout key
+ * and a control message through the wrapped PML) and its acknowledgement.
+ */
+#ifndef MCA_PML_UMR_SEND_H_
+#define MCA_PML_UMR_SEND_H_
+
+#include "pml_umr.h"
+
+BEGIN_C_DECLS
+
+int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
+                      int dst, int tag, mca_pml_base_send_mode_t mode,
+                      ompi_communicator_t *comm, ompi_request_t **request);
+int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
+                     int dst, int tag, mca_pml_base_send_mode_t mode,
+                     ompi_communicator_t *comm);
+int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
+                           int dst, int tag, mca_pml_base_send_mode_t mode,
+                           ompi_communicator_t *comm, ompi_request_t **request);
+
+END_C_DECLS
+
+#endif
