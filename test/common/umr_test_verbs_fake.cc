@@ -4,10 +4,15 @@
 #include "umr_test_verbs_fake.h"
 #include "umr_test_verbs_model.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 #include <set>
@@ -54,6 +59,29 @@ void free_ibdevs()
         free(dev);
     }
     globals().ibdevs.clear();
+}
+
+/* The device's sysfs directory, as rdma-core gives it in ibdev_path: for a
+ * fake device with local_cpus, a scratch tree holding device/local_cpus
+ * (what the engine reads, as UCX reads /sys/class/infiniband/X/device). */
+void fake_sysfs(struct ibv_device *dev, const fake_device &d)
+{
+    std::string dir = "/sys/class/infiniband/" + d.name;
+    FILE *f;
+
+    if (!d.local_cpus.empty()) {
+        dir = "/tmp/umr-model-sysfs." + std::to_string(getpid());
+        mkdir(dir.c_str(), 0700);
+        dir += "/" + d.name;
+        mkdir(dir.c_str(), 0700);
+        mkdir((dir + "/device").c_str(), 0700);
+        f = fopen((dir + "/device/local_cpus").c_str(), "w");
+        if (f != NULL) {
+            fprintf(f, "%s\n", d.local_cpus.c_str());
+            fclose(f);
+        }
+    }
+    snprintf(dev->ibdev_path, sizeof(dev->ibdev_path), "%s", dir.c_str());
 }
 
 void record(struct ibv_qp_ex *qpx, fake_wr_call::kind_t kind,
@@ -360,7 +388,12 @@ int fake_query_port(struct ibv_context *ctx, uint8_t port_num,
     if ((port_num == 0) || (port_num > fake().ports.size())) {
         return EINVAL;
     }
-    memcpy(attr, &fake().ports[port_num - 1].attr,
+    struct ibv_port_attr pattr = fake().ports[port_num - 1].attr;
+
+    if (fake().model) {
+        model_port_overlay(ctx, port_num, &pattr);   /* R29 */
+    }
+    memcpy(attr, &pattr,
            (attr_len < sizeof(*attr)) ? attr_len : sizeof(*attr));
     return 0;
 }
@@ -410,9 +443,13 @@ fake_port fake_ib_port(uint16_t lid, enum ibv_mtu mtu)
     port.attr.active_speed = 32;  /* EDR */
     gid.gid.raw[0]         = 0xfe;
     gid.gid.raw[1]         = 0x80;
+    gid.gid.raw[14]        = (uint8_t)(lid >> 8);
     gid.gid.raw[15]        = (uint8_t)lid;
     gid.gid_type           = IBV_GID_TYPE_IB;
     port.gids.push_back(gid);
+    /* the default partition, full member (what a subnet manager sets) */
+    port.pkeys.push_back(htons(0xffff));
+    port.attr.pkey_tbl_len = port.pkeys.size();
     return port;
 }
 
@@ -443,6 +480,44 @@ fake_port fake_roce_port(enum ibv_mtu mtu)
     gid.gid.raw[12] = 10;
     gid.gid.raw[15] = 7;
     port.gids.push_back(gid);
+    port.attr.gid_tbl_len = port.gids.size();
+    /* RoCE: one pkey, the default (the kernel's table for Ethernet) */
+    port.pkeys.push_back(htons(0xffff));
+    port.attr.pkey_tbl_len = port.pkeys.size();
+    return port;
+}
+
+fake_port fake_roce_host_port(uint32_t host, enum ibv_mtu mtu, bool v1,
+                              bool v2, bool ipv4)
+{
+    fake_port port = fake_roce_port(mtu);
+    struct ibv_gid_entry gid = {};
+    unsigned pass;
+
+    port.gids.clear();
+    for (pass = 0; pass < (ipv4 ? 2u : 1u); ++pass) {
+        memset(gid.gid.raw, 0, sizeof(gid.gid.raw));
+        if (pass == 0) {                   /* fe80::<host + 1> */
+            gid.gid.raw[0]  = 0xfe;
+            gid.gid.raw[1]  = 0x80;
+            gid.gid.raw[14] = (uint8_t)((host + 1) >> 8);
+            gid.gid.raw[15] = (uint8_t)(host + 1);
+        } else {                           /* ::ffff:10.0.h.l */
+            gid.gid.raw[10] = 0xff;
+            gid.gid.raw[11] = 0xff;
+            gid.gid.raw[12] = 10;
+            gid.gid.raw[14] = (uint8_t)(host / 256);
+            gid.gid.raw[15] = (uint8_t)(host % 256 + 1);
+        }
+        if (v1) {
+            gid.gid_type = IBV_GID_TYPE_ROCE_V1;
+            port.gids.push_back(gid);
+        }
+        if (v2) {
+            gid.gid_type = IBV_GID_TYPE_ROCE_V2;
+            port.gids.push_back(gid);
+        }
+    }
     port.attr.gid_tbl_len = port.gids.size();
     return port;
 }
@@ -483,10 +558,14 @@ void verbs_fake::defaults()
     mkey_fail_at      = 0;
     create_qp_errno   = 0;
     qp_inline_grant   = 0;
-    modify_fail_state = IBV_QPS_ERR;
+    modify_fail_state = IBV_QPS_UNKNOWN;
     wr_complete_ret   = 0;
     wr_complete_fail_times = 0;
     start_poll_ret    = 0;
+    max_sq_desc_sz    = MODEL_MAX_SQ_DESC_SZ;
+    host              = 0;
+    fabric            = 0;
+    check_free        = false;
 
     open_flags = 0;
     calls.clear();
@@ -575,6 +654,7 @@ struct ibv_device **__wrap_ibv_get_device_list(int *num_devices)
                     (struct ibv_device*)calloc(1, sizeof(*dev));
             strncpy(dev->name, d.name.c_str(), sizeof(dev->name) - 1);
             strncpy(dev->dev_name, d.name.c_str(), sizeof(dev->dev_name) - 1);
+            fake_sysfs(dev, d);
             globals().ibdevs.push_back(dev);
         }
     }
@@ -631,6 +711,8 @@ __wrap_mlx5dv_open_device(struct ibv_device *device,
     vctx->create_cq_ex       = fake_create_cq_ex;
     vctx->context.device     = device;
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    vctx->context.async_fd   = eventfd(0, EFD_CLOEXEC);   /* R29 */
+    vctx->context.cmd_fd     = -1;
     model_ctx_opened(&vctx->context, attr->flags);
     ++fake().num_ctx;
     return &vctx->context;
@@ -639,6 +721,9 @@ __wrap_mlx5dv_open_device(struct ibv_device *device,
 int __wrap_ibv_close_device(struct ibv_context *ctx)
 {
     model_ctx_closed(ctx);
+    if (ctx->async_fd >= 0) {
+        close(ctx->async_fd);
+    }
     free((char*)ctx - offsetof(struct verbs_context, context));
     --fake().num_ctx;
     return 0;
@@ -667,6 +752,35 @@ int __wrap__ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
     entry->gid_index  = gid_index;
     entry->port_num   = port_num;
     return 0;
+}
+
+int __wrap_ibv_query_pkey(struct ibv_context *ctx, uint8_t port_num,
+                          int index, __be16 *pkey)
+{
+    if ((port_num == 0) || (port_num > fake().ports.size()) || (index < 0) ||
+        ((size_t)index >= fake().ports[port_num - 1].pkeys.size())) {
+        return EINVAL;
+    }
+    *pkey = fake().ports[port_num - 1].pkeys[index];
+    return 0;
+}
+
+/* R29: the events of the context's port and QPs; -1 / EAGAIN when none */
+int __wrap_ibv_get_async_event(struct ibv_context *ctx,
+                               struct ibv_async_event *event)
+{
+    std::vector<struct ibv_qp*> qps;
+
+    for (struct ibv_qp *qp : globals().live_qps) {
+        if (qp->context == ctx) {
+            qps.push_back(qp);
+        }
+    }
+    return model_get_async_event(ctx, qps, event);
+}
+
+void __wrap_ibv_ack_async_event(struct ibv_async_event *event)
+{
 }
 
 struct ibv_pd *__wrap_ibv_alloc_pd(struct ibv_context *ctx)

@@ -576,7 +576,7 @@ TEST_F(test_engine_mlx5_wrap, connect_failure_resets_qp)
     expect_nothing_posted("post before connect");
 
     /* and connecting again works */
-    fake().modify_fail_state = IBV_QPS_ERR;
+    fake().modify_fail_state = IBV_QPS_UNKNOWN;
     EXPECT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
 }
 
