@@ -535,6 +535,7 @@ void verbs_fake::reset()
     globals().qp_seq       = 0;
 
     defaults();
+    model_hosts_reset();
 }
 
 void verbs_fake::defaults()

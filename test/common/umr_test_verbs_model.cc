@@ -1357,6 +1357,17 @@ int model_attach_shared(const char *name)
     return 0;
 }
 
+void model_hosts_reset()
+{
+    fab_guard g;
+
+    for (fab_host &h : fab->hosts) {
+        h.link_down  = 0;
+        h.lid        = 0;
+        h.down_after = 0;
+    }
+}
+
 void model_host_set_link(uint32_t host, bool up)
 {
     fab_guard g;

@@ -388,6 +388,9 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp);
  * any verbs object exists; the default table is shared with forked
  * children only. 0 or an errno. */
 int  model_attach_shared(const char *name);
+/* Every host's link up, its LID as its ports say, no pending link-down
+ * (verbs_fake::reset() calls it). */
+void model_hosts_reset();
 /* The link of `host` goes down (PORT_ERR) or up (PORT_ACTIVE). */
 void model_host_set_link(uint32_t host, bool up);
 /* The link of `host` goes down once its NICs moved `wrs` more RDMA work

@@ -39,8 +39,8 @@ protected:
             GTEST_SKIP() << "no mlx5 device";
         }
 
-        umr_eng_dev_params_t params = {};
-        params.gid_index = -1;
+        umr_eng_dev_params_t params;
+        umr_eng_dev_params_init(&params);
         ASSERT_EQ(UCS_OK, ops->dev_open(names[0], &params, &dev)) << names[0];
         ops->dev_query(dev, &caps);
         ASSERT_EQ(UCS_OK, ops->cq_create(dev, 256, &cq));

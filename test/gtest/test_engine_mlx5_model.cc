@@ -1459,6 +1459,46 @@ TEST_F(test_engine_mlx5_model, max_mkeys_follows_update_tag_mode)
     }
 }
 
+/* Finding 5 of issue 19: the UMR entries are the device's. dev_open finds
+ * the largest WQE the device takes (R30: max_sq_desc_sz) and derives the
+ * entries, the SGEs and the send queue depth from it; the probe's QPs and CQ
+ * are gone afterwards. */
+TEST_F(test_engine_mlx5_model, limits_from_max_sq_desc_sz)
+{
+    struct {
+        uint32_t desc_sz, list, sge, qp_wr;
+    } devs[] = {
+        {1024, 52, 30, 32768 / 16},
+        {512, 20, 20, 32768 / 8},
+        {2048, 52, 30, 32768 / 16},   /* never more than a 1 KiB WQE */
+    };
+    for (auto &d : devs) {
+        SCOPED_TRACE("max_sq_desc_sz " + std::to_string(d.desc_sz));
+        umr_eng_caps_t caps;
+        fake().reset();
+        fake().max_sq_desc_sz = d.desc_sz;
+        ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+        EXPECT_EQ(0, fake().num_qp);
+        EXPECT_EQ(0, fake().num_cq);
+        ops->dev_query(dev, &caps);
+        EXPECT_EQ(d.list, caps.max_list);
+        EXPECT_EQ(d.list - 1, caps.max_interleaved);
+        EXPECT_EQ(d.sge, caps.max_sge);
+        EXPECT_EQ(d.qp_wr, caps.max_qp_wr);
+        umr_eng_qp_params_t p = {};
+        p.sq_size = caps.max_qp_wr; p.max_sge = caps.max_sge;
+        p.umr_list_entries = caps.max_list;
+        ASSERT_EQ(UCS_OK, ops->cq_create(dev, 64, &cq));
+        ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &p, &qp))
+                << "a QP of the device's limits is created";
+        ops->qp_destroy(qp);
+        ops->cq_destroy(cq);
+        ops->dev_close(dev);
+        qp = NULL; cq = NULL; dev = NULL;
+        EXPECT_EQ(0, fake().live_objects());
+    }
+}
+
 /* The probe failing for another reason than EOPNOTSUPP: the device cannot
  * create indirect keys; dev_open fails and unwinds what it opened. */
 TEST_F(test_engine_mlx5_model, update_tag_probe_failure_unwinds)

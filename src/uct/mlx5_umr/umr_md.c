@@ -73,6 +73,56 @@ ucs_config_field_t uct_mlx5_umr_md_config_table[] = {
      "How long a layout registration waits for its UMRs to complete.",
      ucs_offsetof(uct_mlx5_umr_md_config_t, reg_timeout), UCS_CONFIG_TYPE_TIME},
 
+    /* The RC connection, with the defaults of UCX's rc transports
+     * (UCX_RC_TIMEOUT, _RETRY_COUNT, _RNR_RETRY_COUNT; UCX_IB_TRAFFIC_CLASS,
+     * _SL, _HOP_LIMIT, _PKEY) */
+    {"TIMEOUT", "1.0s",
+     "mlx5 engine: how long a try of a work request waits for its\n"
+     "acknowledgement before it is sent again (rounded to 4.096 us * 2^n).\n"
+     "With RETRY_COUNT it bounds how long a connection rides out a fabric\n"
+     "that drops packets (a subnet manager sweep, a link flap):\n"
+     "1 s x (7 + 1) tries is about 8.6 s, as in UCX.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RETRY_COUNT", "7",
+     "mlx5 engine: tries of a work request after the first (0..7) before the\n"
+     "connection fails (transport retry counter exceeded).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, retry_count), UCS_CONFIG_TYPE_UINT},
+
+    {"RNR_RETRY_COUNT", "7",
+     "mlx5 engine: receiver-not-ready retries (0..7, 7: for ever).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, rnr_retry_count),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"TRAFFIC_CLASS", "auto",
+     "mlx5 engine: GRH traffic class, on RoCE v2 the DSCP (traffic class >> 2).\n"
+     "'auto' selects 106 (DSCP 26) on RoCE v2 and 0 otherwise, as UCX does.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, traffic_class),
+     UCS_CONFIG_TYPE_ULUNITS},
+
+    {"SL", "auto",
+     "mlx5 engine: InfiniBand service level (0..15) / RoCE Ethernet priority\n"
+     "(0..7). 'auto' selects 0.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, sl), UCS_CONFIG_TYPE_ULUNITS},
+
+    {"HOP_LIMIT", "255",
+     "mlx5 engine: GRH hop limit / RoCE v2 time to live (0..255).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, hop_limit), UCS_CONFIG_TYPE_UINT},
+
+    /* UCX writes ~path_index for its multi-path RoCE LAG scheme; with one
+     * path, 0 lets the kernel spread QPs over ECMP paths */
+    {"FLOW_LABEL", "0",
+     "mlx5 engine: GRH flow label (20 bits). 0 lets the kernel derive the\n"
+     "RoCE v2 UDP source port from the QP numbers, which spreads connections\n"
+     "over the fabric's equal-cost paths.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, flow_label), UCS_CONFIG_TYPE_UINT},
+
+    {"PKEY", "auto",
+     "mlx5 engine: InfiniBand partition to use, 0x0..0x7fff ('auto': the first\n"
+     "full member of the port's pkey table, else its first limited member, as\n"
+     "UCX does). Peers of another partition are unreachable.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, pkey), UCS_CONFIG_TYPE_HEX},
+
     {NULL}
 };
 
@@ -637,6 +687,19 @@ ucs_status_t uct_mlx5_umr_rkey_compare(uct_component_t *component,
 }
 #endif
 
+static void uct_mlx5_umr_md_local_cpus(const uct_mlx5_umr_md_t *md,
+                                       ucs_cpu_set_t *cpus)
+{
+    unsigned i;
+
+    UCS_CPU_ZERO(cpus);
+    for (i = 0; (i < UCS_CPU_SETSIZE) && (i < 64 * UMR_ENG_CPU_WORDS); ++i) {
+        if (md->caps.local_cpus[i / 64] & (1ull << (i % 64))) {
+            UCS_CPU_SET(i, cpus);
+        }
+    }
+}
+
 static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
                                           umr_uct_md_attr_t *md_attr)
 {
@@ -656,7 +719,9 @@ static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
     md_attr->reg_cost             = (md->eng->id == UMR_ENG_ID_SW) ?
                                     ucs_linear_func_make(1e-6, 0) :
                                     ucs_linear_func_make(16e-6, 0.06e-9);
-    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    /* the CPUs near the device (finding 9 of issue 19: a process picks the
+     * nearest of several devices from this, as UCX's ib md reports it) */
+    uct_mlx5_umr_md_local_cpus(md, &md_attr->local_cpus);
     return UCS_OK;
 }
 
@@ -777,10 +842,22 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
         goto err_free;
     }
 
+    umr_eng_dev_params_init(&dev_params);
     dev_params.port            = config->port;
     dev_params.gid_index       = config->gid_index;
     dev_params.sw_max_keys     = config->sw_max_keys;
     dev_params.sw_span_density = config->sw_span_density;
+    dev_params.timeout         = config->timeout;
+    dev_params.retry_count     = config->retry_count;
+    dev_params.rnr_retry       = config->rnr_retry_count;
+    dev_params.traffic_class   = (config->traffic_class == UCS_ULUNITS_AUTO) ?
+                                 -1 : (int)ucs_min(config->traffic_class, 256);
+    dev_params.sl              = (config->sl == UCS_ULUNITS_AUTO) ?
+                                 -1 : (int)ucs_min(config->sl, 256);
+    dev_params.hop_limit       = config->hop_limit;
+    dev_params.flow_label      = config->flow_label;
+    dev_params.pkey            = ((uint16_t)config->pkey == UCS_HEXUNITS_AUTO) ?
+                                 -1 : (int)ucs_min(config->pkey, 0x10000);
     status = md->eng->dev_open(md_name, &dev_params, &md->dev);
     if (status != UCS_OK) {
         ucs_error("mlx5_umr: %s engine failed to open device '%s': %s",

@@ -53,6 +53,15 @@ typedef struct uct_mlx5_umr_md_config {
     unsigned        mkey_pool_size;  /* max indirect keys this md creates */
     unsigned        umr_queue_len;   /* send queue of the md's umr QP */
     double          reg_timeout;     /* seconds to wait for a UMR */
+    /* mlx5: the RC connection (umr_eng_dev_params_t) */
+    double          timeout;
+    unsigned        retry_count;
+    unsigned        rnr_retry_count;
+    unsigned long   traffic_class;   /* UCS_ULUNITS_AUTO: auto */
+    unsigned long   sl;              /* UCS_ULUNITS_AUTO: auto */
+    unsigned        hop_limit;
+    unsigned        flow_label;
+    size_t          pkey;            /* UCS_HEXUNITS_AUTO (16 bits): auto */
 } uct_mlx5_umr_md_config_t;
 
 
