@@ -940,8 +940,9 @@ struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
     } else {
         qp->qpx.qp_base.qp_num = 0x300u + (++globals().qp_seq);
     }
-    qp->qpx.qp_base.context = ctx;
-    qp->qpx.qp_base.pd      = attr->pd;
+    qp->qpx.qp_base.context    = ctx;
+    qp->qpx.qp_base.qp_context = attr->qp_context;
+    qp->qpx.qp_base.pd         = attr->pd;
     qp->qpx.qp_base.send_cq = attr->send_cq;
     qp->qpx.qp_base.recv_cq = attr->recv_cq;
     qp->qpx.qp_base.qp_type = attr->qp_type;

@@ -494,4 +494,128 @@ TEST_F(test_uct_mlx5_hosts, small_max_sq_desc_sz)
     put_layouts(s, 40, 1, 2);
 }
 
+/* Finding 6: a key is configured again only after a LOCAL_INV, as man
+ * mlx5dv_wr_post asks (the model with check_free fails a UMR on a key that
+ * is not free, as a UMR with CHECK_FREE would). A cache of 2 entries and 6
+ * layouts sends keys back to the pool and out again: before, the second use
+ * of a key failed its UMR. */
+TEST_F(test_uct_mlx5_hosts, keys_reused_only_after_local_inv)
+{
+    fake().check_free = true;
+    ASSERT_UCS_OK(s.open("mlx5_0", config_t(), {{"CACHE_SIZE", "2"}}));
+    put_layouts(s, 8, 6, 3);
+}
+
+/* Finding 7: async events are read from progress. The port of this host
+ * goes down: every endpoint of the rail is reported failed at once, an idle
+ * one too, and the rail reaches no one any more; before, only an endpoint
+ * with work failed, after the retry budget, and the rail stayed. */
+struct err_rec {
+    std::vector<uct_ep_h>     eps;
+    std::vector<ucs_status_t> statuses;
+};
+
+ucs_status_t record_err(void *arg, uct_ep_h ep, ucs_status_t status)
+{
+    err_rec *rec = (err_rec*)arg;
+    rec->eps.push_back(ep);
+    rec->statuses.push_back(status);
+    return UCS_OK;
+}
+
+TEST_F(test_uct_mlx5_hosts, port_error_retires_the_rail)
+{
+    peer_t p1, p2;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(p1, ib_host(1, 2)));
+    ASSERT_NO_FATAL_FAILURE(start(p2, ib_host(2, 3)));
+    uct_ep_h busy = connect(p1), idle = connect(p2);
+    expect_put_arrives(busy, p1);
+    expect_put_arrives(idle, p2);
+
+    model_host_set_link(0, false);
+    bytes_t src = pattern(4096, 1);
+    double start_at = now_sec();
+    EXPECT_TRUE(UCS_STATUS_IS_ERR(put(busy, p1, src, 0)));
+    EXPECT_LT(now_sec() - start_at, 2.0) << "not after the retry budget";
+    for (int i = 0; (i < 1000) && (rec.eps.size() < 2); ++i) {
+        s.progress();
+    }
+    ASSERT_EQ(2u, rec.eps.size()) << "both endpoints, the idle one too";
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, rec.statuses[0]);
+    EXPECT_TRUE(((rec.eps[0] == busy) && (rec.eps[1] == idle)) ||
+                ((rec.eps[0] == idle) && (rec.eps[1] == busy)));
+    EXPECT_FALSE(reachable(p1)) << "the rail is retired";
+    uct_ep_h late = s.create_ep();
+    ASSERT_NE(nullptr, late);
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, s.connect(late, p1.dev, p1.ep));
+    model_host_set_link(0, true);
+    stop(p1);
+    stop(p2);
+}
+
+/* Finding 7: an affiliated event on one endpoint's QP (QP_FATAL) fails that
+ * endpoint, though nothing was posted on it, and no other. */
+TEST_F(test_uct_mlx5_hosts, qp_fatal_fails_that_endpoint)
+{
+    peer_t p1, p2;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(p1, ib_host(1, 2)));
+    ASSERT_NO_FATAL_FAILURE(start(p2, ib_host(2, 3)));
+    uct_ep_h hit = connect(p1), other = connect(p2);
+    expect_put_arrives(hit, p1);
+
+    uint32_t qpn;
+    bytes_t addr = s.ep_addr(hit);
+    memcpy(&qpn, addr.data(), sizeof(qpn));
+    model_qp_raise(qpn, IBV_EVENT_QP_FATAL);
+    /* work on the other endpoint runs progress, which reads the events
+     * (once a millisecond) */
+    double until = now_sec() + 5;
+    while (rec.eps.empty() && (now_sec() < until)) {
+        expect_put_arrives(other, p2);
+        for (int i = 0; i < 100; ++i) {
+            s.progress();
+        }
+    }
+    ASSERT_EQ(1u, rec.eps.size());
+    EXPECT_EQ(UCS_ERR_CONNECTION_RESET, rec.statuses[0]);
+    EXPECT_EQ(hit, rec.eps[0]);
+    expect_put_arrives(other, p2);
+    stop(p1);
+    stop(p2);
+}
+
+/* Finding 7: our LID changed (a subnet manager assigned another): peers
+ * address the old one, so the rail is retired as for a port error. */
+TEST_F(test_uct_mlx5_hosts, lid_change_retires_the_rail)
+{
+    peer_t peer;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(peer, ib_host(1, 2)));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+    ASSERT_TRUE(reachable(peer));
+
+    model_host_set_lid(0, 77);
+    double until = now_sec() + 5;
+    while (rec.eps.empty() && (now_sec() < until)) {
+        s.progress();
+        reachable(peer);        /* reads the events too */
+    }
+    ASSERT_EQ(1u, rec.eps.size());
+    EXPECT_EQ(ep, rec.eps[0]);
+    EXPECT_FALSE(reachable(peer));
+    stop(peer);
+}
+
 } // namespace

@@ -261,6 +261,62 @@ ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
     return UCS_ERR_EXCEEDS_LIMIT;
 }
 
+/* Invalidate the dirty keys of the pool (LOCAL_INV on the md's QP, as many
+ * as its queue holds), so that a UMR may configure them again: they move to
+ * the free list. A key whose invalidation fails is destroyed (its state is
+ * not known any more). */
+static void uct_mlx5_umr_md_clean_mkeys(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_mkey_t *batch[md->config.umr_queue_len];
+    unsigned n = 0, outstanding = 0, i;
+    ucs_status_t status = UCS_OK;
+
+    if (md->qp == NULL) {
+        /* lost after an error and not recreated yet: new keys serve now,
+         * the dirty ones wait (the caller's own use of the QP reports why
+         * it cannot be created) */
+        return;
+    }
+
+    while (!ucs_list_is_empty(&md->dirty_mkeys) &&
+           (n < md->config.umr_queue_len)) {
+        batch[n] = ucs_list_extract_head(&md->dirty_mkeys, uct_mlx5_umr_mkey_t,
+                                         list);
+        status   = md->eng->post_local_inv(md->qp, batch[n]->eng,
+                                           md->umr_sn++, UMR_ENG_WR_SIGNALED);
+        ++n;
+        if (status != UCS_OK) {
+            break;
+        }
+        ++outstanding;
+    }
+
+    if (outstanding > 0) {
+        ucs_status_t wstatus = uct_mlx5_umr_md_wait(md, &outstanding, 0);
+        if (status == UCS_OK) {
+            status = wstatus;
+        }
+        if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
+            (void)uct_mlx5_umr_md_qp_reset(md);
+        }
+    }
+
+    for (i = 0; i < n; ++i) {
+        if (status == UCS_OK) {
+            batch[i]->configured = 0;
+            ucs_list_add_tail(&md->free_mkeys, &batch[i]->list);
+        } else {
+            ucs_debug("mlx5_umr md %p: invalidating key 0x%x failed (%s): "
+                      "destroyed", md, batch[i]->eng->lkey,
+                      ucs_status_string(status));
+            --md->stats.mkeys_free;
+            --md->stats.mkeys_created;
+            md->eng->mkey_destroy(md->dev, batch[i]->eng);
+            ucs_free(batch[i]);
+        }
+    }
+}
+
 ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
                                       uct_mlx5_umr_mkey_t **mkey_p)
 {
@@ -268,8 +324,18 @@ ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
     ucs_status_t status;
 
     if (ucs_list_is_empty(&md->free_mkeys) &&
+        ucs_list_is_empty(&md->dirty_mkeys) &&
         (md->stats.mkeys_created >= md->config.mkey_pool_size)) {
         uct_mlx5_umr_md_mkey_reclaim(md);
+    }
+
+    /* a configured key is invalidated before it serves again: when no
+     * free key is left, the dirty ones are invalidated in one batch (a
+     * LOCAL_INV each on the md's QP, one wait), which costs less than
+     * creating keys (a system call each) */
+    if (ucs_list_is_empty(&md->free_mkeys) &&
+        !ucs_list_is_empty(&md->dirty_mkeys)) {
+        uct_mlx5_umr_md_clean_mkeys(md);
     }
 
     if (!ucs_list_is_empty(&md->free_mkeys)) {
@@ -297,6 +363,7 @@ ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
         return status;
     }
 
+    mkey->configured = 0;
     ++md->stats.mkeys_created;
 out:
     ++md->stats.mkeys_in_use;
@@ -309,7 +376,8 @@ void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md, uct_mlx5_umr_mkey_t *mkey)
     ucs_assert(md->stats.mkeys_in_use > 0);
     --md->stats.mkeys_in_use;
     ++md->stats.mkeys_free;
-    ucs_list_add_head(&md->free_mkeys, &mkey->list);
+    ucs_list_add_head(mkey->configured ? &md->dirty_mkeys : &md->free_mkeys,
+                      &mkey->list);
 }
 
 void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
@@ -337,6 +405,12 @@ static void uct_mlx5_umr_md_mkeys_destroy(uct_mlx5_umr_md_t *md)
         ucs_free(mkey);
         --md->stats.mkeys_free;
     }
+    ucs_list_for_each_safe(mkey, tmp, &md->dirty_mkeys, list) {
+        ucs_list_del(&mkey->list);
+        md->eng->mkey_destroy(md->dev, mkey->eng);
+        ucs_free(mkey);
+        --md->stats.mkeys_free;
+    }
 }
 
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
@@ -349,6 +423,63 @@ void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
                                      uct_mlx5_umr_md_listener_t *listener)
 {
     ucs_list_del(&listener->list);
+}
+
+void uct_mlx5_umr_md_event_listener_add(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener)
+{
+    ucs_list_add_tail(&md->event_listeners, &listener->list);
+}
+
+void uct_mlx5_umr_md_event_listener_remove(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener)
+{
+    ucs_list_del(&listener->list);
+}
+
+/* ---- asynchronous events (finding 7 of issue 19) --------------------- */
+
+void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_md_event_listener_t *listener, *tmp;
+    umr_eng_event_t events[16];
+    int i, n;
+
+    md->events_checked = ucs_get_time();
+    do {
+        n = md->eng->dev_poll_events(md->dev, events, 16);
+        for (i = 0; i < n; ++i) {
+            switch (events[i].type) {
+            case UMR_ENG_EVENT_PORT_ERR:
+            case UMR_ENG_EVENT_ADDR_CHANGE:
+            case UMR_ENG_EVENT_DEVICE_FATAL:
+                if (md->failed == UCS_OK) {
+                    md->failed = UCS_ERR_UNREACHABLE;
+                    ucs_diag("mlx5_umr md %s: %s: the rail is retired, its "
+                             "endpoints fail and no peer is reachable "
+                             "through it", md->caps.name,
+                             (events[i].type == UMR_ENG_EVENT_PORT_ERR) ?
+                             "port down" :
+                             (events[i].type == UMR_ENG_EVENT_ADDR_CHANGE) ?
+                             "our address changed (peers address the old "
+                             "one)" : "device fatal error");
+                }
+                break;
+            case UMR_ENG_EVENT_PORT_ACTIVE:
+                if (md->failed != UCS_OK) {
+                    ucs_diag("mlx5_umr md %s: port up again; the rail stays "
+                             "retired", md->caps.name);
+                }
+                break;
+            default:
+                break;
+            }
+            ucs_list_for_each_safe(listener, tmp, &md->event_listeners,
+                                   list) {
+                listener->event(listener, &events[i]);
+            }
+        }
+    } while (n == 16);
 }
 
 /* ---- the md's loopback UMR queue pair ---------------------------------- */
@@ -830,7 +961,11 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     md->eng             = uct_mlx5_umr_md_engine_of(md_name);
     md->next_memh_id    = 1;
     ucs_list_head_init(&md->free_mkeys);
+    ucs_list_head_init(&md->dirty_mkeys);
     ucs_list_head_init(&md->listeners);
+    ucs_list_head_init(&md->event_listeners);
+    md->failed          = UCS_OK;
+    md->events_checked  = ucs_get_time();
 
     md->config.mkey_pool_size = config->mkey_pool_size;
     md->config.umr_queue_len  = ucs_max(config->umr_queue_len, 1);

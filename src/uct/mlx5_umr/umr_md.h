@@ -27,6 +27,7 @@
 #include <ucs/sys/math.h>
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/assert.h>
+#include <ucs/time/time.h>
 
 
 #define UCT_MLX5_UMR_NAME          UCT_UMR_NAME
@@ -65,10 +66,19 @@ typedef struct uct_mlx5_umr_md_config {
 } uct_mlx5_umr_md_config_t;
 
 
-/* Indirect key owned by the md's pool. */
+/* Indirect key owned by the md's pool. A key a UMR may have configured
+ * since it was created or last invalidated is "configured": it goes back
+ * to the pool's dirty list and is invalidated (LOCAL_INV) before a UMR
+ * configures it again, as man mlx5dv_wr_post asks ("Unregister the mkey to
+ * enable another pattern registration should be done via ...
+ * IBV_WR_LOCAL_INV", mlx5dv_wr_post.3.md:106,120 in 44.0, 56.1, 65.0;
+ * rdma-core's own UMR does not set CHECK_FREE, qp.c
+ * mlx5_send_wr_mkey_configure, so it would work without in those three
+ * releases, but the library loaded at run time may be a later one). */
 typedef struct uct_mlx5_umr_mkey {
     umr_eng_mkey_t  *eng;
-    ucs_list_link_t list;            /* free list */
+    ucs_list_link_t list;            /* free or dirty list */
+    int             configured;      /* a UMR since creation/LOCAL_INV */
 } uct_mlx5_umr_mkey_t;
 
 
@@ -94,6 +104,13 @@ typedef struct uct_mlx5_umr_memh {
 } uct_mlx5_umr_memh_t;
 
 
+/* Who hears the device's asynchronous events (the ifaces of the md). */
+typedef struct uct_mlx5_umr_md_event_listener {
+    ucs_list_link_t list;
+    void            (*event)(struct uct_mlx5_umr_md_event_listener *listener,
+                             const umr_eng_event_t *event);
+} uct_mlx5_umr_md_event_listener_t;
+
 /* Hooks of the ep key caches: drop entries of a deregistered memory handle;
  * give up the least recently used idle entry when the key pool is dry
  * (returns 1 if one was evicted). */
@@ -116,8 +133,14 @@ typedef struct uct_mlx5_umr_md {
     uint64_t              next_memh_id;
     unsigned              mkeys_reg; /* pool keys held by registrations */
     uint64_t              umr_sn;
-    ucs_list_link_t       free_mkeys;
+    ucs_list_link_t       free_mkeys;  /* invalidated or never configured */
+    ucs_list_link_t       dirty_mkeys; /* configured: LOCAL_INV first */
     ucs_list_link_t       listeners;
+    ucs_list_link_t       event_listeners;
+    ucs_time_t            events_checked; /* when events were last read */
+    ucs_status_t          failed;     /* the rail is retired (port down,
+                                         address changed): UCS_OK while
+                                         it works */
     struct {
         unsigned          mkey_pool_size;
         unsigned          umr_queue_len;
@@ -202,6 +225,30 @@ void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_md_listener_t *listener);
 void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
                                      uct_mlx5_umr_md_listener_t *listener);
+
+void uct_mlx5_umr_md_event_listener_add(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener);
+void uct_mlx5_umr_md_event_listener_remove(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener);
+
+/* How often progress reads the device's asynchronous events. */
+#define UCT_MLX5_UMR_MD_EVENTS_INTERVAL_US 1000
+
+/* Read the device's asynchronous events (never blocking) and hand them to
+ * the event listeners: at most once a UCT_MLX5_UMR_MD_EVENTS_INTERVAL_US
+ * unless `force` (after a failed completion). A port error or a changed
+ * address retires the rail (md->failed). */
+void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md);
+
+static UCS_F_ALWAYS_INLINE void
+uct_mlx5_umr_md_check_events(uct_mlx5_umr_md_t *md, int force)
+{
+    if (ucs_unlikely(force ||
+                     (ucs_get_time() - md->events_checked >
+                      ucs_time_from_usec(UCT_MLX5_UMR_MD_EVENTS_INTERVAL_US)))) {
+        uct_mlx5_umr_md_check_events_slow(md);
+    }
+}
 
 /* Shared by umr_md.c and umr_md_layout.c. */
 

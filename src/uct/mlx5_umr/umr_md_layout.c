@@ -53,6 +53,12 @@ ucs_status_t uct_mlx5_umr_md_invalidate_mkeys(uct_mlx5_umr_md_t *md,
     if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
         (void)uct_mlx5_umr_md_qp_reset(md); /* logged; retried on next use */
     }
+    if (status == UCS_OK) {
+        /* free again: the pool may hand them to a UMR at once */
+        for (k = 0; k < memh->num_mkeys; ++k) {
+            memh->mkeys[k]->configured = 0;
+        }
+    }
     return status;
 }
 
