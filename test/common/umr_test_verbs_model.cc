@@ -1385,7 +1385,9 @@ void model_host_link_down_after(uint32_t host, uint64_t wrs)
     fab_guard g;
     fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
 
-    h.down_after = h.wrs + wrs;
+    if (h.down_after == 0) {       /* the first of the host's processes */
+        h.down_after = h.wrs + wrs;
+    }
 }
 
 void model_host_set_lid(uint32_t host, uint16_t lid)

@@ -394,7 +394,7 @@ void model_hosts_reset();
 /* The link of `host` goes down (PORT_ERR) or up (PORT_ACTIVE). */
 void model_host_set_link(uint32_t host, bool up);
 /* The link of `host` goes down once its NICs moved `wrs` more RDMA work
- * requests (from or to it). */
+ * requests (from or to it); set once (the first call wins). */
 void model_host_link_down_after(uint32_t host, uint64_t wrs);
 /* The LID of `host` changes (LID_CHANGE; IB). */
 void model_host_set_lid(uint32_t host, uint16_t lid);
