@@ -40,12 +40,23 @@ bool preload_is_client(const void *caller);
  * list is made. */
 void preload_init();
 
-/* rdma-core's own `name` of version `version`. */
+/* rdma-core's own `name` of version `version`: the next definition in the
+ * global scope, else in the library itself (loaded already by a module that
+ * UCX or Open MPI opened with RTLD_LOCAL, or loaded now). */
 template <typename F> F preload_real(const char *name, const char *version)
 {
-    void *sym = dlvsym(RTLD_NEXT, name, version);
+    const char *lib = (version[0] == 'M') ? "libmlx5.so.1" : "libibverbs.so.1";
+    void *sym       = dlvsym(RTLD_NEXT, name, version);
+    void *handle;
+
     if (sym == NULL) {
-        sym = dlsym(RTLD_NEXT, name);
+        handle = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle == NULL) {
+            handle = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+        }
+        if (handle != NULL) {
+            sym = dlvsym(handle, name, version);
+        }
     }
     if (sym == NULL) {
         fprintf(stderr, "rdma-core model: no %s@%s to forward to\n", name,
