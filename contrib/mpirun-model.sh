@@ -21,7 +21,9 @@
 #              ConnectX path
 #   --no-build use BUILD_DIR as it is
 # Every peer, one on the same simulated host too, uses the mlx5 engine
-# (pml_umr_devices=mlx5_0). At the end it prints each rank's pml/umr
+# (pml_umr_devices=mlx5_0; OMPI_MCA_pml_umr_devices= empty: the automatic
+# choice, the nearest of the UMR_MODEL_DEVICES=N HCAs a host may have, the
+# ranks of a host spread over them). At the end it prints each rank's pml/umr
 # counters (zcopy_sends, zcopy_recvs, ...) and their sum. The exit status
 # is mpirun's.
 # Environment: BUILD_DIR (default ./build); MCA parameters and UCX_MLX5_UMR_*
@@ -33,7 +35,7 @@ BUILD_DIR=${BUILD_DIR:-$top/build}
 
 link=ib hosts=2 zcopy=on build=1
 host_specs=()
-usage() { sed -n '2,29p' "$0"; exit "${1:-1}"; }
+usage() { sed -n '2,31p' "$0"; exit "${1:-1}"; }
 while [ $# -gt 0 ]; do
     case $1 in
     --link)     link=${2:-}; shift 2 ;;
@@ -85,7 +87,7 @@ pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
     export PMIX_MCA_mca_base_component_path=${PMIX_MCA_mca_base_component_path:-$pmix_components}
 
 export OMPI_MCA_pml_umr_uct_module=${OMPI_MCA_pml_umr_uct_module:-$module}
-export OMPI_MCA_pml_umr_devices=${OMPI_MCA_pml_umr_devices:-mlx5_0}
+export OMPI_MCA_pml_umr_devices=${OMPI_MCA_pml_umr_devices-mlx5_0}   # "": automatic
 export OMPI_MCA_pml_umr_verbose=${OMPI_MCA_pml_umr_verbose:-1}
 export OMPI_MCA_pml_umr_zcopy=${OMPI_MCA_pml_umr_zcopy:-$zcopy}
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-mlx5}

@@ -63,6 +63,23 @@ void free_ibdevs()
     globals().ibdevs.clear();
 }
 
+/* The device list was made from this configuration (names and sysfs);
+ * remembers it for the next call when not. */
+bool fake_devices_built(const std::vector<fake_device> &devices)
+{
+    static std::vector<std::pair<std::string, std::string> > built;
+    std::vector<std::pair<std::string, std::string> > now;
+
+    for (const fake_device &d : devices) {
+        now.push_back({d.name, d.local_cpus});
+    }
+    if ((now == built) && (globals().ibdevs.size() == devices.size())) {
+        return true;
+    }
+    built = now;
+    return false;
+}
+
 /* The device's sysfs directory, as rdma-core gives it in ibdev_path: for a
  * fake device with local_cpus, a scratch tree holding device/local_cpus
  * (what the engine reads, as UCX reads /sys/class/infiniband/X/device). */
@@ -692,7 +709,7 @@ struct ibv_device **FAKE_API(ibv_get_device_list)(int *num_devices)
         return NULL;
     }
 
-    if (globals().ibdevs.size() != fake().devices.size()) {
+    if (!fake_devices_built(fake().devices)) {
         free_ibdevs();
         for (const fake_device &d : fake().devices) {
             struct ibv_device *dev =

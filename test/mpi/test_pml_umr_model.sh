@@ -49,6 +49,21 @@ link_down_never_hangs() {
     grep -q "rdma-core model: pid [0-9]* on host 1" "$got" || { tail "$got"; return 1; }
 }
 
+# Finding 9 of issue 19: hosts with two HCAs (mlx5_0, mlx5_1, both near
+# every CPU): the automatic choice (pml_umr_devices="", UCX_MLX5_UMR_ENGINE=mlx5) spreads the ranks
+# of a host over them by local rank; the results stay the same.
+two_hcas_spread() {
+    local got=$out/two-hcas
+    ref 4 ob1 || return 1
+    model "$got" UMR_MODEL_DEVICES=2 OMPI_MCA_pml_umr_devices= \
+        OMPI_MCA_pml_umr_verbose=5 -- --hosts 2 -- -np 4 --mca pml ob1,umr \
+        "$prog" || { tail -20 "$got"; return 1; }
+    same_results "$out/ref-4-ob1" "$got" && zcopy_in_every_case "$got" || return 1
+    [ "$(grep -c 'pml_umr: rail mlx5_0 open$' "$got")" -eq 2 ] &&
+        [ "$(grep -c 'pml_umr: rail mlx5_1 open$' "$got")" -eq 2 ] ||
+        { grep "pml_umr: rail" "$got"; echo "not two ranks on each HCA"; return 1; }
+}
+
 script_reports() {
     local got=$out/script rc=0
     model "$got" -- --hosts 2 -- -np 2 --mca pml ob1,umr "$prog" halo || return 1
@@ -73,5 +88,6 @@ check mixed_roce_versions_pass_through unreachable roce roce roce=v1,ipv4=0
 check ib_partitions_pass_through unreachable pkeys ib pkeys=0x8002
 check peer_death_ends_job peer_death
 check link_down_mid_job_never_hangs link_down_never_hangs
+check two_hcas_ranks_spread two_hcas_spread
 check mpirun_model_reports_counters script_reports
 finish

@@ -8,6 +8,7 @@
 
 #include <ompi/mca/pml/base/base.h>
 #include <opal/runtime/opal_progress.h>
+#include <opal/util/proc.h>
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -160,6 +161,9 @@ static int mca_pml_umr_rails_open(void)
                     "everything through", msg, engine);
         return -1;
     }
+    /* of several HCAs, the nearest (the ranks of a node spread) */
+    mca_pml_umr_devices_nearest(mca_pml_umr.component, &plan,
+                                (unsigned)opal_process_info.my_local_rank);
     for (i = 0; (i < plan.num) && (mca_pml_umr.nrails < MCA_PML_UMR_MAX_RAILS);
          ++i) {
         if (!strcmp(plan.dev[i].name, "sw")) {
