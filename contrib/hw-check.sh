@@ -150,7 +150,7 @@ mkdir -p "$BUILD_DIR"
 logs=$BUILD_DIR/hw-check
 mkdir -p "$logs"
 # sections of the report: only the steps that ran
-rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/calibrate.log"
+rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/calibrate.log" "$logs/device.log"
 calibrated=0
 
 # ---- 2. build -----------------------------------------------------------------
@@ -248,6 +248,8 @@ fi
         echo "RETRY_COUNT, TRAFFIC_CLASS, SL, HOP_LIMIT, FLOW_LABEL, PKEY, GID_INDEX)"
         echo '```'
         cat "$logs/facts.txt"
+        # the nesting depth, as the device suite established it
+        grep -h "^nesting:" "$logs/device.log" 2>/dev/null
         echo '```'
     fi
     if [ -f "$logs/sweep.txt" ] || [ -f "$logs/sweep-L.txt" ]; then

@@ -10,6 +10,8 @@
 #    environment gives (LID, port state), and one per UMR_MODEL_DEVICES;
 #  - UCX loads the module over the model: ucx_info lists mlx5_umr on
 #    mlx5_0 (UCX_MLX5_UMR_ENGINE=mlx5);
+#  - the device suite (gtest_engine_mlx5_device), named a client, passes
+#    on the model over IB and RoCE, nothing skipped;
 #  - two unrelated processes on two simulated hosts (ucx_perftest server
 #    and client, UMR_MODEL_JOB, UMR_MODEL_HOST 0 and 1) move data through
 #    the mlx5 engine: put_bw and get with zero copy, over InfiniBand and
@@ -124,10 +126,24 @@ mixed_roce_versions_unreachable() {
         { tail -5 "$last"; return 1; }
 }
 
+# The device suite (gtest_engine_mlx5_device: loopback UMR write/read, a
+# stale key, nesting depth), which no machine here runs otherwise, on the
+# model preloaded: over IB and over RoCE it passes, none skipped.
+device_suite_on_the_model() {   # ib|roce
+    local o suite=$top_builddir/test/gtest/gtest_engine_mlx5_device
+    [ -x "$suite" ] || make -C "$top_builddir/test/gtest" gtest_engine_mlx5_device >/dev/null 2>&1
+    o=$(env LD_PRELOAD="$lib" UMR_MODEL_CLIENTS=gtest_engine_mlx5_device \
+        UMR_MODEL_LINK="$1" "$suite" 2>&1) || { echo "$o" | tail -20; return 1; }
+    grep -q "PASSED  \] [1-9]" <<<"$o" && ! grep -q "SKIPPED" <<<"$o" &&
+        grep -q "^nesting: 4 levels work" <<<"$o" || { echo "$o" | tail -20; return 1; }
+}
+
 check preload_symbols_match_the_module symbols_match
 check non_client_sees_rdma_core non_client_sees_rdma_core
 check client_sees_the_model client_sees_model
 check ucx_info_lists_mlx5_umr_on_the_model ucx_lists_mlx5_umr
+check device_suite_on_the_model_ib device_suite_on_the_model ib
+check device_suite_on_the_model_roce device_suite_on_the_model roce
 check two_hosts_infiniband two_hosts_move_data ib
 check two_hosts_roce_v2 two_hosts_move_data roce
 check mixed_roce_versions_unreachable mixed_roce_versions_unreachable
