@@ -6,6 +6,12 @@
 #    mlx5 device (ibv_devinfo); without one it stops with "no mlx5 device"
 #    and exit status 77 (nothing else here can say anything about a NIC);
 # 2. builds with -Werror (contrib/build.sh) and the tests and benchmarks;
+#    then prints the facts the transport derives and chooses when it opens
+#    the device (test/bench/umr_dev_facts): the UMR entries from the largest
+#    WQE the device takes, the nesting depth (assumed), the send queue
+#    depth, the GID and its RoCE version, the pkey, traffic class, SL, hop
+#    limit, the retry budget, the read depths, the CPUs near it - the first
+#    facts a hardware run establishes, at the top of the report;
 # 3. runs the device suite (gtest_engine_mlx5_device: real loopback UMR
 #    write/read; it must not skip when a device is present);
 # 4. runs the transport suites of gtest_uct on the mlx5 engine of that device
@@ -26,13 +32,17 @@
 #   -q        quick: bench_uct_layout -q, umr-calibrate.sh --quick
 #   -C        no calibration (step 6)
 #   -d DEV    the device (default: the first mlx5 device ibv_devinfo lists)
-#   -s STEPS  only these steps, of: build (with install-deps), device, uct,
-#             sweep, calibrate; without build the existing BUILD_DIR is used
+#   -s STEPS  only these steps, of: build (with install-deps), facts,
+#             device, uct, sweep, calibrate; without build the existing
+#             BUILD_DIR is used
 # Environment: BUILD_DIR (default ./build), OUT.
 #   HW_CHECK_ENGINE=sw  rehearsal, for testing this script only: runs every
 #             step on the sw engine of this host, needs no device (the
 #             device suite is SKIPPED); the report says REHEARSAL, and its
 #             figures are cross-memory attach figures, NOT NIC figures.
+#   HW_CHECK_ENGINE=model  rehearsal of the facts step on the mlx5 engine
+#             over the rdma-core model (test/model, preloaded; UMR_MODEL_*
+#             set the simulated device); the other steps are SKIPPED.
 # Exit status: 0 no step failed (skipped steps say SKIPPED in the summary),
 # 1 a step failed, 77 no mlx5 device.
 #
@@ -50,7 +60,7 @@ while getopts "qCd:s:h" opt; do
     C) calibrate=0 ;;
     d) dev=$OPTARG ;;
     s) only=$OPTARG ;;
-    *) sed -n '2,36p' "$0"; [ "$opt" = h ] && exit 0; exit 1 ;;
+    *) sed -n '2,46p' "$0"; [ "$opt" = h ] && exit 0; exit 1 ;;
     esac
 done
 
@@ -65,18 +75,20 @@ selected() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 
 for s in ${only//,/ }; do
     case $s in
-    build|device|uct|sweep|calibrate) ;;
-    *) log "unknown step '$s' in -s (build, device, uct, sweep, calibrate)"
+    build|facts|device|uct|sweep|calibrate) ;;
+    *) log "unknown step '$s' in -s (build, facts, device, uct, sweep, calibrate)"
        exit 1 ;;
     esac
 done
 
 rehearsal=0
 engine=mlx5
+on_model=0
 case ${HW_CHECK_ENGINE:-} in
 "") ;;
 sw) rehearsal=1; engine=sw ;;
-*)  log "HW_CHECK_ENGINE='$HW_CHECK_ENGINE': only 'sw' (a rehearsal) is known"
+model) rehearsal=1; on_model=1 ;;
+*)  log "HW_CHECK_ENGINE='$HW_CHECK_ENGINE': only 'sw' and 'model' (rehearsals) are known"
     exit 1 ;;
 esac
 
@@ -85,7 +97,11 @@ if selected build; then
     contrib/install-deps.sh >/dev/null || { log "install-deps failed"; exit 1; }
 fi
 
-if [ $rehearsal -eq 1 ]; then
+if [ $on_model -eq 1 ]; then
+    dev=${dev:-mlx5_0}
+    log "REHEARSAL on the rdma-core model (HW_CHECK_ENGINE=model): the facts" \
+        "step only, of a simulated device; NOT a NIC"
+elif [ $rehearsal -eq 1 ]; then
     [ -z "$dev" ] || log "rehearsal: -d $dev ignored, the sw engine has one device, sw"
     dev=sw
     log "REHEARSAL on the sw engine (HW_CHECK_ENGINE=sw): this tests the" \
@@ -134,7 +150,7 @@ mkdir -p "$BUILD_DIR"
 logs=$BUILD_DIR/hw-check
 mkdir -p "$logs"
 # sections of the report: only the steps that ran
-rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/calibrate.log"
+rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/calibrate.log" "$logs/device.log"
 calibrated=0
 
 # ---- 2. build -----------------------------------------------------------------
@@ -142,6 +158,21 @@ if selected build; then
     step "build" "$logs/build.log" env BUILD_DIR="$BUILD_DIR" contrib/build.sh || exit 1
     step "build tests" "$logs/build-tests.log" make -C "$BUILD_DIR" -j2 check TESTS= || exit 1
     step "build benchmarks" "$logs/build-bench.log" make -C "$BUILD_DIR" -j2 bench || exit 1
+fi
+
+# ---- the facts the transport derives and chooses ------------------------------
+rm -f "$logs/facts.txt"
+if selected facts; then
+    facts_env=(UCX_MLX5_UMR_ENGINE=$engine)
+    if [ $on_model -eq 1 ]; then
+        make -C "$BUILD_DIR/test/model" libumr_verbs_model.la >/dev/null 2>&1
+        facts_env+=(LD_PRELOAD="$BUILD_DIR/test/model/.libs/libumr_verbs_model.so")
+    fi
+    step "device facts" "$logs/facts.txt" env "${facts_env[@]}" \
+        "$BUILD_DIR/test/bench/umr_dev_facts" -d "$dev"
+fi
+if [ $on_model -eq 1 ]; then
+    only=facts    # the other steps need a NIC or the sw engine
 fi
 
 gt=$BUILD_DIR/test/gtest
@@ -189,7 +220,12 @@ fi
 
 # ---- 7. report ----------------------------------------------------------------------
 {
-    if [ $rehearsal -eq 1 ]; then
+    if [ $on_model -eq 1 ]; then
+        echo "# REHEARSAL of the mlx5_umr hardware check on the rdma-core model" \
+             "(HW_CHECK_ENGINE=model), $(date -u +%Y-%m-%dT%H:%MZ), $(hostname -s)"
+        echo
+        echo "Not a hardware check: the facts of a simulated device."
+    elif [ $rehearsal -eq 1 ]; then
         echo "# REHEARSAL of the mlx5_umr hardware check on the sw engine" \
              "(HW_CHECK_ENGINE=sw), $(date -u +%Y-%m-%dT%H:%MZ), $(hostname -s)"
         echo
@@ -204,6 +240,18 @@ fi
     for i in "${!steps[@]}"; do
         echo "| ${steps[$i]} | ${results[$i]} |"
     done
+    if [ -f "$logs/facts.txt" ]; then
+        echo
+        echo "## what the transport derived and chose on $dev"
+        echo
+        echo "(test/bench/umr_dev_facts; UCX_MLX5_UMR_* set them: TIMEOUT,"
+        echo "RETRY_COUNT, TRAFFIC_CLASS, SL, HOP_LIMIT, FLOW_LABEL, PKEY, GID_INDEX)"
+        echo '```'
+        cat "$logs/facts.txt"
+        # the nesting depth, as the device suite established it
+        grep -h "^nesting:" "$logs/device.log" 2>/dev/null
+        echo '```'
+    fi
     if [ -f "$logs/sweep.txt" ] || [ -f "$logs/sweep-L.txt" ]; then
         echo
         if [ $rehearsal -eq 1 ]; then
@@ -263,7 +311,9 @@ fi
     echo
     echo "## what it ran on"
     echo '```'
-    if [ $rehearsal -eq 1 ]; then
+    if [ $on_model -eq 1 ]; then
+        echo "no ConnectX: REHEARSAL on the rdma-core model"
+    elif [ $rehearsal -eq 1 ]; then
         echo "no ConnectX: REHEARSAL on the sw engine"
     else
         ibv_devinfo -v -d "$dev" 2>&1 | grep -E "hca_id|transport|fw_ver|vendor_part_id|board_id|max_qp_wr|max_sge|max_mr_size|max_mr:|phys_port_cnt|state:|active_mtu|link_layer|active_width|active_speed" | sed 's/^[[:space:]]*//'

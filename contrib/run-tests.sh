@@ -47,7 +47,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
 fi
 
 MAKE_CHECK_FAILED=$check_failed "$top/contrib/test-summary.sh" \
-    "$build/test/gtest" "$build/test/mpi" "$build/test/contrib" \
+    "$build/test/gtest" "$build/test/model" "$build/test/mpi" "$build/test/contrib" \
     >"$build/summary.out" 2>&1 || status=1
 cat "$build/summary.out"
 host_line=$(grep '^tests: ' "$build/summary.out" | tail -1)

@@ -3,13 +3,20 @@
  */
 #include "umr_test_verbs_fake.h"
 #include "umr_test_verbs_model.h"
+#include "umr_test_verbs_preload.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
+#include <mutex>
 #include <set>
 
 namespace umr_test {
@@ -54,6 +61,46 @@ void free_ibdevs()
         free(dev);
     }
     globals().ibdevs.clear();
+}
+
+/* The device list was made from this configuration (names and sysfs);
+ * remembers it for the next call when not. */
+bool fake_devices_built(const std::vector<fake_device> &devices)
+{
+    static std::vector<std::pair<std::string, std::string> > built;
+    std::vector<std::pair<std::string, std::string> > now;
+
+    for (const fake_device &d : devices) {
+        now.push_back({d.name, d.local_cpus});
+    }
+    if ((now == built) && (globals().ibdevs.size() == devices.size())) {
+        return true;
+    }
+    built = now;
+    return false;
+}
+
+/* The device's sysfs directory, as rdma-core gives it in ibdev_path: for a
+ * fake device with local_cpus, a scratch tree holding device/local_cpus
+ * (what the engine reads, as UCX reads /sys/class/infiniband/X/device). */
+void fake_sysfs(struct ibv_device *dev, const fake_device &d)
+{
+    std::string dir = "/sys/class/infiniband/" + d.name;
+    FILE *f;
+
+    if (!d.local_cpus.empty()) {
+        dir = "/tmp/umr-model-sysfs." + std::to_string(getpid());
+        mkdir(dir.c_str(), 0700);
+        dir += "/" + d.name;
+        mkdir(dir.c_str(), 0700);
+        mkdir((dir + "/device").c_str(), 0700);
+        f = fopen((dir + "/device/local_cpus").c_str(), "w");
+        if (f != NULL) {
+            fprintf(f, "%s\n", d.local_cpus.c_str());
+            fclose(f);
+        }
+    }
+    snprintf(dev->ibdev_path, sizeof(dev->ibdev_path), "%s", dir.c_str());
 }
 
 void record(struct ibv_qp_ex *qpx, fake_wr_call::kind_t kind,
@@ -360,7 +407,12 @@ int fake_query_port(struct ibv_context *ctx, uint8_t port_num,
     if ((port_num == 0) || (port_num > fake().ports.size())) {
         return EINVAL;
     }
-    memcpy(attr, &fake().ports[port_num - 1].attr,
+    struct ibv_port_attr pattr = fake().ports[port_num - 1].attr;
+
+    if (fake().model) {
+        model_port_overlay(ctx, port_num, &pattr);   /* R29 */
+    }
+    memcpy(attr, &pattr,
            (attr_len < sizeof(*attr)) ? attr_len : sizeof(*attr));
     return 0;
 }
@@ -380,6 +432,7 @@ struct ibv_cq_ex *fake_create_cq_ex(struct ibv_context *ctx,
     cq->read_opcode         = fake_read_opcode;
     cq->read_vendor_err     = fake_read_vendor_err;
     globals().cqs[cq].polling = false;
+    preload_own(cq);
     ++fake().num_cq;
     return cq;
 }
@@ -410,9 +463,13 @@ fake_port fake_ib_port(uint16_t lid, enum ibv_mtu mtu)
     port.attr.active_speed = 32;  /* EDR */
     gid.gid.raw[0]         = 0xfe;
     gid.gid.raw[1]         = 0x80;
+    gid.gid.raw[14]        = (uint8_t)(lid >> 8);
     gid.gid.raw[15]        = (uint8_t)lid;
     gid.gid_type           = IBV_GID_TYPE_IB;
     port.gids.push_back(gid);
+    /* the default partition, full member (what a subnet manager sets) */
+    port.pkeys.push_back(htons(0xffff));
+    port.attr.pkey_tbl_len = port.pkeys.size();
     return port;
 }
 
@@ -444,6 +501,44 @@ fake_port fake_roce_port(enum ibv_mtu mtu)
     gid.gid.raw[15] = 7;
     port.gids.push_back(gid);
     port.attr.gid_tbl_len = port.gids.size();
+    /* RoCE: one pkey, the default (the kernel's table for Ethernet) */
+    port.pkeys.push_back(htons(0xffff));
+    port.attr.pkey_tbl_len = port.pkeys.size();
+    return port;
+}
+
+fake_port fake_roce_host_port(uint32_t host, enum ibv_mtu mtu, bool v1,
+                              bool v2, bool ipv4)
+{
+    fake_port port = fake_roce_port(mtu);
+    struct ibv_gid_entry gid = {};
+    unsigned pass;
+
+    port.gids.clear();
+    for (pass = 0; pass < (ipv4 ? 2u : 1u); ++pass) {
+        memset(gid.gid.raw, 0, sizeof(gid.gid.raw));
+        if (pass == 0) {                   /* fe80::<host + 1> */
+            gid.gid.raw[0]  = 0xfe;
+            gid.gid.raw[1]  = 0x80;
+            gid.gid.raw[14] = (uint8_t)((host + 1) >> 8);
+            gid.gid.raw[15] = (uint8_t)(host + 1);
+        } else {                           /* ::ffff:10.0.h.l */
+            gid.gid.raw[10] = 0xff;
+            gid.gid.raw[11] = 0xff;
+            gid.gid.raw[12] = 10;
+            gid.gid.raw[14] = (uint8_t)(host / 256);
+            gid.gid.raw[15] = (uint8_t)(host % 256 + 1);
+        }
+        if (v1) {
+            gid.gid_type = IBV_GID_TYPE_ROCE_V1;
+            port.gids.push_back(gid);
+        }
+        if (v2) {
+            gid.gid_type = IBV_GID_TYPE_ROCE_V2;
+            port.gids.push_back(gid);
+        }
+    }
+    port.attr.gid_tbl_len = port.gids.size();
     return port;
 }
 
@@ -460,6 +555,7 @@ void verbs_fake::reset()
     globals().qp_seq       = 0;
 
     defaults();
+    model_hosts_reset();
 }
 
 void verbs_fake::defaults()
@@ -483,10 +579,14 @@ void verbs_fake::defaults()
     mkey_fail_at      = 0;
     create_qp_errno   = 0;
     qp_inline_grant   = 0;
-    modify_fail_state = IBV_QPS_ERR;
+    modify_fail_state = IBV_QPS_UNKNOWN;
     wr_complete_ret   = 0;
     wr_complete_fail_times = 0;
     start_poll_ret    = 0;
+    max_sq_desc_sz    = MODEL_MAX_SQ_DESC_SZ;
+    host              = 0;
+    fabric            = 0;
+    check_free        = false;
 
     open_flags = 0;
     calls.clear();
@@ -542,6 +642,42 @@ size_t verbs_fake::cq_depth(struct ibv_cq_ex *cq) const
     return cq_state(cq)->queue.size();
 }
 
+/* ---- the registry of the model's objects (umr_test_verbs_preload.h) ---- */
+
+namespace {
+
+struct object_registry {
+    std::mutex            lock;
+    std::set<const void*> objs;
+};
+
+object_registry &registry()
+{
+    static object_registry *r = new object_registry();   /* never freed:
+                                                            used at exit */
+    return *r;
+}
+
+} // namespace
+
+void preload_own(const void *obj)
+{
+    std::lock_guard<std::mutex> g(registry().lock);
+    registry().objs.insert(obj);
+}
+
+void preload_disown(const void *obj)
+{
+    std::lock_guard<std::mutex> g(registry().lock);
+    registry().objs.erase(obj);
+}
+
+bool preload_owns(const void *obj)
+{
+    std::lock_guard<std::mutex> g(registry().lock);
+    return (obj != NULL) && registry().objs.count(obj);
+}
+
 const char *fake_wr_kind_str(fake_wr_call::kind_t kind)
 {
     static const char *names[] = {
@@ -558,24 +694,31 @@ using namespace umr_test;
 /* ---- the wrapped (exported) verbs ---- */
 extern "C" {
 
-struct ibv_device **__wrap_ibv_get_device_list(int *num_devices)
+struct ibv_device **FAKE_API(ibv_get_device_list)(int *num_devices)
 {
     struct ibv_device **list;
     size_t i;
 
+#ifdef UMR_MODEL_PRELOAD
+    FAKE_FORWARD(preload_is_client(__builtin_return_address(0)),
+                 ibv_get_device_list, "IBVERBS_1.1", num_devices);
+    preload_init();
+#endif
     if (fake().device_list_fails) {
         errno = ENOSYS;
         return NULL;
     }
 
-    if (globals().ibdevs.size() != fake().devices.size()) {
+    if (!fake_devices_built(fake().devices)) {
         free_ibdevs();
         for (const fake_device &d : fake().devices) {
             struct ibv_device *dev =
                     (struct ibv_device*)calloc(1, sizeof(*dev));
             strncpy(dev->name, d.name.c_str(), sizeof(dev->name) - 1);
             strncpy(dev->dev_name, d.name.c_str(), sizeof(dev->dev_name) - 1);
+            fake_sysfs(dev, d);
             globals().ibdevs.push_back(dev);
+            preload_own(dev);
         }
     }
 
@@ -588,22 +731,30 @@ struct ibv_device **__wrap_ibv_get_device_list(int *num_devices)
         *num_devices = (int)i;
     }
     ++fake().num_dev_lists;
+    preload_own(list);
     return list;
 }
 
-void __wrap_ibv_free_device_list(struct ibv_device **list)
+void FAKE_API(ibv_free_device_list)(struct ibv_device **list)
 {
+    FAKE_FORWARD(preload_owns(list), ibv_free_device_list, "IBVERBS_1.1",
+                 list);
+    preload_disown(list);
     --fake().num_dev_lists;
     free(list);
 }
 
-const char *__wrap_ibv_get_device_name(struct ibv_device *device)
+const char *FAKE_API(ibv_get_device_name)(struct ibv_device *device)
 {
+    FAKE_FORWARD(preload_owns(device), ibv_get_device_name, "IBVERBS_1.1",
+                 device);
     return device->name;
 }
 
-bool __wrap_mlx5dv_is_supported(struct ibv_device *device)
+bool FAKE_API(mlx5dv_is_supported)(struct ibv_device *device)
 {
+    FAKE_FORWARD(preload_owns(device), mlx5dv_is_supported, "MLX5_1.8",
+                 device);
     for (size_t i = 0; i < globals().ibdevs.size(); ++i) {
         if (globals().ibdevs[i] == device) {
             return fake().devices[i].mlx5;
@@ -613,11 +764,13 @@ bool __wrap_mlx5dv_is_supported(struct ibv_device *device)
 }
 
 struct ibv_context *
-__wrap_mlx5dv_open_device(struct ibv_device *device,
+FAKE_API(mlx5dv_open_device)(struct ibv_device *device,
                           struct mlx5dv_context_attr *attr)
 {
     struct verbs_context *vctx;
 
+    FAKE_FORWARD(preload_owns(device), mlx5dv_open_device, "MLX5_1.7",
+                 device, attr);
     fake().open_flags = attr->flags;
     if (fake().open_errno) {
         errno = fake().open_errno;
@@ -631,22 +784,32 @@ __wrap_mlx5dv_open_device(struct ibv_device *device,
     vctx->create_cq_ex       = fake_create_cq_ex;
     vctx->context.device     = device;
     vctx->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    vctx->context.async_fd   = eventfd(0, EFD_CLOEXEC);   /* R29 */
+    vctx->context.cmd_fd     = -1;
     model_ctx_opened(&vctx->context, attr->flags);
+    preload_own(&vctx->context);
     ++fake().num_ctx;
     return &vctx->context;
 }
 
-int __wrap_ibv_close_device(struct ibv_context *ctx)
+int FAKE_API(ibv_close_device)(struct ibv_context *ctx)
 {
+    FAKE_FORWARD(preload_owns(ctx), ibv_close_device, "IBVERBS_1.1", ctx);
+    preload_disown(ctx);
     model_ctx_closed(ctx);
+    if (ctx->async_fd >= 0) {
+        close(ctx->async_fd);
+    }
     free((char*)ctx - offsetof(struct verbs_context, context));
     --fake().num_ctx;
     return 0;
 }
 
-int __wrap_ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
+int FAKE_API(ibv_query_gid)(struct ibv_context *ctx, uint8_t port_num, int index,
                          union ibv_gid *gid)
 {
+    FAKE_FORWARD(preload_owns(ctx), ibv_query_gid, "IBVERBS_1.1", ctx,
+                 port_num, index, gid);
     if ((port_num == 0) || (port_num > fake().ports.size()) || (index < 0) ||
         ((size_t)index >= fake().ports[port_num - 1].gids.size())) {
         return -1;
@@ -655,10 +818,12 @@ int __wrap_ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
     return 0;
 }
 
-int __wrap__ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
+int FAKE_API(_ibv_query_gid_ex)(struct ibv_context *ctx, uint32_t port_num,
                              uint32_t gid_index, struct ibv_gid_entry *entry,
                              uint32_t flags, size_t entry_size)
 {
+    FAKE_FORWARD(preload_owns(ctx), _ibv_query_gid_ex, "IBVERBS_1.11", ctx,
+                 port_num, gid_index, entry, flags, entry_size);
     if ((port_num == 0) || (port_num > fake().ports.size()) ||
         (gid_index >= fake().ports[port_num - 1].gids.size())) {
         return EINVAL;
@@ -669,10 +834,56 @@ int __wrap__ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
     return 0;
 }
 
-struct ibv_pd *__wrap_ibv_alloc_pd(struct ibv_context *ctx)
+int FAKE_API(ibv_query_pkey)(struct ibv_context *ctx, uint8_t port_num,
+                          int index, __be16 *pkey)
+{
+    FAKE_FORWARD(preload_owns(ctx), ibv_query_pkey, "IBVERBS_1.1", ctx,
+                 port_num, index, pkey);
+    if ((port_num == 0) || (port_num > fake().ports.size()) || (index < 0) ||
+        ((size_t)index >= fake().ports[port_num - 1].pkeys.size())) {
+        return EINVAL;
+    }
+    *pkey = fake().ports[port_num - 1].pkeys[index];
+    return 0;
+}
+
+/* R29: the events of the context's port and QPs; -1 / EAGAIN when none */
+int FAKE_API(ibv_get_async_event)(struct ibv_context *ctx,
+                               struct ibv_async_event *event)
+{
+    std::vector<struct ibv_qp*> qps;
+
+    FAKE_FORWARD(preload_owns(ctx), ibv_get_async_event, "IBVERBS_1.1", ctx,
+                 event);
+    for (struct ibv_qp *qp : globals().live_qps) {
+        if (qp->context == ctx) {
+            qps.push_back(qp);
+        }
+    }
+    return model_get_async_event(ctx, qps, event);
+}
+
+/* the model raises port events (nothing to acknowledge) and QP events */
+void FAKE_API(ibv_ack_async_event)(struct ibv_async_event *event)
+{
+#ifdef UMR_MODEL_PRELOAD
+    bool qp_event = (event->event_type == IBV_EVENT_QP_FATAL) ||
+                    (event->event_type == IBV_EVENT_QP_REQ_ERR) ||
+                    (event->event_type == IBV_EVENT_QP_ACCESS_ERR);
+    bool port_event = (event->event_type == IBV_EVENT_PORT_ERR) ||
+                      (event->event_type == IBV_EVENT_PORT_ACTIVE) ||
+                      (event->event_type == IBV_EVENT_LID_CHANGE);
+
+    FAKE_FORWARD(port_event || (qp_event && preload_owns(event->element.qp)),
+                 ibv_ack_async_event, "IBVERBS_1.1", event);
+#endif
+}
+
+struct ibv_pd *FAKE_API(ibv_alloc_pd)(struct ibv_context *ctx)
 {
     struct ibv_pd *pd;
 
+    FAKE_FORWARD(preload_owns(ctx), ibv_alloc_pd, "IBVERBS_1.1", ctx);
     if (fake().alloc_pd_fails) {
         errno = ENOMEM;
         return NULL;
@@ -680,12 +891,15 @@ struct ibv_pd *__wrap_ibv_alloc_pd(struct ibv_context *ctx)
     pd          = (struct ibv_pd*)calloc(1, sizeof(*pd));
     pd->context = ctx;
     pd->handle  = 0x77;
+    preload_own(pd);
     ++fake().num_pd;
     return pd;
 }
 
-int __wrap_ibv_dealloc_pd(struct ibv_pd *pd)
+int FAKE_API(ibv_dealloc_pd)(struct ibv_pd *pd)
 {
+    FAKE_FORWARD(preload_owns(pd), ibv_dealloc_pd, "IBVERBS_1.1", pd);
+    preload_disown(pd);
     free(pd);
     --fake().num_pd;
     return 0;
@@ -715,25 +929,32 @@ static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
     mr->length  = length;
     mr->lkey    = key;
     mr->rkey    = mr->lkey;
+    preload_own(mr);
     ++fake().num_mr;
     return mr;
 }
 
-struct ibv_mr *__wrap_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+struct ibv_mr *FAKE_API(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
                                  int access)
 {
+    FAKE_FORWARD(preload_owns(pd), ibv_reg_mr, "IBVERBS_1.1", pd, addr,
+                 length, access);
     return fake_reg_mr(pd, addr, length, access);
 }
 
-struct ibv_mr *__wrap_ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+struct ibv_mr *FAKE_API(ibv_reg_mr_iova2)(struct ibv_pd *pd, void *addr,
                                        size_t length, uint64_t iova,
                                        unsigned int access)
 {
+    FAKE_FORWARD(preload_owns(pd), ibv_reg_mr_iova2, "IBVERBS_1.8", pd, addr,
+                 length, iova, access);
     return fake_reg_mr(pd, addr, length, (int)access);
 }
 
-int __wrap_ibv_dereg_mr(struct ibv_mr *mr)
+int FAKE_API(ibv_dereg_mr)(struct ibv_mr *mr)
 {
+    FAKE_FORWARD(preload_owns(mr), ibv_dereg_mr, "IBVERBS_1.1", mr);
+    preload_disown(mr);
     if (fake().model) {
         model_dereg_mr(mr->lkey);
     }
@@ -743,10 +964,12 @@ int __wrap_ibv_dereg_mr(struct ibv_mr *mr)
 }
 
 struct mlx5dv_mkey *
-__wrap_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
+FAKE_API(mlx5dv_create_mkey)(struct mlx5dv_mkey_init_attr *attr)
 {
     struct mlx5dv_mkey *mkey;
 
+    FAKE_FORWARD(preload_owns(attr->pd), mlx5dv_create_mkey, "MLX5_1.10",
+                 attr);
     /* record mode: a kernel without MKEY_UPDATE_TAG (nothing recorded) */
     if (!fake().model &&
         (attr->create_flags & MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG) &&
@@ -773,12 +996,15 @@ __wrap_mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr)
         mkey->lkey = ((0x200u + (++globals().mkey_seq)) << 8) | 0x42u;
     }
     mkey->rkey = mkey->lkey;
+    preload_own(mkey);
     ++fake().num_mkey;
     return mkey;
 }
 
-int __wrap_mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
+int FAKE_API(mlx5dv_destroy_mkey)(struct mlx5dv_mkey *mkey)
 {
+    FAKE_FORWARD(preload_owns(mkey), mlx5dv_destroy_mkey, "MLX5_1.10", mkey);
+    preload_disown(mkey);
     if (fake().model) {
         model_destroy_mkey(mkey->lkey);
     }
@@ -787,8 +1013,10 @@ int __wrap_mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey)
     return 0;
 }
 
-int __wrap_ibv_destroy_cq(struct ibv_cq *cq)
+int FAKE_API(ibv_destroy_cq)(struct ibv_cq *cq)
 {
+    FAKE_FORWARD(preload_owns(cq), ibv_destroy_cq, "IBVERBS_1.1", cq);
+    preload_disown(cq);
     struct ibv_cq_ex *cqx = (struct ibv_cq_ex*)cq;
 
     globals().cqs.erase(cqx);
@@ -797,12 +1025,14 @@ int __wrap_ibv_destroy_cq(struct ibv_cq *cq)
     return 0;
 }
 
-struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
+struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
                                        struct ibv_qp_init_attr_ex *attr,
                                        struct mlx5dv_qp_init_attr *dv_attr)
 {
     fake_qp *qp;
 
+    FAKE_FORWARD(preload_owns(ctx), mlx5dv_create_qp, "MLX5_1.3", ctx, attr,
+                 dv_attr);
     fake().qp_attrs.push_back(*attr);
     fake().dv_qp_attrs.push_back(*dv_attr);
     if (fake().create_qp_errno) {
@@ -825,8 +1055,9 @@ struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
     } else {
         qp->qpx.qp_base.qp_num = 0x300u + (++globals().qp_seq);
     }
-    qp->qpx.qp_base.context = ctx;
-    qp->qpx.qp_base.pd      = attr->pd;
+    qp->qpx.qp_base.context    = ctx;
+    qp->qpx.qp_base.qp_context = attr->qp_context;
+    qp->qpx.qp_base.pd         = attr->pd;
     qp->qpx.qp_base.send_cq = attr->send_cq;
     qp->qpx.qp_base.recv_cq = attr->recv_cq;
     qp->qpx.qp_base.qp_type = attr->qp_type;
@@ -842,6 +1073,7 @@ struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
     qp->mqpx.wr_mr_list        = fake_wr_mr_list;
 
     globals().live_qps.insert(&qp->qpx.qp_base);
+    preload_own(&qp->qpx.qp_base);
     /* the provider writes back what it granted */
     if (!fake().model && (fake().qp_inline_grant != 0)) {
         attr->cap.max_inline_data = fake().qp_inline_grant;
@@ -850,19 +1082,24 @@ struct ibv_qp *__wrap_mlx5dv_create_qp(struct ibv_context *ctx,
     return &qp->qpx.qp_base;
 }
 
-struct ibv_qp_ex *__wrap_ibv_qp_to_qp_ex(struct ibv_qp *qp)
+struct ibv_qp_ex *FAKE_API(ibv_qp_to_qp_ex)(struct ibv_qp *qp)
 {
+    FAKE_FORWARD(preload_owns(qp), ibv_qp_to_qp_ex, "IBVERBS_1.6", qp);
     return &((fake_qp*)qp)->qpx;
 }
 
-struct mlx5dv_qp_ex *__wrap_mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qpx)
+struct mlx5dv_qp_ex *FAKE_API(mlx5dv_qp_ex_from_ibv_qp_ex)(struct ibv_qp_ex *qpx)
 {
+    FAKE_FORWARD(preload_owns(&qpx->qp_base), mlx5dv_qp_ex_from_ibv_qp_ex,
+                 "MLX5_1.10", qpx);
     return &((fake_qp*)qpx)->mqpx;
 }
 
-int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+int FAKE_API(ibv_modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
                          int mask)
 {
+    FAKE_FORWARD(preload_owns(qp), ibv_modify_qp, "IBVERBS_1.1", qp, attr,
+                 mask);
     fake().modify_calls.push_back(std::make_pair(*attr, mask));
     if ((mask & IBV_QP_STATE) && (attr->qp_state == fake().modify_fail_state)) {
         return EINVAL;
@@ -876,8 +1113,10 @@ int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
     return 0;
 }
 
-int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
+int FAKE_API(ibv_destroy_qp)(struct ibv_qp *qp)
 {
+    FAKE_FORWARD(preload_owns(qp), ibv_destroy_qp, "IBVERBS_1.1", qp);
+    preload_disown(qp);
     if (fake().model) {
         model_qp_release(qp->qp_num);
     }
@@ -886,5 +1125,31 @@ int __wrap_ibv_destroy_qp(struct ibv_qp *qp)
     --fake().num_qp;
     return 0;
 }
+
+#ifdef UMR_MODEL_PRELOAD
+/* Exported forms of verbs the headers inline through the context's ops
+ * (they call these only for a context without the op: never the model's,
+ * but the engine imports them, so they are served here too). */
+int FAKE_API(ibv_query_port)(struct ibv_context *context, uint8_t port_num,
+                             struct _compat_ibv_port_attr *port_attr)
+{
+    FAKE_FORWARD(preload_owns(context), ibv_query_port, "IBVERBS_1.1",
+                 context, port_num, port_attr);
+    /* the old layout: up to `flags` (libibverbs/verbs.c) */
+    return fake_query_port(context, port_num,
+                           (struct ibv_port_attr*)port_attr,
+                           offsetof(struct ibv_port_attr, flags) +
+                           sizeof(uint8_t));
+}
+
+int FAKE_API(ibv_query_device)(struct ibv_context *context,
+                               struct ibv_device_attr *device_attr)
+{
+    FAKE_FORWARD(preload_owns(context), ibv_query_device, "IBVERBS_1.1",
+                 context, device_attr);
+    *device_attr = fake().dev_attr.orig_attr;
+    return 0;
+}
+#endif
 
 } // extern "C"

@@ -64,11 +64,15 @@ struct fake_cqe {
 struct fake_device {
     std::string name;
     bool        mlx5;
+    std::string local_cpus;   /* sysfs device/local_cpus ("ff,00000000");
+                                 empty: the file is absent */
 };
 
 struct fake_port {
     struct ibv_port_attr              attr;
     std::vector<struct ibv_gid_entry> gids;
+    std::vector<uint16_t>             pkeys;  /* network order, as
+                                                 ibv_query_pkey gives them */
 };
 
 struct verbs_fake {
@@ -89,12 +93,18 @@ struct verbs_fake {
     int                       mkey_fail_at;       /* n-th create fails (1-based) */
     int                       create_qp_errno;
     uint32_t                  qp_inline_grant;    /* 0: grant the request */
-    enum ibv_qp_state         modify_fail_state;  /* IBV_QPS_ERR: none */
+    enum ibv_qp_state         modify_fail_state;  /* IBV_QPS_UNKNOWN: none */
     int                       wr_complete_ret;
     int                       wr_complete_fail_times; /* > 0: only the next
                                                          n wr_complete calls
                                                          return the error */
     int                       start_poll_ret;     /* 0: real queue */
+    uint32_t                  max_sq_desc_sz;     /* largest send WQE (R30) */
+    uint32_t                  host;               /* simulated host of this
+                                                     process (R24-R29) */
+    uint32_t                  fabric;             /* fabric of its links */
+    bool                      check_free;         /* UMR only on a free key
+                                                     (man mlx5dv_wr_post; R23) */
 
     /* ---- records ---- */
     uint32_t                                 open_flags;    /* last DEVX open */
@@ -130,6 +140,13 @@ verbs_fake &fake();
 /* An IB port / a RoCE port with a GID table, for ports[]. */
 fake_port fake_ib_port(uint16_t lid, enum ibv_mtu mtu);
 fake_port fake_roce_port(enum ibv_mtu mtu);
+
+/* A RoCE port of simulated host `host` whose GID table holds, for each of
+ * its addresses (an IPv6 link-local fe80::<host+1> and, with ipv4, the
+ * IPv4 10.0.<host/256>.<host%256+1>), a RoCE v1 and/or v2 entry as
+ * `v1` / `v2` say (v1 only: an old kernel or a switch without v2). */
+fake_port fake_roce_host_port(uint32_t host, enum ibv_mtu mtu, bool v1,
+                              bool v2, bool ipv4);
 
 const char *fake_wr_kind_str(fake_wr_call::kind_t kind);
 

@@ -7,17 +7,22 @@
 #include "umr_test_verbs_model.h"
 #include "umr_test_verbs_fake.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 namespace umr_test {
@@ -58,24 +63,71 @@ struct fab_key {
     fab_desc desc[FAB_DESC];
 };
 
+/* One QP in the shared table: its state and, from its INIT/RTR/RTS, the
+ * addresses of both ends of its path (R24-R27). */
 struct fab_qp {
     uint32_t in_use;
     int32_t  pid;
     uint32_t state;
     uint32_t dest_qpn;
+    uint32_t host;               /* its port's host and fabric */
+    uint32_t fabric;
+    int32_t  event;              /* affiliated event for the owner, -1 none */
+    uint8_t  link_layer;
+    uint8_t  port_mtu;           /* its port's active MTU */
+    uint8_t  path_mtu;           /* RTR */
+    uint8_t  is_global;
+    uint8_t  sgid_type;          /* IBV_GID_TYPE_* of the GID it sends from */
+    uint8_t  timeout;            /* RTS */
+    uint8_t  retry_cnt;
+    uint8_t  max_rd_atomic;
+    uint8_t  max_dest_rd_atomic; /* RTR */
+    uint8_t  reserved[3];
+    uint16_t lid;                /* its port's LID at INIT */
+    uint16_t dlid;
+    uint16_t pkey;               /* host order, of its pkey_index */
+    uint16_t reserved2;
+    uint8_t  port_gid[16];       /* GID 0 of its port */
+    uint8_t  sgid[16];           /* RoCE: the GID it sends from */
+    uint8_t  dgid[16];
 };
+
+/* A simulated host: its link and port events, shared by its processes. */
+struct fab_host {
+    uint32_t link_down;
+    uint32_t lid;                /* 0: the LID its ports report */
+    uint32_t gen;                /* port events so far */
+    int32_t  ev[16];             /* IBV_EVENT_* of event n at [n % 16] */
+    uint64_t wrs;                /* RDMA WRs that left or reached it */
+    uint64_t down_after;         /* link down at this many (0: never) */
+};
+
+enum { FAB_MAGIC = 0x756d726dU };  /* "umrm": the table is initialised */
 
 struct fabric {
     pthread_mutex_t lock;
+    uint32_t        magic;
     uint32_t        key_cursor;
     uint32_t        qp_cursor;
+    fab_host        hosts[MODEL_MAX_HOSTS];
     fab_key         keys[FAB_KEYS];
     fab_qp          qps[FAB_QPS];
 };
 
-fabric *fab_create()
+void fab_init(fabric *f)
 {
     pthread_mutexattr_t mattr;
+
+    pthread_mutexattr_init(&mattr);
+    pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&mattr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&f->lock, &mattr);
+    pthread_mutexattr_destroy(&mattr);
+    __atomic_store_n(&f->magic, FAB_MAGIC, __ATOMIC_RELEASE);
+}
+
+fabric *fab_create()
+{
     fabric *f;
 
     f = (fabric*)mmap(NULL, sizeof(fabric), PROT_READ | PROT_WRITE,
@@ -83,16 +135,13 @@ fabric *fab_create()
     if (f == MAP_FAILED) {
         abort();
     }
-    pthread_mutexattr_init(&mattr);
-    pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&mattr, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&f->lock, &mattr);
-    pthread_mutexattr_destroy(&mattr);
+    fab_init(f);
     return f;
 }
 
-/* Created before main(): every forked test process shares it. */
-fabric *const fab = fab_create();
+/* Created before main(): every forked test process shares it (or, with
+ * model_attach_shared, unrelated processes of one job). */
+fabric *fab = fab_create();
 
 struct fab_guard {
     fab_guard()
@@ -159,9 +208,17 @@ fab_qp *fab_qp_get(uint32_t qpn)
     return q.in_use ? &q : NULL;
 }
 
-std::map<struct ibv_context*, uint32_t> &ctx_flags()
+/* What the model keeps of an open context (this process). */
+struct ctx_state {
+    uint32_t                           flags;     /* DEVX open flags */
+    uint32_t                           host;
+    uint32_t                           gen_seen;  /* host port events read */
+    std::deque<struct ibv_async_event> events;
+};
+
+std::map<struct ibv_context*, ctx_state> &ctx_states()
 {
-    static std::map<struct ibv_context*, uint32_t> m;
+    static std::map<struct ibv_context*, ctx_state> m;
     return m;
 }
 
@@ -401,8 +458,88 @@ bool range_readable(const void *addr, size_t length)
     return true;
 }
 
-/* R18: one RDMA write or read. Returns an ibv_wc_status. */
-int exec_rdma(struct ibv_qp *qp, const model_wr &wr)
+uint32_t qpn_of(const fab_qp *q)
+{
+    return FAB_QPN_BASE + (uint32_t)(q - fab->qps);
+}
+
+fab_host &host_of(const fab_qp *q)
+{
+    return fab->hosts[q->host % MODEL_MAX_HOSTS];
+}
+
+/* A port event of `host`, for the contexts there (R29). Under lock. */
+void host_event(fab_host &h, enum ibv_event_type type)
+{
+    h.ev[h.gen % 16] = type;
+    ++h.gen;
+}
+
+/* The LID of q's port now (R26). */
+uint16_t cur_lid(const fab_qp *q)
+{
+    const fab_host &h = host_of(q);
+    return h.lid ? (uint16_t)h.lid : q->lid;
+}
+
+/* R26: what `a` sends reaches `b`. */
+bool path_one_way(const fab_qp *a, const fab_qp *b)
+{
+    if ((a->fabric != b->fabric) || (a->link_layer != b->link_layer) ||
+        (a->path_mtu > b->port_mtu)) {
+        return false;
+    }
+    if (a->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        return a->is_global && !memcmp(a->dgid, b->sgid, sizeof(a->dgid)) &&
+               (a->sgid_type == b->sgid_type);
+    }
+    if ((a->dlid != cur_lid(b)) ||
+        (a->is_global && memcmp(a->dgid, b->port_gid, sizeof(a->dgid)))) {
+        return false;
+    }
+    /* one partition, at least one full member */
+    return !((a->pkey ^ b->pkey) & 0x7fff) && ((a->pkey | b->pkey) & 0x8000);
+}
+
+/* R26: both directions (requests, and ACKs / read responses). */
+bool path_ok(const fab_qp *a, const fab_qp *b)
+{
+    return !host_of(a).link_down && !host_of(b).link_down &&
+           path_one_way(a, b) && path_one_way(b, a);
+}
+
+enum { PEER_READY, PEER_WAIT, PEER_GONE };
+
+/* Whether the peer of `me` takes a packet now (R26). Under lock. */
+int peer_status(const fab_qp *me, const fab_qp **peer_p)
+{
+    const fab_qp *peer = (me != NULL) ? fab_qp_get(me->dest_qpn) : NULL;
+
+    *peer_p = peer;
+    if ((peer == NULL) || !pid_alive(peer->pid) ||
+        (peer->state == IBV_QPS_ERR)) {
+        return PEER_GONE;
+    }
+    if ((peer->state < IBV_QPS_RTR) || (peer->dest_qpn != qpn_of(me)) ||
+        !path_ok(me, peer)) {
+        return PEER_WAIT;
+    }
+    return PEER_READY;
+}
+
+/* A host's NICs moved one more RDMA WR; the link may go down now. */
+void host_count_wr(fab_host &h)
+{
+    ++h.wrs;
+    if (h.down_after && !h.link_down && (h.wrs >= h.down_after)) {
+        h.link_down = 1;
+        host_event(h, IBV_EVENT_PORT_ERR);
+    }
+}
+
+/* R18, R27, R28: one RDMA write or read to a peer that takes packets.
+ * `reads` counts the reads of this pass. Returns an ibv_wc_status. */
+int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
 {
     bool write = (wr.kind == model_wr::RDMA_WRITE);
     std::vector<segment> lsegs, rsegs;
@@ -413,13 +550,20 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr)
     {
         fab_guard g;
         fab_qp *me   = fab_qp_get(qp->qp_num);
-        fab_qp *peer = me ? fab_qp_get(me->dest_qpn) : NULL;
+        const fab_qp *cpeer;
 
-        if ((peer == NULL) || (peer->state < IBV_QPS_RTR) ||
-            (peer->dest_qpn != qp->qp_num) || !pid_alive(peer->pid)) {
+        if (peer_status(me, &cpeer) != PEER_READY) {
             return IBV_WC_RETRY_EXC_ERR;
         }
+        fab_qp *peer = const_cast<fab_qp*>(cpeer);
         rpid = peer->pid;
+
+        /* R27: the requester sends up to its max_rd_atomic reads at once */
+        if (!write &&
+            (std::min<unsigned>(++*reads, me->max_rd_atomic) >
+             peer->max_dest_rd_atomic)) {
+            return IBV_WC_REM_INV_REQ_ERR;
+        }
 
         for (const struct ibv_sge &s : wr.sge) {
             ret = resolve(s.lkey, s.addr, s.length,
@@ -430,6 +574,10 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr)
             }
             total += s.length;
         }
+        host_count_wr(host_of(me));
+        if (peer->host != me->host) {
+            host_count_wr(host_of(peer));
+        }
         if (total == 0) {
             return 0;
         }
@@ -437,6 +585,9 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr)
                       write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
                       rpid, 0, rsegs);
         if (ret) {
+            /* R28: the responder's QP fails too, with an affiliated event */
+            peer->state = IBV_QPS_ERR;
+            peer->event = IBV_EVENT_QP_ACCESS_ERR;
             return IBV_WC_REM_ACCESS_ERR;
         }
     }
@@ -486,6 +637,10 @@ int exec_umr(const model_wr &wr)
     }
     /* R9: n interleaved entries take n + 1 descriptors */
     if ((n + (ilv ? 1 : 0)) > k.num_desc) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    /* R23, man mlx5dv_wr_post: only a free key (new or invalidated) */
+    if (fake().check_free && k.valid) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
 
@@ -553,7 +708,7 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
                              MLX5DV_QP_EX_WITH_MKEY_CONFIGURE |
                              MLX5DV_QP_EX_WITH_RAW_WQE |
                              MLX5DV_QP_EX_WITH_MEMCPY;
-    const uint32_t desc_sz = MODEL_MAX_SQ_DESC_SZ;
+    const uint32_t desc_sz = fake().max_sq_desc_sz;      /* R30 */
     uint32_t overhead, size, inl_size, wqe_size, max_gather;
     uint64_t wq_size;
 
@@ -622,10 +777,13 @@ uint32_t model_qp_alloc()
             if (!q.in_use ||
                 ((pass == 1) && (q.pid != getpid()) && !pid_alive(q.pid))) {
                 fab->qp_cursor = i + 1;
+                memset(&q, 0, sizeof(q));
                 q.in_use   = 1;
                 q.pid      = getpid();
                 q.state    = IBV_QPS_RESET;
-                q.dest_qpn = 0;
+                q.event    = -1;
+                q.host     = fake().host % MODEL_MAX_HOSTS;
+                q.fabric   = fake().fabric;
                 return FAB_QPN_BASE + i;
             }
         }
@@ -643,13 +801,114 @@ void model_qp_release(uint32_t qpn)
     }
 }
 
-/* R14 */
+/* R24: what each RC transition requires and allows besides the state
+ * (kernel drivers/infiniband/core/verbs.c qp_state_table). */
+struct qp_transition {
+    enum ibv_qp_state cur, next;
+    int               req, opt;
+};
+
+const qp_transition QP_TRANSITIONS[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0},
+    {IBV_QPS_INIT, IBV_QPS_INIT, 0,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {IBV_QPS_INIT, IBV_QPS_RTR,
+     IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {IBV_QPS_RTR, IBV_QPS_RTS,
+     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+     IBV_QP_MAX_QP_RD_ATOMIC,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+     IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE}
+};
+
+/* The port a QP is bound to, as the fake's ports[] has it; NULL if none. */
+const fake_port *qp_port(unsigned port_num)
+{
+    if ((port_num == 0) || (port_num > fake().ports.size())) {
+        return NULL;
+    }
+    return &fake().ports[port_num - 1];
+}
+
+/* R24: INIT binds the QP to a port and a pkey (under lock). */
+int qp_bind_port(struct ibv_qp *qp, fab_qp *q, const struct ibv_qp_attr *attr,
+                 int mask)
+{
+    unsigned port_num = (mask & IBV_QP_PORT) ? attr->port_num : q->reserved[0];
+    const fake_port *port = qp_port(port_num);
+    struct ibv_port_attr pattr;
+
+    if (port == NULL) {
+        return EINVAL;
+    }
+    if ((mask & IBV_QP_PKEY_INDEX) &&
+        (attr->pkey_index >= std::max<size_t>(port->pkeys.size(), 1))) {
+        return EINVAL;
+    }
+    pattr = port->attr;
+    q->reserved[0] = port_num;
+    q->link_layer  = (pattr.link_layer == IBV_LINK_LAYER_ETHERNET) ?
+                     IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
+    q->port_mtu    = pattr.active_mtu;
+    q->lid         = pattr.lid;
+    memset(q->port_gid, 0, sizeof(q->port_gid));
+    if (!port->gids.empty()) {
+        memcpy(q->port_gid, port->gids[0].gid.raw, sizeof(q->port_gid));
+    }
+    if (mask & IBV_QP_PKEY_INDEX) {
+        q->pkey = port->pkeys.empty() ? 0xffff :
+                  ntohs(port->pkeys[attr->pkey_index]);
+    }
+    return 0;
+}
+
+/* R24, R25: RTR sets the path to the peer (under lock). */
+int qp_set_path(fab_qp *q, const struct ibv_qp_attr *attr)
+{
+    const fake_port *port = qp_port(q->reserved[0]);
+    const struct ibv_global_route &grh = attr->ah_attr.grh;
+    static const uint8_t zero[16] = {};
+
+    if (port == NULL) {
+        return EINVAL;
+    }
+    if ((q->link_layer == IBV_LINK_LAYER_ETHERNET) &&
+        !attr->ah_attr.is_global) {
+        return EINVAL;                  /* R25: RoCE needs the GRH */
+    }
+    if (attr->ah_attr.is_global &&
+        ((grh.sgid_index >= port->gids.size()) ||
+         !memcmp(port->gids[grh.sgid_index].gid.raw, zero, sizeof(zero)))) {
+        return EINVAL;                  /* R25 */
+    }
+    q->is_global = attr->ah_attr.is_global;
+    q->dlid      = attr->ah_attr.dlid;
+    q->path_mtu  = attr->path_mtu;
+    q->dest_qpn  = attr->dest_qp_num;
+    q->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+    memset(q->sgid, 0, sizeof(q->sgid));
+    memset(q->dgid, 0, sizeof(q->dgid));
+    q->sgid_type = IBV_GID_TYPE_IB;
+    if (q->is_global) {
+        memcpy(q->sgid, port->gids[grh.sgid_index].gid.raw, sizeof(q->sgid));
+        memcpy(q->dgid, grh.dgid.raw, sizeof(q->dgid));
+        q->sgid_type = port->gids[grh.sgid_index].gid_type;
+    }
+    return 0;
+}
+
+/* R14, R24, R25 */
 int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
                     int mask)
 {
     fab_guard g;
     fab_qp *q = fab_qp_get(qp->qp_num);
+    const qp_transition *t = NULL;
     enum ibv_qp_state cur, next;
+    int ret;
 
     if (q == NULL) {
         return EINVAL;
@@ -659,18 +918,42 @@ int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
     }
     cur  = (enum ibv_qp_state)q->state;
     next = attr->qp_state;
-    if (!((next == IBV_QPS_RESET) || (next == IBV_QPS_ERR) ||
-          ((cur == IBV_QPS_RESET) && (next == IBV_QPS_INIT)) ||
-          ((cur == IBV_QPS_INIT) && (next == IBV_QPS_INIT)) ||
-          ((cur == IBV_QPS_INIT) && (next == IBV_QPS_RTR)) ||
-          ((cur == IBV_QPS_RTR) && (next == IBV_QPS_RTS)))) {
-        return EINVAL;
-    }
-    if (next == IBV_QPS_RTR) {
-        if (!(mask & IBV_QP_DEST_QPN)) {
+    if ((next == IBV_QPS_RESET) || (next == IBV_QPS_ERR)) {
+        if (mask & ~IBV_QP_STATE) {
             return EINVAL;
         }
-        q->dest_qpn = attr->dest_qp_num;
+        if (next == IBV_QPS_RESET) {
+            q->dest_qpn = 0;
+        }
+        q->state  = next;
+        qp->state = next;
+        return 0;
+    }
+    for (const qp_transition &tr : QP_TRANSITIONS) {
+        if ((tr.cur == cur) && (tr.next == next)) {
+            t = &tr;
+        }
+    }
+    if ((t == NULL) || ((mask & t->req) != t->req) ||
+        (mask & ~(t->req | t->opt | IBV_QP_STATE))) {
+        return EINVAL;
+    }
+    if (mask & (IBV_QP_PORT | IBV_QP_PKEY_INDEX)) {
+        ret = qp_bind_port(qp, q, attr, mask);
+        if (ret) {
+            return ret;
+        }
+    }
+    if (next == IBV_QPS_RTR) {
+        ret = qp_set_path(q, attr);
+        if (ret) {
+            return ret;
+        }
+    }
+    if (next == IBV_QPS_RTS) {
+        q->timeout       = attr->timeout;
+        q->retry_cnt     = attr->retry_cnt;
+        q->max_rd_atomic = attr->max_rd_atomic;
     }
     q->state  = next;
     qp->state = next;
@@ -714,12 +997,18 @@ void model_dereg_mr(uint32_t key)
 
 void model_ctx_opened(struct ibv_context *ctx, uint32_t flags)
 {
-    ctx_flags()[ctx] = flags;
+    fab_guard g;
+    ctx_state &st = ctx_states()[ctx];
+
+    st.flags    = flags;
+    st.host     = fake().host % MODEL_MAX_HOSTS;
+    st.gen_seen = fab->hosts[st.host].gen;   /* events from now on */
+    st.events.clear();
 }
 
 void model_ctx_closed(struct ibv_context *ctx)
 {
-    ctx_flags().erase(ctx);
+    ctx_states().erase(ctx);
 }
 
 /* R13 */
@@ -745,9 +1034,9 @@ int model_create_mkey(struct ibv_context *ctx,
     num_desc = (uint16_t)align_up(attr->max_entries, 4);
 
     /* a DEVX object: the kernel refuses it on a context without DEVX */
-    auto it = ctx_flags().find(ctx);
-    if ((it == ctx_flags().end()) ||
-        !(it->second & MLX5DV_CONTEXT_FLAGS_DEVX)) {
+    auto it = ctx_states().find(ctx);
+    if ((it == ctx_states().end()) ||
+        !(it->second.flags & MLX5DV_CONTEXT_FLAGS_DEVX)) {
         return EINVAL;
     }
     if (num_desc > FAB_DESC) {
@@ -911,21 +1200,6 @@ int model_wr_complete(struct ibv_qp_ex *qpx, model_qp *mqp)
     return err;
 }
 
-/* Peer of an RDMA WR ready to take it: 1 yes, 0 not yet, -1 never. */
-static int peer_ready(struct ibv_qp *qp)
-{
-    fab_guard g;
-    fab_qp *me   = fab_qp_get(qp->qp_num);
-    fab_qp *peer = me ? fab_qp_get(me->dest_qpn) : NULL;
-
-    if ((peer == NULL) || !pid_alive(peer->pid) ||
-        (peer->state == IBV_QPS_ERR)) {
-        return -1;
-    }
-    return ((peer->state >= IBV_QPS_RTR) && (peer->dest_qpn == qp->qp_num)) ?
-           1 : 0;
-}
-
 /* the tests' UMR_TEST_TIME_MULTIPLIER (slow runs under valgrind) */
 static double time_multiplier()
 {
@@ -941,17 +1215,33 @@ static double now_sec()
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* R14, R18-R20: the NIC executes what was posted, in order. */
+/* R26: how long an RC requester retries before RETRY_EXC: 4.096 us *
+ * 2^timeout per try, retry_cnt + 1 tries; timeout 0 never gives up. */
+static double retry_budget(uint8_t timeout, uint8_t retry_cnt)
+{
+    if (timeout == 0) {
+        return 1e30;
+    }
+    return 4.096e-6 * (double)(1ull << std::min<uint8_t>(timeout, 31)) *
+           (retry_cnt + 1) * time_multiplier();
+}
+
+/* R14, R18-R20, R26-R28: the NIC executes what was posted, in order. */
 void model_progress(struct ibv_qp *qp, model_qp *mqp)
 {
     struct ibv_cq_ex *cq = (struct ibv_cq_ex*)qp->send_cq;
     size_t done          = 0;
+    unsigned reads       = 0;
+    double budget        = 0;
     bool rts;
 
     {
         fab_guard g;
         fab_qp *q = fab_qp_get(qp->qp_num);
         rts       = (q != NULL) && (q->state == IBV_QPS_RTS);
+        if (q != NULL) {
+            budget = retry_budget(q->timeout, q->retry_cnt);
+        }
     }
 
     for (; done < mqp->posted.size(); ++done) {
@@ -963,18 +1253,23 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
             status = IBV_WC_WR_FLUSH_ERR;
         } else if ((wr.kind == model_wr::RDMA_WRITE) ||
                    (wr.kind == model_wr::RDMA_READ)) {
-            int ready = peer_ready(qp);
-            if (ready == 0) {
+            const fab_qp *peer;
+            int ps;
+            {
+                fab_guard g;
+                ps = peer_status(fab_qp_get(qp->qp_num), &peer);
+            }
+            if (ps == PEER_WAIT) {
                 if (mqp->blocked_since == 0) {
                     mqp->blocked_since = now_sec();
                 }
-                if (now_sec() - mqp->blocked_since <
-                    MODEL_RETRY_SEC * time_multiplier()) {
-                    break;      /* retry at the next poll */
+                if (now_sec() - mqp->blocked_since < budget) {
+                    break;      /* the NIC retries; again at the next poll */
                 }
             }
             mqp->blocked_since = 0;
-            status = (ready == 1) ? exec_rdma(qp, wr) : IBV_WC_RETRY_EXC_ERR;
+            status = (ps == PEER_READY) ? exec_rdma(qp, wr, &reads) :
+                                          IBV_WC_RETRY_EXC_ERR;
         } else if (wr.kind == model_wr::LOCAL_INV) {
             status = exec_local_inv(wr);
         } else {
@@ -983,10 +1278,13 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
 
         if (status && rts) {
             /* the first failure moves the QP to ERR; the rest flushes */
-            struct ibv_qp_attr attr = {};
-            attr.qp_state = IBV_QPS_ERR;
-            model_modify_qp(qp, &attr, IBV_QP_STATE);
-            rts = false;
+            fab_guard g;
+            fab_qp *q = fab_qp_get(qp->qp_num);
+            if (q != NULL) {
+                q->state = IBV_QPS_ERR;
+            }
+            qp->state = IBV_QPS_ERR;
+            rts       = false;
         }
 
         cqe.wr_id  = wr.wr_id;
@@ -999,6 +1297,203 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
         }
     }
     mqp->posted.erase(mqp->posted.begin(), mqp->posted.begin() + done);
+}
+
+/* ---- hosts, the fabric, async events ------------------------------------- */
+
+int model_attach_shared(const char *name)
+{
+    size_t size = sizeof(fabric);
+    struct stat st;
+    fabric *f;
+    int fd, created = 1, i;
+
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if ((fd < 0) && (errno == EEXIST)) {
+        created = 0;
+        fd      = shm_open(name, O_RDWR, 0600);
+    }
+    if (fd < 0) {
+        return errno;
+    }
+    if (created) {
+        if (ftruncate(fd, size) != 0) {
+            int err = errno;
+            close(fd);
+            shm_unlink(name);
+            return err;
+        }
+    } else {
+        /* the creator sizes it: wait for that (a few seconds at most) */
+        for (i = 0; (fstat(fd, &st) == 0) && ((size_t)st.st_size < size) &&
+                    (i < 5000); ++i) {
+            usleep(1000);
+        }
+        if ((fstat(fd, &st) != 0) || ((size_t)st.st_size != size)) {
+            close(fd);
+            return EPROTO;    /* another build's table, or no creator */
+        }
+    }
+    f = (fabric*)mmap(NULL, size, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (f == MAP_FAILED) {
+        return errno;
+    }
+    if (created) {
+        fab_init(f);
+    } else {
+        for (i = 0; (__atomic_load_n(&f->magic, __ATOMIC_ACQUIRE) !=
+                     FAB_MAGIC) && (i < 5000); ++i) {
+            usleep(1000);
+        }
+        if (f->magic != FAB_MAGIC) {
+            munmap(f, size);
+            return EPROTO;
+        }
+    }
+    munmap(fab, size);      /* the private table: nothing in it yet */
+    fab = f;
+    return 0;
+}
+
+void model_hosts_reset()
+{
+    fab_guard g;
+
+    for (fab_host &h : fab->hosts) {
+        h.link_down  = 0;
+        h.lid        = 0;
+        h.down_after = 0;
+    }
+}
+
+void model_host_set_link(uint32_t host, bool up)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    if (!h.link_down == up) {
+        return;
+    }
+    h.link_down = !up;
+    host_event(h, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+}
+
+void model_host_link_down_after(uint32_t host, uint64_t wrs)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    if (h.down_after == 0) {       /* the first of the host's processes */
+        h.down_after = h.wrs + wrs;
+    }
+}
+
+void model_host_set_lid(uint32_t host, uint16_t lid)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    h.lid = lid;
+    host_event(h, IBV_EVENT_LID_CHANGE);
+}
+
+bool model_host_link_up(uint32_t host)
+{
+    fab_guard g;
+    return !fab->hosts[host % MODEL_MAX_HOSTS].link_down;
+}
+
+void model_qp_raise(uint32_t qpn, enum ibv_event_type event)
+{
+    fab_guard g;
+    fab_qp *q = fab_qp_get(qpn);
+
+    if (q != NULL) {
+        q->state = IBV_QPS_ERR;
+        q->event = event;
+    }
+}
+
+int model_qp_state(uint32_t qpn)
+{
+    fab_guard g;
+    fab_qp *q = fab_qp_get(qpn);
+
+    return (q != NULL) ? (int)q->state : -1;
+}
+
+/* R29: the port as the host's link and LID are now. */
+void model_port_overlay(struct ibv_context *ctx, uint8_t port_num,
+                        struct ibv_port_attr *attr)
+{
+    auto it = ctx_states().find(ctx);
+    uint32_t host = (it != ctx_states().end()) ? it->second.host :
+                    fake().host % MODEL_MAX_HOSTS;
+    fab_guard g;
+    const fab_host &h = fab->hosts[host];
+
+    if (h.link_down) {
+        attr->state = IBV_PORT_DOWN;
+    }
+    if (h.lid) {
+        attr->lid = h.lid;
+    }
+}
+
+/* R29 */
+int model_get_async_event(struct ibv_context *ctx,
+                          const std::vector<struct ibv_qp*> &qps,
+                          struct ibv_async_event *event)
+{
+    auto it = ctx_states().find(ctx);
+    struct ibv_async_event ev;
+    int flags;
+
+    if (it == ctx_states().end()) {
+        errno = EINVAL;
+        return -1;
+    }
+    ctx_state &st = it->second;
+    {
+        fab_guard g;
+        const fab_host &h = fab->hosts[st.host];
+        if (h.gen - st.gen_seen > 16) {
+            st.gen_seen = h.gen - 16;    /* older ones were overwritten */
+        }
+        for (; st.gen_seen != h.gen; ++st.gen_seen) {
+            memset(&ev, 0, sizeof(ev));
+            ev.event_type       = (enum ibv_event_type)h.ev[st.gen_seen % 16];
+            ev.element.port_num = 1;
+            st.events.push_back(ev);
+        }
+        for (struct ibv_qp *qp : qps) {
+            fab_qp *q = fab_qp_get(qp->qp_num);
+            if ((q != NULL) && (q->pid == getpid()) && (q->event >= 0)) {
+                memset(&ev, 0, sizeof(ev));
+                ev.event_type = (enum ibv_event_type)q->event;
+                ev.element.qp = qp;
+                q->event      = -1;
+                st.events.push_back(ev);
+            }
+        }
+    }
+
+    if (st.events.empty()) {
+        flags = fcntl(ctx->async_fd, F_GETFL);
+        if ((flags < 0) || !(flags & O_NONBLOCK)) {
+            fprintf(stderr, "rdma-core model: ibv_get_async_event() on a "
+                    "blocking async_fd (%d) with no event pending would "
+                    "block for ever\n", ctx->async_fd);
+            abort();
+        }
+        errno = EAGAIN;
+        return -1;
+    }
+    *event = st.events.front();
+    st.events.pop_front();
+    return 0;
 }
 
 /* ---- the rules of each release -------------------------------------- */

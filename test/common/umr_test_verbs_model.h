@@ -220,6 +220,58 @@
  *             _common_wqe_init_op:1272
  *        56.1 qp.c:2867,2893,2918,1279   65.0 qp.c:2867,2893,2918,1279
  *        (same) [reconfigure_without_inv]
+ *      What man mlx5dv_wr_post asks instead ("Unregister the mkey to enable
+ *      another pattern registration should be done via ... IBV_WR_LOCAL_INV",
+ *      mlx5dv_wr_post.3.md:106,120 in 44.0, 56.1 and 65.0) the model checks
+ *      when verbs_fake::check_free is set, as a UMR with
+ *      MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE would be: a UMR on a key that is
+ *      not free (configured and not invalidated since) fails,
+ *      IBV_WC_LOC_QP_OP_ERR (hw, chosen). [check_free_needs_local_inv]
+ *
+ * Addressing and the fabric (the path between hosts). Every process is on
+ * a simulated host (verbs_fake::host) of a fabric (verbs_fake::fabric); the
+ * host's link, LID and port events are shared by its processes.
+ *  R24 modify_qp: the attributes each RC transition requires (RESET->INIT:
+ *      PKEY_INDEX, PORT, ACCESS_FLAGS; INIT->RTR: AV, PATH_MTU, DEST_QPN,
+ *      RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER; RTR->RTS: TIMEOUT,
+ *      RETRY_CNT, RNR_RETRY, SQ_PSN, MAX_QP_RD_ATOMIC) -> else EINVAL
+ *      (kernel drivers/infiniband/core/verbs.c qp_state_table,
+ *      ib_modify_qp_is_ok); pkey_index beyond the port's table -> EINVAL.
+ *      [modify_qp_required_attrs]
+ *  R25 RTR on a RoCE port without a GRH (ah_attr.is_global 0) -> EINVAL; a
+ *      GRH whose sgid_index is beyond the GID table or an empty entry ->
+ *      EINVAL (kernel drivers/infiniband/hw/mlx5/qp.c mlx5_set_path).
+ *      [roce_needs_grh]
+ *  R26 a packet reaches the peer QP only over a working path, in both
+ *      directions (requests and ACKs/read responses): the same fabric, both
+ *      links up, the same link layer; IB: dlid the peer port's LID now, a
+ *      GRH's dgid the peer port's GID, pkeys of one partition with a full
+ *      member (IBTA: a pkey mismatch drops the packet); RoCE: dgid the GID
+ *      the peer QP sends from, of the same GID type (RoCE v1/v2); path_mtu
+ *      at most the receiving port's active MTU. Otherwise the requester
+ *      retries for 4.096 us * 2^timeout * (retry_cnt + 1) (timeout 0: for
+ *      ever), as RC does, then fails: IBV_WC_RETRY_EXC_ERR, QP to ERR (hw,
+ *      chosen: a real fabric may also drop some packets only). The same wait
+ *      covers a peer QP not in RTR yet. A peer whose process is gone, whose
+ *      QP is destroyed or in ERR fails at once (model: a NIC would wait
+ *      the same budget and fail the same way). [path_checks, retry_budget]
+ *  R27 RDMA reads a requester sends back to back (the reads of one pass
+ *      of the model's NIC), up to its own max_rd_atomic, beyond the peer's
+ *      max_dest_rd_atomic -> IBV_WC_REM_INV_REQ_ERR (IBTA: a responder
+ *      without read resources NAKs Invalid Request). [read_depth]
+ *  R28 a remote access error (R18) also moves the responder QP to ERR and
+ *      raises IBV_EVENT_QP_ACCESS_ERR on it (IBTA responder class C).
+ *      [responder_access_error]
+ *  R29 async events: ibv_get_async_event returns the events of the
+ *      context's port (PORT_ERR when its host's link goes down, PORT_ACTIVE
+ *      when it comes up, LID_CHANGE) and the affiliated events of its QPs
+ *      (QP_ACCESS_ERR, R28; QP_FATAL, model_qp_raise); with nothing pending
+ *      -1 / EAGAIN on an O_NONBLOCK async_fd, and on a blocking one the
+ *      call would block for ever: the model aborts the test. ibv_query_port
+ *      reports the link's state and LID now. [async_events]
+ *  R30 the largest send WQE is the device's max_sq_desc_sz (from the
+ *      kernel; 1 KiB on a ConnectX, verbs_fake::max_sq_desc_sz here): R2
+ *      with that value. [small_max_sq_desc_sz]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -237,7 +289,7 @@ enum {
     MODEL_MAX_SQ_DESC_SZ = 1024,  /* max_sq_desc_sz of a ConnectX */
     MODEL_SEND_WQE_BB    = 64,
     MODEL_MAX_DEPTH      = 4,
-    MODEL_RETRY_SEC      = 1   /* ~ retry_cnt 7 x timeout 14 (67 ms) */
+    MODEL_MAX_HOSTS      = 256    /* simulated hosts of one fabric table */
 };
 
 /* The rules that differ between rdma-core releases (DIFFERS above). */
@@ -322,12 +374,44 @@ void model_wr_add(struct ibv_qp_ex *qpx, model_qp *mqp, model_wr &wr);
 /* Rings the doorbell: the batch is posted. The "NIC" executes posted WRs
  * when their send CQ is polled (model_progress), in order; completions go
  * to the CQ through verbs_fake::push_cqe with their qp/seq, which free the
- * SQ when polled. A WR to a peer QP that is not connected (yet) is retried
- * for MODEL_RETRY_SEC, then fails with IBV_WC_RETRY_EXC_ERR, as an RC
- * requester retries. */
+ * SQ when polled. A WR to a peer QP that is not connected (yet), or over a
+ * path that does not work (R26), is retried for the QP's retry budget,
+ * then fails with IBV_WC_RETRY_EXC_ERR, as an RC requester retries. */
 int  model_wr_complete(struct ibv_qp_ex *qpx, model_qp *mqp);
 void model_wr_abort(model_qp *mqp);
 void model_progress(struct ibv_qp *qp, model_qp *mqp);
+
+/* ---- hosts, the fabric and async events (R24-R29) ---- */
+
+/* Share the fabric table with unrelated processes: the POSIX shared memory
+ * object `name` (created by the first, attached by the others). Call before
+ * any verbs object exists; the default table is shared with forked
+ * children only. 0 or an errno. */
+int  model_attach_shared(const char *name);
+/* Every host's link up, its LID as its ports say, no pending link-down
+ * (verbs_fake::reset() calls it). */
+void model_hosts_reset();
+/* The link of `host` goes down (PORT_ERR) or up (PORT_ACTIVE). */
+void model_host_set_link(uint32_t host, bool up);
+/* The link of `host` goes down once its NICs moved `wrs` more RDMA work
+ * requests (from or to it); set once (the first call wins). */
+void model_host_link_down_after(uint32_t host, uint64_t wrs);
+/* The LID of `host` changes (LID_CHANGE; IB). */
+void model_host_set_lid(uint32_t host, uint16_t lid);
+/* The link of `host` is up. */
+bool model_host_link_up(uint32_t host);
+/* Raise an affiliated event on QP `qpn` (QP_FATAL etc.) and move it to
+ * ERR. */
+void model_qp_raise(uint32_t qpn, enum ibv_event_type event);
+/* The QP's state in the shared table (IBV_QPS_*), -1 if none. */
+int  model_qp_state(uint32_t qpn);
+
+/* What the fake's verbs call (R29). */
+void model_port_overlay(struct ibv_context *ctx, uint8_t port_num,
+                        struct ibv_port_attr *attr);
+int  model_get_async_event(struct ibv_context *ctx,
+                           const std::vector<struct ibv_qp*> &qps,
+                           struct ibv_async_event *event);
 
 /* For tests: the key's current state in the shared table. */
 struct model_key_info {

@@ -144,6 +144,44 @@ no_device_exit_77() {
     [ ! -e "$out/nodev.txt" ] || fail "a report was written"
 }
 
+# The facts step, rehearsed on the rdma-core model (HW_CHECK_ENGINE=model):
+# the report holds what the transport derived and chose, at the top: a RoCE
+# v2 port gives 52 list entries, DSCP 26 (traffic class 106), its RoCE v2
+# IPv4 GID, the default pkey, UCX's retry budget; an IB device whose WQE is
+# at most 512 B gives 20 entries, and a pkey table whose first entry is a
+# limited member gives its first full member.
+facts_on_the_model() {
+    local r=$out/facts-roce.txt l
+    hw facts-roce env HW_CHECK_ENGINE=model UMR_MODEL_LINK=roce \
+        BUILD_DIR="$top_builddir" "$hw_check" -s facts
+    [ $rc -eq 0 ] || { tail -20 "$out/facts-roce.log"; fail "hw-check exit $rc"; } || return 1
+    grep -q "^| device facts | PASS |$" "$r" || fail "no PASS for the facts step" || return 1
+    for l in "umr_list_entries 52" "umr_interleaved_entries 51" \
+             "umr_nesting_depth 4 (assumed" "link_layer Ethernet (RoCE)" \
+             "RoCE v2 IPv4" "pkey_index 0 pkey 0xffff (full member)" \
+             "traffic_class 106 (DSCP 26)" "sl 0" "hop_limit 255" \
+             "retry_count 7, rnr_retry 7: gives up after 8.59 s" \
+             "max_qp_wr 2048"; do
+        grep -qF "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
+    done
+    grep -q "REHEARSAL" "$r" || fail "not a REHEARSAL" || return 1
+
+    r=$out/facts-ib.txt
+    hw facts-ib env HW_CHECK_ENGINE=model UMR_MODEL_HOST0=desc=512,pkeys=0x7fff:0x8001 \
+        BUILD_DIR="$top_builddir" "$hw_check" -s facts
+    [ $rc -eq 0 ] || { tail -20 "$out/facts-ib.log"; fail "hw-check exit $rc"; } || return 1
+    for l in "umr_wqe_bytes 512" "umr_list_entries 20" "max_sge 20" \
+             "link_layer InfiniBand" "pkey_index 1 pkey 0x8001 (full member)" \
+             "traffic_class 0 (DSCP 0)" "max_qp_wr 4096"; do
+        grep -qF "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
+    done
+}
+
+if grep -q '^HAVE_MLX5_ENGINE_TRUE = #' "$top_builddir/test/model/Makefile"; then
+    echo "(facts_on_the_model not run: configure found no rdma-core)"
+else
+    check facts_on_the_model facts_on_the_model
+fi
 if grep -q '^HAVE_MPI_TRUE = #' "$top_builddir/test/bench/Makefile"; then
     echo "(rehearsal_calibration not run: configure found no MPI)"
 else

@@ -23,10 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace umr_test;
@@ -176,14 +180,38 @@ protected:
         return qp;
     }
 
+    /* the attributes each transition requires (R24); RTR to `dest` on this
+     * port (IB: its LID; RoCE: its GID 0) */
     int modify(struct ibv_qp *qp, enum ibv_qp_state st, uint32_t dest = 0)
     {
         struct ibv_qp_attr attr = {};
         int mask = IBV_QP_STATE;
         attr.qp_state = st;
-        if (st == IBV_QPS_RTR) {
-            attr.dest_qp_num = dest;
-            mask            |= IBV_QP_DEST_QPN;
+        if (st == IBV_QPS_INIT) {
+            attr.port_num        = 1;
+            attr.qp_access_flags = RW;
+            mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+        } else if (st == IBV_QPS_RTR) {
+            attr.dest_qp_num        = dest;
+            attr.path_mtu           = fake().ports[0].attr.active_mtu;
+            attr.max_dest_rd_atomic = 16;
+            attr.ah_attr.port_num   = 1;
+            attr.ah_attr.dlid       = fake().ports[0].attr.lid;
+            if (fake().ports[0].attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
+                attr.ah_attr.is_global     = 1;
+                attr.ah_attr.grh.dgid      = fake().ports[0].gids[0].gid;
+                attr.ah_attr.grh.hop_limit = 64;
+            }
+            mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                    IBV_QP_MIN_RNR_TIMER;
+        } else if (st == IBV_QPS_RTS) {
+            attr.timeout       = 14;
+            attr.retry_cnt     = 7;
+            attr.rnr_retry     = 7;
+            attr.max_rd_atomic = 16;
+            mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
         }
         return ibv_modify_qp(qp, &attr, mask);
     }
@@ -789,7 +817,8 @@ TEST(test_verbs_model_release, wrap_assumptions_hold)
     static const char *exported[] = {
         "ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name",
         "mlx5dv_is_supported", "mlx5dv_open_device", "ibv_close_device",
-        "ibv_query_gid", "_ibv_query_gid_ex", "ibv_alloc_pd",
+        "ibv_query_gid", "_ibv_query_gid_ex", "ibv_query_pkey",
+        "ibv_get_async_event", "ibv_ack_async_event", "ibv_alloc_pd",
         "ibv_dealloc_pd", "ibv_reg_mr", "ibv_reg_mr_iova2", "ibv_dereg_mr",
         "mlx5dv_create_mkey", "mlx5dv_destroy_mkey", "ibv_destroy_cq",
         "mlx5dv_create_qp", "ibv_qp_to_qp_ex", "mlx5dv_qp_ex_from_ibv_qp_ex",
@@ -842,6 +871,431 @@ TEST_F(test_verbs_model, sq_in_basic_blocks)
     a = qp_attr(1500, 1, 828);
     ASSERT_NE(nullptr, create(a));
     EXPECT_EQ(2048u, a.cap.max_send_wr);
+}
+
+/* ---- addressing, the fabric, async events (R24-R30) ------------------- */
+
+/* One end of a connection: a simulated host with its port. */
+struct side {
+    uint32_t  host;
+    fake_port port;
+    uint32_t  fabric;
+};
+
+side ib_side(uint32_t host, uint16_t lid, enum ibv_mtu mtu = IBV_MTU_4096)
+{
+    return {host, fake_ib_port(lid, mtu), 0};
+}
+
+/* How one end connects (defaults: what a correct connection sets). */
+struct conn {
+    int      dlid       = -1;   /* -1: the peer's LID */
+    int      sgid_index = -1;   /* RoCE: -1 the last GID; IB: no GRH */
+    int      dgid_index = -1;   /* -1: the peer's sgid_index entry */
+    bool     grh        = true; /* RoCE only */
+    int      mtu        = -1;   /* -1: the smaller active MTU */
+    uint16_t pkey_index = 0;
+    uint8_t  timeout    = 14;
+    uint8_t  retry_cnt  = 7;
+    uint8_t  rd_atomic  = 16;   /* max_rd_atomic */
+    uint8_t  dest_rd    = 16;   /* max_dest_rd_atomic */
+};
+
+class test_verbs_model_fabric : public test_verbs_model {
+protected:
+    void use(const side &s)
+    {
+        fake().host   = s.host;
+        fake().fabric = s.fabric;
+        fake().ports  = {s.port};
+    }
+
+    struct ibv_qp *qp_on(const side &s)
+    {
+        use(s);
+        auto a = qp_attr(64, 4, 828);
+        return create(a);
+    }
+
+    static int last_gid(const side &s)
+    {
+        return (int)s.port.gids.size() - 1;
+    }
+
+    /* INIT, RTR, RTS of `qp` (on `me`) to `dest` (on `peer`) */
+    int connect(struct ibv_qp *qp, const side &me, const side &peer,
+                uint32_t dest, const conn &c = conn())
+    {
+        bool roce = (me.port.attr.link_layer == IBV_LINK_LAYER_ETHERNET);
+        struct ibv_qp_attr attr = {};
+        int ret;
+
+        use(me);
+        attr.qp_state        = IBV_QPS_INIT;
+        attr.port_num        = 1;
+        attr.pkey_index      = c.pkey_index;
+        attr.qp_access_flags = RW;
+        ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                       IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        if (ret) {
+            return ret;
+        }
+
+        memset(&attr, 0, sizeof(attr));
+        attr.qp_state           = IBV_QPS_RTR;
+        attr.dest_qp_num        = dest;
+        attr.path_mtu           = (c.mtu >= 0) ? (enum ibv_mtu)c.mtu :
+                                  std::min(me.port.attr.active_mtu,
+                                           peer.port.attr.active_mtu);
+        attr.max_dest_rd_atomic = c.dest_rd;
+        attr.min_rnr_timer      = 12;
+        attr.ah_attr.port_num   = 1;
+        attr.ah_attr.dlid       = (c.dlid >= 0) ? c.dlid : peer.port.attr.lid;
+        if ((roce && c.grh) || (!roce && (c.sgid_index >= 0))) {
+            int sgid = (c.sgid_index >= 0) ? c.sgid_index : last_gid(me);
+            int dgid = (c.dgid_index >= 0) ? c.dgid_index :
+                       std::min(sgid, last_gid(peer));
+            attr.ah_attr.is_global      = 1;
+            attr.ah_attr.grh.sgid_index = sgid;
+            attr.ah_attr.grh.hop_limit  = 64;
+            attr.ah_attr.grh.dgid       = peer.port.gids[dgid].gid;
+        }
+        ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+                                       IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                       IBV_QP_RQ_PSN |
+                                       IBV_QP_MAX_DEST_RD_ATOMIC |
+                                       IBV_QP_MIN_RNR_TIMER);
+        if (ret) {
+            return ret;
+        }
+
+        memset(&attr, 0, sizeof(attr));
+        attr.qp_state      = IBV_QPS_RTS;
+        attr.timeout       = c.timeout;
+        attr.retry_cnt     = c.retry_cnt;
+        attr.rnr_retry     = 7;
+        attr.max_rd_atomic = c.rd_atomic;
+        return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+                                        IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                        IBV_QP_SQ_PSN |
+                                        IBV_QP_MAX_QP_RD_ATOMIC);
+    }
+
+    /* a QP on a and one on b, connected both ways (ca on a, cb on b) */
+    std::pair<struct ibv_qp*, struct ibv_qp*>
+    pair(const side &a, const side &b, const conn &ca = conn(),
+         const conn &cb = conn())
+    {
+        struct ibv_qp *qa = qp_on(a), *qb = qp_on(b);
+        EXPECT_NE(nullptr, qa);
+        EXPECT_NE(nullptr, qb);
+        EXPECT_EQ(0, connect(qa, a, b, qb->qp_num, ca));
+        EXPECT_EQ(0, connect(qb, b, a, qa->qp_num, cb));
+        return {qa, qb};
+    }
+
+    /* a write of 64 B from qp into dst; the completion's status (-1: none
+     * within `seconds`) */
+    int write_status(struct ibv_qp *qp, double seconds = 5)
+    {
+        struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+        EXPECT_EQ(0, rdma(qp, true, dmr->rkey, (uintptr_t)dst.data(),
+                          {{(uintptr_t)src.data(), 64, smr->lkey}}));
+        return poll_for(seconds).status;
+    }
+
+    wc poll_for(double seconds)
+    {
+        double end = now() + seconds;
+        wc w;
+        do {
+            w = poll();
+        } while ((w.status < 0) && (now() < end));
+        return w;
+    }
+
+    static double now()
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec * 1e-9;
+    }
+
+    /* the next async event of the fixture's context; -1 if none */
+    int next_event(struct ibv_async_event *ev)
+    {
+        int flags = fcntl(ctx->async_fd, F_GETFL);
+        fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+        return ibv_get_async_event(ctx, ev);
+    }
+};
+
+/* R24 */
+TEST_F(test_verbs_model_fabric, modify_qp_required_attrs)
+{
+    auto a = qp_attr(16, 1, 828);
+    struct ibv_qp *qp = create(a);
+    struct ibv_qp_attr attr = {};
+
+    attr.qp_state = IBV_QPS_INIT;
+    attr.port_num = 1;
+    EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+            << "INIT without PKEY_INDEX and ACCESS_FLAGS";
+    attr.pkey_index = 1;
+    EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT |
+                                               IBV_QP_PKEY_INDEX |
+                                               IBV_QP_ACCESS_FLAGS))
+            << "pkey_index 1 of a table of 1";
+    attr.pkey_index = 0;
+    EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT |
+                                               IBV_QP_PKEY_INDEX |
+                                               IBV_QP_ACCESS_FLAGS |
+                                               IBV_QP_TIMEOUT))
+            << "an attribute INIT does not take";
+    EXPECT_EQ(0, modify(qp, IBV_QPS_INIT));
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state    = IBV_QPS_RTR;
+    attr.dest_qp_num = qp->qp_num;
+    EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+                                               IBV_QP_DEST_QPN))
+            << "RTR without AV, PATH_MTU, RQ_PSN, MAX_DEST_RD_ATOMIC, "
+               "MIN_RNR_TIMER";
+    EXPECT_EQ(0, modify(qp, IBV_QPS_RTR, qp->qp_num));
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RTS;
+    EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT))
+            << "RTS without RETRY_CNT, RNR_RETRY, SQ_PSN, MAX_QP_RD_ATOMIC";
+    EXPECT_EQ(0, modify(qp, IBV_QPS_RTS));
+    attr.qp_state = IBV_QPS_ERR;
+    EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT));
+    EXPECT_EQ(0, ibv_modify_qp(qp, &attr, IBV_QP_STATE));
+}
+
+/* R25 */
+TEST_F(test_verbs_model_fabric, roce_needs_grh)
+{
+    side a = {0, fake_roce_host_port(0, IBV_MTU_1024, true, true, true), 0};
+    side b = {1, fake_roce_host_port(1, IBV_MTU_1024, true, true, true), 0};
+    struct ibv_qp *qa = qp_on(a), *qb = qp_on(b);
+    conn no_grh, bad_index;
+
+    no_grh.grh = false;
+    EXPECT_EQ(EINVAL, connect(qa, a, b, qb->qp_num, no_grh));
+    bad_index.sgid_index = 9;
+    bad_index.dgid_index = 0;
+    struct ibv_qp *qc = qp_on(a);
+    EXPECT_EQ(EINVAL, connect(qc, a, b, qb->qp_num, bad_index));
+    struct ibv_qp *qd = qp_on(a);
+    EXPECT_EQ(0, connect(qd, a, b, qb->qp_num));
+}
+
+/* R26: each broken piece of a path: the write retries for the budget, then
+ * RETRY_EXC; a working path moves the bytes. */
+TEST_F(test_verbs_model_fabric, path_checks)
+{
+    conn fast;               /* 4.096 us * 2^4 * 2 = 131 us */
+    fast.timeout   = 4;
+    fast.retry_cnt = 1;
+
+    struct ibv_qp *qa, *qb;
+    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), fast, fast);
+    EXPECT_EQ(IBV_WC_SUCCESS, write_status(qa)) << "IB, right LIDs";
+    EXPECT_EQ(0, memcmp(dst.data(), src.data(), 64));
+
+    struct {
+        const char *what;
+        side a, b;
+        conn ca, cb;
+    } broken[] = {
+        {"a dlid that is not the peer's", ib_side(0, 7), ib_side(1, 8),
+         fast, fast},
+        {"pkeys of two partitions", ib_side(0, 7), ib_side(1, 8), fast, fast},
+        {"pkeys, neither a full member", ib_side(0, 7), ib_side(1, 8), fast,
+         fast},
+        {"path_mtu above the peer's port", ib_side(0, 7, IBV_MTU_4096),
+         ib_side(1, 8, IBV_MTU_2048), fast, fast},
+        {"another fabric", ib_side(0, 7), ib_side(1, 8), fast, fast},
+        {"RoCE v2 to RoCE v1",
+         {0, fake_roce_host_port(0, IBV_MTU_1024, false, true, true), 0},
+         {1, fake_roce_host_port(1, IBV_MTU_1024, true, false, false), 0},
+         fast, fast},
+        {"RoCE, a dgid that is not the peer's sgid",
+         {0, fake_roce_host_port(0, IBV_MTU_1024, true, true, true), 0},
+         {1, fake_roce_host_port(1, IBV_MTU_1024, true, true, true), 0},
+         fast, fast},
+    };
+    broken[0].ca.dlid = 9;
+    broken[1].b.port.pkeys = {htons(0x8001)};
+    broken[2].a.port.pkeys = {htons(0x0001)};
+    broken[2].b.port.pkeys = {htons(0x0001)};
+    broken[3].ca.mtu = IBV_MTU_4096;
+    broken[4].b.fabric = 1;
+    broken[6].ca.dgid_index = 0;     /* the peer's v1 link-local GID */
+
+    for (auto &t : broken) {
+        SCOPED_TRACE(t.what);
+        std::tie(qa, qb) = pair(t.a, t.b, t.ca, t.cb);
+        double start = now();
+        EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, write_status(qa));
+        EXPECT_GE(now() - start, 4.096e-6 * 16 * 2);
+        EXPECT_EQ(IBV_QPS_ERR, model_qp_state(qa->qp_num));
+    }
+}
+
+/* R26: the budget is 4.096 us * 2^timeout * (retry_cnt + 1); a link that is
+ * down for less than that loses nothing. */
+TEST_F(test_verbs_model_fabric, retry_budget)
+{
+    conn c;                  /* 4.096 us * 2^13 * 4 = 134 ms */
+    c.timeout   = 13;
+    c.retry_cnt = 3;
+    struct ibv_qp *qa, *qb;
+
+    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), c, c);
+    model_host_set_link(1, false);
+    double start = now();
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, write_status(qa));
+    EXPECT_GE(now() - start, 0.134);
+    EXPECT_LT(now() - start, 5.0);
+    model_host_set_link(1, true);
+
+    /* down for 30 ms: the retries carry the write over it */
+    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), c, c);
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    model_host_set_link(1, false);
+    ASSERT_EQ(0, rdma(qa, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey}}));
+    EXPECT_EQ(-1, poll_for(0.03).status);
+    model_host_set_link(1, true);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+}
+
+/* R27 */
+TEST_F(test_verbs_model_fabric, read_depth)
+{
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    conn deep, shallow, one;
+    deep.rd_atomic    = 4;    /* the requester would send 4 reads */
+    shallow.dest_rd   = 1;    /* the responder holds 1 */
+    one.rd_atomic     = 1;
+    struct ibv_qp *qa, *qb;
+
+    for (bool fits : {false, true}) {
+        SCOPED_TRACE(fits ? "max_rd_atomic 1" : "max_rd_atomic 4");
+        std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8),
+                                fits ? one : deep, shallow);
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_EQ(0, rdma(qa, false, smr->rkey,
+                              (uintptr_t)src.data() + 64 * i,
+                              {{(uintptr_t)dst.data() + 64 * i, 64,
+                                dmr->lkey}}, i));
+        }
+        wc w = poll_for(5);
+        EXPECT_EQ(IBV_WC_SUCCESS, w.status) << "the first read";
+        w = poll_for(5);
+        EXPECT_EQ(fits ? IBV_WC_SUCCESS : IBV_WC_REM_INV_REQ_ERR, w.status);
+        while (poll_for(0.01).status >= 0) {
+        }
+    }
+}
+
+/* R28, R29: a remote access error fails the responder's QP too and tells
+ * its owner. */
+TEST_F(test_verbs_model_fabric, responder_access_error)
+{
+    struct ibv_mr *smr = reg(src), *ro = reg(dst, IBV_ACCESS_LOCAL_WRITE);
+    struct ibv_async_event ev;
+    struct ibv_qp *qa, *qb;
+
+    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(0, 7));
+    EXPECT_EQ(-1, next_event(&ev));
+    EXPECT_EQ(EAGAIN, errno);
+    ASSERT_EQ(0, rdma(qa, true, ro->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll_for(5).status);
+    EXPECT_EQ(IBV_QPS_ERR, model_qp_state(qb->qp_num));
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.event_type);
+    EXPECT_EQ(qb, ev.element.qp);
+    ibv_ack_async_event(&ev);
+    EXPECT_EQ(-1, next_event(&ev));
+}
+
+/* R29 */
+TEST_F(test_verbs_model_fabric, async_events)
+{
+    struct ibv_port_attr pattr;
+    struct ibv_async_event ev;
+
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(IBV_PORT_ACTIVE, pattr.state);
+
+    model_host_set_link(0, false);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ERR, ev.event_type);
+    EXPECT_EQ(1, ev.element.port_num);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(IBV_PORT_DOWN, pattr.state);
+    model_host_set_link(0, true);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ACTIVE, ev.event_type);
+
+    model_host_set_lid(0, 99);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_LID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(99, pattr.lid);
+
+    struct ibv_qp *qp = loop_qp();
+    model_qp_raise(qp->qp_num, IBV_EVENT_QP_FATAL);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.event_type);
+    EXPECT_EQ(qp, ev.element.qp);
+    EXPECT_EQ(-1, next_event(&ev));
+
+    /* another host's events are not this context's */
+    model_host_set_link(3, false);
+    EXPECT_EQ(-1, next_event(&ev));
+    model_host_set_link(3, true);
+}
+
+TEST_F(test_verbs_model_fabric, async_event_on_blocking_fd_aborts)
+{
+    struct ibv_async_event ev;
+
+    EXPECT_DEATH(ibv_get_async_event(ctx, &ev), "would block for ever");
+}
+
+/* R30 */
+TEST_F(test_verbs_model_fabric, small_max_sq_desc_sz)
+{
+    fake().max_sq_desc_sz = 512;
+    auto a = qp_attr(16, 1, 828);
+    errno = 0;
+    EXPECT_EQ(nullptr, create(a));
+    EXPECT_EQ(EINVAL, errno);
+    a = qp_attr(16, 1, 316);           /* 192 + 320 = 512 */
+    ASSERT_NE(nullptr, create(a));
+    EXPECT_EQ(316u, a.cap.max_inline_data);
+}
+
+/* R23, man mlx5dv_wr_post: with check_free, only a free key takes a UMR */
+TEST_F(test_verbs_model_fabric, check_free_needs_local_inv)
+{
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *dmr = reg(dst);
+    struct mlx5dv_mkey *m = mkey(4);
+
+    fake().check_free = true;
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 16, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status) << "a new key is free";
+    EXPECT_EQ(0, local_inv(qp, m->lkey));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 16, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status) << "invalidated: free again";
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 32, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status) << "configured, not free";
 }
 
 /* ---- the mlx5 engine's keys on the model (issue 10 finding 3) ---------- */
@@ -1001,6 +1455,46 @@ TEST_F(test_engine_mlx5_model, max_mkeys_follows_update_tag_mode)
         EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
         TearDown();
         mr = NULL; qp = NULL; cq = NULL; dev = NULL;
+        EXPECT_EQ(0, fake().live_objects());
+    }
+}
+
+/* Finding 5 of issue 19: the UMR entries are the device's. dev_open finds
+ * the largest WQE the device takes (R30: max_sq_desc_sz) and derives the
+ * entries, the SGEs and the send queue depth from it; the probe's QPs and CQ
+ * are gone afterwards. */
+TEST_F(test_engine_mlx5_model, limits_from_max_sq_desc_sz)
+{
+    struct {
+        uint32_t desc_sz, list, sge, qp_wr;
+    } devs[] = {
+        {1024, 52, 30, 32768 / 16},
+        {512, 20, 20, 32768 / 8},
+        {2048, 52, 30, 32768 / 16},   /* never more than a 1 KiB WQE */
+    };
+    for (auto &d : devs) {
+        SCOPED_TRACE("max_sq_desc_sz " + std::to_string(d.desc_sz));
+        umr_eng_caps_t caps;
+        fake().reset();
+        fake().max_sq_desc_sz = d.desc_sz;
+        ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+        EXPECT_EQ(0, fake().num_qp);
+        EXPECT_EQ(0, fake().num_cq);
+        ops->dev_query(dev, &caps);
+        EXPECT_EQ(d.list, caps.max_list);
+        EXPECT_EQ(d.list - 1, caps.max_interleaved);
+        EXPECT_EQ(d.sge, caps.max_sge);
+        EXPECT_EQ(d.qp_wr, caps.max_qp_wr);
+        umr_eng_qp_params_t p = {};
+        p.sq_size = caps.max_qp_wr; p.max_sge = caps.max_sge;
+        p.umr_list_entries = caps.max_list;
+        ASSERT_EQ(UCS_OK, ops->cq_create(dev, 64, &cq));
+        ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &p, &qp))
+                << "a QP of the device's limits is created";
+        ops->qp_destroy(qp);
+        ops->cq_destroy(cq);
+        ops->dev_close(dev);
+        qp = NULL; cq = NULL; dev = NULL;
         EXPECT_EQ(0, fake().live_objects());
     }
 }

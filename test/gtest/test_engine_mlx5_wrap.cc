@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <string.h>
 
 #include <functional>
@@ -95,9 +96,15 @@ protected:
         EXPECT_EQ(0, fake().poll_misuse);
     }
 
+    /* dev_open probes the largest UMR WQE with a CQ and QPs of its own
+     * (destroyed again); the records start after it */
     void open_dev(const umr_eng_dev_params_t *params = NULL)
     {
         ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", params, &dev));
+        fake().qp_attrs.clear();
+        fake().dv_qp_attrs.clear();
+        fake().cq_attrs.clear();
+        fake().modify_calls.clear();
     }
 
     ucs_status_t create_qp(unsigned sq_size = 16, unsigned max_sge = 4,
@@ -111,6 +118,24 @@ protected:
         return ops->qp_create(dev, cq, &params, &qp);
     }
 
+    /* open with params, a CQ and a QP (not connected) */
+    void open_all_with(const umr_eng_dev_params_t *params)
+    {
+        open_dev(params);
+        ASSERT_EQ(UCS_OK, ops->cq_create(dev, 16, &cq));
+        ASSERT_EQ(UCS_OK, create_qp());
+    }
+
+    void close_all()
+    {
+        ops->qp_destroy(qp);
+        ops->cq_destroy(cq);
+        ops->dev_close(dev);
+        qp  = NULL;
+        cq  = NULL;
+        dev = NULL;
+    }
+
     /* open, CQ, QP connected to a peer, one MR over buf */
     void open_all(unsigned sq_size = 16, unsigned max_sge = 4)
     {
@@ -121,9 +146,10 @@ protected:
         ASSERT_EQ(UCS_OK, ops->cq_create(dev, 64, &cq));
         ASSERT_EQ(UCS_OK, create_qp(sq_size, max_sge));
         ops->dev_get_addr(dev, &raddr);
-        raddr.lid  = 9;
-        rqp.qp_num = 0x1234;
-        rqp.mtu    = IBV_MTU_2048;
+        raddr.lid     = 9;
+        rqp.qp_num    = 0x1234;
+        rqp.mtu       = IBV_MTU_2048;
+        rqp.rd_atomic = 16;
         ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
         ASSERT_EQ(UCS_OK, ops->mr_reg(dev, buf.data(), buf.size(),
                                       UMR_ENG_ACCESS_LOCAL_WRITE |
@@ -311,9 +337,9 @@ TEST_F(test_engine_mlx5_wrap, dev_open_failures_unwind)
     EXPECT_EQ(UCS_ERR_NO_MEMORY, ops->dev_open("mlx5_0", NULL, &dev));
     EXPECT_EQ(0, fake().live_objects());
 
-    umr_eng_dev_params_t params = {};
+    umr_eng_dev_params_t params;
+    umr_eng_dev_params_init(&params);
     params.port               = 2;
-    params.gid_index          = -1;
     fake().alloc_pd_fails     = false;
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, ops->dev_open("mlx5_0", &params, &dev));
     EXPECT_EQ(0, fake().live_objects());
@@ -391,8 +417,41 @@ TEST_F(test_engine_mlx5_wrap, qp_create_attributes)
 
 TEST_F(test_engine_mlx5_wrap, qp_limits_follow_inline_read_back)
 {
-    fake().qp_inline_grant = 444; /* the provider granted less */
-    open_all();
+    umr_eng_caps_t caps;
+
+    /* the provider granted less: dev_open's probe reads it back, so the
+     * device's limits are those, and a QP sized for more is refused */
+    fake().qp_inline_grant = 444;
+    open_dev();
+    ops->dev_query(dev, &caps);
+    EXPECT_EQ(28u, caps.max_list);
+    EXPECT_EQ(27u, caps.max_interleaved);
+    EXPECT_EQ(28u, caps.max_sge) << "SGEs fit the WQE too";
+    ASSERT_EQ(UCS_OK, ops->cq_create(dev, 64, &cq));
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, create_qp(16, 4, 52));
+    ops->cq_destroy(cq);
+    cq = NULL;
+    ops->dev_close(dev);
+    dev = NULL;
+
+    /* a QP granted less than its device probe said */
+    fake().qp_inline_grant = 0;
+    open_dev();
+    ASSERT_EQ(UCS_OK, ops->cq_create(dev, 64, &cq));
+    fake().qp_inline_grant = 444;
+    ASSERT_EQ(UCS_OK, create_qp(16, 4, 52));
+    umr_eng_mlx5_dev_addr_t raddr;
+    umr_eng_mlx5_qp_addr_t rqp = {};
+    ops->dev_get_addr(dev, &raddr);
+    rqp.qp_num    = 0x1234;
+    rqp.mtu       = IBV_MTU_2048;
+    rqp.rd_atomic = 16;
+    ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
+    ASSERT_EQ(UCS_OK, ops->mr_reg(dev, buf.data(), buf.size(),
+                                  UMR_ENG_ACCESS_LOCAL_WRITE |
+                                  UMR_ENG_ACCESS_REMOTE_WRITE |
+                                  UMR_ENG_ACCESS_REMOTE_READ, &mr));
+    fake().calls.clear();
     EXPECT_EQ(444u, mqp(qp)->max_inline_data);
     EXPECT_EQ(27u, mqp(qp)->max_interleaved);
     EXPECT_EQ(28u, mqp(qp)->max_list);
@@ -460,12 +519,14 @@ TEST_F(test_engine_mlx5_wrap, connect_ib_by_lid)
     ASSERT_EQ(UCS_OK, ops->cq_create(dev, 16, &cq));
     ASSERT_EQ(UCS_OK, create_qp());
     ops->dev_get_addr(dev, &raddr);
-    raddr.lid  = 42;
-    rqp.qp_num = 0xabcde;
-    rqp.mtu    = IBV_MTU_1024;
+    raddr.lid     = 42;
+    rqp.qp_num    = 0xabcde;
+    rqp.mtu       = IBV_MTU_1024;
+    rqp.rd_atomic = 4;          /* the peer takes 4 reads at once */
     ops->qp_get_addr(qp, &lqp);
     EXPECT_EQ(mqp(qp)->qp->qp_num, lqp.qp_num);
     EXPECT_EQ(IBV_MTU_4096, lqp.mtu);
+    EXPECT_EQ(16, lqp.rd_atomic) << "our responder depth, for the peer";
 
     ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
     ASSERT_EQ(3u, fake().modify_calls.size());
@@ -475,6 +536,7 @@ TEST_F(test_engine_mlx5_wrap, connect_ib_by_lid)
     EXPECT_EQ(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
               IBV_QP_ACCESS_FLAGS, init.second);
     EXPECT_EQ(1, init.first.port_num);
+    EXPECT_EQ(0, init.first.pkey_index) << "0xffff, a full member";
     EXPECT_EQ((unsigned)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                          IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC),
               init.first.qp_access_flags);
@@ -489,6 +551,7 @@ TEST_F(test_engine_mlx5_wrap, connect_ib_by_lid)
     EXPECT_EQ(0, rtr.first.ah_attr.is_global);
     EXPECT_EQ(42, rtr.first.ah_attr.dlid);
     EXPECT_EQ(1, rtr.first.ah_attr.port_num);
+    EXPECT_EQ(0, rtr.first.ah_attr.sl);
     EXPECT_EQ(16, rtr.first.max_dest_rd_atomic);
 
     const auto &rts = fake().modify_calls[2];
@@ -496,8 +559,12 @@ TEST_F(test_engine_mlx5_wrap, connect_ib_by_lid)
     EXPECT_EQ(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
               IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
               rts.second);
-    EXPECT_EQ(16, rts.first.max_rd_atomic);
+    EXPECT_EQ(4, rts.first.max_rd_atomic) << "the peer's depth, not ours";
+    /* UCX's defaults: TIMEOUT 1 s -> 4.096 us * 2^18, 7 retries (8.6 s in
+     * all; before: 2^14 and 7, 0.54 s), RNR retry 7 */
+    EXPECT_EQ(18, rts.first.timeout);
     EXPECT_EQ(7, rts.first.retry_cnt);
+    EXPECT_EQ(7, rts.first.rnr_retry);
 
     EXPECT_EQ(UCS_ERR_ALREADY_EXISTS, ops->qp_connect(qp, &raddr, &rqp));
 }
@@ -520,21 +587,117 @@ TEST_F(test_engine_mlx5_wrap, connect_roce_by_gid)
     raddr.gid[15] = 99;
     rqp.qp_num    = 0x77;
     rqp.mtu       = IBV_MTU_4096;
+    rqp.rd_atomic = 16;
     ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
     ASSERT_EQ(3u, fake().modify_calls.size());
     const struct ibv_qp_attr &rtr = fake().modify_calls[1].first;
     EXPECT_EQ(1, rtr.ah_attr.is_global);
     EXPECT_EQ(2, rtr.ah_attr.grh.sgid_index);
     EXPECT_EQ(0, memcmp(raddr.gid, rtr.ah_attr.grh.dgid.raw, 16));
-    EXPECT_GT(rtr.ah_attr.grh.hop_limit, 1);
+    /* UCX's defaults (finding 3 of issue 19; before: 0, 0, 64) */
+    EXPECT_EQ(106, rtr.ah_attr.grh.traffic_class) << "DSCP 26 on RoCE v2";
+    EXPECT_EQ(255, rtr.ah_attr.grh.hop_limit);
+    EXPECT_EQ(0, rtr.ah_attr.sl);
+    EXPECT_EQ(0u, rtr.ah_attr.grh.flow_label);
     EXPECT_EQ(IBV_MTU_1024, rtr.path_mtu);
+}
+
+/* Finding 3 of issue 19: QoS and partition come from the parameters, with
+ * UCX's defaults: the first full member of the pkey table (index 0 was
+ * taken whatever it held), the traffic class 106 on RoCE v2 only. */
+TEST_F(test_engine_mlx5_wrap, qos_and_pkey)
+{
+    umr_eng_mlx5_dev_addr_t addr;
+    umr_eng_dev_params_t params;
+    struct {
+        int      req;
+        uint16_t index, pkey;
+    } picks[] = {
+        {-1, 1, 0x8001},        /* auto: the first full member */
+        {0x0002, 2, 0x8002},    /* that partition's full member */
+        {0x7fff, 0, 0x7fff},    /* only a limited member there */
+    };
+
+    fake().ports[0].pkeys = {htons(0x7fff), htons(0x8001), htons(0x8002),
+                             htons(0)};
+    fake().ports[0].attr.pkey_tbl_len = 4;
+    for (auto &pk : picks) {
+        SCOPED_TRACE("pkey " + std::to_string(pk.req));
+        umr_eng_dev_params_init(&params);
+        params.pkey = pk.req;
+        open_all_with(&params);
+        ops->dev_get_addr(dev, &addr);
+        EXPECT_EQ(pk.pkey, addr.pkey);
+        umr_eng_mlx5_dev_addr_t raddr = addr;
+        umr_eng_mlx5_qp_addr_t rqp    = {0x55, IBV_MTU_4096, 16};
+        ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
+        EXPECT_EQ(pk.index, fake().modify_calls[0].first.pkey_index);
+        close_all();
+    }
+    umr_eng_dev_params_init(&params);
+    params.pkey = 0x0005;       /* not in the table */
+    EXPECT_EQ(UCS_ERR_NO_ELEM, ops->dev_open("mlx5_0", &params, &dev));
+    EXPECT_EQ(0, fake().live_objects());
+
+    /* RoCE v1 only: traffic class 0; everything set by hand */
+    fake().ports = {fake_roce_host_port(0, IBV_MTU_1024, true, false, true)};
+    umr_eng_dev_params_init(&params);
+    open_all_with(&params);
+    ops->dev_get_addr(dev, &addr);
+    EXPECT_EQ(UMR_ENG_MLX5_GID_ROCE_V1, addr.gid_version);
+    EXPECT_EQ(4, addr.gid_family);
+    umr_eng_mlx5_qp_addr_t rqp = {0x55, IBV_MTU_4096, 16};
+    ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &addr, &rqp));
+    EXPECT_EQ(0, fake().modify_calls[1].first.ah_attr.grh.traffic_class);
+    close_all();
+
+    fake().ports = {fake_roce_host_port(0, IBV_MTU_1024, true, true, true)};
+    umr_eng_dev_params_init(&params);
+    params.traffic_class = 64;
+    params.sl            = 3;
+    params.hop_limit     = 32;
+    params.flow_label    = 5;
+    params.timeout       = 0.01;    /* 4.096 us * 2^11 = 8.4 ms */
+    params.retry_count   = 2;
+    params.rnr_retry     = 1;
+    open_all_with(&params);
+    ops->dev_get_addr(dev, &addr);
+    ASSERT_EQ(UCS_OK, ops->qp_connect(qp, &addr, &rqp));
+    const struct ibv_qp_attr &rtr = fake().modify_calls[1].first;
+    const struct ibv_qp_attr &rts = fake().modify_calls[2].first;
+    EXPECT_EQ(64, rtr.ah_attr.grh.traffic_class);
+    EXPECT_EQ(3, rtr.ah_attr.sl);
+    EXPECT_EQ(32, rtr.ah_attr.grh.hop_limit);
+    EXPECT_EQ(5u, rtr.ah_attr.grh.flow_label);
+    EXPECT_EQ(11, rts.timeout);
+    EXPECT_EQ(2, rts.retry_cnt);
+    EXPECT_EQ(1, rts.rnr_retry);
+    close_all();
+
+    umr_eng_dev_params_init(&params);
+    params.retry_count = 8;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, ops->dev_open("mlx5_0", &params, &dev));
+    EXPECT_EQ(0, fake().live_objects());
+}
+
+/* UCX's conversion of the timeout (ib_device.c uct_ib_to_qp_fabric_time) */
+TEST_F(test_engine_mlx5_wrap, qp_timeout_exponent)
+{
+    EXPECT_EQ(18, umr_eng_mlx5_qp_timeout(1.0));
+    EXPECT_EQ(14, umr_eng_mlx5_qp_timeout(0.067));
+    EXPECT_EQ(1, umr_eng_mlx5_qp_timeout(1e-9));
+    EXPECT_EQ(1, umr_eng_mlx5_qp_timeout(8e-6));
+    EXPECT_EQ(2, umr_eng_mlx5_qp_timeout(16e-6));
+    EXPECT_EQ(31, umr_eng_mlx5_qp_timeout(8000.0));
+    EXPECT_EQ(0, umr_eng_mlx5_qp_timeout(20000.0)) << "no timeout";
 }
 
 TEST_F(test_engine_mlx5_wrap, roce_explicit_gid_index)
 {
-    umr_eng_dev_params_t params = {};
+    umr_eng_dev_params_t params;
     umr_eng_mlx5_dev_addr_t laddr;
 
+    umr_eng_dev_params_init(&params);
     fake().ports     = { fake_roce_port(IBV_MTU_1024) };
     params.gid_index = 1;
     open_dev(&params);
@@ -576,7 +739,7 @@ TEST_F(test_engine_mlx5_wrap, connect_failure_resets_qp)
     expect_nothing_posted("post before connect");
 
     /* and connecting again works */
-    fake().modify_fail_state = IBV_QPS_ERR;
+    fake().modify_fail_state = IBV_QPS_UNKNOWN;
     EXPECT_EQ(UCS_OK, ops->qp_connect(qp, &raddr, &rqp));
 }
 

@@ -39,6 +39,37 @@ TEST_F(pml_umr_devices, automatic_is_sw_then_every_mlx5_device)
     }
 }
 
+/* Finding 9 of issue 19: the automatic mlx5 devices nearest first, the
+ * local rank choosing among the equally near; named ones as named. */
+TEST_F(pml_umr_devices, nearest_first_local_rank_spreads)
+{
+    devsel sel({"sw", "mlx5_0", "mlx5_1", "mlx5_2"});
+    const unsigned near[] = {0, 1, 4, 4};
+
+    ASSERT_EQ(0, sel.select("")) << sel.msg;
+    mca_common_umr_devices_order(&sel.plan, near, 0);
+    EXPECT_EQ("sw mlx5_1 mlx5_2 mlx5_0", sel.plan_str());
+    ASSERT_EQ(0, sel.select("")) << sel.msg;
+    mca_common_umr_devices_order(&sel.plan, near, 1);
+    EXPECT_EQ("sw mlx5_2 mlx5_1 mlx5_0", sel.plan_str());
+    ASSERT_EQ(0, sel.select("")) << sel.msg;
+    mca_common_umr_devices_order(&sel.plan, near, 2);
+    EXPECT_EQ("sw mlx5_1 mlx5_2 mlx5_0", sel.plan_str());
+
+    /* named: the user's order */
+    const unsigned near2[] = {0, 4, 1};
+    ASSERT_EQ(0, sel.select("sw,mlx5_0,mlx5_2")) << sel.msg;
+    mca_common_umr_devices_order(&sel.plan, near2, 1);
+    EXPECT_EQ("sw mlx5_0 mlx5_2", sel.plan_str());
+
+    /* one device: nothing to choose */
+    devsel one({"sw", "mlx5_0"});
+    const unsigned near1[] = {0, 0};
+    ASSERT_EQ(0, one.select("")) << one.msg;
+    mca_common_umr_devices_order(&one.plan, near1, 5);
+    EXPECT_EQ("sw mlx5_0", one.plan_str());
+}
+
 TEST_F(pml_umr_devices, include_only_the_named_ones)
 {
     ASSERT_EQ(0, m_sel.select("sw")) << m_sel.msg;

@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <stdio.h>
+
 using namespace umr_test;
 
 namespace {
@@ -37,7 +40,7 @@ protected:
     /* select `value` among the component's devices and open the first
      * mlx5 device of the plan that opens, as pml/umr's rails do: its name,
      * or "" */
-    std::string open_first_mlx5(const char *value)
+    std::string open_first_mlx5(const char *value, int local_rank = -1)
     {
         std::vector<std::string> names;
         std::string engine, dev;
@@ -46,6 +49,10 @@ protected:
         devsel sel(names);
         if (sel.select(value) != 0) {
             return "error: " + std::string(sel.msg);
+        }
+        if (local_rank >= 0) {
+            /* as pml/umr's rails do: the nearest first */
+            mca_common_umr_devices_nearest(m_comp, &sel.plan, local_rank);
         }
         for (unsigned i = 0; i < sel.plan.num; ++i) {
             uct_md_h md;
@@ -124,6 +131,61 @@ TEST_F(test_pml_umr_devices_model, port_is_the_one_named)
     env_guard p("UCX_MLX5_UMR_PORT", "1");
     EXPECT_EQ("",         open_first_mlx5("mlx5_0"));
     EXPECT_EQ("mlx5_0:2", open_first_mlx5("mlx5_0:2"));
+}
+
+/* The mask local_cpus has in sysfs for CPU `cpu` alone ("00000001,00000000"
+ * for CPU 32). */
+std::string cpumask_of(int cpu)
+{
+    std::string s;
+    char word[16];
+
+    for (int w = cpu / 32; w >= 0; --w) {
+        snprintf(word, sizeof(word), "%08x",
+                 (w == cpu / 32) ? (1u << (cpu % 32)) : 0u);
+        s += (s.empty() ? "" : ",") + std::string(word);
+    }
+    return s;
+}
+
+/* Finding 9 of issue 19: with several HCAs the automatic choice takes the
+ * one whose local CPUs (md_attr.local_cpus, from the device's sysfs
+ * directory as UCX reads it) hold the process's CPUs; among equally near
+ * ones the local rank picks, so the ranks of a node spread. Before, every
+ * rank took the first device that opened. Devices named by the parameter
+ * keep the user's order. */
+TEST_F(test_pml_umr_devices_model, nearest_device_first)
+{
+    env_guard e("UCX_MLX5_UMR_ENGINE", nullptr);
+    cpu_set_t saved, one;
+    int cpu;
+
+    ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
+    for (cpu = 0; !CPU_ISSET(cpu, &saved); ++cpu) {
+    }
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+    std::string near = cpumask_of(cpu), far = cpumask_of(cpu + 1);
+
+    fake().devices = {{"mlx5_0", true, far}, {"irdma0", false, ""},
+                      {"mlx5_1", true, near}};
+    EXPECT_EQ("mlx5_1", open_first_mlx5("", 0)) << "the near one";
+    EXPECT_EQ("mlx5_1", open_first_mlx5("", 1)) << "whatever the local rank";
+    EXPECT_EQ("mlx5_0", open_first_mlx5("mlx5_0,mlx5_1", 0)) << "as named";
+
+    /* two near devices: the ranks of the node take turns */
+    fake().devices = {{"mlx5_0", true, near}, {"irdma0", false, ""},
+                      {"mlx5_1", true, near}};
+    EXPECT_EQ("mlx5_0", open_first_mlx5("", 0));
+    EXPECT_EQ("mlx5_1", open_first_mlx5("", 1));
+    EXPECT_EQ("mlx5_0", open_first_mlx5("", 2));
+
+    /* no sysfs file: every CPU is near, as UCX takes it */
+    fake().devices = {{"mlx5_0", true, ""}, {"mlx5_1", true, near}};
+    EXPECT_EQ("mlx5_1", open_first_mlx5("", 1));
+
+    ASSERT_EQ(0, sched_setaffinity(0, sizeof(saved), &saved));
 }
 
 } // namespace

@@ -36,10 +36,11 @@ TEST_F(test_uct_mlx5_model, md_iface_ep_open)
 
     ASSERT_UCS_OK(s.open("mlx5_0"));
 
-    /* the md's loopback QP: one 1 KiB UMR WQE, i.e. 52 list / 51
-     * interleaved entries (providers/mlx5/verbs.c, mlx5_calc_send_wqe) */
-    ASSERT_GE(fake().qp_attrs.size(), 1u);
-    EXPECT_EQ(828u, fake().qp_attrs[0].cap.max_inline_data);
+    /* the md's loopback QP (after dev_open's probe of the largest WQE):
+     * one 1 KiB UMR WQE, i.e. 52 list / 51 interleaved entries
+     * (providers/mlx5/verbs.c, mlx5_calc_send_wqe) */
+    ASSERT_EQ(2u, fake().qp_attrs.size()) << "the probe's, the md's";
+    EXPECT_EQ(828u, fake().qp_attrs[1].cap.max_inline_data);
 
     /* (a call into the md also links the transport's objects in) */
     uct_umr_md_stats_t stats;
@@ -48,8 +49,8 @@ TEST_F(test_uct_mlx5_model, md_iface_ep_open)
 
     uct_ep_h ep = s.create_ep();
     ASSERT_NE(nullptr, ep);
-    ASSERT_EQ(2u, fake().qp_attrs.size());
-    EXPECT_EQ(828u, fake().qp_attrs[1].cap.max_inline_data);
+    ASSERT_EQ(3u, fake().qp_attrs.size());
+    EXPECT_EQ(828u, fake().qp_attrs[2].cap.max_inline_data);
     s.destroy_ep(ep);
 }
 

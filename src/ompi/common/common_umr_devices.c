@@ -7,6 +7,7 @@
 #include "umr_ucs_compat.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,4 +299,84 @@ ucs_status_t mca_common_umr_devices_md_open(uct_component_h component,
     }
     uct_config_release(md_config);
     return status;
+}
+
+/* an automatic mlx5 device: what the nearest-first order may move */
+static int mca_common_umr_devices_movable(const mca_common_umr_device_t *dev)
+{
+    return !dev->named && strcmp(dev->name, "sw");
+}
+
+void mca_common_umr_devices_order(mca_common_umr_devices_t *plan,
+                               const unsigned *near, unsigned local_rank)
+{
+    mca_common_umr_device_t devs[MCA_COMMON_UMR_DEVICES_MAX], tmp;
+    unsigned pos[MCA_COMMON_UMR_DEVICES_MAX], nears[MCA_COMMON_UMR_DEVICES_MAX];
+    unsigned n = 0, nbest = 0, i, j, shift, t;
+
+    for (i = 0; i < plan->num; ++i) {
+        if (mca_common_umr_devices_movable(&plan->dev[i])) {
+            pos[n]     = i;
+            devs[n]    = plan->dev[i];
+            nears[n++] = near[i];
+        }
+    }
+    if (n < 2) {
+        return;
+    }
+
+    /* nearest first (stable: insertion sort) */
+    for (i = 1; i < n; ++i) {
+        for (j = i; (j > 0) && (nears[j] > nears[j - 1]); --j) {
+            tmp = devs[j]; devs[j] = devs[j - 1]; devs[j - 1] = tmp;
+            t = nears[j]; nears[j] = nears[j - 1]; nears[j - 1] = t;
+        }
+    }
+    /* the local rank picks among the nearest */
+    while ((nbest < n) && (nears[nbest] == nears[0])) {
+        ++nbest;
+    }
+    for (shift = local_rank % nbest; shift > 0; --shift) {
+        tmp = devs[0];
+        memmove(&devs[0], &devs[1], (nbest - 1) * sizeof(devs[0]));
+        devs[nbest - 1] = tmp;
+    }
+    for (i = 0; i < n; ++i) {
+        plan->dev[pos[i]] = devs[i];
+    }
+}
+
+void mca_common_umr_devices_nearest(uct_component_h component,
+                                 mca_common_umr_devices_t *plan,
+                                 unsigned local_rank)
+{
+    unsigned near[MCA_COMMON_UMR_DEVICES_MAX] = {0};
+    unsigned i, n = 0;
+    uct_md_attr_t attr;
+    cpu_set_t mine;
+    uct_md_h md;
+    int cpu;
+
+    for (i = 0; i < plan->num; ++i) {
+        n += mca_common_umr_devices_movable(&plan->dev[i]);
+    }
+    if ((n < 2) || (sched_getaffinity(0, sizeof(mine), &mine) != 0)) {
+        return;
+    }
+    for (i = 0; i < plan->num; ++i) {
+        if (!mca_common_umr_devices_movable(&plan->dev[i]) ||
+            (mca_common_umr_devices_md_open(component, &plan->dev[i], &md) !=
+             UCS_OK)) {
+            continue;        /* a device that does not open goes last */
+        }
+        if (uct_md_query(md, &attr) == UCS_OK) {
+            for (cpu = 0; (cpu < CPU_SETSIZE) && (cpu < UCS_CPU_SETSIZE);
+                 ++cpu) {
+                near[i] += CPU_ISSET(cpu, &mine) &&
+                           ucs_cpu_is_set(cpu, &attr.local_cpus);
+            }
+        }
+        uct_md_close(md);
+    }
+    mca_common_umr_devices_order(plan, near, local_rank);
 }

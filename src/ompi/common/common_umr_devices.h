@@ -74,6 +74,28 @@ ucs_status_t mca_common_umr_devices_md_open(uct_component_h component,
                                             const mca_common_umr_device_t *dev,
                                             uct_md_h *md_p);
 
+/*
+ * The device nearest the process first (finding 9 of issue 19): reorder the
+ * automatic mlx5 devices of `plan` (not "sw", not those the parameter
+ * named, whose order is the user's) by `near[i]`, the CPUs of this process
+ * local to plan->dev[i], most first; among the equally near ones,
+ * `local_rank` (the rank on this node) picks which comes first, so that
+ * the ranks of a node with several HCAs spread over them.
+ */
+void mca_common_umr_devices_order(mca_common_umr_devices_t *plan,
+                               const unsigned *near, unsigned local_rank);
+
+/*
+ * mca_common_umr_devices_order with near[i] measured: each automatic mlx5
+ * device's md is opened once and its md_attr.local_cpus (the CPUs of the
+ * device's PCI function, as UCX's ib md reports them; mlx5_umr reads them
+ * from the device's sysfs directory) is compared with this process's CPU
+ * affinity. Nothing changes with fewer than two such devices.
+ */
+void mca_common_umr_devices_nearest(uct_component_h component,
+                                 mca_common_umr_devices_t *plan,
+                                 unsigned local_rank);
+
 #ifdef __cplusplus
 }
 #endif

@@ -82,6 +82,10 @@ static void mca_common_umr_peer_resolve(mca_common_umr_peer_t *peer,
         peer->world_rank = proc->super.proc_name.vpid;
         MCA_COMMON_UMR_VERBOSE(10, "peer %d: rail %s", peer->world_rank,
                                peer->rail->name);
+    } else {
+        /* e.g. another RoCE version or partition: passed through */
+        MCA_COMMON_UMR_VERBOSE(10, "peer %u: no rail reaches it",
+                               proc->super.proc_name.vpid);
     }
 }
 

@@ -9,6 +9,7 @@
 #include "umr_ompi_compat.h"
 
 #include <ompi/proc/proc.h>
+#include <opal/util/proc.h>
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -161,6 +162,9 @@ static int mca_common_umr_rails_select(const char *devices)
                                  mca_common_umr.who, msg, engine);
         return -1;
     }
+    /* of several HCAs, the nearest (the ranks of a node spread) */
+    mca_common_umr_devices_nearest(mca_common_umr_rails.component, &plan,
+                                   (unsigned)opal_process_info.my_local_rank);
     for (i = 0; (i < plan.num) &&
          (mca_common_umr_rails.nrails < MCA_COMMON_UMR_MAX_RAILS); ++i) {
         if (!strcmp(plan.dev[i].name, "sw")) {

@@ -118,6 +118,21 @@ void uct_mlx5_umr_ep_wr_done(uct_mlx5_umr_op_t *op, ucs_status_t status)
     }
 }
 
+void uct_mlx5_umr_ep_fail(uct_mlx5_umr_ep_t *ep, ucs_status_t status)
+{
+    uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
+
+    if (ep->status != UCS_OK) {
+        return;                 /* failed before: reported once */
+    }
+    ucs_diag("mlx5_umr ep %p: failed: %s", ep, ucs_status_string(status));
+    ep->status    = status;
+    ep->err_state = UCT_MLX5_UMR_EP_ERR_QUEUED;
+    ucs_list_add_tail(&iface->failed_eps, &ep->err_list);
+    iface->eng->qp_fail(ep->qp);
+    uct_mlx5_umr_iface_progress_arm(iface);
+}
+
 void uct_mlx5_umr_ep_report_failure(uct_mlx5_umr_ep_t *ep)
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
@@ -502,6 +517,12 @@ ucs_status_t uct_mlx5_umr_ep_connect_to_ep(uct_ep_h tl_ep,
     memcpy(peer_qp, ep_addr, iface->md->caps.qp_addr_len);
     memcpy(peer_dev, UCS_PTR_BYTE_OFFSET(ep_addr, iface->md->caps.qp_addr_len),
            iface->md->caps.dev_addr_len);
+    uct_mlx5_umr_md_check_events(iface->md, 0);
+    if (iface->md->failed != UCS_OK) {
+        ucs_error("mlx5_umr ep %p: the rail is retired (port down or "
+                  "address changed): no peer is reachable", ep);
+        return UCS_ERR_UNREACHABLE;
+    }
     if (!iface->eng->dev_is_reachable(iface->md->dev, peer_dev)) {
         ucs_error("mlx5_umr ep %p: peer device is not reachable", ep);
         return UCS_ERR_UNREACHABLE;

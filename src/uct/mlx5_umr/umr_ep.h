@@ -92,6 +92,11 @@ void uct_mlx5_umr_ep_dispatch_pending(uct_mlx5_umr_ep_t *ep);
 /* Report a failed endpoint to the iface error handler (once per ep). */
 void uct_mlx5_umr_ep_report_failure(uct_mlx5_umr_ep_t *ep);
 
+/* The endpoint failed outside a completion (an async event): its QP is
+ * moved to error, so that what is outstanding completes (flushed), and the
+ * failure goes to the error handler from progress, once. */
+void uct_mlx5_umr_ep_fail(uct_mlx5_umr_ep_t *ep, ucs_status_t status);
+
 
 /* The endpoint core (umr_ep.c), shared by umr_ep_rma.c and umr_ep_layout.c. */
 

@@ -218,6 +218,12 @@ static int uct_mlx5_umr_iface_reachable(uct_mlx5_umr_iface_t *iface,
         return 0;
     }
 
+    uct_mlx5_umr_md_check_events(iface->md, 0);
+    if (iface->md->failed != UCS_OK) {
+        *reason = "the rail is retired (port down or address changed)";
+        return 0;
+    }
+
     /* addresses come unaligned off the wire: the engine gets an aligned copy */
     memcpy(peer_dev, addr->dev_addr, iface->md->caps.dev_addr_len);
     if (!iface->eng->dev_is_reachable(iface->md->dev, peer_dev)) {
@@ -282,8 +288,41 @@ uct_mlx5_umr_iface_is_reachable_v2(const uct_iface_h tl_iface,
 }
 #endif
 
+/* The device's async events (umr_md.h): a port that went down or an
+ * address that changed retires the rail, so every endpoint fails, idle ones
+ * too; a failed QP fails its endpoint. */
+static void
+uct_mlx5_umr_iface_event(uct_mlx5_umr_md_event_listener_t *listener,
+                         const umr_eng_event_t *event)
+{
+    uct_mlx5_umr_iface_t *iface = ucs_container_of(listener,
+                                                   uct_mlx5_umr_iface_t,
+                                                   event_listener);
+    uct_mlx5_umr_ep_t *ep;
+
+    switch (event->type) {
+    case UMR_ENG_EVENT_PORT_ERR:
+    case UMR_ENG_EVENT_ADDR_CHANGE:
+    case UMR_ENG_EVENT_DEVICE_FATAL:
+        ucs_list_for_each(ep, &iface->eps, list) {
+            uct_mlx5_umr_ep_fail(ep, UCS_ERR_UNREACHABLE);
+        }
+        break;
+    case UMR_ENG_EVENT_QP_FAILED:
+        ucs_list_for_each(ep, &iface->eps, list) {
+            if (ep->qp == event->qp) {
+                uct_mlx5_umr_ep_fail(ep, UCS_ERR_CONNECTION_RESET);
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
 void uct_mlx5_umr_iface_progress_arm(uct_mlx5_umr_iface_t *iface)
 {
+    uct_mlx5_umr_md_check_events(iface->md, 0);
     uct_worker_progress_register_safe(&iface->super.worker->super,
                                       (ucs_callback_t)uct_mlx5_umr_iface_progress,
                                       iface, UCS_CALLBACKQ_FLAG_FAST,
@@ -299,6 +338,12 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
     uct_mlx5_umr_op_t *op;
     ucs_status_t status;
     int i, n;
+
+    int failed = 0;
+
+    /* async events, non-blocking (a port that went down fails the eps
+     * before their retries run out) */
+    uct_mlx5_umr_md_check_events(iface->md, 0);
 
     n = iface->eng->cq_poll(iface->cq, wcs, iface->config.max_poll);
     if (ucs_unlikely(n < 0)) {
@@ -317,8 +362,14 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
                     "mlx5_umr ep %p: %s failed: %s", op->ep,
                     umr_eng_opcode_str(wcs[i].opcode),
                     umr_eng_wc_status_str(wcs[i].status));
+            failed = 1;
         }
         uct_mlx5_umr_ep_wr_done(op, status);
+    }
+
+    if (ucs_unlikely(failed)) {
+        /* a failure may come with an event that says more (port down) */
+        uct_mlx5_umr_md_check_events(iface->md, 1);
     }
 
     /* after the whole batch: a handler may destroy its ep (and others) */
@@ -694,6 +745,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->eps);
     ucs_list_head_init(&self->failed_eps);
     ucs_list_head_init(&self->pending_eps);
+    self->event_listener.event = uct_mlx5_umr_iface_event;
 
     /* every ep's queue fits: a CQ overrun would be fatal on hardware */
     self->cq_avail = self->config.tx_queue_len * 16;
@@ -715,6 +767,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
         goto err_mpool;
     }
 
+    uct_mlx5_umr_md_event_listener_add(md, &self->event_listener);
     return UCS_OK;
 
 err_mpool:
@@ -731,6 +784,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_mlx5_umr_iface_t)
         ucs_warn("mlx5_umr iface %p: closed with endpoints still open", self);
     }
 
+    uct_mlx5_umr_md_event_listener_remove(self->md, &self->event_listener);
     uct_worker_progress_unregister_safe(&self->super.worker->super,
                                         &self->super.prog.id);
     ucs_mpool_cleanup(&self->buf_mp, 1);

@@ -71,6 +71,9 @@ typedef struct uct_mlx5_umr_iface {
                                         dispatches these, not every ep */
     unsigned             outstanding;/* operations not retired yet */
     unsigned             cq_avail;   /* CQ entries not promised to a WR */
+    uct_mlx5_umr_md_event_listener_t event_listener; /* the device's async
+                                        events: a port that went down fails
+                                        every ep, a failed QP its ep */
     ucs_mpool_t          buf_mp;     /* bounce buffers (registered) */
     struct {
         unsigned         tx_queue_len;

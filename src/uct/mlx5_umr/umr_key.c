@@ -51,6 +51,9 @@ uct_mlx5_umr_key_post_one(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
         }
     }
 
+    /* from now on the key needs a LOCAL_INV before it serves again
+     * (umr_md.h, uct_mlx5_umr_mkey_t) */
+    mkey->configured = 1;
     if (key->kind == UMR_LAYOUT_KEY_INTERLEAVED) {
         return md->eng->post_umr_interleaved(qp, mkey->eng, access,
                                              key->repeat, key->num_entries,

@@ -72,6 +72,56 @@ ucs_config_field_t uct_mlx5_umr_md_config_table[] = {
      "How long a layout registration waits for its UMRs to complete.",
      ucs_offsetof(uct_mlx5_umr_md_config_t, reg_timeout), UCS_CONFIG_TYPE_TIME},
 
+    /* The RC connection, with the defaults of UCX's rc transports
+     * (UCX_RC_TIMEOUT, _RETRY_COUNT, _RNR_RETRY_COUNT; UCX_IB_TRAFFIC_CLASS,
+     * _SL, _HOP_LIMIT, _PKEY) */
+    {"TIMEOUT", "1.0s",
+     "mlx5 engine: how long a try of a work request waits for its\n"
+     "acknowledgement before it is sent again (rounded to 4.096 us * 2^n).\n"
+     "With RETRY_COUNT it bounds how long a connection rides out a fabric\n"
+     "that drops packets (a subnet manager sweep, a link flap):\n"
+     "1 s x (7 + 1) tries is about 8.6 s, as in UCX.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"RETRY_COUNT", "7",
+     "mlx5 engine: tries of a work request after the first (0..7) before the\n"
+     "connection fails (transport retry counter exceeded).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, retry_count), UCS_CONFIG_TYPE_UINT},
+
+    {"RNR_RETRY_COUNT", "7",
+     "mlx5 engine: receiver-not-ready retries (0..7, 7: for ever).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, rnr_retry_count),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"TRAFFIC_CLASS", "auto",
+     "mlx5 engine: GRH traffic class, on RoCE v2 the DSCP (traffic class >> 2).\n"
+     "'auto' selects 106 (DSCP 26) on RoCE v2 and 0 otherwise, as UCX does.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, traffic_class),
+     UCS_CONFIG_TYPE_ULUNITS},
+
+    {"SL", "auto",
+     "mlx5 engine: InfiniBand service level (0..15) / RoCE Ethernet priority\n"
+     "(0..7). 'auto' selects 0.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, sl), UCS_CONFIG_TYPE_ULUNITS},
+
+    {"HOP_LIMIT", "255",
+     "mlx5 engine: GRH hop limit / RoCE v2 time to live (0..255).",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, hop_limit), UCS_CONFIG_TYPE_UINT},
+
+    /* UCX writes ~path_index for its multi-path RoCE LAG scheme; with one
+     * path, 0 lets the kernel spread QPs over ECMP paths */
+    {"FLOW_LABEL", "0",
+     "mlx5 engine: GRH flow label (20 bits). 0 lets the kernel derive the\n"
+     "RoCE v2 UDP source port from the QP numbers, which spreads connections\n"
+     "over the fabric's equal-cost paths.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, flow_label), UCS_CONFIG_TYPE_UINT},
+
+    {"PKEY", "auto",
+     "mlx5 engine: InfiniBand partition to use, 0x0..0x7fff ('auto': the first\n"
+     "full member of the port's pkey table, else its first limited member, as\n"
+     "UCX does). Peers of another partition are unreachable.",
+     ucs_offsetof(uct_mlx5_umr_md_config_t, pkey), UCS_CONFIG_TYPE_HEX},
+
     {NULL}
 };
 
@@ -210,6 +260,45 @@ ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
     return UCS_ERR_EXCEEDS_LIMIT;
 }
 
+/* Invalidate the dirty keys of the pool (LOCAL_INV on the md's QP, as many
+ * as its queue holds, one wait), so that a UMR may configure them again:
+ * they move to the free list. Keys whose invalidation failed are destroyed
+ * (their state is not known any more). */
+static void uct_mlx5_umr_md_clean_mkeys(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_mkey_t *batch[md->config.umr_queue_len];
+    ucs_status_t status;
+    unsigned n = 0, i;
+
+    if (md->umr.qp == NULL) {
+        /* lost after an error and not recreated yet: new keys serve now,
+         * the dirty ones wait (the caller's own use of the QP reports why
+         * it cannot be created) */
+        return;
+    }
+
+    while (!ucs_list_is_empty(&md->dirty_mkeys) &&
+           (n < md->config.umr_queue_len)) {
+        batch[n++] = ucs_list_extract_head(&md->dirty_mkeys,
+                                           uct_mlx5_umr_mkey_t, list);
+    }
+
+    status = uct_mlx5_umr_qp_invalidate(&md->umr, batch, n);
+    for (i = 0; i < n; ++i) {
+        if (status == UCS_OK) {
+            ucs_list_add_tail(&md->free_mkeys, &batch[i]->list);
+        } else {
+            ucs_debug("mlx5_umr md %p: invalidating key 0x%x failed (%s): "
+                      "destroyed", md, batch[i]->eng->lkey,
+                      ucs_status_string(status));
+            --md->stats.mkeys_free;
+            --md->stats.mkeys_created;
+            md->eng->mkey_destroy(md->dev, batch[i]->eng);
+            ucs_free(batch[i]);
+        }
+    }
+}
+
 ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
                                       uct_mlx5_umr_mkey_t **mkey_p)
 {
@@ -217,8 +306,18 @@ ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
     ucs_status_t status;
 
     if (ucs_list_is_empty(&md->free_mkeys) &&
+        ucs_list_is_empty(&md->dirty_mkeys) &&
         (md->stats.mkeys_created >= md->config.mkey_pool_size)) {
         uct_mlx5_umr_md_mkey_reclaim(md);
+    }
+
+    /* a configured key is invalidated before it serves again: when no
+     * free key is left, the dirty ones are invalidated in one batch (a
+     * LOCAL_INV each on the md's QP, one wait), which costs less than
+     * creating keys (a system call each) */
+    if (ucs_list_is_empty(&md->free_mkeys) &&
+        !ucs_list_is_empty(&md->dirty_mkeys)) {
+        uct_mlx5_umr_md_clean_mkeys(md);
     }
 
     if (!ucs_list_is_empty(&md->free_mkeys)) {
@@ -246,6 +345,7 @@ ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
         return status;
     }
 
+    mkey->configured = 0;
     ++md->stats.mkeys_created;
 out:
     ++md->stats.mkeys_in_use;
@@ -258,7 +358,8 @@ void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md, uct_mlx5_umr_mkey_t *mkey)
     ucs_assert(md->stats.mkeys_in_use > 0);
     --md->stats.mkeys_in_use;
     ++md->stats.mkeys_free;
-    ucs_list_add_head(&md->free_mkeys, &mkey->list);
+    ucs_list_add_head(mkey->configured ? &md->dirty_mkeys : &md->free_mkeys,
+                      &mkey->list);
 }
 
 void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
@@ -286,6 +387,12 @@ static void uct_mlx5_umr_md_mkeys_destroy(uct_mlx5_umr_md_t *md)
         ucs_free(mkey);
         --md->stats.mkeys_free;
     }
+    ucs_list_for_each_safe(mkey, tmp, &md->dirty_mkeys, list) {
+        ucs_list_del(&mkey->list);
+        md->eng->mkey_destroy(md->dev, mkey->eng);
+        ucs_free(mkey);
+        --md->stats.mkeys_free;
+    }
 }
 
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
@@ -298,6 +405,63 @@ void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
                                      uct_mlx5_umr_md_listener_t *listener)
 {
     ucs_list_del(&listener->list);
+}
+
+void uct_mlx5_umr_md_event_listener_add(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener)
+{
+    ucs_list_add_tail(&md->event_listeners, &listener->list);
+}
+
+void uct_mlx5_umr_md_event_listener_remove(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener)
+{
+    ucs_list_del(&listener->list);
+}
+
+/* ---- asynchronous events (finding 7 of issue 19) --------------------- */
+
+void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md)
+{
+    uct_mlx5_umr_md_event_listener_t *listener, *tmp;
+    umr_eng_event_t events[16];
+    int i, n;
+
+    md->events_checked = ucs_get_time();
+    do {
+        n = md->eng->dev_poll_events(md->dev, events, 16);
+        for (i = 0; i < n; ++i) {
+            switch (events[i].type) {
+            case UMR_ENG_EVENT_PORT_ERR:
+            case UMR_ENG_EVENT_ADDR_CHANGE:
+            case UMR_ENG_EVENT_DEVICE_FATAL:
+                if (md->failed == UCS_OK) {
+                    md->failed = UCS_ERR_UNREACHABLE;
+                    ucs_diag("mlx5_umr md %s: %s: the rail is retired, its "
+                             "endpoints fail and no peer is reachable "
+                             "through it", md->caps.name,
+                             (events[i].type == UMR_ENG_EVENT_PORT_ERR) ?
+                             "port down" :
+                             (events[i].type == UMR_ENG_EVENT_ADDR_CHANGE) ?
+                             "our address changed (peers address the old "
+                             "one)" : "device fatal error");
+                }
+                break;
+            case UMR_ENG_EVENT_PORT_ACTIVE:
+                if (md->failed != UCS_OK) {
+                    ucs_diag("mlx5_umr md %s: port up again; the rail stays "
+                             "retired", md->caps.name);
+                }
+                break;
+            default:
+                break;
+            }
+            ucs_list_for_each_safe(listener, tmp, &md->event_listeners,
+                                   list) {
+                listener->event(listener, &events[i]);
+            }
+        }
+    } while (n == 16);
 }
 
 /* ---- registration ------------------------------------------------------ */
@@ -520,6 +684,19 @@ ucs_status_t uct_mlx5_umr_rkey_compare(uct_component_t *component,
 }
 #endif
 
+static void uct_mlx5_umr_md_local_cpus(const uct_mlx5_umr_md_t *md,
+                                       ucs_cpu_set_t *cpus)
+{
+    unsigned i;
+
+    UCS_CPU_ZERO(cpus);
+    for (i = 0; (i < UCS_CPU_SETSIZE) && (i < 64 * UMR_ENG_CPU_WORDS); ++i) {
+        if (md->caps.local_cpus[i / 64] & (1ull << (i % 64))) {
+            UCS_CPU_SET(i, cpus);
+        }
+    }
+}
+
 static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
                                           umr_uct_md_attr_t *md_attr)
 {
@@ -539,7 +716,9 @@ static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
     md_attr->reg_cost             = (md->eng->id == UMR_ENG_ID_SW) ?
                                     ucs_linear_func_make(1e-6, 0) :
                                     ucs_linear_func_make(16e-6, 0.06e-9);
-    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    /* the CPUs near the device (finding 9 of issue 19: a process picks the
+     * nearest of several devices from this, as UCX's ib md reports it) */
+    uct_mlx5_umr_md_local_cpus(md, &md_attr->local_cpus);
     return UCS_OK;
 }
 
@@ -649,7 +828,11 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     md->eng             = uct_mlx5_umr_md_engine_of(md_name);
     md->next_memh_id    = 1;
     ucs_list_head_init(&md->free_mkeys);
+    ucs_list_head_init(&md->dirty_mkeys);
     ucs_list_head_init(&md->listeners);
+    ucs_list_head_init(&md->event_listeners);
+    md->failed          = UCS_OK;
+    md->events_checked  = ucs_get_time();
 
     md->config.mkey_pool_size = config->mkey_pool_size;
     md->config.umr_queue_len  = ucs_max(config->umr_queue_len, 1);
@@ -661,10 +844,22 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
         goto err_free;
     }
 
+    umr_eng_dev_params_init(&dev_params);
     dev_params.port            = config->port;
     dev_params.gid_index       = config->gid_index;
     dev_params.sw_max_keys     = config->sw_max_keys;
     dev_params.sw_span_density = config->sw_span_density;
+    dev_params.timeout         = config->timeout;
+    dev_params.retry_count     = config->retry_count;
+    dev_params.rnr_retry       = config->rnr_retry_count;
+    dev_params.traffic_class   = (config->traffic_class == UCS_ULUNITS_AUTO) ?
+                                 -1 : (int)ucs_min(config->traffic_class, 256);
+    dev_params.sl              = (config->sl == UCS_ULUNITS_AUTO) ?
+                                 -1 : (int)ucs_min(config->sl, 256);
+    dev_params.hop_limit       = config->hop_limit;
+    dev_params.flow_label      = config->flow_label;
+    dev_params.pkey            = ((uint16_t)config->pkey == UCS_HEXUNITS_AUTO) ?
+                                 -1 : (int)ucs_min(config->pkey, 0x10000);
     status = md->eng->dev_open(md_name, &dev_params, &md->dev);
     if (status != UCS_OK) {
         ucs_error("mlx5_umr: %s engine failed to open device '%s': %s",

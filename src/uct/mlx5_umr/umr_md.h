@@ -30,6 +30,7 @@
 #include <ucs/sys/math.h>
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/assert.h>
+#include <ucs/time/time.h>
 
 
 #define UCT_MLX5_UMR_NAME          UCT_UMR_NAME
@@ -56,6 +57,15 @@ typedef struct uct_mlx5_umr_md_config {
     unsigned        mkey_pool_size;  /* max indirect keys this md creates */
     unsigned        umr_queue_len;   /* send queue of the md's umr QP */
     double          reg_timeout;     /* seconds to wait for a UMR */
+    /* mlx5: the RC connection (umr_eng_dev_params_t) */
+    double          timeout;
+    unsigned        retry_count;
+    unsigned        rnr_retry_count;
+    unsigned long   traffic_class;   /* UCS_ULUNITS_AUTO: auto */
+    unsigned long   sl;              /* UCS_ULUNITS_AUTO: auto */
+    unsigned        hop_limit;
+    unsigned        flow_label;
+    size_t          pkey;            /* UCS_HEXUNITS_AUTO (16 bits): auto */
 } uct_mlx5_umr_md_config_t;
 
 
@@ -81,6 +91,13 @@ typedef struct uct_mlx5_umr_memh {
 } uct_mlx5_umr_memh_t;
 
 
+/* Who hears the device's asynchronous events (the ifaces of the md). */
+typedef struct uct_mlx5_umr_md_event_listener {
+    ucs_list_link_t list;
+    void            (*event)(struct uct_mlx5_umr_md_event_listener *listener,
+                             const umr_eng_event_t *event);
+} uct_mlx5_umr_md_event_listener_t;
+
 /* Hooks of the ep key caches: drop entries of a deregistered memory handle;
  * give up the least recently used idle entry when the key pool is dry
  * (returns 1 if one was evicted). */
@@ -101,8 +118,14 @@ typedef struct uct_mlx5_umr_md {
     uct_mlx5_umr_qp_t     umr;       /* loopback QP for layout UMRs */
     uint64_t              next_memh_id;
     unsigned              mkeys_reg; /* pool keys held by registrations */
-    ucs_list_link_t       free_mkeys;
+    ucs_list_link_t       free_mkeys;  /* invalidated or never configured */
+    ucs_list_link_t       dirty_mkeys; /* configured: LOCAL_INV first */
     ucs_list_link_t       listeners;
+    ucs_list_link_t       event_listeners;
+    ucs_time_t            events_checked; /* when events were last read */
+    ucs_status_t          failed;     /* the rail is retired (port down,
+                                         address changed): UCS_OK while
+                                         it works */
     struct {
         unsigned          mkey_pool_size;
         unsigned          umr_queue_len;
@@ -187,6 +210,30 @@ void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_md_listener_t *listener);
 void uct_mlx5_umr_md_listener_remove(uct_mlx5_umr_md_t *md,
                                      uct_mlx5_umr_md_listener_t *listener);
+
+void uct_mlx5_umr_md_event_listener_add(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener);
+void uct_mlx5_umr_md_event_listener_remove(
+        uct_mlx5_umr_md_t *md, uct_mlx5_umr_md_event_listener_t *listener);
+
+/* How often progress reads the device's asynchronous events. */
+#define UCT_MLX5_UMR_MD_EVENTS_INTERVAL_US 1000
+
+/* Read the device's asynchronous events (never blocking) and hand them to
+ * the event listeners: at most once a UCT_MLX5_UMR_MD_EVENTS_INTERVAL_US
+ * unless `force` (after a failed completion). A port error or a changed
+ * address retires the rail (md->failed). */
+void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md);
+
+static UCS_F_ALWAYS_INLINE void
+uct_mlx5_umr_md_check_events(uct_mlx5_umr_md_t *md, int force)
+{
+    if (ucs_unlikely(force ||
+                     (ucs_get_time() - md->events_checked >
+                      ucs_time_from_usec(UCT_MLX5_UMR_MD_EVENTS_INTERVAL_US)))) {
+        uct_mlx5_umr_md_check_events_slow(md);
+    }
+}
 
 /* Shared by umr_md.c and umr_md_layout.c. */
 

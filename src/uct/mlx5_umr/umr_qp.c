@@ -183,5 +183,11 @@ ucs_status_t uct_mlx5_umr_qp_invalidate(uct_mlx5_umr_qp_t *qp,
     if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
         (void)uct_mlx5_umr_qp_reset(qp); /* logged; retried on next use */
     }
+    if (status == UCS_OK) {
+        /* free again: the pool may hand them to a UMR at once */
+        for (k = 0; k < num_mkeys; ++k) {
+            mkeys[k]->configured = 0;
+        }
+    }
     return status;
 }

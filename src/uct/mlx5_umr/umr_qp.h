@@ -18,10 +18,19 @@
 #include <ucs/datastruct/list.h>
 
 
-/* Indirect key owned by the md's pool. */
+/* Indirect key owned by the md's pool. A key a UMR may have configured
+ * since it was created or last invalidated is "configured": it goes back
+ * to the pool's dirty list and is invalidated (LOCAL_INV) before a UMR
+ * configures it again, as man mlx5dv_wr_post asks ("Unregister the mkey to
+ * enable another pattern registration should be done via ...
+ * IBV_WR_LOCAL_INV", mlx5dv_wr_post.3.md:106,120 in 44.0, 56.1, 65.0;
+ * rdma-core's own UMR does not set CHECK_FREE, qp.c
+ * mlx5_send_wr_mkey_configure, so it would work without in those three
+ * releases, but the library loaded at run time may be a later one). */
 typedef struct uct_mlx5_umr_mkey {
     umr_eng_mkey_t  *eng;
-    ucs_list_link_t list;            /* free list */
+    ucs_list_link_t list;            /* free or dirty list */
+    int             configured;      /* a UMR since creation/LOCAL_INV */
 } uct_mlx5_umr_mkey_t;
 
 
@@ -64,8 +73,9 @@ ucs_status_t uct_mlx5_umr_qp_wait(uct_mlx5_umr_qp_t *qp, unsigned *outstanding,
                                   unsigned until);
 
 /* Make keys a peer may still hold fail before they are reused (local
- * invalidate, last key first, waited for). On failure the keys may still be
- * valid: the caller must not reuse them. */
+ * invalidate, last key first, waited for); on success they are no longer
+ * configured. On failure the keys may still be valid: the caller must not
+ * reuse them. */
 ucs_status_t uct_mlx5_umr_qp_invalidate(uct_mlx5_umr_qp_t *qp,
                                         uct_mlx5_umr_mkey_t *const *mkeys,
                                         unsigned num_mkeys);

@@ -6,6 +6,7 @@
 
 #include "engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const umr_eng_ops_t *const umr_eng_backends[] = {
@@ -31,6 +32,61 @@ const umr_eng_ops_t *umr_eng_find(const char *name)
     }
 
     return NULL;
+}
+
+void umr_eng_dev_params_init(umr_eng_dev_params_t *params)
+{
+    memset(params, 0, sizeof(*params));
+    params->port            = 0;
+    params->gid_index       = -1;
+    params->sw_max_keys     = 65536;
+    params->sw_span_density = 0.5;
+    /* UCX rc_iface.c: TIMEOUT 1.0s, RETRY_COUNT 7, RNR_RETRY_COUNT 7;
+     * ib_iface.c: TRAFFIC_CLASS auto, SL auto, HOP_LIMIT 255, PKEY auto */
+    params->timeout         = 1.0;
+    params->retry_count     = 7;
+    params->rnr_retry       = 7;
+    params->traffic_class   = -1;
+    params->sl              = -1;
+    params->hop_limit       = 255;
+    params->flow_label      = 0;
+    params->pkey            = -1;
+}
+
+int umr_eng_cpumask_parse(const char *str, uint64_t *mask)
+{
+    const char *end = str + strlen(str), *p;
+    unsigned long word;
+    unsigned base = 0, k;
+    char *stop;
+
+    memset(mask, 0, sizeof(uint64_t) * UMR_ENG_CPU_WORDS);
+    while ((end > str) && ((end[-1] == '\n') || (end[-1] == ' '))) {
+        --end;
+    }
+    if (end == str) {
+        return -1;
+    }
+    /* from the last (lowest) word to the first */
+    while (end > str) {
+        for (p = end; (p > str) && (p[-1] != ','); --p) {
+        }
+        if ((end - p == 0) || (end - p > 8)) {
+            return -1;
+        }
+        word = strtoul(p, &stop, 16);
+        if (stop != end) {
+            return -1;
+        }
+        for (k = 0; (k < 32) && (base + k < 64 * UMR_ENG_CPU_WORDS); ++k) {
+            if (word & (1ul << k)) {
+                mask[(base + k) / 64] |= 1ull << ((base + k) % 64);
+            }
+        }
+        base += 32;
+        end   = (p > str) ? p - 1 : p;
+    }
+    return 0;
 }
 
 const char *umr_eng_wc_status_str(umr_eng_wc_status_t status)

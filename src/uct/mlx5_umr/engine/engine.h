@@ -47,6 +47,7 @@ extern "C" {
 
 #define UMR_ENG_NAME_MAX      32
 #define UMR_ENG_ADDR_MAX      64   /* max size of a device or QP address */
+#define UMR_ENG_CPU_WORDS     16   /* local_cpus: 1024 CPUs */
 
 /* Access flags: values equal to IBV_ACCESS_* on purpose. */
 enum {
@@ -145,15 +146,56 @@ typedef struct umr_eng_caps {
     size_t   qp_addr_len;       /* <= UMR_ENG_ADDR_MAX */
     double   latency;           /* seconds, for iface performance estimates */
     double   bandwidth;         /* bytes/second */
+    /* CPUs near the device (bit n of word n / 64: CPU n), as the kernel
+     * lists them for its PCI function (mlx5: sysfs device/local_cpus, as
+     * UCX's uct_ib_device_get_locality reads it); all set when unknown */
+    uint64_t local_cpus[UMR_ENG_CPU_WORDS];
+    int      numa_node;         /* -1 when unknown */
 } umr_eng_caps_t;
 
+/* Device parameters (UCX_MLX5_UMR_* md variables); umr_eng_dev_params_init
+ * sets the defaults, which are UCX's for its rc transports. */
 typedef struct umr_eng_dev_params {
     unsigned port;              /* 1-based; 0 = first active port */
     int      gid_index;         /* RoCE GID index; -1 = auto */
     size_t   sw_max_keys;       /* sw: key table capacity */
     double   sw_span_density;   /* sw: read whole span when the layout
                                    covers at least this fraction of it */
+    /* mlx5: the RC connection (UCX_RC_* and UCX_IB_* of UCX) */
+    double   timeout;           /* seconds a try waits for its ACK */
+    unsigned retry_count;       /* tries after the first (0..7) */
+    unsigned rnr_retry;         /* RNR retries (0..7, 7: for ever) */
+    int      traffic_class;     /* GRH traffic class (RoCE v2: DSCP << 2),
+                                   -1: auto (106 on RoCE v2, else 0) */
+    int      sl;                /* IB service level / RoCE priority,
+                                   -1: auto (0) */
+    unsigned hop_limit;         /* GRH hop limit / RoCE v2 TTL */
+    unsigned flow_label;        /* GRH flow label (0: the kernel derives
+                                   the RoCE v2 UDP source port from the
+                                   QP numbers) */
+    int      pkey;              /* IB partition 0..0x7fff, -1: auto (the
+                                   first full member of the port's table) */
 } umr_eng_dev_params_t;
+
+/* Asynchronous events of a device (dev_poll_events). */
+typedef enum {
+    UMR_ENG_EVENT_PORT_ERR,     /* the port went down: no QP of the device
+                                   reaches anyone any more */
+    UMR_ENG_EVENT_PORT_ACTIVE,  /* the port is up again */
+    UMR_ENG_EVENT_ADDR_CHANGE,  /* our address changed (LID, GID, pkey, a
+                                   subnet manager re-registration): peers
+                                   address us by the old one */
+    UMR_ENG_EVENT_QP_FAILED,    /* one QP (event.qp) is in error: fatal,
+                                   request or access error */
+    UMR_ENG_EVENT_DEVICE_FATAL, /* the device is gone */
+    UMR_ENG_EVENT_OTHER         /* nothing to act on */
+} umr_eng_event_type_t;
+
+typedef struct umr_eng_event {
+    umr_eng_event_type_t type;
+    umr_eng_qp_t         *qp;   /* UMR_ENG_EVENT_QP_FAILED only */
+    int                  raw;   /* the backend's own code (logs) */
+} umr_eng_event_t;
 
 typedef struct umr_eng_qp_params {
     unsigned sq_size;           /* send queue slots (work requests) */
@@ -220,6 +262,14 @@ typedef struct umr_eng_ops {
     void         (*qp_get_addr)(umr_eng_qp_t *qp, void *addr);
     ucs_status_t (*qp_connect)(umr_eng_qp_t *qp, const void *remote_dev_addr,
                                const void *remote_qp_addr);
+    /* Move the QP to error: what is outstanding completes with
+     * UMR_ENG_WC_WR_FLUSH_ERR, later posts too (a port that went down). */
+    void         (*qp_fail)(umr_eng_qp_t *qp);
+
+    /* Up to `max` asynchronous events of the device, never blocking;
+     * returns how many (0: none now). */
+    int          (*dev_poll_events)(umr_eng_dev_t *dev,
+                                    umr_eng_event_t *events, int max);
 
     ucs_status_t (*post_umr_interleaved)(umr_eng_qp_t *qp,
                                          umr_eng_mkey_t *mkey,
@@ -245,6 +295,14 @@ extern const umr_eng_ops_t umr_eng_mlx5_ops;   /* only when built with rdma-core
 
 /* Backend by name ("mlx5", "sw"); NULL if not built in. */
 const umr_eng_ops_t *umr_eng_find(const char *name);
+
+/* The default device parameters (UCX's for the RC connection). */
+void umr_eng_dev_params_init(umr_eng_dev_params_t *params);
+
+/* The CPUs of a sysfs cpumask ("ff,00000000": 32-bit hex words, the
+ * highest first, as local_cpus lists them) into a UMR_ENG_CPU_WORDS mask;
+ * 0 on success, -1 on a malformed string. */
+int umr_eng_cpumask_parse(const char *str, uint64_t *mask);
 
 /* Human-readable status and its UCS mapping. */
 const char   *umr_eng_wc_status_str(umr_eng_wc_status_t status);

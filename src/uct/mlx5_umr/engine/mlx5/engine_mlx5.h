@@ -44,16 +44,23 @@ extern "C" {
 /* Hardware mkeys behind one engine mkey (see "Key rotation" above). */
 #define UMR_ENG_MLX5_MKEY_RING        8
 
-/* UMR list entries a QP is sized for at most: the largest send WQE a
- * ConnectX takes is 1 KiB (max_sq_desc_sz, providers/mlx5/verbs.c
- * mlx5_calc_send_wqe). A UMR WQE carries 192 B of segments (ctrl 16, UMR
- * ctrl 48, mkey context 64, one 64 B translation block: _sq_overhead, which
- * counts them for MR_INTERLEAVED / MR_LIST in every release) and a 4 B
- * inline header, so max_inline_data = 1024 - 192 - 4 = 828 and the
- * provider allows (828 + 4) / 16 = 52 list / 51 interleaved entries
- * (providers/mlx5/qp.c, mlx5_send_wr_set_mkey_layout). */
+/* UMR list entries a QP is sized for at most. The largest send WQE is
+ * the device's max_sq_desc_sz (from the kernel, MLX5_CAP_GEN max_wqe_sz_sq;
+ * rdma-core refuses a QP whose WQE exceeds it with EINVAL:
+ * providers/mlx5/verbs.c mlx5_calc_send_wqe, 44.0:1615, 56.1:1639,
+ * 65.0:1754), 1 KiB on the ConnectX adapters we know, and rdma-core has no
+ * call that reports it: dev_open finds it by creating QPs of decreasing
+ * WQE size (umr_eng_mlx5_dev_probe_wqe). A UMR WQE carries 192 B of segments
+ * (ctrl 16, UMR ctrl 48, mkey context 64, one 64 B translation block:
+ * _sq_overhead, which counts them for MR_INTERLEAVED / MR_LIST in every
+ * release) and a 4 B inline header, so a 1 KiB WQE has max_inline_data
+ * 1024 - 192 - 4 = 828 and the provider allows (828 + 4) / 16 = 52 list /
+ * 51 interleaved entries (providers/mlx5/qp.c,
+ * mlx5_send_wr_set_mkey_layout); a 512 B one 20 / 19. The engine never
+ * asks for more than a 1 KiB WQE (the send queue grows with it). */
 #define UMR_ENG_MLX5_MAX_LIST         52
 #define UMR_ENG_MLX5_MAX_INTERLEAVED  (UMR_ENG_MLX5_MAX_LIST - 1)
+#define UMR_ENG_MLX5_UMR_OVERHEAD     192   /* B of a UMR WQE before data */
 
 /* Descriptors one indirect key may be created for: the 16-bit max_entries
  * rounded up to a multiple of 4 (verbs.c _mlx5dv_create_mkey). */
@@ -76,10 +83,11 @@ extern "C" {
 #define UMR_ENG_MLX5_MAX_LIST_BYTES   ((uint64_t)INT32_MAX)
 #define UMR_ENG_MLX5_MAX_ILV_BYTES    UINT64_MAX
 
-/* A UMR WQE is 1 KiB = 16 basic blocks of 64 B, and rdma-core caps the send
- * queue in basic blocks (verbs.c mlx5_calc_sq_size: roundup_pow_of_two(
+/* A UMR WQE of 1 KiB is 16 basic blocks of 64 B, and rdma-core caps the
+ * send queue in basic blocks (verbs.c mlx5_calc_sq_size: roundup_pow_of_two(
  * max_send_wr * wqe_size) / 64 <= max_send_wqebb): a QP holds
- * max_qp_wr / 16 work requests. */
+ * max_qp_wr / 16 work requests (max_qp_wr / 8 with 512 B WQEs). */
+#define UMR_ENG_MLX5_WQE_BB           64
 #define UMR_ENG_MLX5_WQE_BBS          16
 
 #define UMR_ENG_MLX5_ACCESS_MASK \
@@ -92,17 +100,35 @@ extern "C" {
  * mlx5_send_wr_set_mkey_layout). */
 #define UMR_ENG_MLX5_INLINE_FOR_LIST(_n)  (16u * (_n) - 4u)
 
-/* What a peer needs to judge reachability and build an address vector. */
+/* RoCE version of a GID in the device address (UCX packs the same into
+ * its ib address flags, ib_iface.c uct_ib_iface_address_pack). */
+enum {
+    UMR_ENG_MLX5_GID_IB      = 0,
+    UMR_ENG_MLX5_GID_ROCE_V1 = 1,
+    UMR_ENG_MLX5_GID_ROCE_V2 = 2
+};
+
+/* What a peer needs to judge reachability and build an address vector:
+ * UCX's uct_ib_iface_is_reachable compares the pkeys, the link layers, the
+ * IB subnet prefixes and, on RoCE, the RoCE versions and address families
+ * of the GIDs in use; a RoCE v1 host and a RoCE v2 one, or an IPv4 GID and
+ * an IPv6 one, do not talk. */
 typedef struct UCS_S_PACKED umr_eng_mlx5_dev_addr {
     uint8_t  link_layer;        /* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
     uint8_t  port_num;
     uint16_t lid;               /* IB only */
     uint8_t  gid[16];           /* IB: port GID 0; RoCE: GID at gid_index */
+    uint8_t  gid_version;       /* UMR_ENG_MLX5_GID_* */
+    uint8_t  gid_family;        /* RoCE: 4 (IPv4-mapped GID) or 6; IB: 0 */
+    uint16_t pkey;              /* the partition key in use, host order */
 } umr_eng_mlx5_dev_addr_t;
 
 typedef struct UCS_S_PACKED umr_eng_mlx5_qp_addr {
     uint32_t qp_num;
     uint8_t  mtu;               /* enum ibv_mtu */
+    uint8_t  rd_atomic;         /* RDMA reads this side takes at once
+                                   (its max_dest_rd_atomic): the peer's
+                                   max_rd_atomic is at most this */
 } umr_eng_mlx5_qp_addr_t;
 
 typedef struct umr_eng_mlx5_dev {
@@ -113,12 +139,28 @@ typedef struct umr_eng_mlx5_dev {
     uint16_t            lid;
     int                 gid_index;
     union ibv_gid       gid;
+    uint8_t             gid_version;        /* UMR_ENG_MLX5_GID_* */
+    uint8_t             gid_family;         /* RoCE: 4 or 6 */
     enum ibv_mtu        active_mtu;
     uint8_t             max_rd_atomic;      /* initiator depth */
     uint8_t             max_dest_rd_atomic; /* responder depth */
     int                 update_tag;         /* kernel lets a key's tag
                                                change: one hardware mkey
                                                per engine mkey, no ring */
+    uint32_t            max_list;           /* list entries of the largest
+                                               WQE the device allows (<= 52,
+                                               umr_eng_mlx5_dev_probe_wqe) */
+    uint32_t            wqe_bbs;            /* its size in basic blocks */
+    /* the RC connection (umr_eng_dev_params_t, resolved) */
+    uint16_t            pkey_index;
+    uint16_t            pkey;
+    uint8_t             traffic_class;
+    uint8_t             sl;
+    uint8_t             hop_limit;
+    uint32_t            flow_label;
+    uint8_t             qp_timeout;         /* 4.096 us * 2^qp_timeout */
+    uint8_t             retry_cnt;
+    uint8_t             rnr_retry;
     umr_eng_caps_t      caps;
 } umr_eng_mlx5_dev_t;
 
@@ -203,6 +245,20 @@ void         umr_eng_mlx5_qp_get_addr(umr_eng_qp_t *qp, void *addr);
 ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *qp,
                                      const void *remote_dev_addr,
                                      const void *remote_qp_addr);
+void         umr_eng_mlx5_qp_fail(umr_eng_qp_t *qp);
+
+/* engine_mlx5_dev.c: asynchronous events */
+int          umr_eng_mlx5_dev_poll_events(umr_eng_dev_t *dev,
+                                          umr_eng_event_t *events, int max);
+
+/* The exponent of the RC timeout (4.096 us * 2^n) nearest to `seconds`, as
+ * UCX computes it (ib_device.c uct_ib_to_qp_fabric_time): 1 at least, 0
+ * (no timeout) from 2^32 on. */
+uint8_t      umr_eng_mlx5_qp_timeout(double seconds);
+
+/* What a hardware check prints of an open device (contrib/hw-check.sh):
+ * one "NAME VALUE" line a fact, to `stream`. */
+void         umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *dev, void *stream);
 
 /* engine_mlx5_post.c */
 int          umr_eng_mlx5_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs,

@@ -13,7 +13,9 @@
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,7 +67,8 @@ ucs_status_t umr_eng_mlx5_query_devices(char (*names)[UMR_ENG_NAME_MAX],
 }
 
 static ucs_status_t
-umr_eng_mlx5_dev_open_ctx(const char *name, struct ibv_context **ctx_p)
+umr_eng_mlx5_dev_open_ctx(const char *name, struct ibv_context **ctx_p,
+                          char *sysfs, size_t sysfs_len)
 {
     struct mlx5dv_context_attr attr = { .flags = MLX5DV_CONTEXT_FLAGS_DEVX };
     struct ibv_device **list;
@@ -87,6 +90,9 @@ umr_eng_mlx5_dev_open_ctx(const char *name, struct ibv_context **ctx_p)
         status = UCS_ERR_NO_DEVICE;
         goto out;
     }
+
+    /* the device's sysfs directory, as rdma-core found it */
+    snprintf(sysfs, sysfs_len, "%s", ibdev->ibdev_path);
 
     /* DEVX: mlx5dv_create_mkey needs it */
     *ctx_p = mlx5dv_open_device(ibdev, &attr);
@@ -143,48 +149,189 @@ static int umr_eng_mlx5_gid_is_ipv4(const union ibv_gid *gid)
     return !memcmp(gid->raw, prefix, sizeof(prefix));
 }
 
-/* RoCE: prefer a RoCE v2 GID of an IPv4 address (routable, what UCX picks),
- * then any RoCE v2 GID, then the first valid one. */
+static int umr_eng_mlx5_gid_is_zero(const union ibv_gid *gid)
+{
+    static const uint8_t zero[16];
+
+    return !memcmp(gid->raw, zero, sizeof(zero));
+}
+
+/* The RoCE version and address family of a GID table entry. */
+static void umr_eng_mlx5_gid_kind(const struct ibv_gid_entry *entry,
+                                  uint8_t *version, uint8_t *family)
+{
+    *version = (entry->gid_type == IBV_GID_TYPE_ROCE_V2) ?
+               UMR_ENG_MLX5_GID_ROCE_V2 :
+               (entry->gid_type == IBV_GID_TYPE_ROCE_V1) ?
+               UMR_ENG_MLX5_GID_ROCE_V1 : UMR_ENG_MLX5_GID_IB;
+    *family  = umr_eng_mlx5_gid_is_ipv4(&entry->gid) ? 4 : 6;
+}
+
+/* RoCE: the GID UCX would pick (ib_device.c uct_ib_device_select_gid):
+ * RoCE v2 IPv4, RoCE v2 IPv6, RoCE v1 IPv4, RoCE v1 IPv6, the first entry
+ * of each kind; or the index asked for. Its version and family go into the
+ * device address: peers of another version or family are not reachable. */
 static ucs_status_t
 umr_eng_mlx5_dev_select_gid(umr_eng_mlx5_dev_t *dev, const char *name,
                             int req_index, int gid_tbl_len)
 {
+    static const struct {
+        uint8_t version, family;
+    } prio[] = {
+        {UMR_ENG_MLX5_GID_ROCE_V2, 4}, {UMR_ENG_MLX5_GID_ROCE_V2, 6},
+        {UMR_ENG_MLX5_GID_ROCE_V1, 4}, {UMR_ENG_MLX5_GID_ROCE_V1, 6}
+    };
     struct ibv_gid_entry entry;
-    int best = -1, best_rank = 0, rank, i;
+    uint8_t version, family;
+    unsigned p;
+    int i;
 
     if (req_index >= 0) {
         if ((req_index >= gid_tbl_len) ||
-            ibv_query_gid(dev->ctx, dev->port_num, req_index, &dev->gid)) {
+            ibv_query_gid_ex(dev->ctx, dev->port_num, req_index, &entry, 0) ||
+            umr_eng_mlx5_gid_is_zero(&entry.gid)) {
             ucs_error("%s:%u: GID index %d is not valid (table has %d)", name,
                       dev->port_num, req_index, gid_tbl_len);
             return UCS_ERR_INVALID_PARAM;
         }
         dev->gid_index = req_index;
+        dev->gid       = entry.gid;
+        umr_eng_mlx5_gid_kind(&entry, &dev->gid_version, &dev->gid_family);
         return UCS_OK;
     }
 
-    for (i = 0; i < gid_tbl_len; ++i) {
-        if (ibv_query_gid_ex(dev->ctx, dev->port_num, i, &entry, 0)) {
+    for (p = 0; p < sizeof(prio) / sizeof(prio[0]); ++p) {
+        for (i = 0; i < gid_tbl_len; ++i) {
+            if (ibv_query_gid_ex(dev->ctx, dev->port_num, i, &entry, 0) ||
+                umr_eng_mlx5_gid_is_zero(&entry.gid)) {
+                continue;
+            }
+            umr_eng_mlx5_gid_kind(&entry, &version, &family);
+            if ((version == prio[p].version) && (family == prio[p].family)) {
+                dev->gid_index   = i;
+                dev->gid         = entry.gid;
+                dev->gid_version = version;
+                dev->gid_family  = family;
+                ucs_debug("%s:%u: using GID index %d (RoCE v%u, IPv%u)", name,
+                          dev->port_num, i, version, family);
+                return UCS_OK;
+            }
+        }
+    }
+
+    ucs_debug("%s:%u: no usable GID", name, dev->port_num);
+    return UCS_ERR_NO_DEVICE;
+}
+
+/* IB: the pkey UCX would use (ib_iface.c uct_ib_iface_init_pkey): the first
+ * entry of the port's table with full membership whose partition is the
+ * one asked for (any, with -1), else the first limited one; RoCE: index 0,
+ * the default pkey 0xffff. */
+static ucs_status_t
+umr_eng_mlx5_dev_select_pkey(umr_eng_mlx5_dev_t *dev, const char *name,
+                             int req_pkey, unsigned pkey_tbl_len)
+{
+    int limited = -1;
+    uint16_t pkey, limited_pkey = 0;
+    __be16 raw;
+    unsigned i;
+
+    if (dev->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        dev->pkey_index = 0;
+        dev->pkey       = 0xffff;
+        return UCS_OK;
+    }
+
+    if (req_pkey > 0x7fff) {
+        ucs_error("%s:%u: pkey 0x%x is not a partition (0..0x7fff)", name,
+                  dev->port_num, req_pkey);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    for (i = 0; i < pkey_tbl_len; ++i) {
+        if (ibv_query_pkey(dev->ctx, dev->port_num, i, &raw)) {
             continue;
         }
-        rank = 1;
-        if (entry.gid_type == IBV_GID_TYPE_ROCE_V2) {
-            rank = umr_eng_mlx5_gid_is_ipv4(&entry.gid) ? 3 : 2;
+        pkey = ntohs(raw);
+        if ((pkey == 0) ||
+            ((req_pkey >= 0) && ((pkey & 0x7fff) != req_pkey))) {
+            continue;
         }
-        if (rank > best_rank) {
-            best      = i;
-            best_rank = rank;
-            dev->gid  = entry.gid;
+        if (pkey & 0x8000) {
+            dev->pkey_index = i;
+            dev->pkey       = pkey;
+            goto out;
+        }
+        if (limited < 0) {
+            limited      = i;
+            limited_pkey = pkey;
         }
     }
 
-    if (best < 0) {
-        ucs_debug("%s:%u: no usable GID", name, dev->port_num);
-        return UCS_ERR_NO_DEVICE;
+    if (limited < 0) {
+        if (req_pkey < 0) {
+            ucs_error("%s:%u: no valid pkey in the port's table", name,
+                      dev->port_num);
+        } else {
+            ucs_error("%s:%u: pkey 0x%x is not in the port's table", name,
+                      dev->port_num, req_pkey);
+        }
+        return UCS_ERR_NO_ELEM;
+    }
+    dev->pkey_index = limited;
+    dev->pkey       = limited_pkey;
+out:
+    ucs_debug("%s:%u: using pkey[%u] 0x%x", name, dev->port_num,
+              dev->pkey_index, dev->pkey);
+    return UCS_OK;
+}
+
+uint8_t umr_eng_mlx5_qp_timeout(double seconds)
+{
+    double x = seconds / 4.096e-6;
+    uint8_t n;
+
+    /* round(log2(x)), without libm: x < 2^(n + 1/2) */
+    if (x < 2.0) {
+        return 1;
+    }
+    for (n = 1; n < 32; ++n) {
+        if (x < (double)(1ull << n) * 1.4142135623730951) {
+            return n;
+        }
+    }
+    return 0;                   /* "infinite": never gives up */
+}
+
+/* The RC connection's settings from the parameters (UCX's defaults:
+ * umr_eng_dev_params_init). */
+static ucs_status_t umr_eng_mlx5_dev_set_qos(umr_eng_mlx5_dev_t *dev,
+                                             const char *name,
+                                             const umr_eng_dev_params_t *p)
+{
+    if ((p->retry_count > 7) || (p->rnr_retry > 7) ||
+        (p->traffic_class > 255) || (p->hop_limit > 255) ||
+        (p->flow_label > 0xfffff) ||
+        (p->sl > ((dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? 7 : 15))) {
+        ucs_error("%s: retry count %u, RNR retry %u (0..7), traffic class "
+                  "%d (0..255), SL %d (IB 0..15, RoCE 0..7), hop limit %u "
+                  "(0..255) or flow label 0x%x (20 bits) out of range", name,
+                  p->retry_count, p->rnr_retry, p->traffic_class, p->sl,
+                  p->hop_limit, p->flow_label);
+        return UCS_ERR_INVALID_PARAM;
     }
 
-    ucs_debug("%s:%u: using GID index %d", name, dev->port_num, best);
-    dev->gid_index = best;
+    /* UCX: DSCP 26 (traffic class 106) on RoCE v2, else 0 (ib_iface.c,
+     * UCT_IB_DEFAULT_ROCEV2_DSCP) */
+    dev->traffic_class = (p->traffic_class >= 0) ? p->traffic_class :
+                         (dev->gid_version == UMR_ENG_MLX5_GID_ROCE_V2) ?
+                         106 : 0;
+    dev->sl            = (p->sl >= 0) ? p->sl : 0;
+    dev->hop_limit     = p->hop_limit;
+    dev->flow_label    = p->flow_label;
+    dev->qp_timeout    = umr_eng_mlx5_qp_timeout(p->timeout);
+    dev->retry_cnt     = p->retry_count;
+    dev->rnr_retry     = p->rnr_retry;
     return UCS_OK;
 }
 
@@ -227,20 +374,23 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
 {
     umr_eng_caps_t *caps = &dev->caps;
 
-    memset(caps, 0, sizeof(*caps));
+    /* (local_cpus and numa_node are set already) */
     snprintf(caps->name, sizeof(caps->name), "%s", name);
-    caps->max_interleaved = UMR_ENG_MLX5_MAX_INTERLEAVED;
-    caps->max_list        = UMR_ENG_MLX5_MAX_LIST;
+    caps->max_interleaved = dev->max_list - 1;
+    caps->max_list        = dev->max_list;
     caps->max_depth       = UMR_ENG_MLX5_MAX_DEPTH;
     caps->max_ilv_bytes   = UMR_ENG_MLX5_MAX_ILV_BYTES;
     caps->max_list_bytes  = UMR_ENG_MLX5_MAX_LIST_BYTES;
     caps->max_bytes_count = UMR_ENG_MLX5_MAX_BYTES_COUNT;
     caps->max_stride      = UMR_ENG_MLX5_MAX_STRIDE;
-    caps->max_sge         = dattr->orig_attr.max_sge;
-    /* work requests, each up to a 1 KiB UMR WQE of 16 basic blocks */
+    /* SGEs fit the largest WQE too (rdma-core: EINVAL beyond
+     * (max_sq_desc_sz - overhead) / 16, verbs.c mlx5_calc_send_wqe) */
+    caps->max_sge         = ucs_min((uint32_t)dattr->orig_attr.max_sge,
+                                    dev->max_list);
+    /* work requests, each up to a UMR WQE of wqe_bbs basic blocks */
     caps->max_qp_wr       = ucs_max(ucs_rounddown_pow2(
                                         dattr->orig_attr.max_qp_wr) /
-                                    UMR_ENG_MLX5_WQE_BBS, 1);
+                                    dev->wqe_bbs, 1);
     /* an engine mkey is one hardware mkey, or a ring of them when the
      * kernel cannot change a key's tag (engine_mlx5.h, key rotation) */
     caps->max_mkeys       = dattr->orig_attr.max_mr /
@@ -295,20 +445,140 @@ static ucs_status_t umr_eng_mlx5_dev_probe_update_tag(umr_eng_mlx5_dev_t *dev,
     return UCS_OK;
 }
 
+/* The largest UMR WQE the device takes (finding 5 of issue 19): rdma-core
+ * refuses a QP whose WQE is above the device's max_sq_desc_sz with EINVAL
+ * (verbs.c mlx5_calc_send_wqe) and offers no call that reports it, so try
+ * QPs sized for 52, 48, ... list entries (a 64 B basic block holds 4) until
+ * one is created, and take what it reads back (max_inline_data, R3). */
+static ucs_status_t umr_eng_mlx5_dev_probe_wqe(umr_eng_mlx5_dev_t *dev,
+                                               const char *name)
+{
+    struct ibv_cq_init_attr_ex cq_attr;
+    struct mlx5dv_qp_init_attr dv_attr;
+    struct ibv_qp_init_attr_ex attr;
+    struct ibv_cq_ex *cq;
+    struct ibv_qp *qp = NULL;
+    ucs_status_t status;
+    unsigned entries;
+    int err = 0;
+
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.cqe = 1;
+    cq          = ibv_create_cq_ex(dev->ctx, &cq_attr);
+    if (cq == NULL) {
+        ucs_error("%s: ibv_create_cq_ex() failed: %m", name);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    for (entries = UMR_ENG_MLX5_MAX_LIST; entries >= 4; entries -= 4) {
+        memset(&attr, 0, sizeof(attr));
+        attr.qp_type             = IBV_QPT_RC;
+        attr.send_cq             = ibv_cq_ex_to_cq(cq);
+        attr.recv_cq             = ibv_cq_ex_to_cq(cq);
+        attr.cap.max_send_wr     = 1;
+        attr.cap.max_send_sge    = 1;
+        attr.cap.max_recv_wr     = 1;
+        attr.cap.max_recv_sge    = 1;
+        attr.cap.max_inline_data = UMR_ENG_MLX5_INLINE_FOR_LIST(entries);
+        attr.pd                  = dev->pd;
+        attr.comp_mask           = IBV_QP_INIT_ATTR_PD |
+                                   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+        attr.send_ops_flags      = IBV_QP_EX_WITH_RDMA_WRITE |
+                                   IBV_QP_EX_WITH_RDMA_READ |
+                                   IBV_QP_EX_WITH_LOCAL_INV;
+        memset(&dv_attr, 0, sizeof(dv_attr));
+        dv_attr.comp_mask        = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+        dv_attr.send_ops_flags   = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                                   MLX5DV_QP_EX_WITH_MR_LIST;
+        qp = mlx5dv_create_qp(dev->ctx, &attr, &dv_attr);
+        if ((qp != NULL) || (errno != EINVAL)) {
+            err = errno;
+            break;
+        }
+    }
+
+    if (qp == NULL) {
+        ucs_error("%s: no UMR-capable QP could be created (%s)", name,
+                  (entries < 4) ? "every WQE size refused" : strerror(err));
+        status = (err == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_UNSUPPORTED;
+        goto out;
+    }
+
+    dev->max_list = ucs_min((attr.cap.max_inline_data + 4) / 16,
+                            UMR_ENG_MLX5_MAX_LIST);
+    dev->wqe_bbs  = (UMR_ENG_MLX5_UMR_OVERHEAD + 4 +
+                     attr.cap.max_inline_data + UMR_ENG_MLX5_WQE_BB - 1) /
+                    UMR_ENG_MLX5_WQE_BB;
+    if (dev->max_list < 2) {
+        ucs_error("%s: a UMR WQE holds %u entries: no room for UMR", name,
+                  dev->max_list);
+        status = UCS_ERR_UNSUPPORTED;
+    } else {
+        ucs_debug("%s: largest UMR WQE %u B: %u list / %u interleaved entries",
+                  name, dev->wqe_bbs * UMR_ENG_MLX5_WQE_BB, dev->max_list,
+                  dev->max_list - 1);
+        status = UCS_OK;
+    }
+    ibv_destroy_qp(qp);
+out:
+    ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+    return status;
+}
+
+/* The CPUs near the device and its NUMA node, from the device's sysfs
+ * directory (device/local_cpus, device/numa_node), as UCX reads them
+ * (ib_device.c uct_ib_device_get_locality); all CPUs when absent. */
+static void umr_eng_mlx5_dev_locality(umr_eng_mlx5_dev_t *dev,
+                                      const char *sysfs)
+{
+    char path[PATH_MAX], buf[4096];
+    size_t n;
+    FILE *f;
+
+    memset(dev->caps.local_cpus, 0xff, sizeof(dev->caps.local_cpus));
+    dev->caps.numa_node = -1;
+
+    f = (snprintf(path, sizeof(path), "%s/device/local_cpus", sysfs) <
+         (int)sizeof(path)) ? fopen(path, "r") : NULL;
+    if (f != NULL) {
+        n      = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        if (umr_eng_cpumask_parse(buf, dev->caps.local_cpus) != 0) {
+            ucs_debug("%s: cannot parse '%s': all CPUs are local", path, buf);
+            memset(dev->caps.local_cpus, 0xff, sizeof(dev->caps.local_cpus));
+        }
+    }
+
+    f = (snprintf(path, sizeof(path), "%s/device/numa_node", sysfs) <
+         (int)sizeof(path)) ? fopen(path, "r") : NULL;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &dev->caps.numa_node) != 1) {
+            dev->caps.numa_node = -1;
+        }
+        fclose(f);
+    }
+}
+
 ucs_status_t umr_eng_mlx5_dev_open(const char *name,
                                    const umr_eng_dev_params_t *params,
                                    umr_eng_dev_t **dev_p)
 {
     struct ibv_device_attr_ex dattr;
     struct ibv_port_attr port_attr;
+    umr_eng_dev_params_t defaults;
     umr_eng_mlx5_dev_t *dev;
-    unsigned req_port  = (params != NULL) ? params->port : 0;
-    int req_gid_index  = (params != NULL) ? params->gid_index : -1;
+    char sysfs[PATH_MAX];
     ucs_status_t status;
+    int flags;
 
     if ((name == NULL) || (dev_p == NULL)) {
         ucs_error("mlx5 dev_open: name/dev_p must not be NULL");
         return UCS_ERR_INVALID_PARAM;
+    }
+    if (params == NULL) {
+        umr_eng_dev_params_init(&defaults);
+        params = &defaults;
     }
 
     dev = ucs_calloc(1, sizeof(*dev), "umr_eng_mlx5_dev");
@@ -316,9 +586,20 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = umr_eng_mlx5_dev_open_ctx(name, &dev->ctx);
+    status = umr_eng_mlx5_dev_open_ctx(name, &dev->ctx, sysfs, sizeof(sysfs));
     if (status != UCS_OK) {
         goto err_free;
+    }
+    umr_eng_mlx5_dev_locality(dev, sysfs);
+
+    /* async events are read from progress: never block (UCX sets the
+     * same, ib_device.c) */
+    flags = fcntl(dev->ctx->async_fd, F_GETFL);
+    if ((flags < 0) ||
+        (fcntl(dev->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
+        ucs_error("%s: cannot make the async event fd non-blocking: %m", name);
+        status = UCS_ERR_IO_ERROR;
+        goto err_close;
     }
 
     memset(&dattr, 0, sizeof(dattr));
@@ -328,7 +609,7 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         goto err_close;
     }
 
-    status = umr_eng_mlx5_dev_select_port(dev, name, req_port,
+    status = umr_eng_mlx5_dev_select_port(dev, name, params->port,
                                           dattr.orig_attr.phys_port_cnt,
                                           &port_attr);
     if (status != UCS_OK) {
@@ -340,14 +621,16 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
     dev->active_mtu = port_attr.active_mtu;
     dev->lid        = port_attr.lid;
     if (dev->link_layer == IBV_LINK_LAYER_ETHERNET) {
-        status = umr_eng_mlx5_dev_select_gid(dev, name, req_gid_index,
+        status = umr_eng_mlx5_dev_select_gid(dev, name, params->gid_index,
                                              port_attr.gid_tbl_len);
         if (status != UCS_OK) {
             goto err_close;
         }
     } else {
         /* IB: GID 0 carries the subnet prefix used for reachability */
-        dev->gid_index = 0;
+        dev->gid_index   = 0;
+        dev->gid_version = UMR_ENG_MLX5_GID_IB;
+        dev->gid_family  = 0;
         if (ibv_query_gid(dev->ctx, dev->port_num, 0, &dev->gid)) {
             ucs_error("%s:%u: ibv_query_gid(0) failed: %m", name,
                       dev->port_num);
@@ -356,6 +639,18 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         }
     }
 
+    status = umr_eng_mlx5_dev_select_pkey(dev, name, params->pkey,
+                                          port_attr.pkey_tbl_len);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+    status = umr_eng_mlx5_dev_set_qos(dev, name, params);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+
+    /* read depths: what we send at once (initiator) is bounded again by
+     * what each peer takes (its responder depth, in its QP address) */
     dev->max_rd_atomic      = ucs_min(dattr.orig_attr.max_qp_init_rd_atom,
                                       16);
     dev->max_dest_rd_atomic = ucs_min(dattr.orig_attr.max_qp_rd_atom, 16);
@@ -368,6 +663,11 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
     }
 
     status = umr_eng_mlx5_dev_probe_update_tag(dev, name);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
+    }
+
+    status = umr_eng_mlx5_dev_probe_wqe(dev, name);
     if (status != UCS_OK) {
         goto err_dealloc_pd;
     }
@@ -420,17 +720,34 @@ void umr_eng_mlx5_dev_get_addr(umr_eng_dev_t *ndev, void *addr)
     umr_eng_mlx5_dev_addr_t *daddr  = addr;
 
     memset(daddr, 0, sizeof(*daddr));
-    daddr->link_layer = dev->link_layer;
-    daddr->port_num   = dev->port_num;
-    daddr->lid        = dev->lid;
+    daddr->link_layer  = dev->link_layer;
+    daddr->port_num    = dev->port_num;
+    daddr->lid         = dev->lid;
     memcpy(daddr->gid, dev->gid.raw, sizeof(daddr->gid));
+    daddr->gid_version = dev->gid_version;
+    daddr->gid_family  = dev->gid_family;
+    daddr->pkey        = dev->pkey;
 }
 
+/* As UCX's uct_ib_iface_is_reachable (ib_iface.c): pkeys of one partition
+ * with a full member; the same link layer; IB: the same subnet prefix (no
+ * routers); RoCE: the same RoCE version and address family of the GIDs in
+ * use (uct_ib_iface_roce_is_reachable; UCX checks IP subnets only with
+ * UCX_IB_ROCE_LOCAL_SUBNET=y, default n: routed). Two IB fabrics that both
+ * keep the default subnet prefix fe80:: pass this check though apart: the
+ * connection's first work request then fails (RETRY_EXC), as in UCX. */
 int umr_eng_mlx5_dev_is_reachable(umr_eng_dev_t *ndev,
                                   const void *remote_dev_addr)
 {
     umr_eng_mlx5_dev_t *dev               = (umr_eng_mlx5_dev_t*)ndev;
     const umr_eng_mlx5_dev_addr_t *remote = remote_dev_addr;
+
+    if (!((remote->pkey | dev->pkey) & 0x8000) ||
+        ((remote->pkey ^ dev->pkey) & 0x7fff)) {
+        ucs_debug("%s: peer pkey 0x%x, ours 0x%x: another partition or no "
+                  "full member", dev->caps.name, remote->pkey, dev->pkey);
+        return 0;
+    }
 
     if (remote->link_layer != dev->link_layer) {
         ucs_debug("%s: peer link layer %u differs from ours (%u)",
@@ -438,12 +755,151 @@ int umr_eng_mlx5_dev_is_reachable(umr_eng_dev_t *ndev,
         return 0;
     }
 
-    /* IB: same subnet (no router support); RoCE: routed by IP */
-    if ((dev->link_layer == IBV_LINK_LAYER_INFINIBAND) &&
-        memcmp(remote->gid, dev->gid.raw, 8)) {
-        ucs_debug("%s: peer is on another IB subnet", dev->caps.name);
-        return 0;
+    if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+        if (memcmp(remote->gid, dev->gid.raw, 8)) {
+            ucs_debug("%s: peer is on another IB subnet", dev->caps.name);
+            return 0;
+        }
+        return 1;
     }
 
+    if ((remote->gid_version != dev->gid_version) ||
+        (remote->gid_family != dev->gid_family)) {
+        ucs_debug("%s: peer GID is RoCE v%u IPv%u, ours RoCE v%u IPv%u",
+                  dev->caps.name, remote->gid_version, remote->gid_family,
+                  dev->gid_version, dev->gid_family);
+        return 0;
+    }
     return 1;
+}
+
+/* Async events (finding 7 of issue 19), as UCX's uct_ib_async_event_handler
+ * reads them (ib_device.c), but from the transport's progress and never
+ * blocking (the fd is O_NONBLOCK since dev_open). QP events name the
+ * engine QP (its ibv_qp's qp_context); port events count for our port. */
+int umr_eng_mlx5_dev_poll_events(umr_eng_dev_t *ndev, umr_eng_event_t *events,
+                                 int max)
+{
+    umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
+    struct ibv_async_event ev;
+    umr_eng_event_t *out;
+    int n = 0;
+
+    while (n < max) {
+        if (ibv_get_async_event(dev->ctx, &ev) != 0) {
+            if ((errno != EAGAIN) && (errno != EWOULDBLOCK)) {
+                ucs_warn("%s: ibv_get_async_event() failed: %m",
+                         dev->caps.name);
+            }
+            break;
+        }
+
+        out       = &events[n];
+        out->raw  = ev.event_type;
+        out->qp   = NULL;
+        out->type = UMR_ENG_EVENT_OTHER;
+        switch (ev.event_type) {
+        case IBV_EVENT_QP_FATAL:
+        case IBV_EVENT_QP_REQ_ERR:
+        case IBV_EVENT_QP_ACCESS_ERR:
+            out->type = UMR_ENG_EVENT_QP_FAILED;
+            out->qp   = (ev.element.qp != NULL) ?
+                        ev.element.qp->qp_context : NULL;
+            ucs_diag("%s: %s on QP 0x%x", dev->caps.name,
+                     ibv_event_type_str(ev.event_type),
+                     (ev.element.qp != NULL) ? ev.element.qp->qp_num : 0);
+            if (out->qp == NULL) {
+                out->type = UMR_ENG_EVENT_OTHER;  /* not one of ours */
+            }
+            break;
+        case IBV_EVENT_PORT_ERR:
+        case IBV_EVENT_PORT_ACTIVE:
+        case IBV_EVENT_LID_CHANGE:
+        case IBV_EVENT_PKEY_CHANGE:
+        case IBV_EVENT_GID_CHANGE:
+        case IBV_EVENT_SM_CHANGE:
+        case IBV_EVENT_CLIENT_REREGISTER:
+            ucs_diag("%s: %s on port %d", dev->caps.name,
+                     ibv_event_type_str(ev.event_type), ev.element.port_num);
+            if (ev.element.port_num != dev->port_num) {
+                break;
+            }
+            out->type = (ev.event_type == IBV_EVENT_PORT_ERR) ?
+                        UMR_ENG_EVENT_PORT_ERR :
+                        (ev.event_type == IBV_EVENT_PORT_ACTIVE) ?
+                        UMR_ENG_EVENT_PORT_ACTIVE :
+                        (ev.event_type == IBV_EVENT_SM_CHANGE) ?
+                        UMR_ENG_EVENT_OTHER : UMR_ENG_EVENT_ADDR_CHANGE;
+            break;
+        case IBV_EVENT_DEVICE_FATAL:
+            ucs_error("%s: %s", dev->caps.name,
+                      ibv_event_type_str(ev.event_type));
+            out->type = UMR_ENG_EVENT_DEVICE_FATAL;
+            break;
+        default:
+            ucs_debug("%s: async event %s", dev->caps.name,
+                      ibv_event_type_str(ev.event_type));
+            break;
+        }
+        ibv_ack_async_event(&ev);
+        ++n;
+    }
+    return n;
+}
+
+static const char *umr_eng_mlx5_gid_version_str(uint8_t version)
+{
+    return (version == UMR_ENG_MLX5_GID_ROCE_V2) ? "RoCE v2" :
+           (version == UMR_ENG_MLX5_GID_ROCE_V1) ? "RoCE v1" : "IB";
+}
+
+void umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *ndev, void *stream)
+{
+    umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
+    const umr_eng_caps_t *c = &dev->caps;
+    FILE *f                 = stream;
+    char gid[INET6_ADDRSTRLEN];
+    unsigned i, ncpus = 0;
+
+    inet_ntop(AF_INET6, dev->gid.raw, gid, sizeof(gid));
+    for (i = 0; i < 64 * UMR_ENG_CPU_WORDS; ++i) {
+        ncpus += !!(c->local_cpus[i / 64] & (1ull << (i % 64)));
+    }
+    fprintf(f, "device %s port %u\n", c->name, dev->port_num);
+    fprintf(f, "link_layer %s\n",
+            (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? "Ethernet (RoCE)" :
+                                                           "InfiniBand");
+    fprintf(f, "umr_wqe_bytes %u (probed: the largest QP the device "
+            "created, of at most 1024)\n", dev->wqe_bbs * UMR_ENG_MLX5_WQE_BB);
+    fprintf(f, "umr_list_entries %u\n", c->max_list);
+    fprintf(f, "umr_interleaved_entries %u\n", c->max_interleaved);
+    fprintf(f, "umr_nesting_depth %u (assumed: no device capability "
+            "reports it; the rdma-core model chose it too)\n", c->max_depth);
+    fprintf(f, "mkey_update_tag %s\n", dev->update_tag ?
+            "yes (one key a tag)" : "no (a ring of keys)");
+    fprintf(f, "max_qp_wr %u (work requests of a UMR-capable send queue)\n",
+            c->max_qp_wr);
+    fprintf(f, "max_sge %u\n", c->max_sge);
+    fprintf(f, "max_msg %lu\n", (unsigned long)c->max_msg);
+    fprintf(f, "max_mkeys %u\n", c->max_mkeys);
+    fprintf(f, "lid %u\n", dev->lid);
+    fprintf(f, "gid_index %d %s %s%s\n", dev->gid_index, gid,
+            umr_eng_mlx5_gid_version_str(dev->gid_version),
+            (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ?
+            ((dev->gid_family == 4) ? " IPv4" : " IPv6") : "");
+    fprintf(f, "pkey_index %u pkey 0x%04x (%s member)\n", dev->pkey_index,
+            dev->pkey, (dev->pkey & 0x8000) ? "full" : "limited");
+    fprintf(f, "traffic_class %u (DSCP %u)\n", dev->traffic_class,
+            dev->traffic_class >> 2);
+    fprintf(f, "sl %u\n", dev->sl);
+    fprintf(f, "hop_limit %u\n", dev->hop_limit);
+    fprintf(f, "flow_label 0x%x\n", dev->flow_label);
+    fprintf(f, "timeout %u (4.096 us * 2^%u per try), retry_count %u, "
+            "rnr_retry %u: gives up after %.2f s\n", dev->qp_timeout,
+            dev->qp_timeout, dev->retry_cnt, dev->rnr_retry,
+            dev->qp_timeout ? 4.096e-6 * (double)(1ull << dev->qp_timeout) *
+                              (dev->retry_cnt + 1) : -1.0);
+    fprintf(f, "rd_atomic initiator %u responder %u\n", dev->max_rd_atomic,
+            dev->max_dest_rd_atomic);
+    fprintf(f, "local_cpus %u numa_node %d\n", ncpus, c->numa_node);
 }

@@ -13,12 +13,12 @@
 #include <errno.h>
 #include <string.h>
 
+/* The retry timeout and counts, traffic class, SL, hop limit, flow label
+ * and pkey come from the device parameters (engine_mlx5_dev.c, UCX's
+ * defaults: a try waits 1 s, 7 retries, ~8.6 s in all; before, 67 ms and
+ * 7 retries gave up after 0.54 s, shorter than a subnet manager sweep). */
 enum {
-    UMR_ENG_MLX5_QP_TIMEOUT    = 14,   /* 4.096us * 2^14 = 67ms per retry */
-    UMR_ENG_MLX5_QP_RETRY_CNT  = 7,
-    UMR_ENG_MLX5_QP_RNR_RETRY  = 7,
-    UMR_ENG_MLX5_QP_MIN_RNR    = 12,
-    UMR_ENG_MLX5_QP_HOP_LIMIT  = 64,
+    UMR_ENG_MLX5_QP_MIN_RNR    = 12,   /* this QP receives no SENDs */
     UMR_ENG_MLX5_QP_ACCESS     = IBV_ACCESS_LOCAL_WRITE |
                                  IBV_ACCESS_REMOTE_WRITE |
                                  IBV_ACCESS_REMOTE_READ |
@@ -157,6 +157,7 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
     attr.cap.max_inline_data = UMR_ENG_MLX5_INLINE_FOR_LIST(
                                        params->umr_list_entries);
     attr.pd                  = dev->pd;
+    attr.qp_context          = qp;   /* async events name the engine QP */
     attr.comp_mask           = IBV_QP_INIT_ATTR_PD |
                                IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
     /* LOCAL_INV: post_local_inv. The UMR WQE size is counted for the
@@ -251,8 +252,24 @@ void umr_eng_mlx5_qp_get_addr(umr_eng_qp_t *nqp, void *addr)
     umr_eng_mlx5_qp_addr_t *qaddr  = addr;
 
     memset(qaddr, 0, sizeof(*qaddr));
-    qaddr->qp_num = qp->qp->qp_num;
-    qaddr->mtu    = qp->dev->active_mtu;
+    qaddr->qp_num    = qp->qp->qp_num;
+    qaddr->mtu       = qp->dev->active_mtu;
+    qaddr->rd_atomic = qp->dev->max_dest_rd_atomic;
+}
+
+void umr_eng_mlx5_qp_fail(umr_eng_qp_t *nqp)
+{
+    umr_eng_mlx5_qp_t *qp = (umr_eng_mlx5_qp_t*)nqp;
+    struct ibv_qp_attr attr;
+    int ret;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    ret = ibv_modify_qp(qp->qp, &attr, IBV_QP_STATE);
+    if (ret) {
+        ucs_warn("%s: ibv_modify_qp(0x%x -> ERR) failed: %s",
+                 qp->dev->caps.name, qp->qp->qp_num, strerror(ret));
+    }
 }
 
 static ucs_status_t umr_eng_mlx5_qp_modify(umr_eng_mlx5_qp_t *qp,
@@ -302,7 +319,7 @@ ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *nqp,
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state        = IBV_QPS_INIT;
-    attr.pkey_index      = 0;
+    attr.pkey_index      = dev->pkey_index;
     attr.port_num        = dev->port_num;
     attr.qp_access_flags = UMR_ENG_MLX5_QP_ACCESS;
     status = umr_eng_mlx5_qp_modify(qp, &attr,
@@ -323,12 +340,16 @@ ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *nqp,
     attr.max_dest_rd_atomic    = dev->max_dest_rd_atomic;
     attr.min_rnr_timer         = UMR_ENG_MLX5_QP_MIN_RNR;
     attr.ah_attr.port_num      = dev->port_num;
-    attr.ah_attr.sl            = 0;
+    attr.ah_attr.sl            = dev->sl;
     if (dev->link_layer == IBV_LINK_LAYER_ETHERNET) {
-        /* RoCE: address by GID; the LID is meaningless */
-        attr.ah_attr.is_global      = 1;
-        attr.ah_attr.grh.sgid_index = dev->gid_index;
-        attr.ah_attr.grh.hop_limit  = UMR_ENG_MLX5_QP_HOP_LIMIT;
+        /* RoCE: address by GID; the LID is meaningless. The kernel takes
+         * the DSCP from the traffic class on RoCE v2 and the priority from
+         * the SL (drivers/infiniband/hw/mlx5/qp.c mlx5_set_path) */
+        attr.ah_attr.is_global         = 1;
+        attr.ah_attr.grh.sgid_index    = dev->gid_index;
+        attr.ah_attr.grh.hop_limit     = dev->hop_limit;
+        attr.ah_attr.grh.traffic_class = dev->traffic_class;
+        attr.ah_attr.grh.flow_label    = dev->flow_label;
         memcpy(attr.ah_attr.grh.dgid.raw, rdev->gid,
                sizeof(attr.ah_attr.grh.dgid.raw));
     } else {
@@ -347,11 +368,13 @@ ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *nqp,
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state      = IBV_QPS_RTS;
-    attr.timeout       = UMR_ENG_MLX5_QP_TIMEOUT;
-    attr.retry_cnt     = UMR_ENG_MLX5_QP_RETRY_CNT;
-    attr.rnr_retry     = UMR_ENG_MLX5_QP_RNR_RETRY;
+    attr.timeout       = dev->qp_timeout;
+    attr.retry_cnt     = dev->retry_cnt;
+    attr.rnr_retry     = dev->rnr_retry;
     attr.sq_psn        = 0;
-    attr.max_rd_atomic = dev->max_rd_atomic;
+    /* never more reads at once than the peer takes (IBTA: a responder out
+     * of read resources NAKs Invalid Request) */
+    attr.max_rd_atomic = ucs_min(dev->max_rd_atomic, rqp->rd_atomic);
     status = umr_eng_mlx5_qp_modify(qp, &attr,
                                     IBV_QP_STATE | IBV_QP_TIMEOUT |
                                     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

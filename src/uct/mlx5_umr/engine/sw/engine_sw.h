@@ -307,6 +307,9 @@ void         umr_eng_sw_qp_get_addr(umr_eng_qp_t *qp, void *addr);
 ucs_status_t umr_eng_sw_qp_connect(umr_eng_qp_t *qp,
                                    const void *remote_dev_addr,
                                    const void *remote_qp_addr);
+void         umr_eng_sw_qp_fail(umr_eng_qp_t *qp);
+int          umr_eng_sw_dev_poll_events(umr_eng_dev_t *dev,
+                                        umr_eng_event_t *events, int max);
 
 /* engine_sw_post.c: posting and polling */
 int          umr_eng_sw_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs, int max);

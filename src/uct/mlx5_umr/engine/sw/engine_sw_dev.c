@@ -127,6 +127,9 @@ static void umr_eng_sw_caps_init(umr_eng_sw_dev_t *dev)
     /* Cross-memory attach on this class of host, not NIC figures. */
     caps->latency         = 2e-6;
     caps->bandwidth       = 4e9;
+    /* cross-memory attach runs on any CPU */
+    memset(caps->local_cpus, 0xff, sizeof(caps->local_cpus));
+    caps->numa_node       = -1;
 }
 
 ucs_status_t
@@ -279,4 +282,12 @@ int umr_eng_sw_dev_is_reachable(umr_eng_dev_t *edev,
            (daddr.boot_id[1] == dev->boot_id[1]) &&
            (daddr.pid_ns == dev->pid_ns) && (daddr.pid != 0) &&
            (daddr.table != 0);
+}
+
+/* The sw engine has no port and no asynchronous events: a peer's death
+ * shows in the operations to it. */
+int umr_eng_sw_dev_poll_events(umr_eng_dev_t *dev, umr_eng_event_t *events,
+                               int max)
+{
+    return 0;
 }

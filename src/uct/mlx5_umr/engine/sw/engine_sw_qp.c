@@ -222,3 +222,9 @@ ucs_status_t umr_eng_sw_qp_connect(umr_eng_qp_t *qp,
     umr_eng_sw_entry_end(qp->dev, entry);
     return UCS_OK;
 }
+
+void umr_eng_sw_qp_fail(umr_eng_qp_t *qp)
+{
+    /* what is queued and what comes later completes flushed */
+    qp->in_error = 1;
+}

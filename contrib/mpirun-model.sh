@@ -1,0 +1,132 @@
+#!/bin/bash
+#
+# contrib/mpirun-model.sh: run any MPI program with pml/umr on the mlx5
+# engine, over the model of rdma-core (test/model: libumr_verbs_model.so,
+# preloaded) on simulated hosts: no ConnectX needed. For trying programs as
+# they are on the ConnectX path (addressing, connection, UMR keys, RDMA),
+# not for timing: the model moves bytes with cross-memory attach.
+#
+# usage: contrib/mpirun-model.sh [--link ib|roce] [--hosts N]
+#            [--host H=SPEC]... [--auto] [--no-build] [--] MPIRUN-ARGS...
+#   --link     link layer of every host (default ib; roce: RoCE v2 with
+#              IPv4 and RoCE v1 GIDs, as a RoCE port has)
+#   --hosts N  simulated hosts (default 2); ranks are spread in blocks:
+#              rank r of n is on host r * N / n
+#   --host H=SPEC  host H differs, SPEC as UMR_MODEL_HOST<H> (see
+#              test/common/umr_test_verbs_preload.cc): e.g. 1=roce=v1,ipv4=0
+#              (a RoCE v1 / IPv6 host), 1=pkeys=0x8002, 0=down_after=500
+#              (its link goes down after 500 RDMA work requests)
+#   --auto     pml/umr chooses zero-copy per message (pml_umr_zcopy=auto);
+#              default: forced (=on), so every eligible message takes the
+#              ConnectX path
+#   --no-build use BUILD_DIR as it is
+# Every peer, one on the same simulated host too, uses the mlx5 engine
+# (pml_umr_devices=mlx5_0; OMPI_MCA_pml_umr_devices= empty: the automatic
+# choice, the nearest of the UMR_MODEL_DEVICES=N HCAs a host may have, the
+# ranks of a host spread over them). At the end it prints each rank's pml/umr
+# counters (zcopy_sends, zcopy_recvs, ...) and their sum. The exit status
+# is mpirun's.
+# Environment: BUILD_DIR (default ./build); MCA parameters and UCX_MLX5_UMR_*
+# variables already set are kept; UMR_MODEL_* are passed to the model.
+#
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$top/build}
+
+link=ib hosts=2 zcopy=on build=1
+host_specs=()
+usage() { sed -n '2,31p' "$0"; exit "${1:-1}"; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --link)     link=${2:-}; shift 2 ;;
+    --hosts)    hosts=${2:-}; shift 2 ;;
+    --host)     host_specs+=("${2:-}"); shift 2 ;;
+    --auto)     zcopy=auto; shift ;;
+    --no-build) build=0; shift ;;
+    -h|--help)  usage 0 ;;
+    --)         shift; break ;;
+    *)          break ;;
+    esac
+done
+case $link in ib|roce) ;; *) echo "mpirun-model: --link ib or roce"; exit 1 ;; esac
+[[ $hosts =~ ^[1-9][0-9]*$ ]] || { echo "mpirun-model: --hosts N (N >= 1)"; exit 1; }
+[ $# -gt 0 ] || usage
+
+mkdir -p "$BUILD_DIR" && BUILD_DIR=$(cd "$BUILD_DIR" && pwd)   # absolute:
+                                             # Open MPI's component path
+lib=$BUILD_DIR/test/model/.libs/libumr_verbs_model.so
+module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
+pml=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+
+# ---- what it needs --------------------------------------------------------------
+if [ $build -eq 1 ]; then
+    if [ ! -f "$BUILD_DIR/Makefile" ]; then
+        "$top/contrib/install-deps.sh" >/dev/null || exit 1
+    fi
+    BUILD_DIR=$BUILD_DIR "$top/contrib/build.sh" >/dev/null || exit 1
+    make -C "$BUILD_DIR/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
+        { echo "mpirun-model: building the model failed (was rdma-core found?)"; exit 1; }
+fi
+for f in "$lib" "$module" "$pml"; do
+    [ -f "$f" ] || { echo "mpirun-model: no $f (configure found no rdma-core or Open MPI?)"; exit 1; }
+done
+
+# ---- the environment ---------------------------------------------------------
+job=mpirun-model-$$-$(date +%s)
+shm=/dev/shm/umr-model-$job
+trap 'rm -f "$shm"' EXIT
+
+scratch=$BUILD_DIR/mpirun-model-components
+mkdir -p "$scratch"
+ln -sf "$pml" "$scratch/"
+pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
+export OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+# Open MPI 5's launcher would hand that path to PMIx too: PMIx keeps its own
+pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
+[ -d "$pmix_components" ] &&
+    export PMIX_MCA_mca_base_component_path=${PMIX_MCA_mca_base_component_path:-$pmix_components}
+
+export OMPI_MCA_pml_umr_uct_module=${OMPI_MCA_pml_umr_uct_module:-$module}
+export OMPI_MCA_pml_umr_devices=${OMPI_MCA_pml_umr_devices-mlx5_0}   # "": automatic
+export OMPI_MCA_pml_umr_verbose=${OMPI_MCA_pml_umr_verbose:-1}
+export OMPI_MCA_pml_umr_zcopy=${OMPI_MCA_pml_umr_zcopy:-$zcopy}
+export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-mlx5}
+export UCX_WARN_UNUSED_ENV_VARS=n
+export UMR_MODEL_JOB=$job UMR_MODEL_HOSTS=$hosts UMR_MODEL_LINK=$link
+export UMR_MODEL_VERBOSE=${UMR_MODEL_VERBOSE:-1}
+for spec in "${host_specs[@]}"; do
+    h=${spec%%=*}
+    [[ $h =~ ^[0-9]+$ ]] && [ "$h" -lt "$hosts" ] ||
+        { echo "mpirun-model: --host $spec: H=SPEC with H < $hosts"; exit 1; }
+    export "UMR_MODEL_HOST$h=${spec#*=}"
+done
+# the ranks only: the model is for the mlx5_umr module they load
+preload="$lib${LD_PRELOAD:+ $LD_PRELOAD}"
+
+mpirun=(mpirun --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+
+echo "mpirun-model: $hosts simulated host(s), link $link, pml/umr on the mlx5 engine" \
+     "for every peer (pml_umr_devices=$OMPI_MCA_pml_umr_devices," \
+     "pml_umr_zcopy=$OMPI_MCA_pml_umr_zcopy), rdma-core model $(basename "$lib")"
+out=$(mktemp)
+"${mpirun[@]}" -x LD_PRELOAD="$preload" "$@" 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+
+# ---- the counters ---------------------------------------------------------------
+tr -d '\000' <"$out" | grep -a "pml_umr: rank [0-9]*:" | sed 's/^.*\(pml_umr: rank\)/\1/' |
+    sort -t' ' -k3,3n >"$out.cnt"
+echo
+if [ -s "$out.cnt" ]; then
+    echo "mpirun-model: pml/umr counters of each rank:"
+    cat "$out.cnt"
+    awk '{ for (i = 1; i < NF; ++i) { if ($i == "zcopy_sends") s += $(i + 1);
+                                       if ($i == "zcopy_recvs") r += $(i + 1);
+                                       if ($i == "errors") e += $(i + 1) } }
+         END { printf "mpirun-model: %d ranks: zcopy_sends %d zcopy_recvs %d errors %d\n",
+                      NR, s, r, e }' "$out.cnt"
+else
+    echo "mpirun-model: no pml/umr counters (pml/umr did not run, or pml_umr_verbose=0)"
+fi
+rm -f "$out" "$out.cnt"
+exit "$rc"

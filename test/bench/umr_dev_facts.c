@@ -1,0 +1,123 @@
+/**
+ * umr_dev_facts: what the mlx5_umr transport makes of a device when it opens
+ * it - the limits it derived (UMR entries from the largest WQE the device
+ * takes, nesting depth, send queue depth, SGEs), the address and QoS it
+ * chose (GID, RoCE version, pkey, traffic class, SL, hop limit, flow label,
+ * retry budget, read depths) and the CPUs near it: one "NAME VALUE" line a
+ * fact. contrib/hw-check.sh prints them first, as the facts a hardware run
+ * establishes. The md is opened through UCT, so UCX_MLX5_UMR_* apply.
+ *
+ * usage: umr_dev_facts [-d DEVICE]   (default: the first mlx5_umr device)
+ * Exit: 0, 77 when there is no such device, 1 on an error.
+ */
+#include "umr_config.h"
+
+#include "umr_md.h"
+#if HAVE_UMR_MLX5_ENGINE
+#include "engine_mlx5.h"
+#endif
+
+#include <uct/api/uct.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static uct_component_h find_component(void)
+{
+    uct_component_attr_t attr = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME};
+    uct_component_h *comps, found = NULL;
+    unsigned i, num;
+
+    if (uct_query_components(&comps, &num) != UCS_OK) {
+        return NULL;
+    }
+    for (i = 0; i < num; ++i) {
+        if ((uct_component_query(comps[i], &attr) == UCS_OK) &&
+            !strcmp(attr.name, UCT_MLX5_UMR_NAME)) {
+            found = comps[i];
+        }
+    }
+    uct_release_component_list(comps);
+    return found;
+}
+
+static int first_device(uct_component_h comp, char *name, size_t len)
+{
+    uct_component_attr_t attr = {
+        .field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+    };
+    uct_md_resource_desc_t res[UCT_MLX5_UMR_MAX_DEVICES];
+
+    if ((uct_component_query(comp, &attr) != UCS_OK) ||
+        (attr.md_resource_count == 0)) {
+        return -1;
+    }
+    attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    attr.md_resources = res;
+    if (uct_component_query(comp, &attr) != UCS_OK) {
+        return -1;
+    }
+    snprintf(name, len, "%s", res[0].md_name);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char dev[UCT_MD_NAME_MAX] = "";
+    uct_md_config_t *config;
+    uct_mlx5_umr_md_t *md;
+    uct_component_h comp;
+    const umr_eng_caps_t *c;
+    uct_md_h uct_md;
+    int opt;
+
+    while ((opt = getopt(argc, argv, "d:h")) != -1) {
+        if (opt == 'd') {
+            snprintf(dev, sizeof(dev), "%s", optarg);
+        } else {
+            fprintf(stderr, "usage: %s [-d DEVICE]\n", argv[0]);
+            return (opt == 'h') ? 0 : 1;
+        }
+    }
+
+    comp = find_component();
+    if (comp == NULL) {
+        fprintf(stderr, "umr_dev_facts: no mlx5_umr component in UCX\n");
+        return 1;
+    }
+    if ((dev[0] == '\0') && (first_device(comp, dev, sizeof(dev)) != 0)) {
+        fprintf(stderr, "umr_dev_facts: no mlx5_umr device\n");
+        return 77;
+    }
+    if (uct_md_config_read(comp, NULL, NULL, &config) != UCS_OK) {
+        return 1;
+    }
+    if (uct_md_open(comp, dev, config, &uct_md) != UCS_OK) {
+        uct_config_release(config);
+        fprintf(stderr, "umr_dev_facts: cannot open device '%s'\n", dev);
+        return 77;
+    }
+    uct_config_release(config);
+    md = uct_mlx5_umr_md_from_handle(uct_md);
+    c  = &md->caps;
+
+    printf("engine %s\n", md->eng->name);
+#if HAVE_UMR_MLX5_ENGINE
+    if (md->eng->id == UMR_ENG_ID_MLX5) {
+        umr_eng_mlx5_dev_print_facts(md->dev, stdout);
+    } else
+#endif
+    {
+        printf("device %s\n", c->name);
+        printf("umr_list_entries %u\n", c->max_list);
+        printf("umr_interleaved_entries %u\n", c->max_interleaved);
+        printf("umr_nesting_depth %u\n", c->max_depth);
+        printf("max_qp_wr %u\n", c->max_qp_wr);
+        printf("max_sge %u\n", c->max_sge);
+    }
+    printf("md_mkey_entries %u (descriptors of a pool key)\n",
+           md->config.mkey_entries);
+    uct_md_close(uct_md);
+    return 0;
+}

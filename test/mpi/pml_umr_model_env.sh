@@ -1,0 +1,100 @@
+# Sourced by test_pml_umr_model.sh and test_pml_umr_model_faults.sh: MPI
+# jobs under contrib/mpirun-model.sh (pml/umr on the mlx5 engine over the
+# rdma-core model, simulated hosts) and the checks on their output. The
+# caller sources mpi_test_env.sh first and sets $prog and $out.
+top_srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+model=$top_srcdir/contrib/mpirun-model.sh
+ucx_args=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
+run_timeout=${run_timeout:-120}
+# the preloadable model (a check library of test/model)
+make -C "$top_builddir/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
+    { echo "cannot build test/model/libumr_verbs_model.la"; exit 1; }
+
+# model FILE [ENV=VALUE..] -- [mpirun-model options] -- [mpirun args..]: the
+# program under contrib/mpirun-model.sh (BUILD_DIR: this build)
+model() {
+    local file=$1; shift
+    local envs=() opts=() rc=0
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    env BUILD_DIR="$top_builddir" UCX_MLX5_UMR_ENGINE=mlx5 "${envs[@]}" \
+        timeout "$run_timeout" \
+        "$model" --no-build "${opts[@]}" -- "$@" >"$file.raw" 2>&1 || rc=$?
+    tr -d '\000' <"$file.raw" >"$file"
+    rm -f "$file.raw"
+    return $rc
+}
+
+same_results() {
+    local ref=$1 got=$2
+    grep -q "^FAIL" "$ref" "$got" && { grep -h "^FAIL" "$ref" "$got" | head; return 1; }
+    [ "$(grep -c '^check ' "$ref")" -gt 0 ] || { echo "no results in $ref"; tail "$ref"; return 1; }
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "results differ ($ref vs $got)"; tail -20 "$got"; return 1; }
+}
+
+# every case moved messages zero-copy, every rank ended clean
+zcopy_in_every_case() {
+    local file=$1 c n bad=0
+    for c in $(grep '^zcopy ' "$file" | awk '{print $2}' | sort -u); do
+        n=$(awk -v c="$c" '$1 == "zcopy" && $2 == c && $5 > 0 {s += $5} END {print s + 0}' "$file")
+        [ "$n" -gt 0 ] || { echo "case $c: nothing moved zero-copy"; bad=1; }
+    done
+    [ "$(grep -c '^zcopy ' "$file")" -gt 0 ] || { echo "no zcopy lines"; bad=1; }
+    grep -a "^pml_umr: rank" "$file" | grep -v "keys_live 0 errors 0" && bad=1
+    grep -q "^mpirun-model: [0-9]* ranks: zcopy_sends [1-9]" "$file" ||
+        { echo "no zcopy_sends in the summary"; bad=1; }
+    return $bad
+}
+
+# np ranks on 2 hosts: each opened mlx5_0 only, on the host of its rank
+rails_and_hosts() {   # file, np
+    local file=$1 np=$2
+    [ "$(grep -c 'pml_umr: rail mlx5_0 open$' "$file")" -eq "$np" ] &&
+        [ "$(grep -c 'pml_umr: rail .* open$' "$file")" -eq "$np" ] ||
+        { grep "pml_umr: rail" "$file"; echo "not one mlx5_0 rail a rank"; return 1; }
+    [ "$(grep -c '^rdma-core model: pid [0-9]* on host 0 of 2' "$file")" -eq $((np / 2)) ] &&
+        [ "$(grep -c '^rdma-core model: pid [0-9]* on host 1 of 2' "$file")" -eq $((np / 2)) ] ||
+        { grep "^rdma-core model" "$file"; echo "ranks not half on each host"; return 1; }
+}
+
+ref() {   # np, pml: the job without pml/umr
+    local f=$out/ref-$1-$2
+    [ -f "$f" ] && return 0
+    if [ "$2" = ucx ]; then
+        run "$f" -- -np "$1" --mca pml ucx "${ucx_args[@]}"
+    else
+        run "$f" -- -np "$1" --mca pml ob1
+    fi
+}
+
+identical() {   # link, np, pml
+    local link=$1 np=$2 pml=$3 got=$out/model-$1-$2-$3 args=(-np "$2")
+    ref "$np" "$pml" || return 1
+    if [ "$pml" = ucx ]; then args+=(--mca pml ucx,umr "${ucx_args[@]}")
+    else args+=(--mca pml ob1,umr); fi
+    model "$got" OMPI_MCA_pml_umr_verbose=5 -- --link "$link" --hosts 2 -- \
+        "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
+    same_results "$out/ref-$np-$pml" "$got" && zcopy_in_every_case "$got" &&
+        rails_and_hosts "$got" "$np"
+}
+
+# nothing moved zero-copy, and pml/umr was there
+passed_through() {   # file
+    awk '$1 == "zcopy" && $5 > 0 {print; bad = 1} END {exit bad}' "$1" || return 1
+    grep -q "^mpirun-model: 2 ranks: zcopy_sends 0 zcopy_recvs 0 errors 0$" "$1" ||
+        { grep "^mpirun-model" "$1"; return 1; }
+}
+
+unreachable() {   # name, link, host 1's spec
+    local got=$out/unreachable-$1
+    ref 2 ob1 || return 1
+    model "$got" OMPI_MCA_pml_umr_verbose=10 -- --link "$2" --hosts 2 \
+        --host "1=$3" -- -np 2 --mca pml ob1,umr "$prog" || { tail -20 "$got"; return 1; }
+    same_results "$out/ref-2-ob1" "$got" && passed_through "$got" || return 1
+    # each rank judged the other unreachable (no rail reaches it)
+    [ "$(grep -c 'pml_umr: peer [01]: no rail reaches it' "$got")" -eq 2 ] ||
+        { grep "pml_umr: peer" "$got"; echo "not one 'no rail' line a rank"; return 1; }
+}

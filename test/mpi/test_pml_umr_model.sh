@@ -1,0 +1,93 @@
+#!/bin/bash
+#
+# pml/umr in real mpirun jobs on the mlx5 engine, over the rdma-core model
+# on simulated hosts (contrib/mpirun-model.sh: libumr_verbs_model.so
+# preloaded, every peer on the mlx5 engine, pml_umr_devices=mlx5_0):
+#  - pml_umr_test (an unmodified MPI program) prints the same results as
+#    without pml/umr, at -np 2 and -np 4 on 2 simulated hosts, over ob1 and
+#    over ucx, on an InfiniBand setup and on a RoCE v2 setup, with zero-copy
+#    forced; every case moved messages zero-copy (MPI_T counters), each rank
+#    opened the mlx5_0 rail only, on the host its rank gives, with no
+#    registration left and no error;
+#  - a RoCE v1 / IPv6-only host and a RoCE v2 / IPv4 host are unreachable to
+#    each other: pml/umr passes everything through (the same results,
+#    nothing zero-copy);
+#  - two IB hosts of two partitions: the same (unreachable, pass-through);
+#  - a peer that dies holding a zero-copy message ends the job (an MPI
+#    error, the runtime's abort), never a hang;
+#  - contrib/mpirun-model.sh itself: it prints every rank's counters and
+#    their sum, and returns mpirun's exit status.
+# The fault cases whose result depends on pml/umr falling back after a
+# fault on the zero-copy path (a link that goes down mid-job) are in
+# test_pml_umr_model_faults.sh, not run by make check until pml/umr has
+# that fallback (issue 18).
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+. "$(dirname "$0")/mpi_test_env.sh"
+prog=$PWD/pml_umr_test
+out=$PWD/test_pml_umr_model.out.d
+mkdir -p "$out"
+suite=pml_umr_model
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+. "$(dirname "$0")/pml_umr_model_env.sh"
+
+peer_death() {
+    local got=$out/die rc=0
+    model "$got" -- --hosts 2 -- -np 2 "$prog" die || rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { echo "exit status $rc (124: hang)"; tail "$got"; return 1; }
+}
+
+# The link of host 1 goes down mid-job: today pml/umr fails the receive
+# (MPI_ERR_OTHER, the job aborts); with the fallback of issue 18 the results
+# are the plain job's (test_pml_umr_model_faults.sh). Never a hang.
+link_down_never_hangs() {
+    local got=$out/linkdown rc=0
+    model "$got" -- --hosts 2 --host 1=down_after=30 -- -np 2 \
+        --mca pml ob1,umr "$prog" || rc=$?
+    [ "$rc" -ne 124 ] || { echo "hang (killed after ${run_timeout}s)"; tail "$got"; return 1; }
+    grep -q "rdma-core model: pid [0-9]* on host 1" "$got" || { tail "$got"; return 1; }
+}
+
+# Finding 9 of issue 19: hosts with two HCAs (mlx5_0, mlx5_1, both near
+# every CPU): the automatic choice (pml_umr_devices="", UCX_MLX5_UMR_ENGINE=mlx5) spreads the ranks
+# of a host over them by local rank; the results stay the same.
+two_hcas_spread() {
+    local got=$out/two-hcas
+    ref 4 ob1 || return 1
+    model "$got" UMR_MODEL_DEVICES=2 OMPI_MCA_pml_umr_devices= \
+        OMPI_MCA_pml_umr_verbose=5 -- --hosts 2 -- -np 4 --mca pml ob1,umr \
+        "$prog" || { tail -20 "$got"; return 1; }
+    same_results "$out/ref-4-ob1" "$got" && zcopy_in_every_case "$got" || return 1
+    [ "$(grep -c 'pml_umr: rail mlx5_0 open$' "$got")" -eq 2 ] &&
+        [ "$(grep -c 'pml_umr: rail mlx5_1 open$' "$got")" -eq 2 ] ||
+        { grep "pml_umr: rail" "$got"; echo "not two ranks on each HCA"; return 1; }
+}
+
+script_reports() {
+    local got=$out/script rc=0
+    model "$got" -- --hosts 2 -- -np 2 --mca pml ob1,umr "$prog" halo || return 1
+    [ "$(grep -c '^pml_umr: rank [01]: zcopy_sends' "$got")" -eq 2 ] &&
+        grep -q "^mpirun-model: 2 ranks: zcopy_sends [1-9][0-9]* zcopy_recvs [1-9][0-9]* errors 0$" "$got" ||
+        { tail -8 "$got"; return 1; }
+    ! ls /dev/shm/umr-model-mpirun-model-* >/dev/null 2>&1 ||
+        { echo "the job's fabric table is left in /dev/shm"; return 1; }
+    # mpirun's status: a program that fails
+    model "$got.false" -- --hosts 1 -- -np 1 /bin/false || rc=$?
+    [ "$rc" -ne 0 ] || { echo "exit status 0 for /bin/false"; return 1; }
+}
+
+for link in ib roce; do
+    for np in 2 4; do
+        for pml in ob1 ucx; do
+            check "identical_${link}_np${np}_${pml}_zcopy" identical "$link" "$np" "$pml"
+        done
+    done
+done
+check mixed_roce_versions_pass_through unreachable roce roce roce=v1,ipv4=0
+check ib_partitions_pass_through unreachable pkeys ib pkeys=0x8002
+check peer_death_ends_job peer_death
+check link_down_mid_job_never_hangs link_down_never_hangs
+check two_hcas_ranks_spread two_hcas_spread
+check mpirun_model_reports_counters script_reports
+finish
