@@ -64,15 +64,77 @@ static void umr_test_fault_cq_destroy(umr_eng_cq_t *cq)
     umr_test_fault_real->cq_destroy(cq);
 }
 
+/* wr_ids posted while completions were held (late when polled after) */
+#define UMR_TEST_FAULT_MAX_HELD 256
+static uint64_t umr_test_fault_held[UMR_TEST_FAULT_MAX_HELD];
+static unsigned umr_test_fault_nheld;
+
+static void umr_test_fault_posted(ucs_status_t status, uint64_t wr_id)
+{
+    if ((status == UCS_OK) && umr_test_fault->hold_wcs &&
+        (umr_test_fault_nheld < UMR_TEST_FAULT_MAX_HELD)) {
+        umr_test_fault_held[umr_test_fault_nheld++] = wr_id;
+    }
+}
+
 static int umr_test_fault_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs, int max)
 {
-    int i, n = umr_test_fault_real->cq_poll(cq, wcs, max);
+    unsigned j;
+    int i, n;
 
+    if (umr_test_fault->hold_wcs) {
+        return 0;
+    }
+
+    n = umr_test_fault_real->cq_poll(cq, wcs, max);
+    for (i = 0; i < n; ++i) {
+        for (j = 0; j < umr_test_fault_nheld; ++j) {
+            umr_test_fault->late_wcs += (wcs[i].wr_id == umr_test_fault_held[j]);
+        }
+    }
     for (i = 0; (i < n) && (umr_test_fault->fail_wcs > 0); ++i) {
         wcs[i].status = UMR_ENG_WC_GENERAL_ERR;
         --umr_test_fault->fail_wcs;
     }
     return n;
+}
+
+static ucs_status_t
+umr_test_fault_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
+                                    unsigned access, uint32_t repeat,
+                                    unsigned num_entries,
+                                    const umr_eng_interleaved_t *entries,
+                                    uint64_t wr_id, unsigned flags)
+{
+    ucs_status_t status = umr_test_fault_real->post_umr_interleaved(
+            qp, mkey, access, repeat, num_entries, entries, wr_id, flags);
+
+    umr_test_fault_posted(status, wr_id);
+    return status;
+}
+
+static ucs_status_t
+umr_test_fault_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
+                             unsigned access, unsigned num_sge,
+                             const umr_eng_sge_t *sge, uint64_t wr_id,
+                             unsigned flags)
+{
+    ucs_status_t status = umr_test_fault_real->post_umr_list(
+            qp, mkey, access, num_sge, sge, wr_id, flags);
+
+    umr_test_fault_posted(status, wr_id);
+    return status;
+}
+
+static ucs_status_t
+umr_test_fault_post_local_inv(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
+                              uint64_t wr_id, unsigned flags)
+{
+    ucs_status_t status = umr_test_fault_real->post_local_inv(qp, mkey, wr_id,
+                                                              flags);
+
+    umr_test_fault_posted(status, wr_id);
+    return status;
 }
 
 static ucs_status_t
@@ -120,6 +182,11 @@ ucs_status_t umr_test_eng_fault_install(uct_md_h uct_md,
     umr_test_fault_ops.cq_poll    = umr_test_fault_cq_poll;
     umr_test_fault_ops.qp_create  = umr_test_fault_qp_create;
     umr_test_fault_ops.qp_destroy = umr_test_fault_qp_destroy;
+    umr_test_fault_ops.post_umr_interleaved =
+            umr_test_fault_post_umr_interleaved;
+    umr_test_fault_ops.post_umr_list  = umr_test_fault_post_umr_list;
+    umr_test_fault_ops.post_local_inv = umr_test_fault_post_local_inv;
+    umr_test_fault_nheld              = 0;
     umr_test_fault                = f;
     memset(umr_test_fault_live, 0, sizeof(umr_test_fault_live));
     /* the md's current QP and CQ were created before: alive */

@@ -18,12 +18,16 @@ typedef struct umr_test_eng_fault {
     /* requests */
     unsigned fail_wcs;          /* next N polled completions fail */
     unsigned fail_qp_create;    /* next N qp_create calls fail */
+    int      hold_wcs;          /* while set, polls find nothing: the UMRs
+                                   posted meanwhile complete late */
     /* counters */
     unsigned qp_created;
     unsigned qp_destroyed;
     unsigned cq_created;
     unsigned cq_destroyed;
     unsigned bad_destroys;      /* destroy of a QP/CQ not alive (double) */
+    unsigned late_wcs;          /* completions polled, after the hold, of
+                                   work requests posted during it */
 } umr_test_eng_fault_t;
 
 /* Wrap md's engine; f stays owned by the caller and must outlive the md or

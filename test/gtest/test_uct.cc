@@ -405,6 +405,50 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
     umr_layout_free(vec);
 }
 
+/* Issue 18 finding 4: an md UMR that does not complete in time. The wait
+ * gives up with UCS_ERR_TIMED_OUT while the UMRs are still posted; before
+ * the fix the QP stayed, the keys went back to the pool, and the next
+ * registration's wait counted the late completions as its own and returned
+ * before its UMRs had completed (a peer could read a key not yet
+ * configured). Now a timeout resets the QP like any other failure: the late
+ * completions are never counted, and the keys are invalidated before they
+ * serve again. */
+TEST_F(test_uct_md, umr_timeout_resets_the_qp)
+{
+    std::vector<uint8_t> buf(64 * 1024);
+    umr_test_eng_fault_t f = {};
+    umr_layout_t *vec;
+    uct_mem_h memh;
+
+    m_s.close();
+    ASSERT_UCS_OK(m_s.open(uct_test_dev(), {{"REG_TIMEOUT", "0.05s"}}));
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
+
+    f.hold_wcs = 1;
+    EXPECT_EQ(UCS_ERR_TIMED_OUT,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+    EXPECT_EQ(1u, f.qp_destroyed) << "a timed-out UMR leaves the QP reset";
+    EXPECT_EQ(1u, f.qp_created);
+
+    f.hold_wcs = 0;
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+        ASSERT_UCS_OK(m_s.dereg(memh));
+    }
+    EXPECT_EQ(0u, f.late_wcs) << "a wait counted completions of UMRs posted "
+                                 "before the timeout as its own";
+
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+
+    m_s.close();
+    umr_test_eng_fault_remove(NULL);
+    EXPECT_EQ(0u, f.bad_destroys) << "a QP or CQ destroyed twice";
+    umr_layout_free(vec);
+}
+
 TEST_F(test_uct_md, not_connected_ep_refuses)
 {
     std::vector<uint8_t> buf(64);

@@ -126,9 +126,11 @@ ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
     if (status == UCS_OK) {
         status = wstatus;
     }
-    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
-        /* the caller fails with wstatus either way; a failed reset is
-         * logged and leaves no QP, the next configuration tries again */
+    if (wstatus != UCS_OK) {
+        /* the caller fails with wstatus either way. After a timeout too:
+         * the UMRs are still posted, and a later wait would count their
+         * completions as its own. A failed reset is logged and leaves no
+         * QP, the next configuration tries again */
         (void)uct_mlx5_umr_qp_reset(&md->umr);
     }
     return status;

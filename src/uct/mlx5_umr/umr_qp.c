@@ -180,8 +180,10 @@ ucs_status_t uct_mlx5_umr_qp_invalidate(uct_mlx5_umr_qp_t *qp,
     if (status == UCS_OK) {
         status = wstatus;
     }
-    if ((wstatus != UCS_OK) && (wstatus != UCS_ERR_TIMED_OUT)) {
-        (void)uct_mlx5_umr_qp_reset(qp); /* logged; retried on next use */
+    if (wstatus != UCS_OK) {
+        /* also after a timeout: the late completions must not reach the
+         * next wait (logged; retried on next use) */
+        (void)uct_mlx5_umr_qp_reset(qp);
     }
     if (status == UCS_OK) {
         /* free again: the pool may hand them to a UMR at once */
