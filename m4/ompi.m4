@@ -22,7 +22,10 @@ AC_ARG_WITH([ompi],
     [], [with_ompi=check])
 AC_ARG_WITH([ompi-componentdir],
     [AS_HELP_STRING([--with-ompi-componentdir=DIR],
-        [where make install puts mca_pml_umr.so (default: ompi_info --path pkglibdir)])],
+        [where make install puts the components (mca_pml_umr.so; default:
+         LIBDIR/openmpi, which is Open MPI's own component directory (ompi_info
+         --path pkglibdir) only when PREFIX is Open MPI's prefix; name Open
+         MPI's to have every job load them)])],
     [ompi_componentdir=$withval], [ompi_componentdir=])
 AC_ARG_WITH([ompi-src],
     [AS_HELP_STRING([--with-ompi-src=DIR],
@@ -62,10 +65,18 @@ AS_IF([test "x$with_ompi" != xno && test "x$umr_have_mpi" = xyes], [
         UMR_OMPI_COMPLETE_HEADERS
         UMR_OMPI_FIND_LIBS
         UMR_CHECK_OMPI_INTERNALS
-        AS_IF([test -z "$ompi_componentdir"],
-              [ompi_componentdir=`$umr_ompi_info --path pkglibdir 2>/dev/null | sed -n 's/^ *Pkglibdir: *//p'`])
-        AS_IF([test -z "$ompi_componentdir"],
-              [AC_MSG_ERROR([cannot find Open MPI's component directory (ompi_info --path pkglibdir); give --with-ompi-componentdir])])
+        OMPI_SYS_COMPONENTDIR=`$umr_ompi_info --path pkglibdir 2>/dev/null | sed -n 's/^ *Pkglibdir: *//p'`
+        PMIX_COMPONENTDIR=`$PKG_CONFIG --variable=libdir pmix 2>/dev/null`/pmix
+        AS_IF([test -d "$PMIX_COMPONENTDIR"], [], [PMIX_COMPONENTDIR=])
+        umr_ompi_prefix=`$umr_ompi_info --path prefix 2>/dev/null | sed -n 's/^ *Prefix: *//p'`
+        umr_prefix=$prefix
+        AS_IF([test "x$umr_prefix" = xNONE], [umr_prefix=$ac_default_prefix])
+        # Install under the prefix: Open MPI's component directory only
+        # when the prefix is Open MPI's own, or when named.
+        AS_IF([test -n "$ompi_componentdir"], [],
+              [test "x$umr_prefix" = "x$umr_ompi_prefix" && test -n "$OMPI_SYS_COMPONENTDIR"],
+              [ompi_componentdir=$OMPI_SYS_COMPONENTDIR],
+              [ompi_componentdir='${libdir}/openmpi'])
     ], [
         OMPI_CPPFLAGS=
         AS_IF([test "x$with_ompi" != xcheck],
@@ -78,6 +89,8 @@ AC_SUBST([OMPI_CPPFLAGS])
 AC_SUBST([OMPI_LIBS])
 AC_SUBST([OMPI_VERSION])
 AC_SUBST([ompi_componentdir])
+AC_SUBST([OMPI_SYS_COMPONENTDIR])
+AC_SUBST([PMIX_COMPONENTDIR])
 ])
 
 

@@ -15,7 +15,9 @@ AC_ARG_WITH([ucx-src],
     [], [with_ucx_src=auto])
 AC_ARG_WITH([ucx-moduledir],
     [AS_HELP_STRING([--with-ucx-moduledir=DIR],
-        [where 'make install' puts libuct_mlx5_umr.so (default: UCX's LIBDIR/ucx)])],
+        [where 'make install' puts libuct_mlx5_umr.so (default: LIBDIR/ucx,
+         which is UCX's own module directory only when PREFIX is UCX's
+         prefix; name UCX's to have every UCX user load the transport)])],
     [], [with_ucx_moduledir=auto])
 
 AS_IF([test "x$with_ucx" = xno], [AC_MSG_ERROR([mlx5_umr is a UCX transport: it cannot be built --without-ucx])])
@@ -114,7 +116,14 @@ CPPFLAGS=$umr_save_CPPFLAGS; LDFLAGS=$umr_save_LDFLAGS; LIBS=$umr_save_LIBS
 
 UMR_CHECK_UCX_INTERNALS
 
-AS_IF([test "x$with_ucx_moduledir" = xauto], [ucx_moduledir=$ucx_libdir/ucx], [ucx_moduledir=$with_ucx_moduledir])
+# Install under the prefix: UCX's module directory only when the prefix is
+# UCX's own (a system-wide or HPC-X-wide install), or when named.
+umr_prefix=$prefix
+AS_IF([test "x$umr_prefix" = xNONE], [umr_prefix=$ac_default_prefix])
+AS_IF([test "x$with_ucx_moduledir" != xauto], [ucx_moduledir=$with_ucx_moduledir],
+      [test "x$umr_prefix" = "x$ucx_prefix"], [ucx_moduledir=$ucx_libdir/ucx],
+      [ucx_moduledir='${libdir}/ucx'])
+UCX_SYS_MODULEDIR=$ucx_libdir/ucx
 
 AC_DEFINE_UNQUOTED([UMR_UCX_BUILD_VERSION], ["$UCX_VERSION"], [UCX version the module is built for])
 AC_SUBST([UCX_CPPFLAGS])
@@ -123,6 +132,7 @@ AC_SUBST([UCX_LIBS])
 AC_SUBST([UCX_VERSION])
 AC_SUBST([UCX_INFO])
 AC_SUBST([ucx_moduledir])
+AC_SUBST([UCX_SYS_MODULEDIR])
 AC_SUBST([ucx_libdir])
 AC_SUBST([ucx_src])
 ])

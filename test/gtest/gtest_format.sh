@@ -1,9 +1,9 @@
 #
 # Shell tests report in GoogleTest's format, so contrib/test-summary.sh counts
 # them like the C++ suites. Source this, set `suite`, call `check NAME CMD...`
-# for each test and `finish` at the end (exits 1 if any test failed).
+# for each test (`skip NAME WHY` for one that cannot run here) and `finish` at the end (exits 1 if any test failed).
 #
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 
 check() {   # name, command...
     local name=$1; shift
@@ -15,8 +15,15 @@ check() {   # name, command...
     fi
 }
 
+skip() {    # name, why: never counted as passed
+    echo "[ RUN      ] $suite.$1"
+    echo "$2"
+    echo "[  SKIPPED ] $suite.$1"; skipped=$((skipped + 1))
+}
+
 finish() {
-    echo "[==========] $((passed + failed)) tests ran."
+    echo "[==========] $((passed + failed + skipped)) tests ran."
     echo "[  PASSED  ] $passed tests."
+    [ $skipped -eq 0 ] || echo "[  SKIPPED ] $skipped tests, listed below:"
     [ $failed -eq 0 ] || { echo "[  FAILED  ] $failed tests."; exit 1; }
 }

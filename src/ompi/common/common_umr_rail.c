@@ -12,8 +12,15 @@
 #include <opal/util/proc.h>
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifndef MCA_COMMON_UMR_DEFAULT_UCT_MODULE
+#define MCA_COMMON_UMR_DEFAULT_UCT_MODULE "libuct_mlx5_umr.so"
+#endif
 
 mca_common_umr_rails_t mca_common_umr_rails;
 
@@ -179,13 +186,58 @@ static int mca_common_umr_rails_select(const char *devices)
 
 static int mca_common_umr_modex_send(void);
 
+/* `dir` of the file that holds `addr` + "/" + `rel`, in `path`; 0 if it
+ * exists. */
+static int mca_common_umr_beside(const void *addr, const char *rel,
+                                 char *path, size_t size)
+{
+    Dl_info info;
+    const char *slash;
+
+    if ((dladdr(addr, &info) == 0) || (info.dli_fname == NULL) ||
+        ((slash = strrchr(info.dli_fname, '/')) == NULL)) {
+        return -1;
+    }
+    snprintf(path, size, "%.*s/%s", (int)(slash - info.dli_fname),
+             info.dli_fname, rel);
+    return access(path, R_OK);
+}
+
+/*
+ * The UCT module to load when the parameter names none: the one installed
+ * beside the component (PREFIX/lib/openmpi/mca_*.so -> PREFIX/lib/ucx/),
+ * then beside this library (PREFIX/lib/ucx/), then where configure said it
+ * goes; so an install moved as a whole (DESTDIR, a relocated prefix, the
+ * build tree's lib/ folder) finds its own module, not another one.
+ */
+static const char *mca_common_umr_uct_module(const mca_base_component_t *owner,
+                                             const char *uct_module,
+                                             char *path, size_t size)
+{
+    if ((uct_module != NULL) && (uct_module[0] != '\0')) {
+        return uct_module;
+    }
+    if ((mca_common_umr_beside(owner, "../ucx/libuct_mlx5_umr.so", path,
+                               size) == 0) ||
+        (mca_common_umr_beside((const void*)mca_common_umr_uct_module,
+                               "ucx/libuct_mlx5_umr.so", path, size) == 0)) {
+        return path;
+    }
+    return MCA_COMMON_UMR_DEFAULT_UCT_MODULE;
+}
+
 int mca_common_umr_rails_open(const mca_base_component_t *owner,
                               const char *uct_module, const char *devices)
 {
+    char path[PATH_MAX];
+
     if (devices == NULL) {
         devices = "";
     }
     mca_common_umr_rails.owner = owner;
+    uct_module = mca_common_umr_uct_module(owner, uct_module, path,
+                                           sizeof(path));
+    MCA_COMMON_UMR_VERBOSE(5, "UCT module: %s", uct_module);
 
     if (!mca_common_umr_ucx_tls_allows()) {
         MCA_COMMON_UMR_VERBOSE(1, "UCX_TLS=%s does not name mlx5_umr: passing "

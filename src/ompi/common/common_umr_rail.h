@@ -58,7 +58,8 @@ typedef struct mca_common_umr_rails {
 OMPI_DECLSPEC extern mca_common_umr_rails_t mca_common_umr_rails;
 
 /*
- * Load `uct_module`, open the rails `devices` (the MCA parameter's value)
+ * Load `uct_module` (NULL or "": the one installed beside the component,
+ * else where configure put it), open the rails `devices` (the MCA parameter's value)
  * selects and publish them for `owner`'s peers. OMPI_SUCCESS, or an error
  * after one log line (the component then passes everything through).
  */

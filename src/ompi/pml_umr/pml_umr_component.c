@@ -39,9 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef MCA_PML_UMR_DEFAULT_UCT_MODULE
-#define MCA_PML_UMR_DEFAULT_UCT_MODULE "libuct_mlx5_umr.so"
-#endif
 #ifndef MCA_PML_UMR_HELP_DIR
 #define MCA_PML_UMR_HELP_DIR NULL
 #endif
@@ -120,10 +117,12 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.recv_inplace);
 
-    mca_pml_umr.uct_module = MCA_PML_UMR_DEFAULT_UCT_MODULE;
+    mca_pml_umr.uct_module = "";
     (void)mca_base_component_var_register(c, "uct_module",
             "Path of the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; "
-            "its constructor registers the transport with UCX",
+            "its constructor registers the transport with UCX. Empty: the "
+            "one installed beside this component (../ucx/), else where "
+            "configure installed it",
             MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.uct_module);
 
