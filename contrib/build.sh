@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Configure and build mlx5_umr in BUILD_DIR (default: ./build) with -Werror.
 # Extra arguments go to configure.

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The files one MPI call of pml/umr runs through, in order: which src/ files
 # a zero-copy MPI_Isend (by default) enters and how often control comes

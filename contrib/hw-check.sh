@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # contrib/hw-check.sh: one command for whoever first has a ConnectX.
 #

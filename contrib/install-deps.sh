@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Install what building and testing mlx5_umr needs on Debian (12, 13 or
 # unstable: the suites of the support matrix), then fetch UCX's source headers

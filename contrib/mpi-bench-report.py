@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 """
 Side-by-side tables and PNG plots of bench_mpi_ddt runs (contrib/run-mpi-bench.sh).
 

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # contrib/mpirun-model.sh: run any MPI program with pml/umr on the mlx5
 # engine, over the model of rdma-core (test/model: libumr_verbs_model.so,

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 """Instructions per MPI call from bench_mpi_calls' callgrind dumps, per
 configuration, with pml/umr's cost over the PML it wraps.
 

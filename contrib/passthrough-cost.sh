@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Pass-through cost of pml/umr in instructions: what one MPI call costs with
 # and without pml/umr in front of the PML, counted by callgrind (valgrind

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The main job: set everything up (packages, UCX source headers, build), then
 # run examples/halo3d: the faces of 3D grids sent between two processes

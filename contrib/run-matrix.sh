@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The support matrix: build mlx5_umr with -Werror and run its whole test
 # suite ('make check') inside a Debian root per suite, with that suite's own

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # MPI benchmark: set everything up (packages, UCX source headers, build), then
 # run one unmodified MPI program, test/bench/bench_mpi_ddt (MPI_Send/MPI_Recv

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Run 'make check' under AddressSanitizer + UndefinedBehaviorSanitizer
 # (build-asan/), then every GoogleTest program under valgrind memcheck

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Set up and run every test of mlx5_umr: on this Debian 12 host, install
 # packages and UCX source headers, build with -Werror, 'make check' (all

@@ -10,15 +10,16 @@
 # SPDX lines in its own comment syntax (after a #! line). Sources are found
 # by name under TOP (default: the tree this script is in), so it works in a
 # release tarball as in a clone; generated and fetched files are skipped.
+# Linker version scripts (.map) take C comments.
 #
 import os
 import sys
 
 SPDX = "SPDX-License-Identifier: BSD-3-Clause"
 COPYRIGHT = "Copyright (c) 2026, The mlx5_umr developers"
-C_LIKE = (".c", ".h", ".cc", ".inl")
+C_LIKE = (".c", ".h", ".cc", ".inl", ".map")
 HASH_LIKE = (".sh", ".py", ".am", ".m4", ".ac", ".txt", ".supp", ".in",
-             ".map", "run")
+             "run")
 SKIP_DIRS = {".git", "build", "ucx-src", "ompi-src", "autom4te.cache",
              "config", ".libs", ".deps", "seeds_layout", "lib"}
 GENERATED = {"libtool.m4", "ltoptions.m4", "ltsugar.m4", "ltversion.m4",

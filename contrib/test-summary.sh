@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Sum up GoogleTest results over the logs of 'make check' and print one line:
 #   tests: N passed, N failed, N skipped

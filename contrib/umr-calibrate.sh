@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Calibrate pml/umr's zero-copy choice on this host: run test/bench/umr_calibrate
 # (mpirun -np 2) under each PML pml/umr may wrap, and write the costs file the

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * halo3d: the faces of a 3D grid of doubles sent to a peer process through
  * the mlx5_umr transport, two ways, verified byte for byte:

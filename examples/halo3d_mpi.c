@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * halo3d_mpi: the faces of an N^3 grid of doubles sent from MPI rank 0 to
  * rank 1 three ways, timed side by side and verified byte for byte:

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mpi_halo: an unmodified MPI program - the halo exchange of a 3D grid of
  * doubles between ranks on a ring, each face sent as an MPI derived

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * umr_example: the UCT plumbing the examples share - open the mlx5_umr
  * component's md, worker, iface and one endpoint, connect it ep-to-ep to a

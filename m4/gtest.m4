@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UMR_CHECK_GTEST: GoogleTest (Debian: googletest, libgtest-dev). Without it
 # 'make check' fails with a message instead of silently running nothing.

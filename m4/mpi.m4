@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UMR_CHECK_MPI: an MPI C compiler wrapper (mpicc) and launcher (mpirun), used
 # by the MPI benchmarks and tests, and the flags mpicc adds (MPI_CPPFLAGS,

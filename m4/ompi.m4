@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UMR_CHECK_OMPI: Open MPI's internal headers (ompi/mca/pml/pml.h and the
 # opal/ headers they include) and libraries, for the PML component pml/umr.

@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UMR_CHECK_UCX: the installed UCX (public headers + libs) and the source tree
 # of the same version (internal headers: uct/base, ucs/...).

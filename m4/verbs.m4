@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # UMR_CHECK_VERBS: rdma-core with mlx5 UMR support, for the mlx5 engine.
 #   --with-verbs[=PREFIX]  require it;  --with-verbs=no  build without it;

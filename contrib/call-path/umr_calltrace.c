@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * LD_PRELOAD helper of contrib/call-path.sh: records the function entries
  * and exits of code built with -finstrument-functions while a top-level

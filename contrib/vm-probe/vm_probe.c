@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * vm_probe: where does this VM put the two CPUs a job runs on, and does the
  * memory a job uses matter? Two processes pinned to CPU 0 and CPU 1 bounce

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr: the Open MPI classes whose layout pml/umr depends on, because
  * it allocates them, embeds them or reads their fields (requests, free

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr: where Open MPI's internals differ between its releases, 4.1 to
  * 6.0, for pml/umr (src/ompi/pml_umr).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * umr_layout: the layout engine's public API (libumr_layout, pure C: libc
  * only; ucs_status_t is its one borrowed type, a header-only enum).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * sw engine benchmark: strided put/get through UMR keys of the sw engine,
  * against contiguous cross-memory attach (process_vm_writev/readv of the

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Pack/unpack throughput of the layout engine against memcpy of the same
  * bytes and against MPI_Pack/MPI_Unpack of the equivalent MPI datatype.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Shared by the MPI benchmark programs: BM_FAIL ends the job with a message
  * naming the program (BM_PROG, defined before this header) and the rank;

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * bench_mpi_calls: what single MPI point-to-point calls cost, counted in
  * instructions by callgrind (contrib/passthrough-cost.sh), so that the PML

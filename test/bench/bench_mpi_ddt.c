@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * bench_mpi_ddt: an unmodified MPI program that sends derived datatypes from
  * rank 0 to rank 1 and times them, every message verified byte for byte.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * UCT benchmark of strided layout keys: put and get between two processes
  * through the mlx5_umr transport's public API (uct_umr_mem_reg layout keys),

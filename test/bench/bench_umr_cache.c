@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Transport key caches: lookup + release time against the number of cached
  * entries, for the local UMR key cache (khash + LRU lists) and the remote

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The state of the machine an MPI job runs in, as seen by its two ranks: the
  * round trip of one cache line between them (bm_vmstate_probe).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * umr_calibrate: measures the constants pml/umr's zero-copy choice uses
  * (src/ompi/pml_umr/pml_umr_cost.h documents them and the file format).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * umr_dev_facts: what the mlx5_umr transport makes of a device when it opens
  * it - the limits it derived (UMR entries from the largest WQE the device

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Transport key caches driven directly (tests and benchmarks): fill a cache
  * of an mlx5_umr md with n entries, look them up, and report what it cost.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Fault injection under an mlx5_umr md (transport tests): replaces the md's
  * engine ops with wrappers that fail on request and count what was created

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Shared test utilities for layouts (owner: layout engine; free for the
  * engine, transport and MPI suites to use):

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Probes of mlx5_umr iface internals for transport tests (state that the UCT
  * API does not show): whether progress is registered with the worker, and

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Cross-process test helper: fork a child connected to the parent by two
  * pipes, exchange fixed-size messages with timeouts, and check how the child

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Wall-clock limits of the test suites, scaled like UCX's test time
  * multiplier: UMR_TEST_TIME_MULTIPLIER=N gives every bounded wait N times

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The model of rdma-core on a ConnectX: see umr_test_verbs_model.h for the
  * rules (R1-R23), their sources in each release and those that differ.

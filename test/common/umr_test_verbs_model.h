@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * A model of rdma-core (libibverbs + libmlx5) on a ConnectX, for tests: of
  * the release the tests are built against, one of 44.0 (Debian 12), 56.1

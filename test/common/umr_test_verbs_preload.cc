@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The rdma-core model as a preloadable library (see umr_test_verbs_preload.h):
  * which callers are the model's clients, and the configuration of the

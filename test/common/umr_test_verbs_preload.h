@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The rdma-core model as a preloadable library (test-only, never installed):
  * how umr_test_verbs_fake.cc exports its verbs.

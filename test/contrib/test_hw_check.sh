@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # contrib/hw-check.sh without a ConnectX (make check). Nothing here fakes a
 # device: the script's own rehearsal mode (HW_CHECK_ENGINE=sw) runs its

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The tree's dependency rule (contrib/include-cycles.py): no include cycle
 # anywhere in src/, and no call cycle between the .c files of the layout

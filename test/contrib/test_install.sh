@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The install honours its prefix (issue 20): `make install DESTDIR=D` writes
 # only below D/PREFIX, into the directories configure printed; a prefix

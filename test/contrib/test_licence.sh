@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Every source file carries its licence line (contrib/spdx.py), and the
 # script finds a file without one (a scratch tree).

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # contrib/vm-probe/vm_probe (make check), nothing timed: each mode prints one
 # line per probe with positive figures (min <= median <= max for time), the

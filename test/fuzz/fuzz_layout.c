@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libFuzzer target over the layout engine: the input is a small program of
  * constructor calls on a stack of layouts (any count, stride, displacement,

@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Shell tests report in GoogleTest's format, so contrib/test-summary.sh counts
 # them like the C++ suites. Source this, set `suite`, call `check NAME CMD...`

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * ABI guard, matching build: the module's compiled class sizes equal the
  * running libuct's, and the guard lets the module register.

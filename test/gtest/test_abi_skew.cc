@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * ABI guard, deliberately wrong build: umr_abi.c is compiled here with
  * UMR_ABI_TEST_SKEW=8, as if the headers did not match the running libuct.

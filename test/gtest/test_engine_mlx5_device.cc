@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5 engine on a real ConnectX (suite mlx5_device): enumerate devices and
  * run loopback UMR write/read between two RC QPs of the first device.

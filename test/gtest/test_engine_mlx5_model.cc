@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The model of rdma-core (test/common/umr_test_verbs_model.h): one test per
  * rule, named as in the header's table, through the wrapped verbs

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5 engine without a device: the engine is linked against the fake
  * rdma-core of test/common/umr_test_verbs_fake (-Wl,--wrap=...), and the

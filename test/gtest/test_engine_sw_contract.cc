@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * sw engine: the hardware contract. Every limit is refused at post with a
  * status (and nothing is posted); every protection violation completes

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * sw engine across real processes (fork + pipes): random layout pairs moved
  * by RDMA write/read through UMR keys must produce exactly the bytes the

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Layout engine: constructors, canonical forms, queries, errors, pack
  * ranges, block walk and the lowering rules, one behaviour per test.

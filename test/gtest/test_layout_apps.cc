@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Layouts shaped like the MPI datatypes of real applications (halo faces
  * of 2D/3D grids, subarrays and FFT slabs, NAS LU/MG faces, MILC, WRF,

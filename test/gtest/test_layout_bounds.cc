@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Layout engine: MPI's bound rules (MPI-3.1 4.1.6-4.1.7, issue 12 finding 1).
  * An lb/ub set by resized is an explicit marker: inherited by every

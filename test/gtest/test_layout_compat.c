@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The layout engine's former names (uct_umr_layout.h, mlx5_umr 0.1) still
  * compile and reach the engine: a program written for them builds unchanged.

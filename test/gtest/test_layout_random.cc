@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Property tests of the layout engine over seeded random nested layouts:
  * every query, pack/unpack (whole and by ranges), the block walk and the

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The built module loads into a stock UCX through LD_PRELOAD:
 #  - ucx_info -d lists the mlx5_umr transport,

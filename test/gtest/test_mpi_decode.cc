@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * MPI datatype decoder: every combiner, predefined types, the cache.
  * Each decoded layout is compared with the MPI (bounds, MPI_Pack and

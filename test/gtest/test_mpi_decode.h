@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * MPI datatype decoder tests: shared checks. A decoded layout must say what
  * the MPI says (size, lb, extent, true bounds), pack exactly the bytes

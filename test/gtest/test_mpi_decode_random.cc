@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Seeded random nested MPI datatypes (issue 8, issue 12 finding 1): each
  * type is built twice, with the MPI constructors and with the layout

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * main() of the MPI test programs: GoogleTest inside MPI_Init/MPI_Finalize
  * (one process is enough: run directly, as an MPI singleton, or under

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr's zero-copy choice (pml_umr_choose.c): forced modes, the costs
  * file it reads (default path, missing, rejected), and that the automatic

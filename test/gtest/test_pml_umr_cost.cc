@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr cost model: the costs file (every key, every rejection), the
  * built-in defaults (the sw engine never beats a shared-memory PML with

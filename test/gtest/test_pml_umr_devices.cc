@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr's device selection (src/ompi/common/common_umr_devices.c, the MCA
  * parameter pml_umr_devices), without mpirun: automatic, include and

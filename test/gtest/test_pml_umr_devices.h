@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Helpers of the pml/umr device selection tests (test_pml_umr_devices.cc on
  * the sw engine, test_pml_umr_devices_model.cc on the rdma-core model).

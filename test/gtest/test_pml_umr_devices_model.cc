@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr's device selection (pml_umr_devices) on the rdma-core 44 model
  * (gtest_uct_mlx5_model): two ConnectX devices and a verbs device of another

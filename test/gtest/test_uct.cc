@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr UCT transport: md/iface/ep over two real processes, on the
  * device uct_test_dev() names: gtest_uct runs them on the sw engine,

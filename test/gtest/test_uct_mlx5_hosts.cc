@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * The transport on the mlx5 engine between simulated hosts of the rdma-core
  * model (umr_test_verbs_model.h, R24-R30): what a first cluster run would

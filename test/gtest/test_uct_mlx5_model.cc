@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr UCT transport on the mlx5 engine, linked against the model of
  * rdma-core 44 (test/common/umr_test_verbs_fake.*, -Wl,--wrap): what the

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * gtest_uct_mlx5_model: the transport suites of test_uct.cc run on the mlx5
  * engine over the model of rdma-core 44 (umr_test_verbs_model.h).

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # ucx_perftest drives the preloaded mlx5_umr module over loopback (server in
 # the background, client in the foreground), and UCP jobs still run with the

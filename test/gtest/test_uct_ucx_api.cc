@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr transport: the UCT entry points that differ between UCX releases
  * (src/compat/umr_uct_compat.h), called the way UCP calls them.

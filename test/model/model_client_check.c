@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/*
  * test_verbs_model_preload.sh: what an ordinary verbs caller sees with the
  * model preloaded. Prints "devices N NAME..." of ibv_get_device_list, and,
  * for each, whether mlx5dv_open_device gives a context whose port 1 is

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The rdma-core model as a preloadable library (libumr_verbs_model.so):
 #  - it defines every verbs / mlx5dv symbol the built libuct_mlx5_umr.so

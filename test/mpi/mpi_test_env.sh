@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the test/mpi scripts: where the build and Open MPI are, and the
 # environment that loads pml/umr from the build tree (a scratch component
 # directory in front of Open MPI's) with the sw engine. Sets top_builddir,

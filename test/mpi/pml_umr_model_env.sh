@@ -1,3 +1,5 @@
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by test_pml_umr_model.sh and test_pml_umr_model_faults.sh: MPI
 # jobs under contrib/mpirun-model.sh (pml/umr on the mlx5 engine over the
 # rdma-core model, simulated hosts) and the checks on their output. The

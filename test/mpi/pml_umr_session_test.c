@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * An MPI-4 sessions program (MPI_Session_init, no MPI_Init): its
  * communicator comes from the "mpi://WORLD" process set, so MPI_COMM_WORLD

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * What the running job's PML table holds, after MPI_Init: for every slot of
  * Open MPI's mca_pml_base_module_t (src/compat/umr_ompi_compat.h lists

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * An unmodified MPI program (plain MPI, no pml/umr API) exercising the
  * point-to-point paths pml/umr interposes on. test_pml_umr.sh runs it with

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # bench_mpi_calls (the program contrib/passthrough-cost.sh runs under
 # callgrind) without valgrind: under ob1, pml/umr in front of ob1 (automatic

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # bench_mpi_ddt (the program contrib/run-mpi-bench.sh runs) on a few small
 # patterns, without timing anything: under ob1 it prints the ddt and pack

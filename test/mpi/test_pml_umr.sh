@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # pml/umr with real MPI jobs. The component is installed into a scratch
 # component directory (OMPI_MCA_mca_base_component_path=<scratch>:<Open

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # pml/umr in real mpirun jobs on the mlx5 engine, over the rdma-core model
 # on simulated hosts (contrib/mpirun-model.sh: libumr_verbs_model.so

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # pml/umr on the mlx5 engine over the rdma-core model: faults on the
 # zero-copy path mid-job, whose results depend on pml/umr falling back to

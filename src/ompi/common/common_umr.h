@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: what the Open MPI components over mlx5_umr share
  * (pml/umr now, osc/umr next), placed as Open MPI places code shared by

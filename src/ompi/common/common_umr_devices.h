@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Open MPI components over mlx5_umr: which mlx5_umr devices (md names)
  * become rails, from the MCA parameter pml_umr_devices. Plain C over UCT's

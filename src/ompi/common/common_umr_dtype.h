@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: MPI datatypes as layouts. The decoder's per-datatype
  * cache (src/mpi/decode: an MPI attribute, about 180 instructions a lookup)

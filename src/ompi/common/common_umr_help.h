@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: messages to users, Open MPI's way (opal_show_help with
  * help-*.txt files: help-mpi-pml-umr.txt, help-mpi-common-umr.txt). Each

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: registration cache and layout keys (see
  * common_umr_keys.h): a time-step loop registers its buffers once.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: peers. Which rail reaches each process (both must run
  * the same component build, in the same job: the modex of

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: progress. The components' zero-copy work that waits
  * (a receive whose get waits for its peer, a handshake message that

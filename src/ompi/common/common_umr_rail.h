@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * libmca_common_umr: rails. Loads the mlx5_umr UCT module, opens one rail
  * (md + iface) per engine it is given (common_umr_devices.h chooses them),

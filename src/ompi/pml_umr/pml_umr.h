@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: an Open MPI PML that sits in front of the PML Open MPI selects
  * (ob1, ucx, cm) the way pml/monitoring does, and moves eligible derived-

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: zero-copy or pass through (see pml_umr_choose.h), from measured
  * costs (pml_umr_cost.h): a message goes zero-copy only when its control

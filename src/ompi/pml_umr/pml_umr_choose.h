@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: the one decision whether a message moves zero-copy or goes to the
  * wrapped PML unchanged, from measured per-engine and per-PML costs

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr component: MCA parameters, and the interposition in front of the
  * PML that wins selection (the pml/monitoring pattern).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: cost model and costs file (see pml_umr_cost.h). Plain C, no MPI:
  * the component logs what mca_pml_umr_cost_load() reports.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: what a message costs, zero-copy through an engine or through the
  * wrapped PML, from measured constants (pml_umr_choose.c decides with it).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr receives hooked in place. A nonblocking receive that may match a
  * control message (capacity >= Z) is the wrapped PML's own request, handed

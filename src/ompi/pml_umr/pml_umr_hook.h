@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: the wrapped PML's own receive requests, hooked in place (see
  * pml_umr_hook.c for the states and where each assumption holds).

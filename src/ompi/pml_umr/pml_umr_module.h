@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr module: the function table installed in front of the wrapped PML
  * (pml_umr_module.c says which slots are pml/umr's), and the MPI_T

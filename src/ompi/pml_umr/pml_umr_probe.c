@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr probes: a probe must report a zero-copy message's real size, but
  * the wrapped PML only sees its Z-byte control message. So a probe that

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr probes and matched receives: a probe must report a zero-copy
  * message's real size, so a probed control message is taken out of the

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr: MPI_T performance variables pml_umr_<name> (the tests read
  * them): pml/umr's counters and those of the shared objects (common_umr.h).

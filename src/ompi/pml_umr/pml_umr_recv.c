@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr receive side: receives that may match a control message are
  * posted to the wrapped PML unchanged, behind a pml/umr request. When the

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr receives: receives that may match a control message are posted
  * to the wrapped PML unchanged, either hooked in place (pml_umr_hook.h) or

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr requests: the user-visible request of a zero-copy send and of a
  * receive that may match a control message. They are ompi_request_t's of

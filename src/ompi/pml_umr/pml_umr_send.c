@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr send side: pass-through test, zero-copy send (layout key + control
  * message through the wrapped PML), acknowledgements.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr sends: the pass-through test, the zero-copy send (a layout key
  * and a control message through the wrapped PML) and its acknowledgement.

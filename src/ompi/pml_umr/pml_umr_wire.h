@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * pml/umr on the wire: the control message that stands for a zero-copy
  * message, and the acknowledgement that completes its send. Plain C, no

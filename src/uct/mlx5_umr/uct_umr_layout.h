@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * Deprecated: the layout engine's former names. The layout engine is its own
  * library now (umr_layout.h, libumr_layout, prefix umr_layout_); this header

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr transport: endpoint hot-path helpers, shared by umr_ep.c,
  * umr_ep_rma.c and umr_ep_layout.c. Include from .c files only.

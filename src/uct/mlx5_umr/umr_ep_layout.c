@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr transport: layout operations over contiguous local memory
  * (uct_umr_ep_put_layout/get_layout, the extension API of uct_umr.h).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr transport: endpoint RMA operations (put/get zcopy, short, bcopy).
  * The posting path they share with the layout operations is in umr_ep.c.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr transport: the one place that turns a layout plan into configured
  * indirect keys (plan in, keys out, on a given QP).

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr transport: layout registration (uct_umr_mem_reg). A layout is
  * lowered to a plan of indirect keys, the keys come from the md's pool and

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr engine, mlx5 backend (rdma-core 44.0, 56.1, 65.0; what differs
  * between releases is in engine_mlx5_compat.h): internal objects.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr engine, mlx5 backend: the rdma-core releases it builds against,
  * and what differs between them, in one place. Fed by the configure probes

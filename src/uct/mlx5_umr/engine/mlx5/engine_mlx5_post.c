@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr engine, mlx5 backend: the data path. Posts UMR, LOCAL_INV and
  * RDMA work requests through the extended send API and polls completions.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr sw engine: the ops table. The backend is split like the mlx5 one:
  * engine_sw_dev.c (probe, devices), engine_sw_mem.c (memory regions and

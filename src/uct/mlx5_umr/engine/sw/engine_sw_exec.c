@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr sw engine: the "NIC". Executes queued work requests when the CQ
  * is polled, in QP order, and writes completions like an mlx5 RC QP would.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr sw engine: memory regions and indirect keys (entries of the key
  * table, engine_sw_key.c).

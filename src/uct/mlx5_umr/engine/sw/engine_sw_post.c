@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 /**
  * mlx5_umr sw engine: posting and polling. Posting only validates and queues;
  * the work is done by cq_poll (engine_sw_exec.c), like a NIC that runs while
