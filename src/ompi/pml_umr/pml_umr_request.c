@@ -206,9 +206,7 @@ int mca_pml_umr_request_wait_free(ompi_request_t **req,
 
     ompi_request_wait_completion(*req);
     rc = (*req)->req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = (*req)->req_status;
-    }
+    mca_pml_umr_status_copy(status, &(*req)->req_status);
     ompi_request_free(req);
     return rc;
 }

@@ -92,7 +92,21 @@ void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req);
  * state cleared. */
 void mca_pml_umr_request_restart(mca_pml_umr_request_t *req);
 
-/* Wait for *req, give its error (and status), free it. */
+/* The status of a single-completion call or a probe: every field but
+ * MPI_ERROR, which MPI leaves alone outside the multiple-completion calls
+ * (as Open MPI's own OMPI_COPY_STATUS(dst, src, false)). */
+static inline void mca_pml_umr_status_copy(ompi_status_public_t *dst,
+                                           const ompi_status_public_t *src)
+{
+    if (dst != MPI_STATUS_IGNORE) {
+        dst->MPI_SOURCE = src->MPI_SOURCE;
+        dst->MPI_TAG    = src->MPI_TAG;
+        dst->_ucount    = src->_ucount;
+        dst->_cancelled = src->_cancelled;
+    }
+}
+
+/* Wait for *req, give its error (and status but MPI_ERROR), free it. */
 int mca_pml_umr_request_wait_free(ompi_request_t **req,
                                   ompi_status_public_t *status);
 
