@@ -276,7 +276,7 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
 
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
 {
-    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
+    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(inner);
 
     req->inner_status = inner->req_status;
     if (!mca_pml_umr_recv_maybe_ctl(req->buf, req->count, req->dt,

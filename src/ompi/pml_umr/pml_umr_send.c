@@ -112,7 +112,7 @@ typedef struct mca_pml_umr_ack_slot {
  * carry the ack of any of our sends to that peer: the payload names it. */
 static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
 {
-    mca_pml_umr_ack_slot_t *slot = ireq->req_complete_cb_data;
+    mca_pml_umr_ack_slot_t *slot = mca_common_umr_cb_data_take(ireq);
     mca_pml_umr_request_t *req;
 
     mca_common_umr_reap_add(ireq);
@@ -172,7 +172,7 @@ static void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
 
 static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
 {
-    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
+    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(inner);
 
     if ((req->inner != NULL) &&
         (inner->req_status.MPI_ERROR != MPI_SUCCESS)) {
