@@ -112,6 +112,16 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     mca_pml_umr_recv_finish(req);
 }
 
+/* The packed bytes into a registered bounce buffer (unpacked by the
+ * convertor when the get is done). */
+static ucs_status_t mca_pml_umr_recv_bounce(mca_pml_umr_request_t *req)
+{
+    req->tmp = malloc(req->length);
+    return (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
+           mca_common_umr_mem_reg(req->peer->rail, req->tmp, req->length,
+                                  &req->memh);
+}
+
 static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
 {
     const umr_mpi_dtype_t *info = mca_common_umr_dtype_get(req->dt);
@@ -143,10 +153,7 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
                 req->memh = req->region->memh;
             }
         } else {
-            req->tmp = malloc(req->length);
-            status   = (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
-                       mca_common_umr_mem_reg(rail, req->tmp, req->length,
-                                              &req->memh);
+            status = mca_pml_umr_recv_bounce(req);
         }
         if (status != UCS_OK) {
             req->memh   = NULL;
@@ -170,6 +177,25 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         iov.count  = 1;
         status = uct_ep_get_zcopy(req->peer->ep, &iov, 1, 0, req->rkey,
                                   &req->comp);
+    }
+    if (OPAL_UNLIKELY(status == UCS_ERR_EXCEEDS_LIMIT) && (req->tmp == NULL)) {
+        /* ISSUE-18 RECEIVER FALLBACK (minimal; to become the receiver's
+         * decline message of the protocol): the receive layout is beyond
+         * the rail's key budget, found before any data moved. The data
+         * still comes, packed, through the bounce buffer. */
+        mca_common_umr_region_put(req->region);
+        req->region = NULL;
+        req->memh   = NULL;
+        status      = mca_pml_umr_recv_bounce(req);
+        if (status != UCS_OK) {
+            req->memh = NULL;
+            goto err_rkey;
+        }
+        MCA_PML_UMR_VERBOSE(20, "receive layout beyond the key budget: "
+                            "%lu bytes through a bounce buffer",
+                            (unsigned long)req->length);
+        mca_pml_umr_recv_get(req);
+        return;
     }
     if (status == UCS_INPROGRESS) {
         return;

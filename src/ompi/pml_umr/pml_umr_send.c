@@ -182,6 +182,39 @@ static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
     return 0;
 }
 
+/* Zero-copy was chosen, but nothing was sent yet and the message passes
+ * through: its layout key could not be made (rc OMPI_ERR_NOT_AVAILABLE:
+ * beyond the rail's key budget, or the key pool is dry) or the peer is not
+ * reachable. Counted once, in fallbacks, with one line a process. A layout
+ * over the budget stays over it: this type and count pass through from now
+ * on, without another try. */
+static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
+                                                     int rc)
+{
+    static int said;
+    mca_common_umr_dtype_slot_t *slot;
+    int e = req->peer->rail->is_sw ? 0 : 1;
+
+    ++mca_pml_umr.cnt.fallbacks;
+    if ((rc == OMPI_ERR_NOT_AVAILABLE) &&
+        (NULL != (slot = mca_common_umr_dtype_lookup(req->dt)))) {
+        slot->memo[e]       = 0;
+        slot->memo_count[e] = req->count;
+    }
+    if (!said) {
+        said = 1;
+        MCA_PML_UMR_VERBOSE(1, "rank %d: %s: falling back to pml %s for such "
+                            "messages (counted in fallbacks)",
+                            ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                            (rc == OMPI_ERR_NOT_AVAILABLE) ?
+                            "a layout beyond the key budget or the key pool "
+                            "(UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
+                            "a peer not reachable zero-copy",
+                            mca_pml_umr.real_component.pmlm_version.
+                            mca_component_name);
+    }
+}
+
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                   const umr_mpi_dtype_t *info)
 {
@@ -191,9 +224,10 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     int rc;
 
     /* the region and its layout key: registered once, reused */
-    if (mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
-                                    req->count, &req->region, &req->lkey) !=
-        OMPI_SUCCESS) {
+    rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
+                                     req->count, &req->region, &req->lkey);
+    if (rc != OMPI_SUCCESS) {
+        mca_pml_umr_send_fallback(req, rc);
         return OMPI_ERROR;
     }
     /* the endpoint, and its address while the peer is not connected */
@@ -226,6 +260,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                     req->comm, &req->inner);
     if (rc != OMPI_SUCCESS) {
         /* the posted ack slot stays: harmless, cancelled at the end */
+        ++mca_pml_umr.cnt.errors;
         req->error  = rc;
         req->inner  = NULL;
         req->events = 1;
@@ -238,6 +273,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     return OMPI_SUCCESS;
 
 err_dereg:
+    mca_pml_umr_send_fallback(req, OMPI_ERROR);
     mca_common_umr_lkey_release(req->region, req->lkey);
     req->lkey   = NULL;
     req->region = NULL;

@@ -196,17 +196,18 @@ static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
     return 0;
 }
 
-ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
-                                         unsigned num_mkeys)
+ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
+                                             unsigned num_mkeys,
+                                             ucs_log_level_t level)
 {
     if (ucs_likely(md->mkeys_reg + num_mkeys <= md->config.mkey_pool_size)) {
         return UCS_OK;
     }
 
-    ucs_error("mlx5_umr md %p: the layout needs %u indirect keys and layout "
-              "registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise "
-              "UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
-              num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
+    ucs_log(level, "mlx5_umr md %p: the layout needs %u indirect keys and "
+            "layout registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: "
+            "raise UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
+            num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
     return UCS_ERR_EXCEEDS_LIMIT;
 }
 

@@ -179,9 +179,18 @@ void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md,
                               uct_mlx5_umr_mkey_t *mkey);
 
 /* Can num_mkeys keys ever be taken at once, with the keys registrations
- * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged with the variable to raise. */
-ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
-                                         unsigned num_mkeys);
+ * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged at `level` (error, or debug
+ * for a caller that asked to hide errors) with the variable to raise. */
+ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
+                                             unsigned num_mkeys,
+                                             ucs_log_level_t level);
+
+static inline ucs_status_t
+uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md, unsigned num_mkeys)
+{
+    return uct_mlx5_umr_md_mkeys_check_log(md, num_mkeys,
+                                           UCS_LOG_LEVEL_ERROR);
+}
 
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_md_listener_t *listener);
