@@ -92,13 +92,31 @@ pool_of_one() {   # pml
 }
 
 # A misspelt variable: one warning a process that names the right one,
-# and the job runs as before.
+# and the job runs as before (mpi_test_env.sh sets
+# UCX_WARN_UNUSED_ENV_VARS=n, which silences it as it does UCP's).
 typo_warned() {   # pml
     local got
-    same count 2 "$1" UCX_MLX5_UMR_CACHESIZE=10 || return 1
+    same count 2 "$1" UCX_WARN_UNUSED_ENV_VARS=y UCX_MLX5_UMR_CACHESIZE=10 || return 1
     got=$out/umr-count-2-$1
-    [ "$(grep -c 'UCX_MLX5_UMR_CACHESIZE.*UCX_MLX5_UMR_CACHE_SIZE' "$got")" -eq 2 ] ||
+    [ "$(grep -c 'UCX_MLX5_UMR_CACHESIZE is not a variable of the mlx5_umr transport: did you mean UCX_MLX5_UMR_CACHE_SIZE?' "$got")" -eq 2 ] ||
         { grep "CACHESIZE" "$got"; echo "not one warning a process"; return 1; }
+}
+
+# The transport warns by itself (ucx_info, ucx_perftest: no pml/umr): once,
+# for each unknown variable, naming a close one only when there is one; a
+# known name, or UCX_WARN_UNUSED_ENV_VARS=n, gives no warning.
+typo_warned_by_transport() {
+    local o env=(LD_PRELOAD="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+                 UCX_MLX5_UMR_ENGINE=sw UCX_MLX5_UMR_CACHE_SIZE=10)
+    o=$(env "${env[@]}" UCX_WARN_UNUSED_ENV_VARS=y UCX_MLX5_UMR_PACKTHRESH=3 \
+        UCX_MLX5_UMR_XYZZY=1 ucx_info -d 2>&1)
+    grep -q "Transport: mlx5_umr" <<<"$o" || { echo "no mlx5_umr in ucx_info -d"; return 1; }
+    [ "$(grep -c 'UCX_MLX5_UMR_PACKTHRESH is not a variable of the mlx5_umr transport: did you mean UCX_MLX5_UMR_PACK_THRESH?$' <<<"$o")" -eq 1 ] &&
+        [ "$(grep -c 'UCX_MLX5_UMR_XYZZY is not a variable of the mlx5_umr transport$' <<<"$o")" -eq 1 ] &&
+        [ "$(grep -c 'is not a variable of the mlx5_umr' <<<"$o")" -eq 2 ] ||
+        { grep WARN <<<"$o"; return 1; }
+    o=$(env "${env[@]}" UCX_WARN_UNUSED_ENV_VARS=n UCX_MLX5_UMR_PACKTHRESH=3 ucx_info -d 2>&1)
+    ! grep "is not a variable" <<<"$o"
 }
 
 for pml in ob1 ucx; do
@@ -112,6 +130,7 @@ for pml in ob1 ucx; do
     check "counters_pool_of_one_np2_${pml}" pool_of_one "$pml"
     check "typo_warned_np2_${pml}" typo_warned "$pml"
 done
+check typo_warned_by_transport typo_warned_by_transport
 # the size at which MPI_Alltoallv over ucx crashed (a persistent receive
 # started through pml/umr)
 check persist_np10_ucx same persist 10 ucx

@@ -123,6 +123,7 @@ ucs_status_t uct_mlx5_umr_query_md_resources(uct_component_t *component,
     unsigned i, num = 0;
     int engine;
 
+    uct_mlx5_umr_config_check_env(component);
     /* The engine choice is a md config variable, read here too so that the
      * resource list (one md per engine device) follows it. */
     status = uct_md_config_read(component, NULL, NULL, &md_config);
@@ -640,6 +641,8 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     uct_mlx5_umr_md_t *md;
     ucs_status_t status;
 
+    /* (also here: a caller may open the sw md by name, without a query) */
+    uct_mlx5_umr_config_check_env(component);
     md = ucs_calloc(1, sizeof(*md), "mlx5_umr md");
     if (md == NULL) {
         return UCS_ERR_NO_MEMORY;

@@ -209,6 +209,10 @@ void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
 /* Free a memory handle and everything it holds. */
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh);
 
+/* Warn once a process about a UCX_MLX5_UMR_* variable that no table of
+ * `component` knows, naming the closest one (umr_config_check.c). */
+void uct_mlx5_umr_config_check_env(uct_component_t *component);
+
 /* Engine device name of an md resource name (they are equal). */
 const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name);
 
