@@ -55,9 +55,14 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
     if (ack == NULL) {
         return;
     }
-    ack->sreq  = req->ctl.sreq;
+    if (req->step == MCA_PML_UMR_STEP_TRUNC) {
+        ack->sreq = MCA_PML_UMR_ACK_BY_TAG;
+        ack->tag  = req->tag;
+    } else {
+        ack->sreq = req->ctl.sreq;
+        ack->tag  = 0;
+    }
     ack->error = (req->error == MPI_ERR_TRUNCATE) ? MPI_SUCCESS : req->error;
-    ack->pad   = 0;
     if (mca_pml_umr.real.pml_isend(ack, sizeof(*ack), &ompi_mpi_byte.dt,
                                    req->peer->world_rank, MCA_PML_UMR_TAG_ACK,
                                    MCA_PML_BASE_SEND_STANDARD,
@@ -224,30 +229,77 @@ err:
 
 /* A receive too small for a control message was truncated: if it was one,
  * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
- * receiver's error only). A nonblocking receive of less than Z bytes is not
- * checked: such a truncated zero-copy send does not complete. */
+ * receiver's error only). Where the message's first bytes are in the
+ * buffer (ob1) they name the send; where they are not (pml ucx delivers
+ * nothing of a truncated message) and the message had exactly Z bytes, the
+ * sender is released by tag (pml_umr_wire.h). `buf` NULL: nothing to
+ * read. Called from a completion callback too, so the ack by tag is sent
+ * from progress. */
 static UCS_F_NOINLINE void
 mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
                            ompi_communicator_t *comm,
                            const ompi_status_public_t *status)
 {
+    mca_common_umr_peer_t *peer = mca_common_umr_peer_get(comm,
+                                                          status->MPI_SOURCE);
+    size_t capacity = (buf == NULL) ? 0 : dt->super.size * count;
     mca_pml_umr_request_t *req;
-    size_t capacity = dt->super.size * count;
 
-    if (capacity < offsetof(mca_pml_umr_ctl_t, length) ||
+    if ((peer == NULL) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
                                                   comm, NULL, 0, NULL, 0,
-                                                  0)))) {
+                                                  status->MPI_TAG)))) {
         return;
     }
-    req->peer = mca_common_umr_peer_get(comm, status->MPI_SOURCE);
-    mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
-    if ((req->peer != NULL) && mca_pml_umr_ctl_is_magic(&req->ctl)) {
-        req->error = MPI_SUCCESS;
-        mca_pml_umr_recv_ack(req);
+    req->peer = peer;
+    if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
+        mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
+        if (mca_pml_umr_ctl_is_magic(&req->ctl)) {
+            mca_pml_umr_recv_ack(req);
+            req->free_called = 1;
+            mca_pml_umr_request_mpi_complete(req);
+            return;
+        }
     }
-    req->free_called = 1;
-    mca_pml_umr_request_mpi_complete(req);
+    if (status->_ucount != MCA_PML_UMR_CTL_SIZE) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req);
+        return;
+    }
+    req->step = MCA_PML_UMR_STEP_TRUNC;
+    mca_common_umr_progress_ref(1);
+    mca_common_umr_work_post(&req->work);
+}
+
+/* A nonblocking receive of a derived datatype too small for a control
+ * message completed: if truncated, maybe a control message (above). */
+static int mca_pml_umr_recv_watch_cb(ompi_request_t *r)
+{
+    if (OPAL_UNLIKELY(r->req_status.MPI_ERROR == MPI_ERR_TRUNCATE) &&
+        (r->req_status._ucount == MCA_PML_UMR_CTL_SIZE)) {
+        mca_pml_umr_recv_truncated(NULL, 0, NULL, r->req_mpi_object.comm,
+                                   &r->req_status);
+    }
+    return 0;
+}
+
+/* Such a receive, watched: its completion callback is set, so only where
+ * the caller leaves it alone (the tags of mca_pml_umr_recv_inplace_ok). A
+ * contiguous receive is not watched (its cost would be every small
+ * message's): a control message truncated into one still keeps its sender
+ * waiting. */
+static UCS_F_NOINLINE int
+mca_pml_umr_irecv_watch(void *buf, size_t count, ompi_datatype_t *dt, int src,
+                        int tag, ompi_communicator_t *comm,
+                        ompi_request_t **request)
+{
+    int rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
+                                        request);
+
+    if (rc == OMPI_SUCCESS) {
+        ompi_request_set_callback(*request, mca_pml_umr_recv_watch_cb, NULL);
+    }
+    return rc;
 }
 
 /* The next step of a receive (in progress, or at once for a blocking one). */
@@ -255,6 +307,13 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
 {
     int rc;
 
+    if (OPAL_UNLIKELY(req->step == MCA_PML_UMR_STEP_TRUNC)) {
+        mca_pml_umr_recv_ack(req);
+        mca_common_umr_progress_ref(-1);
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req);
+        return;
+    }
     if (req->step == MCA_PML_UMR_STEP_CLASSIFY) {
         req->peer = mca_common_umr_peer_get(req->comm,
                                             req->inner_status.MPI_SOURCE);
@@ -423,8 +482,13 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
     /* tail calls only: no stack frame on the way to the wrapped PML */
     if (OPAL_LIKELY(mca_pml_umr.stash_count == 0)) {
         if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
-            return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
-                                              request);
+            if (OPAL_LIKELY(dt->super.flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) ||
+                (tag <= MCA_COLL_BASE_TAG_NONBLOCKING_BASE)) {
+                return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag,
+                                                  comm, request);
+            }
+            return mca_pml_umr_irecv_watch(buf, count, dt, src, tag, comm,
+                                           request);
         }
         if (OPAL_LIKELY(mca_pml_umr_recv_inplace_ok(tag))) {
             return mca_pml_umr_hook_irecv(buf, count, dt, src, tag, comm,

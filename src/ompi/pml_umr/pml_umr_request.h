@@ -21,7 +21,9 @@ BEGIN_C_DECLS
 enum {
     MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
     MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
-    MCA_PML_UMR_STEP_GET             /* connected: post the get */
+    MCA_PML_UMR_STEP_GET,            /* connected: post the get */
+    MCA_PML_UMR_STEP_TRUNC           /* a control message was truncated
+                                        unseen: release its sender by tag */
 };
 
 enum {
@@ -35,6 +37,8 @@ struct mca_pml_umr_request {
     ompi_request_t        super;
     mca_common_umr_work_t work;       /* receive: its next step, in progress
                                          or waiting for the peer */
+    ucs_list_link_t       pending;    /* zero-copy send: among those waiting
+                                         for their ack (pml_umr_send.c) */
     int                   kind;
     int                   free_called;
     int                   mpi_done;   /* being MPI-completed: the caller's

@@ -105,8 +105,37 @@ static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
 
 typedef struct mca_pml_umr_ack_slot {
     ompi_request_t    *req;
+    int               rank;       /* the peer's rank in MPI_COMM_WORLD */
     mca_pml_umr_ack_t ack;
 } mca_pml_umr_ack_slot_t;
+
+/* zero-copy sends waiting for their ack, oldest first */
+static UCS_LIST_HEAD(mca_pml_umr_sends_pending);
+
+/* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` with
+ * `tag` that waits, or NULL when there are none or several (the receiver
+ * cannot say which: that sender keeps waiting, as before). */
+static UCS_F_NOINLINE mca_pml_umr_request_t *
+mca_pml_umr_send_by_tag(int rank, int tag)
+{
+    mca_pml_umr_request_t *req, *found = NULL;
+    int n = 0;
+
+    ucs_list_for_each(req, &mca_pml_umr_sends_pending, pending) {
+        if ((req->peer->world_rank == rank) && (req->tag == tag)) {
+            found = req;
+            ++n;
+        }
+    }
+    if (n != 1) {
+        MCA_PML_UMR_VERBOSE(1, "a truncated control message from rank %d "
+                            "(tag %d) matches %d zero-copy sends of rank %d",
+                            rank, tag, n,
+                            ompi_comm_rank(&ompi_mpi_comm_world.comm));
+        return NULL;
+    }
+    return found;
+}
 
 /* Acks from one peer are matched in arrival order, so any posted slot may
  * carry the ack of any of our sends to that peer: the payload names it. */
@@ -117,11 +146,16 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
 
     mca_common_umr_reap_add(ireq);
     if (!ireq->req_status._cancelled) {
-        req = (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
-        if (slot->ack.error != MPI_SUCCESS) {
-            req->error = slot->ack.error;
+        req = (slot->ack.sreq == MCA_PML_UMR_ACK_BY_TAG) ?
+              mca_pml_umr_send_by_tag(slot->rank, slot->ack.tag) :
+              (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
+        if (req != NULL) {
+            ucs_list_del(&req->pending);
+            if (slot->ack.error != MPI_SUCCESS) {
+                req->error = slot->ack.error;
+            }
+            mca_pml_umr_send_event(req);
         }
-        mca_pml_umr_send_event(req);
     }
     free(slot);
     return 0;
@@ -135,6 +169,7 @@ static int mca_pml_umr_ack_post(mca_common_umr_peer_t *peer)
     if (slot == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    slot->rank = peer->world_rank;
     rc = mca_pml_umr.real.pml_irecv(&slot->ack, sizeof(slot->ack),
                                     &ompi_mpi_byte.dt, peer->world_rank,
                                     MCA_PML_UMR_TAG_ACK,
@@ -251,6 +286,8 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         goto err_dereg;
     }
     req->events = 2;
+    /* waiting for its ack from now: the ack may come inside the isend */
+    ucs_list_add_tail(&mca_pml_umr_sends_pending, &req->pending);
     rc = mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
                                     &ompi_mpi_byte.dt, req->peer_rank,
                                     req->tag,
@@ -260,6 +297,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                     req->comm, &req->inner);
     if (rc != OMPI_SUCCESS) {
         /* the posted ack slot stays: harmless, cancelled at the end */
+        ucs_list_del(&req->pending);
         ++mca_pml_umr.cnt.errors;
         req->error  = rc;
         req->inner  = NULL;
