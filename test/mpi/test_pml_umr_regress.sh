@@ -134,4 +134,7 @@ check typo_warned_by_transport typo_warned_by_transport
 # the size at which MPI_Alltoallv over ucx crashed (a persistent receive
 # started through pml/umr)
 check persist_np10_ucx same persist 10 ucx
+# and the size at which MPI_Allgatherv aborted (np 4 above)
+check colls_np10_ob1 same colls 10 ob1
+check colls_np10_ucx same colls 10 ucx
 finish
