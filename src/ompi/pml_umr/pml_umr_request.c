@@ -143,6 +143,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->events                    = 0;
     req->passthrough               = 0;
     req->in_place                  = 0;
+    req->step                      = 0;
     req->buf                       = buf;
     req->count                     = count;
     req->dt                        = dt;

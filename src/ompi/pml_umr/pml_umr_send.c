@@ -330,10 +330,13 @@ mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_common_umr_peer_t *peer;
 
     peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
-                                                  comm, (void*)buf, count, dt,
-                                                  dst, tag)))) {
+    if (peer == NULL) {
+        return NULL;
+    }
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false, comm,
+                                    (void*)buf, count, dt, dst, tag);
+    if (req == NULL) {
+        ++mca_pml_umr.cnt.fallbacks;   /* chosen, and counted once */
         return NULL;
     }
     req->mode = mode;
