@@ -261,7 +261,11 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
             return;
         }
     }
-    if (status->_ucount != MCA_PML_UMR_CTL_SIZE) {
+    /* ob1 delivers the first bytes: without the magic, it was data */
+    if ((status->_ucount != MCA_PML_UMR_CTL_SIZE) ||
+        ((capacity >= sizeof(req->ctl.magic)) &&
+         !strcmp(mca_pml_umr.real_component.pmlm_version.mca_component_name,
+                 "ob1"))) {
         req->free_called = 1;
         mca_pml_umr_request_mpi_complete(req);
         return;
