@@ -106,7 +106,8 @@ typo_warned() {   # pml
 # for each unknown variable, naming a close one only when there is one; a
 # known name, or UCX_WARN_UNUSED_ENV_VARS=n, gives no warning.
 typo_warned_by_transport() {
-    local o env=(LD_PRELOAD="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+    # (sanitizer builds: their runtimes first, contrib/run-sanitizers.sh)
+    local o env=(LD_PRELOAD="${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
                  UCX_MLX5_UMR_ENGINE=sw UCX_MLX5_UMR_CACHE_SIZE=10)
     o=$(env "${env[@]}" UCX_WARN_UNUSED_ENV_VARS=y UCX_MLX5_UMR_PACKTHRESH=3 \
         UCX_MLX5_UMR_XYZZY=1 ucx_info -d 2>&1)
