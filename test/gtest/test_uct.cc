@@ -1710,7 +1710,35 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
         EXPECT_EQ(0, comp.fired);
     }
 
-    /* one registration gone: the put gets its key */
+    {
+        /* a caller that falls back (pml/umr) asks for no error line: the
+         * same dry pool, and a layout beyond max_keys (the pool's 8), are
+         * only the status */
+        log_capture log;
+        uct_mem_h more;
+        std::vector<size_t> lens(9 * 52 + 1, 8);
+        std::vector<ptrdiff_t> displs(lens.size());
+        for (size_t i = 0; i < displs.size(); ++i) {
+            displs[i] = 24 * i + 8 * (i % 2);   /* no regular stride */
+        }
+        umr_layout_t *many;
+        ASSERT_UCS_OK(umr_layout_indexed(lens.size(), lens.data(),
+                                         displs.data(), NULL, &many));
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &more));
+        ASSERT_UCS_OK(m_s.dereg(regs.back()));
+        regs.pop_back();
+        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+                  uct_umr_mem_reg(m_s.md, buf.data(), many, 1,
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &more));
+        EXPECT_TRUE(log.lines.empty())
+                << log.lines.size() << " lines, the first: "
+                << (log.lines.empty() ? "" : log.lines[0]);
+        umr_layout_free(many);
+    }
+
+    /* one more registration gone: the put gets its key */
     ASSERT_UCS_OK(m_s.dereg(regs.back()));
     regs.pop_back();
     put_layout_checked(memh, buf, face);

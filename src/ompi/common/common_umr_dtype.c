@@ -81,6 +81,15 @@ mca_common_umr_dtype_slot_t *mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
         ((mca_common_umr_dtype_state < 0) || !mca_common_umr_dtype_open())) {
         return NULL;
     }
+    /* A type Open MPI built itself (the collectives' indexed types of a
+     * receive buffer) has no construction arguments: MPI_Type_get_envelope
+     * would raise MPI_ERR_INTERN through MPI_COMM_WORLD's error handler
+     * and abort the job. Such a type passes through (its receive goes
+     * through a bounce buffer); predefined types have none either and are
+     * never decoded. */
+    if (OPAL_UNLIKELY(dt->args == NULL) && !ompi_datatype_is_predefined(dt)) {
+        return NULL;
+    }
     info = umr_mpi_dtype_get(dt);
     if (info == NULL) {
         return NULL;

@@ -204,6 +204,7 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
     mca_common_umr_rail_t *rail = region->rail;
     mca_common_umr_lkey_t *lkey;
     ucs_status_t status;
+    int rc = OMPI_ERROR;
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
@@ -235,10 +236,15 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
     if (status != UCS_OK) {
         goto err_free;
     }
-    status = uct_umr_mem_reg(rail->md, base, layout, count, 0, &lkey->memh);
+    /* a layout beyond the key budget, or a dry key pool, is a status the
+     * caller falls back on, not an error line */
+    status = uct_umr_mem_reg(rail->md, base, layout, count,
+                             UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
     if (status != UCS_OK) {
         MCA_COMMON_UMR_VERBOSE(10, "layout registration failed (%s)",
                                ucs_status_string(status));
+        rc = (status == UCS_ERR_EXCEEDS_LIMIT) ? OMPI_ERR_NOT_AVAILABLE :
+                                                 OMPI_ERROR;
         goto err_layout;
     }
     status = uct_md_mkey_pack(rail->md, lkey->memh, lkey->rkey);
@@ -260,7 +266,7 @@ err_layout:
     umr_layout_free(lkey->layout);
 err_free:
     free(lkey);
-    return OMPI_ERROR;
+    return rc;
 }
 
 void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey)
@@ -286,17 +292,18 @@ int mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                                 mca_common_umr_region_t **region_p,
                                 mca_common_umr_lkey_t **lkey_p)
 {
+    int rc;
+
     if (mca_common_umr_region_acquire(rail, base, layout, count, region_p) !=
         OMPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    if (mca_common_umr_lkey_get(*region_p, base, layout, count, lkey_p) !=
-        OMPI_SUCCESS) {
+    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, lkey_p);
+    if (rc != OMPI_SUCCESS) {
         mca_common_umr_region_put(*region_p);
         *region_p = NULL;
-        return OMPI_ERROR;
     }
-    return OMPI_SUCCESS;
+    return rc;
 }
 
 void mca_common_umr_lkey_release(mca_common_umr_region_t *region,

@@ -75,7 +75,9 @@ mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                               mca_common_umr_region_t **region_p);
 
 /* That region and the layout key of (base, layout, count) over it, held
- * until mca_common_umr_lkey_release: what a zero-copy send registers. */
+ * until mca_common_umr_lkey_release: what a zero-copy send registers.
+ * OMPI_ERR_NOT_AVAILABLE: the layout is beyond the rail's key budget or
+ * the key pool is dry (nothing logged: the caller falls back). */
 OMPI_DECLSPEC int
 mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                             const umr_layout_t *layout, size_t count,

@@ -193,7 +193,7 @@ static void mca_common_umr_peer_event(mca_common_umr_peer_t *peer)
  * inside the wrapped PML: it only queues the event for progress. */
 static int mca_common_umr_handshake_cb(ompi_request_t *req)
 {
-    mca_common_umr_peer_t *peer = req->req_complete_cb_data;
+    mca_common_umr_peer_t *peer = mca_common_umr_cb_data_take(req);
 
     if (!req->req_status._cancelled) {
         if (req == peer->conn_req) {

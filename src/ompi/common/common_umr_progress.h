@@ -48,6 +48,19 @@ OMPI_DECLSPEC void mca_common_umr_event_post(mca_common_umr_work_t *event);
 /* Internal requests are freed outside their completion callbacks, in
  * progress, once complete (with `buf`, if not NULL). */
 OMPI_DECLSPEC void mca_common_umr_reap_add(ompi_request_t *req);
+
+/* The argument of a completion callback set on a wrapped PML's request
+ * (ompi_request_set_callback), taken: the field is cleared, because
+ * ompi_request_complete() clears only the callback, and pml ucx reads the
+ * field of its recycled UCP requests as its persistent request's (a stale
+ * pointer there crashed mca_pml_ucx_precv_completion). */
+static inline void *mca_common_umr_cb_data_take(ompi_request_t *req)
+{
+    void *data = req->req_complete_cb_data;
+
+    req->req_complete_cb_data = NULL;
+    return data;
+}
 OMPI_DECLSPEC void mca_common_umr_reap_add_buf(ompi_request_t *req, void *buf);
 /* Free the completed ones now. */
 OMPI_DECLSPEC void mca_common_umr_reap(void);

@@ -71,6 +71,8 @@ typedef struct mca_pml_umr_counters {
     uint64_t escapes;           /* magic-leading Z-byte messages sent zcopy */
     uint64_t recv_checked;      /* receives >= Z bytes hooked */
     uint64_t passthrough_sends; /* candidate sends passed through */
+    uint64_t fallbacks;         /* sends chosen zero-copy that passed
+                                   through (keys, connection) */
     uint64_t errors;
     uint64_t recv_inplace;      /* control messages that arrived in a
                                    hooked request of the wrapped PML */

@@ -277,13 +277,14 @@ static int mca_pml_umr_counters_print(void)
                     "zcopy_bytes %lu escapes %lu recv_checked %lu "
                     "passthrough_sends %lu connects %lu reg_hits %lu "
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
-                    "keys_live %lu errors %lu stash %d inplace %lu",
+                    "keys_live %lu errors %lu stash %d inplace %lu "
+                    "fallbacks %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
                     s->reg_hits, s->reg_misses, s->lkey_hits, s->lkey_misses,
                     s->keys_live, c->errors + s->errors,
-                    mca_pml_umr.stash_count, c->recv_inplace);
+                    mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks);
     }
     return OMPI_SUCCESS;
 }

@@ -144,8 +144,8 @@ static int mca_pml_umr_probe_passes(int rc, int matched,
         (mca_common_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
         return 0;
     }
-    if ((rc == OMPI_SUCCESS) && matched && (status != MPI_STATUS_IGNORE)) {
-        *status = *st;
+    if ((rc == OMPI_SUCCESS) && matched) {
+        mca_pml_umr_status_copy(status, st);
     }
     return 1;
 }
@@ -168,9 +168,7 @@ int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
         }
     }
     *matched = 1;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = e->status;
-    }
+    mca_pml_umr_status_copy(status, &e->status);
     return OMPI_SUCCESS;
 }
 
@@ -245,9 +243,7 @@ int mca_pml_umr_improbe(int src, int tag, ompi_communicator_t *comm,
         }
     }
     *matched = 1;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = e->status;
-    }
+    mca_pml_umr_status_copy(status, &e->status);
     *message = mca_pml_umr_msg_wrap(e);
     return (*message != NULL) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }

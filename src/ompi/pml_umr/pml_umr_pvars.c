@@ -48,6 +48,8 @@ void mca_pml_umr_pvars_register(void)
                          "Receives large enough to match a control message"),
         MCA_PML_UMR_PVAR(passthrough_sends,
                          "Derived-datatype sends passed through"),
+        MCA_PML_UMR_PVAR(fallbacks, "Sends chosen zero-copy that passed "
+                         "through (layout keys, connection)"),
         {"keys_live", "Memory registrations alive now",
          &mca_common_umr.cnt.keys_live, MCA_BASE_PVAR_CLASS_LEVEL},
         {"errors", "Zero-copy transfers that failed", NULL,

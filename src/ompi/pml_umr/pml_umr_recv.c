@@ -59,9 +59,14 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
     if (ack == NULL) {
         return;
     }
-    ack->sreq  = req->ctl.sreq;
+    if (req->step == MCA_PML_UMR_STEP_TRUNC) {
+        ack->sreq = MCA_PML_UMR_ACK_BY_TAG;
+        ack->tag  = req->tag;
+    } else {
+        ack->sreq = req->ctl.sreq;
+        ack->tag  = 0;
+    }
     ack->error = (req->error == MPI_ERR_TRUNCATE) ? MPI_SUCCESS : req->error;
-    ack->pad   = 0;
     if (mca_pml_umr.real.pml_isend(ack, sizeof(*ack), &ompi_mpi_byte.dt,
                                    req->peer->world_rank, MCA_PML_UMR_TAG_ACK,
                                    MCA_PML_BASE_SEND_STANDARD,
@@ -116,6 +121,16 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     mca_pml_umr_recv_finish(req);
 }
 
+/* The packed bytes into a registered bounce buffer (unpacked by the
+ * convertor when the get is done). */
+static ucs_status_t mca_pml_umr_recv_bounce(mca_pml_umr_request_t *req)
+{
+    req->tmp = malloc(req->length);
+    return (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
+           mca_common_umr_mem_reg(req->peer->rail, req->tmp, req->length,
+                                  &req->memh);
+}
+
 static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
 {
     const umr_mpi_dtype_t *info = mca_common_umr_dtype_get(req->dt);
@@ -147,10 +162,7 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
                 req->memh = req->region->memh;
             }
         } else {
-            req->tmp = malloc(req->length);
-            status   = (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
-                       mca_common_umr_mem_reg(rail, req->tmp, req->length,
-                                              &req->memh);
+            status = mca_pml_umr_recv_bounce(req);
         }
         if (status != UCS_OK) {
             req->memh   = NULL;
@@ -174,6 +186,25 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         iov.count  = 1;
         status = uct_ep_get_zcopy(req->peer->ep, &iov, 1, 0, req->rkey,
                                   &req->comp);
+    }
+    if (OPAL_UNLIKELY(status == UCS_ERR_EXCEEDS_LIMIT) && (req->tmp == NULL)) {
+        /* ISSUE-18 RECEIVER FALLBACK (minimal; to become the receiver's
+         * decline message of the protocol): the receive layout is beyond
+         * the rail's key budget, found before any data moved. The data
+         * still comes, packed, through the bounce buffer. */
+        mca_common_umr_region_put(req->region);
+        req->region = NULL;
+        req->memh   = NULL;
+        status      = mca_pml_umr_recv_bounce(req);
+        if (status != UCS_OK) {
+            req->memh = NULL;
+            goto err_rkey;
+        }
+        MCA_PML_UMR_VERBOSE(20, "receive layout beyond the key budget: "
+                            "%lu bytes through a bounce buffer",
+                            (unsigned long)req->length);
+        mca_pml_umr_recv_get(req);
+        return;
     }
     if (status == UCS_INPROGRESS) {
         return;
@@ -202,30 +233,81 @@ err:
 
 /* A receive too small for a control message was truncated: if it was one,
  * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
- * receiver's error only). A nonblocking receive of less than Z bytes is not
- * checked: such a truncated zero-copy send does not complete. */
+ * receiver's error only). Where the message's first bytes are in the
+ * buffer (ob1) they name the send; where they are not (pml ucx delivers
+ * nothing of a truncated message) and the message had exactly Z bytes, the
+ * sender is released by tag (pml_umr_wire.h). `buf` NULL: nothing to
+ * read. Called from a completion callback too, so the ack by tag is sent
+ * from progress. */
 static UCS_F_NOINLINE void
 mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
                            ompi_communicator_t *comm,
                            const ompi_status_public_t *status)
 {
+    mca_common_umr_peer_t *peer = mca_common_umr_peer_get(comm,
+                                                          status->MPI_SOURCE);
+    size_t capacity = (buf == NULL) ? 0 : dt->super.size * count;
     mca_pml_umr_request_t *req;
-    size_t capacity = dt->super.size * count;
 
-    if (capacity < offsetof(mca_pml_umr_ctl_t, length) ||
+    if ((peer == NULL) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
                                                   comm, NULL, 0, NULL, 0,
-                                                  0)))) {
+                                                  status->MPI_TAG)))) {
         return;
     }
-    req->peer = mca_common_umr_peer_get(comm, status->MPI_SOURCE);
-    mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
-    if ((req->peer != NULL) && mca_pml_umr_ctl_is_magic(&req->ctl)) {
-        req->error = MPI_SUCCESS;
-        mca_pml_umr_recv_ack(req);
+    req->peer = peer;
+    if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
+        mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
+        if (mca_pml_umr_ctl_is_magic(&req->ctl)) {
+            mca_pml_umr_recv_ack(req);
+            req->free_called = 1;
+            mca_pml_umr_request_mpi_complete(req);
+            return;
+        }
     }
-    req->free_called = 1;
-    mca_pml_umr_request_mpi_complete(req);
+    /* ob1 delivers the first bytes: without the magic, it was data */
+    if ((status->_ucount != MCA_PML_UMR_CTL_SIZE) ||
+        ((capacity >= sizeof(req->ctl.magic)) &&
+         !strcmp(mca_pml_umr.real_component.pmlm_version.mca_component_name,
+                 "ob1"))) {
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req);
+        return;
+    }
+    req->step = MCA_PML_UMR_STEP_TRUNC;
+    mca_common_umr_progress_ref(1);
+    mca_common_umr_work_post(&req->work);
+}
+
+/* A nonblocking receive of a derived datatype too small for a control
+ * message completed: if truncated, maybe a control message (above). */
+static int mca_pml_umr_recv_watch_cb(ompi_request_t *r)
+{
+    if (OPAL_UNLIKELY(r->req_status.MPI_ERROR == MPI_ERR_TRUNCATE) &&
+        (r->req_status._ucount == MCA_PML_UMR_CTL_SIZE)) {
+        mca_pml_umr_recv_truncated(NULL, 0, NULL, r->req_mpi_object.comm,
+                                   &r->req_status);
+    }
+    return 0;
+}
+
+/* Such a receive, watched: its completion callback is set, so only where
+ * the caller leaves it alone (the tags of mca_pml_umr_recv_inplace_ok). A
+ * contiguous receive is not watched (its cost would be every small
+ * message's): a control message truncated into one still keeps its sender
+ * waiting. */
+static UCS_F_NOINLINE int
+mca_pml_umr_irecv_watch(void *buf, size_t count, ompi_datatype_t *dt, int src,
+                        int tag, ompi_communicator_t *comm,
+                        ompi_request_t **request)
+{
+    int rc = mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
+                                        request);
+
+    if (rc == OMPI_SUCCESS) {
+        ompi_request_set_callback(*request, mca_pml_umr_recv_watch_cb, NULL);
+    }
+    return rc;
 }
 
 /* The next step of a receive (in progress, or at once for a blocking one). */
@@ -233,6 +315,13 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
 {
     int rc;
 
+    if (OPAL_UNLIKELY(req->step == MCA_PML_UMR_STEP_TRUNC)) {
+        mca_pml_umr_recv_ack(req);
+        mca_common_umr_progress_ref(-1);
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req);
+        return;
+    }
     if (req->step == MCA_PML_UMR_STEP_CLASSIFY) {
         req->peer = mca_common_umr_peer_get(req->comm,
                                             req->inner_status.MPI_SOURCE);
@@ -280,7 +369,7 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
 
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
 {
-    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
+    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(inner);
 
     req->inner_status = inner->req_status;
     if (!mca_pml_umr_recv_maybe_ctl(req->buf, req->count, req->dt,
@@ -401,8 +490,13 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
     /* tail calls only: no stack frame on the way to the wrapped PML */
     if (OPAL_LIKELY(mca_pml_umr.stash_count == 0)) {
         if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
-            return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag, comm,
-                                              request);
+            if (OPAL_LIKELY(dt->super.flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) ||
+                (tag <= MCA_COLL_BASE_TAG_NONBLOCKING_BASE)) {
+                return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag,
+                                                  comm, request);
+            }
+            return mca_pml_umr_irecv_watch(buf, count, dt, src, tag, comm,
+                                           request);
         }
         if (OPAL_LIKELY(mca_pml_umr_recv_inplace_ok(tag))) {
             return mca_pml_umr_hook_irecv(buf, count, dt, src, tag, comm,

@@ -147,6 +147,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->events                    = 0;
     req->passthrough               = 0;
     req->in_place                  = 0;
+    req->step                      = 0;
     req->buf                       = buf;
     req->count                     = count;
     req->dt                        = dt;
@@ -210,9 +211,7 @@ int mca_pml_umr_request_wait_free(ompi_request_t **req,
 
     ompi_request_wait_completion(*req);
     rc = (*req)->req_status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = (*req)->req_status;
-    }
+    mca_pml_umr_status_copy(status, &(*req)->req_status);
     ompi_request_free(req);
     return rc;
 }

@@ -25,7 +25,9 @@ BEGIN_C_DECLS
 enum {
     MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
     MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
-    MCA_PML_UMR_STEP_GET             /* connected: post the get */
+    MCA_PML_UMR_STEP_GET,            /* connected: post the get */
+    MCA_PML_UMR_STEP_TRUNC           /* a control message was truncated
+                                        unseen: release its sender by tag */
 };
 
 enum {
@@ -39,6 +41,8 @@ struct mca_pml_umr_request {
     ompi_request_t        super;
     mca_common_umr_work_t work;       /* receive: its next step, in progress
                                          or waiting for the peer */
+    ucs_list_link_t       pending;    /* zero-copy send: among those waiting
+                                         for their ack (pml_umr_send.c) */
     int                   kind;
     int                   free_called;
     int                   mpi_done;   /* being MPI-completed: the caller's
@@ -96,7 +100,21 @@ void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req);
  * state cleared. */
 void mca_pml_umr_request_restart(mca_pml_umr_request_t *req);
 
-/* Wait for *req, give its error (and status), free it. */
+/* The status of a single-completion call or a probe: every field but
+ * MPI_ERROR, which MPI leaves alone outside the multiple-completion calls
+ * (as Open MPI's own OMPI_COPY_STATUS(dst, src, false)). */
+static inline void mca_pml_umr_status_copy(ompi_status_public_t *dst,
+                                           const ompi_status_public_t *src)
+{
+    if (dst != MPI_STATUS_IGNORE) {
+        dst->MPI_SOURCE = src->MPI_SOURCE;
+        dst->MPI_TAG    = src->MPI_TAG;
+        dst->_ucount    = src->_ucount;
+        dst->_cancelled = src->_cancelled;
+    }
+}
+
+/* Wait for *req, give its error (and status but MPI_ERROR), free it. */
 int mca_pml_umr_request_wait_free(ompi_request_t **req,
                                   ompi_status_public_t *status);
 

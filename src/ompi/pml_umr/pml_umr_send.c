@@ -109,23 +109,57 @@ static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
 
 typedef struct mca_pml_umr_ack_slot {
     ompi_request_t    *req;
+    int               rank;       /* the peer's rank in MPI_COMM_WORLD */
     mca_pml_umr_ack_t ack;
 } mca_pml_umr_ack_slot_t;
+
+/* zero-copy sends waiting for their ack, oldest first */
+static UCS_LIST_HEAD(mca_pml_umr_sends_pending);
+
+/* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` with
+ * `tag` that waits, or NULL when there are none or several (the receiver
+ * cannot say which: that sender keeps waiting, as before). */
+static UCS_F_NOINLINE mca_pml_umr_request_t *
+mca_pml_umr_send_by_tag(int rank, int tag)
+{
+    mca_pml_umr_request_t *req, *found = NULL;
+    int n = 0;
+
+    ucs_list_for_each(req, &mca_pml_umr_sends_pending, pending) {
+        if ((req->peer->world_rank == rank) && (req->tag == tag)) {
+            found = req;
+            ++n;
+        }
+    }
+    if (n != 1) {
+        MCA_PML_UMR_VERBOSE(1, "a truncated control message from rank %d "
+                            "(tag %d) matches %d zero-copy sends of rank %d",
+                            rank, tag, n,
+                            ompi_comm_rank(&ompi_mpi_comm_world.comm));
+        return NULL;
+    }
+    return found;
+}
 
 /* Acks from one peer are matched in arrival order, so any posted slot may
  * carry the ack of any of our sends to that peer: the payload names it. */
 static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
 {
-    mca_pml_umr_ack_slot_t *slot = ireq->req_complete_cb_data;
+    mca_pml_umr_ack_slot_t *slot = mca_common_umr_cb_data_take(ireq);
     mca_pml_umr_request_t *req;
 
     mca_common_umr_reap_add(ireq);
     if (!ireq->req_status._cancelled) {
-        req = (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
-        if (slot->ack.error != MPI_SUCCESS) {
-            req->error = slot->ack.error;
+        req = (slot->ack.sreq == MCA_PML_UMR_ACK_BY_TAG) ?
+              mca_pml_umr_send_by_tag(slot->rank, slot->ack.tag) :
+              (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
+        if (req != NULL) {
+            ucs_list_del(&req->pending);
+            if (slot->ack.error != MPI_SUCCESS) {
+                req->error = slot->ack.error;
+            }
+            mca_pml_umr_send_event(req);
         }
-        mca_pml_umr_send_event(req);
     }
     free(slot);
     return 0;
@@ -139,6 +173,7 @@ static int mca_pml_umr_ack_post(mca_common_umr_peer_t *peer)
     if (slot == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    slot->rank = peer->world_rank;
     rc = mca_pml_umr.real.pml_irecv(&slot->ack, sizeof(slot->ack),
                                     &ompi_mpi_byte.dt, peer->world_rank,
                                     MCA_PML_UMR_TAG_ACK,
@@ -176,7 +211,7 @@ static void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
 
 static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
 {
-    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
+    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(inner);
 
     if ((req->inner != NULL) &&
         (inner->req_status.MPI_ERROR != MPI_SUCCESS)) {
@@ -184,6 +219,39 @@ static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
     }
     mca_pml_umr_send_event(req);
     return 0;
+}
+
+/* Zero-copy was chosen, but nothing was sent yet and the message passes
+ * through: its layout key could not be made (rc OMPI_ERR_NOT_AVAILABLE:
+ * beyond the rail's key budget, or the key pool is dry) or the peer is not
+ * reachable. Counted once, in fallbacks, with one line a process. A layout
+ * over the budget stays over it: this type and count pass through from now
+ * on, without another try. */
+static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
+                                                     int rc)
+{
+    static int said;
+    mca_common_umr_dtype_slot_t *slot;
+    int e = req->peer->rail->is_sw ? 0 : 1;
+
+    ++mca_pml_umr.cnt.fallbacks;
+    if ((rc == OMPI_ERR_NOT_AVAILABLE) &&
+        (NULL != (slot = mca_common_umr_dtype_lookup(req->dt)))) {
+        slot->memo[e]       = 0;
+        slot->memo_count[e] = req->count;
+    }
+    if (!said) {
+        said = 1;
+        MCA_PML_UMR_VERBOSE(1, "rank %d: %s: falling back to pml %s for such "
+                            "messages (counted in fallbacks)",
+                            ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                            (rc == OMPI_ERR_NOT_AVAILABLE) ?
+                            "a layout beyond the key budget or the key pool "
+                            "(UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
+                            "a peer not reachable zero-copy",
+                            mca_pml_umr.real_component.pmlm_version.
+                            mca_component_name);
+    }
 }
 
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
@@ -195,9 +263,10 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     int rc;
 
     /* the region and its layout key: registered once, reused */
-    if (mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
-                                    req->count, &req->region, &req->lkey) !=
-        OMPI_SUCCESS) {
+    rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
+                                     req->count, &req->region, &req->lkey);
+    if (rc != OMPI_SUCCESS) {
+        mca_pml_umr_send_fallback(req, rc);
         return OMPI_ERROR;
     }
     /* the endpoint, and its address while the peer is not connected */
@@ -221,6 +290,8 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         goto err_dereg;
     }
     req->events = 2;
+    /* waiting for its ack from now: the ack may come inside the isend */
+    ucs_list_add_tail(&mca_pml_umr_sends_pending, &req->pending);
     rc = mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
                                     &ompi_mpi_byte.dt, req->peer_rank,
                                     req->tag,
@@ -230,6 +301,8 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                     req->comm, &req->inner);
     if (rc != OMPI_SUCCESS) {
         /* the posted ack slot stays: harmless, cancelled at the end */
+        ucs_list_del(&req->pending);
+        ++mca_pml_umr.cnt.errors;
         req->error  = rc;
         req->inner  = NULL;
         req->events = 1;
@@ -242,6 +315,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     return OMPI_SUCCESS;
 
 err_dereg:
+    mca_pml_umr_send_fallback(req, OMPI_ERROR);
     mca_common_umr_lkey_release(req->region, req->lkey);
     req->lkey   = NULL;
     req->region = NULL;
@@ -260,10 +334,13 @@ mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_common_umr_peer_t *peer;
 
     peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false,
-                                                  comm, (void*)buf, count, dt,
-                                                  dst, tag)))) {
+    if (peer == NULL) {
+        return NULL;
+    }
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false, comm,
+                                    (void*)buf, count, dt, dst, tag);
+    if (req == NULL) {
+        ++mca_pml_umr.cnt.fallbacks;   /* chosen, and counted once */
         return NULL;
     }
     req->mode = mode;

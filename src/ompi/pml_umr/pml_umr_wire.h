@@ -46,11 +46,18 @@ typedef struct mca_pml_umr_ctl {
     uint8_t  data[MCA_PML_UMR_CTL_SIZE - 48];
 } mca_pml_umr_ctl_t;
 
-/* The receiver's answer once its get is done, on MCA_PML_UMR_TAG_ACK. */
+/* The receiver's answer once its get is done, on MCA_PML_UMR_TAG_ACK.
+ * A control message truncated into a receive too small to show it (pml
+ * ucx delivers no byte of a truncated message) cannot name its send: the
+ * receiver then answers "by tag" (sreq MCA_PML_UMR_ACK_BY_TAG, the
+ * status's tag in `tag`), and the sender releases its one zero-copy send
+ * to that peer with that tag (pml_umr_send.c). */
+#define MCA_PML_UMR_ACK_BY_TAG   0x1   /* never a request's address */
+
 typedef struct mca_pml_umr_ack {
     uint64_t sreq;
     int32_t  error;        /* MPI error class of the receiver's get */
-    int32_t  pad;
+    int32_t  tag;          /* an ack by tag: the message's tag, else 0 */
 } mca_pml_umr_ack_t;
 
 static inline int mca_pml_umr_ctl_is_magic(const mca_pml_umr_ctl_t *ctl)

@@ -45,7 +45,10 @@ extern "C" {
  * as well: uct_iov_t.buffer is the byte offset into the packed stream,
  * (void*)(uintptr_t)off.
  *
- * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA).
+ * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA), and
+ * UCT_MD_MEM_FLAG_HIDE_ERRORS: a layout beyond the limits or the key pool
+ * (UCS_ERR_EXCEEDS_LIMIT) is then logged at debug level only, for callers
+ * that fall back.
  * Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md, NULL/empty layout,
  * count 0), UCS_ERR_EXCEEDS_LIMIT (no UMR plan fits the device limits),
  * UCS_ERR_NO_RESOURCE (key pool exhausted), UCS_ERR_IO_ERROR (UMR failed).

@@ -55,9 +55,12 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
 
     status = umr_layout_lower(layout, count, &iface->md->limits, &plan);
     if (status != UCS_OK) {
-        ucs_error("mlx5_umr ep %p: lowering the local layout (count %zu) "
-                  "failed: %s: %s", ep, count, ucs_status_string(status),
-                  umr_layout_last_error());
+        /* beyond the limits: the caller's to handle (it learns it before
+         * any data moves), so not an error line */
+        ucs_log((status == UCS_ERR_EXCEEDS_LIMIT) ? UCS_LOG_LEVEL_DEBUG :
+                UCS_LOG_LEVEL_ERROR, "mlx5_umr ep %p: lowering the local "
+                "layout (count %zu) failed: %s: %s", ep, count,
+                ucs_status_string(status), umr_layout_last_error());
         return status;
     }
 

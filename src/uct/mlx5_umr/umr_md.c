@@ -177,6 +177,7 @@ ucs_status_t uct_mlx5_umr_query_md_resources(uct_component_t *component,
     unsigned i, num = 0;
     int engine;
 
+    uct_mlx5_umr_config_check_env(component);
     /* The engine choice is a md config variable, read here too so that the
      * resource list (one md per engine device) follows it. */
     status = uct_md_config_read(component, NULL, NULL, &md_config);
@@ -250,17 +251,18 @@ static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
     return 0;
 }
 
-ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
-                                         unsigned num_mkeys)
+ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
+                                             unsigned num_mkeys,
+                                             ucs_log_level_t level)
 {
     if (ucs_likely(md->mkeys_reg + num_mkeys <= md->config.mkey_pool_size)) {
         return UCS_OK;
     }
 
-    ucs_error("mlx5_umr md %p: the layout needs %u indirect keys and layout "
-              "registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise "
-              "UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
-              num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
+    ucs_log(level, "mlx5_umr md %p: the layout needs %u indirect keys and "
+            "layout registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: "
+            "raise UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
+            num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
     return UCS_ERR_EXCEEDS_LIMIT;
 }
 
@@ -822,6 +824,8 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     uct_mlx5_umr_md_t *md;
     ucs_status_t status;
 
+    /* (also here: a caller may open the sw md by name, without a query) */
+    uct_mlx5_umr_config_check_env(component);
     md = ucs_calloc(1, sizeof(*md), "mlx5_umr md");
     if (md == NULL) {
         return UCS_ERR_NO_MEMORY;

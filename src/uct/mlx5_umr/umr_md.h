@@ -206,9 +206,18 @@ void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md,
                               uct_mlx5_umr_mkey_t *mkey);
 
 /* Can num_mkeys keys ever be taken at once, with the keys registrations
- * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged with the variable to raise. */
-ucs_status_t uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md,
-                                         unsigned num_mkeys);
+ * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged at `level` (error, or debug
+ * for a caller that asked to hide errors) with the variable to raise. */
+ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
+                                             unsigned num_mkeys,
+                                             ucs_log_level_t level);
+
+static inline ucs_status_t
+uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md, unsigned num_mkeys)
+{
+    return uct_mlx5_umr_md_mkeys_check_log(md, num_mkeys,
+                                           UCS_LOG_LEVEL_ERROR);
+}
 
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_md_listener_t *listener);
@@ -250,6 +259,10 @@ void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
 
 /* Free a memory handle and everything it holds. */
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh);
+
+/* Warn once a process about a UCX_MLX5_UMR_* variable that no table of
+ * `component` knows, naming the closest one (umr_config_check.c). */
+void uct_mlx5_umr_config_check_env(uct_component_t *component);
 
 /* Engine device name of an md resource name (they are equal). */
 const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name);

@@ -23,6 +23,10 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
 {
     uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
     unsigned access       = uct_mlx5_umr_md_access(flags);
+    /* a caller with a fallback (pml/umr) asks for no error lines: a layout
+     * over the limits or a dry key pool is then only its status */
+    ucs_log_level_t level = (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS) ?
+                            UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR;
     uct_mlx5_umr_memh_t *memh;
     umr_layout_plan_t *plan;
     ucs_status_t status;
@@ -42,9 +46,9 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
 
     status = umr_layout_lower(layout, count, &md->limits, &plan);
     if (status != UCS_OK) {
-        ucs_error("uct_umr_mem_reg: lowering the layout (count %zu) failed: "
-                  "%s: %s", count, ucs_status_string(status),
-                  umr_layout_last_error());
+        ucs_log(level, "uct_umr_mem_reg: lowering the layout (count %zu) "
+                "failed: %s: %s", count, ucs_status_string(status),
+                umr_layout_last_error());
         return status;
     }
 
@@ -84,7 +88,7 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
         goto err_memh;
     }
 
-    status = uct_mlx5_umr_md_mkeys_check(md, plan->num_keys);
+    status = uct_mlx5_umr_md_mkeys_check_log(md, plan->num_keys, level);
     if (status != UCS_OK) {
         goto err_memh;
     }

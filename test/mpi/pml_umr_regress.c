@@ -1,0 +1,573 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * Regressions of issue 18 (finding 7: a peer MPI test suite with zero-copy
+ * forced; finding 5: counters), as an unmodified MPI program that
+ * test_pml_umr_regress.sh runs with and without pml/umr.
+ *
+ * Every receive is compared byte for byte with what MPI's own pack/unpack
+ * make of the sender's data (MPI_Pack with the sender's type, MPI_Unpack
+ * into a zeroed buffer with the receiver's type): the bytes the receive
+ * type names and no others. Each case prints "check <case> rank <r> <hash>"
+ * and "FAIL ..." lines for what went wrong.
+ *
+ * Usage: pml_umr_regress case...
+ *   bigsend   both sides' layout beyond the key budget (a 2D subarray of an
+ *             indexed_block of 65,536 blocks of 16 MPI_INTs)
+ *   bigrecv   only the receiver's layout is beyond the budget
+ *   status    status.MPI_ERROR left alone by single-completion calls
+ *   colls     collectives with types Open MPI builds internally
+ *   persist   persistent sends/receives (Start, Startall), MPI_Alltoallv
+ *   trunc     half a column received from a whole column, blocking and
+ *             nonblocking: MPI_ERR_TRUNCATE, and the sender is released
+ *   count     20 eligible sends from rank 0 to rank 1 (counters)
+ */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nprocs, errors;
+
+#define FAIL(...) do { \
+        printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
+        printf(__VA_ARGS__); printf("\n"); ++errors; \
+    } while (0)
+
+#define CHECK(_cond, ...) do { if (!(_cond)) FAIL(__VA_ARGS__); } while (0)
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+
+    while (n-- > 0) {
+        h = (h ^ *c++) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* the bytes of rank r's send buffer for `salt` */
+static void fill(void *buf, size_t len, int r, int salt)
+{
+    unsigned char *c = buf;
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r * 1000 + salt + 1);
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        c[i] = (unsigned char)(x >> 56);
+    }
+}
+
+static size_t span(int count, MPI_Datatype dt)
+{
+    MPI_Aint lb, extent, tlb, textent;
+
+    MPI_Type_get_extent(dt, &lb, &extent);
+    MPI_Type_get_true_extent(dt, &tlb, &textent);
+    return (size_t)(tlb + textent + (MPI_Aint)(count - 1) * extent);
+}
+
+/* `got` (len bytes, count x rtype) holds exactly what rank `src` sent from
+ * its buffer (filled with salt, slen bytes) as scount x stype: nothing
+ * else is written. Returns the buffer's hash. */
+static uint64_t verify(const char *what, const void *got, size_t len,
+                       int rcount, MPI_Datatype rtype, int src, size_t slen,
+                       int scount, MPI_Datatype stype, int salt)
+{
+    char *sbuf = malloc(slen), *ref = calloc(1, len), *packed;
+    int psize, pos = 0, i;
+
+    MPI_Pack_size(scount, stype, MPI_COMM_SELF, &psize);
+    packed = malloc(psize);
+    fill(sbuf, slen, src, salt);
+    MPI_Pack(sbuf, scount, stype, packed, psize, &pos, MPI_COMM_SELF);
+    psize = pos;
+    pos   = 0;
+    MPI_Unpack(packed, psize, &pos, ref, rcount, rtype, MPI_COMM_SELF);
+    if (memcmp(got, ref, len) != 0) {
+        for (i = 0; (size_t)i < len && ((const char*)got)[i] == ref[i]; ++i);
+        FAIL("%s from rank %d: byte %d of %zu differs", what, src, i, len);
+    }
+    free(sbuf); free(ref); free(packed);
+    return hash_bytes(0xcbf29ce484222325ull, got, len);
+}
+
+static void report(const char *name, uint64_t h)
+{
+    printf("check %s rank %d %016llx\n", name, rank, (unsigned long long)h);
+}
+
+/* ---- layouts beyond the key budget ------------------------------------- */
+
+/* A 2D subarray (2x2 of 2x3) of an indexed_block of 16,384 blocks of 16
+ * MPI_INTs at seeded irregular offsets: 65,536 blocks of 64 B in all, no
+ * regular stride, so the UMR plan needs ~1,260 list keys (max_keys 1024). */
+static MPI_Datatype big_type(void)
+{
+    int nb = 16384, sizes[2] = {2, 3}, sub[2] = {2, 2}, st[2] = {0, 1};
+    int *displ = malloc(sizeof(int) * nb), i;
+    unsigned seed = 4242;
+    MPI_Datatype blk, t;
+
+    for (i = 0; i < nb; ++i) {
+        seed     = seed * 1103515245 + 12345;
+        displ[i] = 24 * i + 2 * (int)((seed >> 16) % 4);
+    }
+    MPI_Type_create_indexed_block(nb, 16, displ, MPI_INT, &blk);
+    MPI_Type_create_subarray(2, sizes, sub, st, MPI_ORDER_C, blk, &t);
+    MPI_Type_commit(&t);
+    MPI_Type_free(&blk);
+    free(displ);
+    return t;
+}
+
+/* ring: send 1 x stype to the right, receive 1 x rtype from the left */
+static void ring(const char *name, MPI_Datatype stype, MPI_Datatype rtype)
+{
+    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs, it;
+    size_t slen = span(1, stype), rlen = span(1, rtype);
+    char *s = malloc(slen), *r = malloc(rlen);
+    MPI_Request rq[2];
+    uint64_t h = 0;
+
+    for (it = 0; it < 3; ++it) {
+        fill(s, slen, rank, it);
+        memset(r, 0, rlen);
+        MPI_Irecv(r, 1, rtype, left, 7, MPI_COMM_WORLD, &rq[0]);
+        if (it == 1) {
+            MPI_Send(s, 1, stype, right, 7, MPI_COMM_WORLD);
+            MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+        } else {
+            MPI_Isend(s, 1, stype, right, 7, MPI_COMM_WORLD, &rq[1]);
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        }
+        h ^= verify(name, r, rlen, 1, rtype, left, slen, 1, stype, it);
+    }
+    free(s); free(r);
+    report(name, h);
+}
+
+static void bigsend(void)
+{
+    MPI_Datatype t = big_type();
+
+    ring("bigsend", t, t);
+    MPI_Type_free(&t);
+}
+
+/* the sender's layout fits (one strided key), the receiver's does not */
+static void bigrecv(void)
+{
+    MPI_Datatype t = big_type(), v;
+
+    MPI_Type_vector(65536, 16, 32, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    ring("bigrecv", v, t);
+    MPI_Type_free(&v);
+    MPI_Type_free(&t);
+}
+
+/* ---- status.MPI_ERROR after single-completion calls --------------------- */
+
+#define SENTINEL MPI_ERR_DIMS   /* any value MPI would not write */
+
+static void status(void)
+{
+    int n = 2048, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    int k, flag, count;
+    size_t len = sizeof(double) * 2 * n;
+    char *s = malloc(len), *r = malloc(len);
+    const char *how[] = {"Recv", "Mprobe+Mrecv", "Irecv+Wait", "Irecv+Test",
+                         "Probe+Recv", "Improbe+Imrecv+Wait", "Isend+Wait"};
+    MPI_Datatype vec;
+    MPI_Request rq, sq;
+    MPI_Message msg;
+    MPI_Status st, pst;
+    uint64_t h = 0;
+
+    MPI_Type_vector(n / 8, 8, 16, MPI_DOUBLE, &vec);   /* 64 B blocks */
+    MPI_Type_commit(&vec);
+    for (k = 0; k < 7; ++k) {
+        fill(s, len, rank, k);
+        memset(r, 0, len);
+        MPI_Isend(s, 1, vec, right, 20 + k, MPI_COMM_WORLD, &sq);
+        st.MPI_ERROR = pst.MPI_ERROR = SENTINEL;
+        switch (k) {
+        case 0:
+            MPI_Recv(r, 1, vec, left, 20 + k, MPI_COMM_WORLD, &st);
+            break;
+        case 1:
+            MPI_Mprobe(left, 20 + k, MPI_COMM_WORLD, &msg, &pst);
+            MPI_Mrecv(r, 1, vec, &msg, &st);
+            break;
+        case 2:
+            MPI_Irecv(r, 1, vec, left, 20 + k, MPI_COMM_WORLD, &rq);
+            MPI_Wait(&rq, &st);
+            break;
+        case 3:
+            MPI_Irecv(r, 1, vec, left, 20 + k, MPI_COMM_WORLD, &rq);
+            do {
+                MPI_Test(&rq, &flag, &st);
+            } while (!flag);
+            break;
+        case 4:
+            MPI_Probe(left, 20 + k, MPI_COMM_WORLD, &pst);
+            MPI_Recv(r, 1, vec, left, 20 + k, MPI_COMM_WORLD, &st);
+            break;
+        case 5:
+            do {
+                MPI_Improbe(left, 20 + k, MPI_COMM_WORLD, &flag, &msg, &pst);
+            } while (!flag);
+            MPI_Imrecv(r, 1, vec, &msg, &rq);
+            MPI_Wait(&rq, &st);
+            break;
+        case 6:
+            MPI_Recv(r, 1, vec, left, 20 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            break;
+        }
+        if (k == 6) {
+            MPI_Wait(&sq, &st);
+        } else {
+            MPI_Wait(&sq, MPI_STATUS_IGNORE);
+            CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 20 + k,
+                  "%s: source %d tag %d", how[k], st.MPI_SOURCE, st.MPI_TAG);
+            MPI_Get_count(&st, vec, &count);
+            CHECK(count == 1, "%s: count %d", how[k], count);
+        }
+        CHECK(st.MPI_ERROR == SENTINEL, "%s: status.MPI_ERROR %d overwritten",
+              how[k], st.MPI_ERROR);
+        CHECK(pst.MPI_ERROR == SENTINEL, "%s: probe's status.MPI_ERROR %d "
+              "overwritten", how[k], pst.MPI_ERROR);
+        h ^= verify(how[k], r, len, 1, vec, left, len, 1, vec, k);
+    }
+    MPI_Type_free(&vec);
+    free(s); free(r);
+    report("status", h);
+}
+
+/* ---- collectives: types Open MPI builds internally ---------------------- */
+
+static void colls(void)
+{
+    int n = 1024, i, *counts = malloc(sizeof(int) * nprocs),
+        *displs = malloc(sizeof(int) * nprocs), *ones = malloc(sizeof(int) * nprocs),
+        *zeros = calloc(nprocs, sizeof(int)), *bdispls = malloc(sizeof(int) * nprocs);
+    size_t piece = sizeof(double) * 2 * n, rlen = piece * nprocs, slen;
+    MPI_Datatype vec, rv, *types = malloc(sizeof(MPI_Datatype) * nprocs);
+    char *s, *r = malloc(rlen);
+    uint64_t h = 0;
+
+    MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &vec);   /* every other double */
+    MPI_Type_commit(&vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)piece, &rv);
+    MPI_Type_commit(&rv);
+    slen = piece;
+    s    = malloc(slen);
+    for (i = 0; i < nprocs; ++i) {
+        counts[i]  = n;
+        displs[i]  = 2 * n * i;   /* in doubles */
+        bdispls[i] = (int)piece * i;
+        ones[i]    = 1;
+        types[i]   = vec;
+    }
+    fill(s, slen, rank, 1);
+
+    /* allgatherv: a vector sent, contiguous pieces received (Open MPI's
+     * ring, neighbour-exchange and Bruck algorithms send indexed types of
+     * the receive buffer that they build themselves) */
+    memset(r, 0, rlen);
+    MPI_Allgatherv(s, 1, vec, r, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (i = 0; i < nprocs; ++i) {
+        h ^= verify("allgatherv", r + piece * i, piece, n, MPI_DOUBLE, i,
+                    slen, 1, vec, 1);
+    }
+    /* allgatherv into vectors (one resized vector each) */
+    memset(r, 0, rlen);
+    for (i = 0; i < nprocs; ++i) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    MPI_Allgatherv(s, 1, vec, r, counts, displs, rv, MPI_COMM_WORLD);
+    for (i = 0; i < nprocs; ++i) {
+        h ^= verify("allgatherv-vec", r + piece * i, piece, 1, vec, i, slen, 1,
+                    vec, 1);
+    }
+    /* gatherv of vectors to rank 0 */
+    memset(r, 0, rlen);
+    MPI_Gatherv(s, 1, vec, r, counts, displs, rv, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (i = 0; i < nprocs; ++i) {
+            h ^= verify("gatherv", r + piece * i, piece, 1, vec, i, slen, 1,
+                        vec, 1);
+        }
+    }
+    /* alltoallw: the same vector to every rank, received as vectors */
+    memset(r, 0, rlen);
+    MPI_Alltoallw(s, ones, zeros, types, r, ones, bdispls, types,
+                  MPI_COMM_WORLD);
+    for (i = 0; i < nprocs; ++i) {
+        h ^= verify("alltoallw", r + piece * i, piece, 1, vec, i, slen, 1, vec,
+                    1);
+    }
+    MPI_Type_free(&rv);
+    MPI_Type_free(&vec);
+    free(counts); free(displs); free(ones); free(zeros); free(bdispls);
+    free(types); free(s); free(r);
+    report("colls", h);
+}
+
+/* ---- persistent requests ------------------------------------------------ */
+
+/* Persistent sends and receives of a vector and of contiguous doubles to
+ * and from every other rank, started with MPI_Start and MPI_Startall, then
+ * MPI_Alltoallv (Open MPI's basic algorithm starts persistent requests
+ * through the PML). */
+static void persist(void)
+{
+    int n = 2048, it, i, j, k, nreq = 0, peer;
+    size_t len = sizeof(double) * n;
+    char **s = malloc(sizeof(char*) * nprocs * 2), **r = malloc(sizeof(char*) * nprocs * 2);
+    MPI_Request *rq = malloc(sizeof(MPI_Request) * nprocs * 4);
+    int *cnt = malloc(sizeof(int) * nprocs), *dsp = malloc(sizeof(int) * nprocs);
+    MPI_Datatype vec, t[2];
+    char *as, *ar;
+    uint64_t h = 0;
+
+    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec);   /* 64 B blocks */
+    MPI_Type_commit(&vec);
+    t[0] = vec;
+    t[1] = MPI_DOUBLE;
+    for (i = 0; i < nprocs; ++i) {
+        for (k = 0; k < 2; ++k) {
+            j    = 2 * i + k;
+            s[j] = malloc(len);
+            r[j] = malloc(len);
+            if (i == rank) {
+                continue;
+            }
+            MPI_Recv_init(r[j], k ? n / 2 : 1, t[k], i, 30 + k, MPI_COMM_WORLD,
+                          &rq[nreq++]);
+            MPI_Send_init(s[j], k ? n / 2 : 1, t[k], i, 30 + k, MPI_COMM_WORLD,
+                          &rq[nreq++]);
+        }
+    }
+    for (it = 0; it < 4; ++it) {
+        for (j = 0; j < 2 * nprocs; ++j) {
+            fill(s[j], len, rank, 10 * it + (j & 1));
+            memset(r[j], 0, len);
+        }
+        if (it % 2) {
+            MPI_Startall(nreq, rq);
+        } else {
+            for (i = 0; i < nreq; ++i) {
+                MPI_Start(&rq[i]);
+            }
+        }
+        MPI_Waitall(nreq, rq, MPI_STATUSES_IGNORE);
+        for (i = 0; i < nprocs; ++i) {
+            for (k = 0; (i != rank) && (k < 2); ++k) {
+                j  = 2 * i + k;
+                h ^= verify(k ? "persistent contiguous" : "persistent vector",
+                            r[j], len, k ? n / 2 : 1, t[k], i, len,
+                            k ? n / 2 : 1, t[k], 10 * it + k);
+            }
+        }
+    }
+    for (i = 0; i < nreq; ++i) {
+        MPI_Request_free(&rq[i]);
+    }
+    /* small persistent receives (passed through: the wrapped PML's own
+     * requests) started after their message arrived, so that the wrapped
+     * PML completes them at once, right after zero-copy traffic whose
+     * requests went back to the same pools */
+    {
+        int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+        size_t sl = sizeof(double) * 64;
+        MPI_Request pr[2];
+
+        MPI_Recv_init(r[0], 64, MPI_DOUBLE, left, 40, MPI_COMM_WORLD, &pr[0]);
+        MPI_Send_init(s[0], 64, MPI_DOUBLE, right, 40, MPI_COMM_WORLD, &pr[1]);
+        for (it = 0; it < 6; ++it) {
+            fill(s[1], len, rank, 70 + it);
+            memset(r[1], 0, len);
+            MPI_Sendrecv(s[1], 1, vec, right, 41, r[1], 1, vec, left, 41,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            h ^= verify("zero-copy between", r[1], len, 1, vec, left, len, 1,
+                        vec, 70 + it);
+            fill(s[0], sl, rank, 80 + it);
+            memset(r[0], 0, sl);
+            MPI_Start(&pr[1]);
+            MPI_Wait(&pr[1], MPI_STATUS_IGNORE);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Start(&pr[0]);
+            MPI_Wait(&pr[0], MPI_STATUS_IGNORE);
+            h ^= verify("persistent small", r[0], sl, 64, MPI_DOUBLE, left, sl,
+                        64, MPI_DOUBLE, 80 + it);
+        }
+        MPI_Request_free(&pr[0]);
+        MPI_Request_free(&pr[1]);
+    }
+    /* alltoallv of 8 KiB pieces */
+    as = malloc(len * nprocs);
+    ar = malloc(len * nprocs);
+    for (i = 0; i < nprocs; ++i) {
+        cnt[i] = n;
+        dsp[i] = n * i;
+    }
+    for (it = 0; it < 3; ++it) {
+        fill(as, len * nprocs, rank, 50 + it);
+        memset(ar, 0, len * nprocs);
+        MPI_Alltoallv(as, cnt, dsp, MPI_DOUBLE, ar, cnt, dsp, MPI_DOUBLE,
+                      MPI_COMM_WORLD);
+        for (peer = 0; peer < nprocs; ++peer) {
+            char *ref = malloc(len * nprocs);
+            fill(ref, len * nprocs, peer, 50 + it);
+            if (memcmp(ar + len * peer, ref + len * rank, len) != 0) {
+                FAIL("alltoallv it %d: piece from rank %d differs", it, peer);
+            }
+            free(ref);
+        }
+        h = hash_bytes(h, ar, len * nprocs);
+    }
+    for (j = 0; j < 2 * nprocs; ++j) {
+        free(s[j]);
+        free(r[j]);
+    }
+    MPI_Type_free(&vec);
+    free(s); free(r); free(rq); free(cnt); free(dsp); free(as); free(ar);
+    report("persist", h);
+}
+
+/* ---- truncation --------------------------------------------------------- */
+
+/* Rank 0 sends a whole column of a 1024 x 8 matrix of doubles (1,024
+ * doubles, 8 KiB: zero-copy) to rank 1, which receives half a column (a
+ * vector of 512 doubles, 4 KiB: less than a control message) blocking,
+ * then nonblocking: MPI_ERR_TRUNCATE for the receiver, the sender
+ * completes, and a last message still goes through. */
+static void trunc_case(void)
+{
+    int rows = 1024, cols = 8, k, rc, cls, flag;
+    size_t len = sizeof(double) * rows * cols;
+    char *a = malloc(len), *b = malloc(len);
+    MPI_Datatype col, half;
+    MPI_Request rq;
+    MPI_Status st;
+    uint64_t h = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Type_vector(rows, 1, cols, MPI_DOUBLE, &col);
+    MPI_Type_vector(rows / 2, 1, cols, MPI_DOUBLE, &half);
+    MPI_Type_commit(&col);
+    MPI_Type_commit(&half);
+    for (k = 0; k < 2; ++k) {
+        fill(a, len, rank, k);
+        memset(b, 0, len);
+        if (rank == 0) {
+            rc = MPI_Send(a, 1, col, 1, 60 + k, MPI_COMM_WORLD);
+            CHECK(rc == MPI_SUCCESS, "sender: rc %d", rc);
+        } else if (rank == 1) {
+            if (k == 0) {
+                rc = MPI_Recv(b, 1, half, 0, 60 + k, MPI_COMM_WORLD, &st);
+            } else {
+                MPI_Irecv(b, 1, half, 0, 60 + k, MPI_COMM_WORLD, &rq);
+                do {
+                    rc = MPI_Test(&rq, &flag, &st);
+                } while ((rc == MPI_SUCCESS) && !flag);
+                if (rc == MPI_SUCCESS) {
+                    rc = st.MPI_ERROR;
+                }
+            }
+            MPI_Error_class(rc, &cls);
+            CHECK(cls == MPI_ERR_TRUNCATE, "%s: error class %d",
+                  k ? "nonblocking" : "blocking", cls);
+            h = hash_bytes(h, &cls, sizeof(cls));
+        }
+    }
+    /* both still talk: a whole column received whole */
+    fill(a, len, rank, 9);
+    memset(b, 0, len);
+    if (rank == 0) {
+        MPI_Send(a, 1, col, 1, 69, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(b, 1, col, 0, 69, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        h ^= verify("after truncation", b, len, 1, col, 0, len, 1, col, 9);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&col);
+    MPI_Type_free(&half);
+    free(a); free(b);
+    report("trunc", h);
+}
+
+/* ---- counters: 20 eligible sends ---------------------------------------- */
+
+static void count_case(void)
+{
+    int n = 4096, k;
+    size_t len = sizeof(double) * n;
+    char *a = malloc(len), *b = malloc(len);
+    MPI_Datatype vec[2];
+    uint64_t h = 0;
+
+    /* two layouts in turn: each needs a key of its own */
+    MPI_Type_vector(n / 16, 8, 16, MPI_DOUBLE, &vec[0]);   /* 16 KiB of data */
+    MPI_Type_vector(n / 8, 4, 8, MPI_DOUBLE, &vec[1]);
+    MPI_Type_commit(&vec[0]);
+    MPI_Type_commit(&vec[1]);
+    for (k = 0; k < 20; ++k) {
+        fill(a, len, rank, k);
+        memset(b, 0, len);
+        if (rank == 0) {
+            MPI_Send(a, 1, vec[k % 2], 1, 80, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, 1, vec[k % 2], 0, 80, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            h ^= verify("count", b, len, 1, vec[k % 2], 0, len, 1, vec[k % 2],
+                        k);
+        }
+    }
+    MPI_Type_free(&vec[0]);
+    MPI_Type_free(&vec[1]);
+    free(a); free(b);
+    report("count", h);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} cases[] = {
+    {"bigsend", bigsend}, {"bigrecv", bigrecv}, {"status", status},
+    {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
+    {"count", count_case},
+};
+
+int main(int argc, char **argv)
+{
+    size_t c;
+    int a;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (a = 1; a < argc; ++a) {
+        for (c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+            if (!strcmp(argv[a], cases[c].name)) {
+                cases[c].fn();
+                MPI_Barrier(MPI_COMM_WORLD);
+                break;
+            }
+        }
+        if (c == sizeof(cases) / sizeof(cases[0])) {
+            FAIL("no case %s", argv[a]);
+        }
+    }
+    MPI_Finalize();
+    return errors ? 1 : 0;
+}

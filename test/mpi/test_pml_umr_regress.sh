@@ -1,0 +1,143 @@
+#!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Regressions of issue 18 with zero-copy forced (pml_umr_zcopy=on,
+# pml_umr_min_size=0), each case of pml_umr_regress under ob1 and ucx at
+# np 2 and 4 where it applies. Every run prints the same results as the
+# run without pml/umr, the receives hold exactly the bytes MPI's own
+# pack/unpack give (the program checks), and no rank printed an error:
+#  - bigsend/bigrecv: layouts beyond the key budget (max_keys) on both sides
+#    or on the receiver's only pass through or are received through a
+#    bounce buffer, silently (no UCX ERROR, no pml_umr warning);
+#  - status: status.MPI_ERROR is left alone by MPI_Recv, MPI_Mrecv,
+#    MPI_Wait, MPI_Test and the probes;
+#  - colls: MPI_Allgatherv, MPI_Gatherv, MPI_Alltoallw with the types Open
+#    MPI builds itself (no MPI_ERR_INTERN from the decoder);
+#  - persist: persistent sends/receives (Start, Startall) of derived and
+#    contiguous types, and MPI_Alltoallv (persistent requests inside);
+#  - trunc: a zero-copy column received as half a column, blocking and
+#    nonblocking: MPI_ERR_TRUNCATE, and the sender is released (no hang);
+#  - counters: every eligible send is counted once (zcopy_sends,
+#    passthrough_sends, fallbacks), also with a key pool of one
+#    (UCX_MLX5_UMR_MKEY_POOL_SIZE=1): quiet fallback, one verbose line;
+#  - a misspelt UCX_MLX5_UMR_* variable: one warning a process naming the
+#    closest known variable.
+#
+set -u
+. "$(dirname "$0")/mpi_test_env.sh"
+prog=$PWD/pml_umr_regress
+out=$PWD/test_pml_umr_regress.out.d
+mkdir -p "$out"
+suite=pml_umr_regress
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+forced=(OMPI_MCA_pml_umr_zcopy=on OMPI_MCA_pml_umr_min_size=0)
+
+pml_args() {   # ob1|ucx [umr]
+    if [ "$1" = ucx ]; then
+        echo "--mca pml ucx${2:+,umr} --mca pml_ucx_tls any --mca pml_ucx_devices any"
+    else
+        echo "--mca pml ob1${2:+,umr}"
+    fi
+}
+
+# The run passed: results, no failure, no error line of UCX or pml/umr.
+clean_run() {   # file
+    local f=$1
+    grep -q "^FAIL\|AddressSanitizer\|runtime error:" "$f" &&
+        { grep -h -A5 "^FAIL\|AddressSanitizer\|runtime error:" "$f" | head -20; return 1; }
+    grep -q "UCX  ERROR\|UCX ERROR\|\[ERROR\]\|MPI_ERR_\|pml_umr: get of\|pml_umr: .*failed" "$f" &&
+        { grep "ERROR\|MPI_ERR\|failed" "$f" | head -10; return 1; }
+    [ "$(grep -c '^check ' "$f")" -gt 0 ] || { echo "no results in $f"; tail -20 "$f"; return 1; }
+}
+
+# CASE under PML at NP: the same check lines as without pml/umr, clean.
+same() {   # case, np, pml, env...
+    local c=$1 np=$2 pml=$3; shift 3
+    local ref=$out/ref-$c-$np-$pml got=$out/umr-$c-$np-$pml
+    run "$ref" -- -np "$np" $(pml_args "$pml") -- "$c" ||
+        { echo "reference run failed"; tail -20 "$ref"; return 1; }
+    run "$got" "${umr_env[@]}" "${forced[@]}" "$@" -- -np "$np" $(pml_args "$pml" umr) -- "$c" ||
+        { echo "run with pml/umr failed (status $?)"; tail -30 "$got"; return 1; }
+    clean_run "$ref" && clean_run "$got" || return 1
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "results differ"; return 1; }
+    grep -q "pml_umr: rank" "$got" || { echo "pml/umr did not interpose"; return 1; }
+}
+
+# the counter NAME summed over the ranks' "pml_umr: rank" lines of FILE
+sum_of() {   # file, name
+    grep "pml_umr: rank" "$1" | grep -o " $2 [0-9]*" | awk '{s += $2} END {print s + 0}'
+}
+
+# Every eligible send counted once: 20 sends of rank 0.
+counters_add_up() {   # pml, env...
+    local pml=$1; shift
+    local got=$out/count-$pml-$# z p f
+    same count 2 "$pml" "$@" || return 1
+    got=$out/umr-count-2-$pml
+    z=$(sum_of "$got" zcopy_sends); p=$(sum_of "$got" passthrough_sends)
+    f=$(sum_of "$got" fallbacks)
+    echo "zcopy_sends $z passthrough_sends $p fallbacks $f"
+    [ $((z + p + f)) -eq 20 ] || { echo "$((z + p + f)) of 20 sends counted"; return 1; }
+    [ "$(sum_of "$got" errors)" -eq 0 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ]
+}
+
+# A key pool of one: zero-copy where a key is free, quiet fallback
+# elsewhere (one verbose line a process at pml_umr_verbose 1), the sums hold.
+pool_of_one() {   # pml
+    counters_add_up "$1" UCX_MLX5_UMR_MKEY_POOL_SIZE=1 || return 1
+    local got=$out/umr-count-2-$1
+    [ "$(sum_of "$got" fallbacks)" -gt 0 ] || { echo "no fallback counted"; return 1; }
+    [ "$(grep -c 'pml_umr: .*falling back' "$got")" -le 2 ] ||
+        { grep 'falling back' "$got"; echo "more than one line a process"; return 1; }
+}
+
+# A misspelt variable: one warning a process that names the right one,
+# and the job runs as before (mpi_test_env.sh sets
+# UCX_WARN_UNUSED_ENV_VARS=n, which silences it as it does UCP's).
+typo_warned() {   # pml
+    local got
+    same count 2 "$1" UCX_WARN_UNUSED_ENV_VARS=y UCX_MLX5_UMR_CACHESIZE=10 || return 1
+    got=$out/umr-count-2-$1
+    [ "$(grep -c 'UCX_MLX5_UMR_CACHESIZE is not a variable of the mlx5_umr transport: did you mean UCX_MLX5_UMR_CACHE_SIZE?' "$got")" -eq 2 ] ||
+        { grep "CACHESIZE" "$got"; echo "not one warning a process"; return 1; }
+}
+
+# The transport warns by itself (ucx_info, ucx_perftest: no pml/umr): once,
+# for each unknown variable, naming a close one only when there is one; a
+# known name, or UCX_WARN_UNUSED_ENV_VARS=n, gives no warning.
+typo_warned_by_transport() {
+    # (sanitizer builds: their runtimes first, contrib/run-sanitizers.sh)
+    local o env=(LD_PRELOAD="${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+                 UCX_MLX5_UMR_ENGINE=sw UCX_MLX5_UMR_CACHE_SIZE=10)
+    o=$(env "${env[@]}" UCX_WARN_UNUSED_ENV_VARS=y UCX_MLX5_UMR_PACKTHRESH=3 \
+        UCX_MLX5_UMR_XYZZY=1 ucx_info -d 2>&1)
+    grep -q "Transport: mlx5_umr" <<<"$o" || { echo "no mlx5_umr in ucx_info -d"; return 1; }
+    [ "$(grep -c 'UCX_MLX5_UMR_PACKTHRESH is not a variable of the mlx5_umr transport: did you mean UCX_MLX5_UMR_PACK_THRESH?$' <<<"$o")" -eq 1 ] &&
+        [ "$(grep -c 'UCX_MLX5_UMR_XYZZY is not a variable of the mlx5_umr transport$' <<<"$o")" -eq 1 ] &&
+        [ "$(grep -c 'is not a variable of the mlx5_umr' <<<"$o")" -eq 2 ] ||
+        { grep WARN <<<"$o"; return 1; }
+    o=$(env "${env[@]}" UCX_WARN_UNUSED_ENV_VARS=n UCX_MLX5_UMR_PACKTHRESH=3 ucx_info -d 2>&1)
+    ! grep "is not a variable" <<<"$o"
+}
+
+for pml in ob1 ucx; do
+    for np in 2 4; do
+        for c in bigsend bigrecv status colls persist; do
+            check "${c}_np${np}_${pml}" same "$c" "$np" "$pml"
+        done
+    done
+    check "trunc_np2_${pml}" same trunc 2 "$pml"
+    check "counters_np2_${pml}" counters_add_up "$pml"
+    check "counters_pool_of_one_np2_${pml}" pool_of_one "$pml"
+    check "typo_warned_np2_${pml}" typo_warned "$pml"
+done
+check typo_warned_by_transport typo_warned_by_transport
+# the size at which MPI_Alltoallv over ucx crashed (a persistent receive
+# started through pml/umr)
+check persist_np10_ucx same persist 10 ucx
+# and the size at which MPI_Allgatherv aborted (np 4 above)
+check colls_np10_ob1 same colls 10 ob1
+check colls_np10_ucx same colls 10 ucx
+finish
