@@ -1,0 +1,246 @@
+/**
+ * osc/umr: put and get (see osc_umr_rma.h).
+ */
+#include "osc_umr_rma.h"
+#include "osc_umr_key.h"
+#include "common_umr.h"
+#include "common_umr_dtype.h"
+#include "common_umr_keys.h"
+#include "common_umr_peer.h"
+
+#include "uct_umr.h"
+
+#include <ompi/datatype/ompi_datatype.h>
+
+#include <stdlib.h>
+
+/* One zero-copy operation in flight; kept on failure to be redone. */
+typedef struct mca_osc_umr_op {
+    opal_list_item_t        super;     /* in w->failed */
+    uct_completion_t        comp;
+    mca_osc_umr_win_t       *w;
+    mca_osc_umr_key_t       *key;
+    mca_common_umr_region_t *region;
+    int                     is_put;
+    int                     target;
+    void                    *origin_addr;
+    umr_ompi_osc_count_t    origin_count, target_count;
+    ompi_datatype_t         *origin_dt, *target_dt;
+    ptrdiff_t               target_disp;
+} mca_osc_umr_op_t;
+
+static int mca_osc_umr_op_redo(mca_osc_umr_op_t *op)
+{
+    mca_osc_umr_win_t *w = op->w;
+
+    return op->is_put ?
+           w->real.osc_put(op->origin_addr, op->origin_count, op->origin_dt,
+                           op->target, op->target_disp, op->target_count,
+                           op->target_dt, w->win) :
+           w->real.osc_get(op->origin_addr, op->origin_count, op->origin_dt,
+                           op->target, op->target_disp, op->target_count,
+                           op->target_dt, w->win);
+}
+
+static void mca_osc_umr_op_free(mca_osc_umr_op_t *op)
+{
+    OMPI_DATATYPE_RELEASE(op->origin_dt);
+    OMPI_DATATYPE_RELEASE(op->target_dt);
+    OBJ_DESTRUCT(&op->super);
+    free(op);
+}
+
+static void mca_osc_umr_op_done(uct_completion_t *comp)
+{
+    mca_osc_umr_op_t *op  = ucs_container_of(comp, mca_osc_umr_op_t, comp);
+    mca_osc_umr_win_t *w  = op->w;
+
+    --w->inflight[op->target];
+    --w->inflight_total;
+    mca_common_umr_region_put(op->region);
+    op->region = NULL;
+    if (comp->status == UCS_OK) {
+        mca_osc_umr_op_free(op);
+        return;
+    }
+    /* redone through the wrapped module by the next synchronisation; the
+     * key is not used again */
+    ++mca_osc_umr_component.cnt.zcopy_errors;
+    MCA_OSC_UMR_VERBOSE(1, "%s to %d failed (%s): redone through the wrapped "
+                        "module", op->is_put ? "put" : "get", op->target,
+                        ucs_status_string(comp->status));
+    mca_osc_umr_key_refuse(op->key);
+    opal_list_append(&w->failed, &op->super);
+}
+
+/* Post `op`: UCS_INPROGRESS (completion from progress), UCS_OK (done), or
+ * an error (nothing moved). */
+static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
+                                        mca_common_umr_peer_t *peer,
+                                        const umr_layout_t *layout,
+                                        size_t length)
+{
+    ucs_status_t status;
+    int tries;
+
+    for (tries = 0; tries < 1000; ++tries) {
+        /* called, not taken by address: the module that defines them is
+         * loaded by common_umr_rail.c after this component (lazy binding) */
+        if (op->is_put) {
+            status = uct_umr_ep_put_layout(peer->ep, op->region->memh,
+                                           op->origin_addr, layout,
+                                           op->origin_count, 0, length, 0,
+                                           op->key->rkey, &op->comp);
+        } else {
+            status = uct_umr_ep_get_layout(peer->ep, op->region->memh,
+                                           op->origin_addr, layout,
+                                           op->origin_count, 0, length, 0,
+                                           op->key->rkey, &op->comp);
+        }
+        if (status != UCS_ERR_NO_RESOURCE) {
+            break;
+        }
+        uct_worker_progress(mca_common_umr_rails.worker);
+    }
+    return status;
+}
+
+static int mca_osc_umr_rma(int is_put, void *origin_addr,
+                           umr_ompi_osc_count_t origin_count,
+                           ompi_datatype_t *origin_dt, int target,
+                           ptrdiff_t target_disp,
+                           umr_ompi_osc_count_t target_count,
+                           ompi_datatype_t *target_dt, ompi_win_t *win)
+{
+    mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
+    const umr_mpi_dtype_t *oinfo, *tinfo;
+    mca_common_umr_peer_t *peer;
+    mca_common_umr_region_t *region;
+    mca_osc_umr_key_t *key;
+    mca_osc_umr_op_t *op;
+    ucs_status_t status;
+    size_t length;
+
+    if ((target == w->rank) || (origin_count <= 0) || (target_count <= 0) ||
+        (target < 0) || (target >= w->size)) {
+        goto real;
+    }
+    length = origin_dt->super.size * (size_t)origin_count;
+    if ((length != target_dt->super.size * (size_t)target_count) ||
+        (length < mca_osc_umr_component.min_size)) {
+        goto real;
+    }
+    if ((mca_osc_umr_component.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
+        ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
+        ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
+        goto real;   /* one block: the wrapped module does as well */
+    }
+    oinfo = mca_common_umr_dtype_get(origin_dt);
+    tinfo = mca_common_umr_dtype_get(target_dt);
+    if ((oinfo == NULL) || (oinfo->layout == NULL) || (tinfo == NULL) ||
+        (tinfo->layout == NULL)) {
+        goto real;
+    }
+    peer = mca_common_umr_peer_get(w->comm, target);
+    if (peer == NULL) {
+        goto real;
+    }
+    key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
+                              tinfo->layout, target_count);
+    if ((key == NULL) || !peer->ready) {
+        goto pass;
+    }
+    if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
+                                      origin_count, &region) != OMPI_SUCCESS) {
+        goto pass;
+    }
+    op = malloc(sizeof(*op));
+    if (op == NULL) {
+        mca_common_umr_region_put(region);
+        goto pass;
+    }
+    OBJ_CONSTRUCT(&op->super, opal_list_item_t);
+    op->comp.func     = mca_osc_umr_op_done;
+    op->comp.count    = 1;
+    op->comp.status   = UCS_OK;
+    op->w             = w;
+    op->key           = key;
+    op->region        = region;
+    op->is_put        = is_put;
+    op->target        = target;
+    op->origin_addr   = origin_addr;
+    op->origin_count  = origin_count;
+    op->origin_dt     = origin_dt;
+    op->target_count  = target_count;
+    op->target_dt     = target_dt;
+    op->target_disp   = target_disp;
+    OMPI_DATATYPE_RETAIN(origin_dt);
+    OMPI_DATATYPE_RETAIN(target_dt);
+    status = mca_osc_umr_op_post(op, peer, oinfo->layout, length);
+    if (status == UCS_INPROGRESS) {
+        ++w->inflight[target];
+        ++w->inflight_total;
+    } else if (status == UCS_OK) {
+        mca_common_umr_region_put(region);
+        mca_osc_umr_op_free(op);
+    } else {
+        MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
+                            "module", is_put ? "put" : "get", target,
+                            ucs_status_string(status));
+        ++mca_osc_umr_component.cnt.zcopy_errors;
+        mca_osc_umr_key_refuse(key);
+        mca_common_umr_region_put(region);
+        mca_osc_umr_op_free(op);
+        goto pass;
+    }
+    if (is_put) {
+        ++mca_osc_umr_component.cnt.zcopy_puts;
+    } else {
+        ++mca_osc_umr_component.cnt.zcopy_gets;
+    }
+    mca_osc_umr_component.cnt.zcopy_bytes += length;
+    return OMPI_SUCCESS;
+
+pass:
+    ++mca_osc_umr_component.cnt.passthrough;
+real:
+    return is_put ?
+           w->real.osc_put(origin_addr, origin_count, origin_dt, target,
+                           target_disp, target_count, target_dt, win) :
+           w->real.osc_get(origin_addr, origin_count, origin_dt, target,
+                           target_disp, target_count, target_dt, win);
+}
+
+int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
+                    ompi_datatype_t *origin_dt, int target,
+                    ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                    ompi_datatype_t *target_dt, ompi_win_t *win)
+{
+    return mca_osc_umr_rma(1, (void*)origin_addr, origin_count, origin_dt,
+                           target, target_disp, target_count, target_dt, win);
+}
+
+int mca_osc_umr_get(void *origin_addr, umr_ompi_osc_count_t origin_count,
+                    ompi_datatype_t *origin_dt, int target,
+                    ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                    ompi_datatype_t *target_dt, ompi_win_t *win)
+{
+    return mca_osc_umr_rma(0, origin_addr, origin_count, origin_dt, target,
+                           target_disp, target_count, target_dt, win);
+}
+
+void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
+{
+    mca_osc_umr_op_t *op, *next;
+
+    while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
+        uct_worker_progress(mca_common_umr_rails.worker);
+    }
+    OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
+        if ((target < 0) || (op->target == target)) {
+            opal_list_remove_item(&w->failed, &op->super);
+            (void)mca_osc_umr_op_redo(op);
+            mca_osc_umr_op_free(op);
+        }
+    }
+}
