@@ -3,7 +3,9 @@
  * MPI_Win_create window with noncontiguous target datatypes (vector,
  * 2D subarray, indexed, struct with resized bounds), a contiguous and a
  * noncontiguous origin, in three synchronisation modes (fence,
- * lock/unlock, lock_all/flush/unlock_all). Each rank targets the next one.
+ * lock/unlock, lock_all/flush/unlock_all, post/start/complete/wait). Each
+ * rank targets the next one. Then the same over an MPI_Win_allocate window
+ * (which osc/umr leaves to the wrapped module).
  *
  * Every byte is checked: after a put, the whole target window (data and
  * gaps) against the initial window with the origin's data unpacked into it
@@ -156,8 +158,10 @@ static void reference(uint8_t *expected, const uint8_t *src, int scount,
     (void)expected;
 }
 
-enum { SYNC_FENCE, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_MAX };
-static const char *sync_names[] = {"fence", "lock", "lock_all_flush"};
+enum { SYNC_FENCE, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_PSCW, SYNC_MAX };
+static const char *sync_names[] = {"fence", "lock", "lock_all_flush", "pscw"};
+static MPI_Group target_group, source_group;   /* PSCW: next, previous */
+static const char *win_name;
 
 static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
                      int noncontig, int sync, int is_put, int salt)
@@ -174,8 +178,8 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
     exp  = malloc(WIN_BYTES > span + 2 * GUARD ? WIN_BYTES : span + 2 * GUARD);
 
     for (round = 0; round < ROUNDS; ++round) {
-        snprintf(what, sizeof(what), "%s %s origin=%s sync=%s round=%d",
-                 is_put ? "put" : "get", t->name,
+        snprintf(what, sizeof(what), "%s %s win=%s origin=%s sync=%s "
+                 "round=%d", is_put ? "put" : "get", t->name, win_name,
                  noncontig ? "vector" : "contig", sync_names[sync], round);
         fill(wbuf, WIN_BYTES, rank, round, salt);
         fill(obuf, span + 2 * GUARD, rank, round, salt + 1);
@@ -185,6 +189,9 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
             MPI_Win_fence(0, win);
         } else if (sync == SYNC_LOCK) {
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+        } else if (sync == SYNC_PSCW) {
+            MPI_Win_post(source_group, 0, win);
+            MPI_Win_start(target_group, 0, win);
         } else {
             MPI_Win_lock_all(0, win);
         }
@@ -199,6 +206,9 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
             MPI_Win_fence(0, win);
         } else if (sync == SYNC_LOCK) {
             MPI_Win_unlock(target, win);
+        } else if (sync == SYNC_PSCW) {
+            MPI_Win_complete(win);
+            MPI_Win_wait(win);
         } else {
             MPI_Win_flush(target, win);
             MPI_Win_unlock_all(win);
@@ -240,7 +250,7 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
 int main(int argc, char **argv)
 {
     tcase_t t[8];
-    int nt, i, nc, s, p, salt = 0, all;
+    int nt, i, nc, s, p, w, salt = 0, all;
     uint8_t *wbuf;
     MPI_Win win;
 
@@ -249,19 +259,44 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     make_types(t, &nt);
 
-    wbuf = malloc(WIN_BYTES);
-    MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-    for (i = 0; i < nt; ++i) {
-        for (nc = 0; nc < 2; ++nc) {
-            for (s = 0; s < SYNC_MAX; ++s) {
-                for (p = 1; p >= 0; --p) {
-                    run_case(win, wbuf, &t[i], nc, s, p, ++salt);
+    {
+        MPI_Group world;
+        int next = (rank + 1) % nprocs, prev = (rank + nprocs - 1) % nprocs;
+
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 1, &next, &target_group);
+        MPI_Group_incl(world, 1, &prev, &source_group);
+        MPI_Group_free(&world);
+    }
+    /* MPI_Win_create (osc/umr moves these zero-copy), then
+     * MPI_Win_allocate (left to the wrapped module: shared mapping) */
+    for (w = 0; w < 2; ++w) {
+        if (w == 0) {
+            win_name = "create";
+            wbuf = malloc(WIN_BYTES);
+            MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                           &win);
+        } else {
+            win_name = "allocate";
+            MPI_Win_allocate(WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                             &wbuf, &win);
+        }
+        for (i = 0; i < nt; ++i) {
+            for (nc = 0; nc < 2; ++nc) {
+                for (s = 0; s < SYNC_MAX; ++s) {
+                    for (p = 1; p >= 0; --p) {
+                        run_case(win, wbuf, &t[i], nc, s, p, ++salt);
+                    }
                 }
             }
         }
+        MPI_Win_free(&win);
+        if (w == 0) {
+            free(wbuf);
+        }
     }
-    MPI_Win_free(&win);
-    free(wbuf);
+    MPI_Group_free(&target_group);
+    MPI_Group_free(&source_group);
     for (i = 0; i < nt; ++i) {
         MPI_Type_free(&t[i].type);
     }
