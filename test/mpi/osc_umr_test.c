@@ -3,7 +3,8 @@
  * MPI_Win_create window with noncontiguous target datatypes (vector,
  * 2D subarray, indexed, struct with resized bounds), a contiguous and a
  * noncontiguous origin, in three synchronisation modes (fence,
- * lock/unlock, lock_all/flush/unlock_all, post/start/complete/wait). Each
+ * lock/unlock, lock_all/flush/unlock_all, post/start/complete/wait, and
+ * MPI_Rput/MPI_Rget + MPI_Wait inside lock_all/unlock_all). Each
  * rank targets the next one. Then the same over an MPI_Win_allocate window
  * (which osc/umr leaves to the wrapped module).
  *
@@ -158,8 +159,9 @@ static void reference(uint8_t *expected, const uint8_t *src, int scount,
     (void)expected;
 }
 
-enum { SYNC_FENCE, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_PSCW, SYNC_MAX };
-static const char *sync_names[] = {"fence", "lock", "lock_all_flush", "pscw"};
+enum { SYNC_FENCE, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_PSCW, SYNC_REQ, SYNC_MAX };
+static const char *sync_names[] = {"fence", "lock", "lock_all_flush", "pscw",
+                                   "lock_all_request_wait"};
 static MPI_Group target_group, source_group;   /* PSCW: next, previous */
 static const char *win_name;
 
@@ -195,7 +197,18 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
         } else {
             MPI_Win_lock_all(0, win);
         }
-        if (is_put) {
+        if (sync == SYNC_REQ) {
+            MPI_Request req;
+
+            if (is_put) {
+                MPI_Rput(obuf + GUARD, ocount, otype, target, DISP, t->count,
+                         t->type, win, &req);
+            } else {
+                MPI_Rget(obuf + GUARD, ocount, otype, target, DISP, t->count,
+                         t->type, win, &req);
+            }
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else if (is_put) {
             MPI_Put(obuf + GUARD, ocount, otype, target, DISP, t->count,
                     t->type, win);
         } else {
@@ -209,6 +222,8 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
         } else if (sync == SYNC_PSCW) {
             MPI_Win_complete(win);
             MPI_Win_wait(win);
+        } else if (sync == SYNC_REQ) {
+            MPI_Win_unlock_all(win);
         } else {
             MPI_Win_flush(target, win);
             MPI_Win_unlock_all(win);

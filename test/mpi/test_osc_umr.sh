@@ -5,7 +5,8 @@
 #
 #  - osc_umr_test (put/get, vector/subarray/indexed/struct-resized target
 #    types, contiguous and noncontiguous origin, fence, lock/unlock,
-#    lock_all/flush/unlock_all, post/start/complete/wait; MPI_Win_create
+#    lock_all/flush/unlock_all, post/start/complete/wait, Rput/Rget +
+#    MPI_Wait; MPI_Win_create
 #    and MPI_Win_allocate windows; every byte of the window or origin
 #    buffer checked against a CPU reference) passes with and without
 #    osc/umr, with the same check lines, at np 2 and np 4;

@@ -27,12 +27,72 @@ typedef struct mca_osc_umr_op {
     umr_ompi_osc_count_t    origin_count, target_count;
     ompi_datatype_t         *origin_dt, *target_dt;
     ptrdiff_t               target_disp;
+    ompi_request_t          *req;      /* MPI_Rput/MPI_Rget: the user's */
+    ompi_request_t          *redo_req; /* the wrapped module's, when redone */
 } mca_osc_umr_op_t;
 
+/* ---------------------------------------------------------------- requests
+ * MPI_Rput/MPI_Rget requests of zero-copy operations: complete when the
+ * operation is (local and remote completion at once). */
+
+static int mca_osc_umr_request_free(ompi_request_t **req_p)
+{
+    ompi_request_t *req = *req_p;
+
+    if (!REQUEST_COMPLETE(req)) {
+        return MPI_ERR_REQUEST;
+    }
+    OMPI_REQUEST_FINI(req);
+    OBJ_RELEASE(req);
+    *req_p = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int mca_osc_umr_request_cancel(ompi_request_t *req, int complete)
+{
+    return MPI_ERR_REQUEST;   /* as osc/rdma: RMA requests are not cancelled */
+}
+
+static ompi_request_t *mca_osc_umr_request_new(ompi_win_t *win)
+{
+    ompi_request_t *req = OBJ_NEW(ompi_request_t);
+
+    if (req == NULL) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(req, false);
+    req->req_type                  = OMPI_REQUEST_WIN;
+    req->req_status._cancelled     = 0;
+    req->req_free                  = mca_osc_umr_request_free;
+    req->req_cancel                = mca_osc_umr_request_cancel;
+    req->req_mpi_object.win        = win;
+    req->req_state                 = OMPI_REQUEST_ACTIVE;
+    return req;
+}
+
+static void mca_osc_umr_request_done(ompi_request_t *req, int error)
+{
+    req->req_status.MPI_ERROR = error;
+    ompi_request_complete(req, true);
+}
+
+/* Redo a failed operation through the wrapped module (an MPI_Rput/MPI_Rget
+ * through its request form: op->redo_req). */
 static int mca_osc_umr_op_redo(mca_osc_umr_op_t *op)
 {
     mca_osc_umr_win_t *w = op->w;
 
+    if (op->req != NULL) {
+        return op->is_put ?
+               w->real.osc_rput(op->origin_addr, op->origin_count,
+                                op->origin_dt, op->target, op->target_disp,
+                                op->target_count, op->target_dt, w->win,
+                                &op->redo_req) :
+               w->real.osc_rget(op->origin_addr, op->origin_count,
+                                op->origin_dt, op->target, op->target_disp,
+                                op->target_count, op->target_dt, w->win,
+                                &op->redo_req);
+    }
     return op->is_put ?
            w->real.osc_put(op->origin_addr, op->origin_count, op->origin_dt,
                            op->target, op->target_disp, op->target_count,
@@ -42,8 +102,11 @@ static int mca_osc_umr_op_redo(mca_osc_umr_op_t *op)
                            op->target_dt, w->win);
 }
 
-static void mca_osc_umr_op_free(mca_osc_umr_op_t *op)
+static void mca_osc_umr_op_free(mca_osc_umr_op_t *op, int error)
 {
+    if (op->req != NULL) {
+        mca_osc_umr_request_done(op->req, error);
+    }
     OMPI_DATATYPE_RELEASE(op->origin_dt);
     OMPI_DATATYPE_RELEASE(op->target_dt);
     OBJ_DESTRUCT(&op->super);
@@ -60,7 +123,7 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
     mca_common_umr_region_put(op->region);
     op->region = NULL;
     if (comp->status == UCS_OK) {
-        mca_osc_umr_op_free(op);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
         return;
     }
     /* redone through the wrapped module by the next synchronisation; the
@@ -105,14 +168,18 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
     return status;
 }
 
-static int mca_osc_umr_rma(int is_put, void *origin_addr,
-                           umr_ompi_osc_count_t origin_count,
-                           ompi_datatype_t *origin_dt, int target,
-                           ptrdiff_t target_disp,
-                           umr_ompi_osc_count_t target_count,
-                           ompi_datatype_t *target_dt, ompi_win_t *win)
+/* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
+ * or NULL when it completed at once), or 0 (the caller uses the wrapped
+ * module). */
+static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
+                                 void *origin_addr,
+                                 umr_ompi_osc_count_t origin_count,
+                                 ompi_datatype_t *origin_dt, int target,
+                                 ptrdiff_t target_disp,
+                                 umr_ompi_osc_count_t target_count,
+                                 ompi_datatype_t *target_dt,
+                                 mca_osc_umr_op_t **op_p)
 {
-    mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
     const umr_mpi_dtype_t *oinfo, *tinfo;
     mca_common_umr_peer_t *peer;
     mca_common_umr_region_t *region;
@@ -174,15 +241,19 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
     op->target_count  = target_count;
     op->target_dt     = target_dt;
     op->target_disp   = target_disp;
+    op->req           = NULL;
+    op->redo_req      = NULL;
     OMPI_DATATYPE_RETAIN(origin_dt);
     OMPI_DATATYPE_RETAIN(target_dt);
     status = mca_osc_umr_op_post(op, peer, oinfo->layout, length);
     if (status == UCS_INPROGRESS) {
         ++w->inflight[target];
         ++w->inflight_total;
+        *op_p = op;
     } else if (status == UCS_OK) {
         mca_common_umr_region_put(region);
-        mca_osc_umr_op_free(op);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
+        *op_p = NULL;
     } else {
         MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
                             "module", is_put ? "put" : "get", target,
@@ -190,7 +261,7 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
         ++mca_osc_umr_component.cnt.zcopy_errors;
         mca_osc_umr_key_refuse(key);
         mca_common_umr_region_put(region);
-        mca_osc_umr_op_free(op);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
         goto pass;
     }
     if (is_put) {
@@ -199,11 +270,55 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
         ++mca_osc_umr_component.cnt.zcopy_gets;
     }
     mca_osc_umr_component.cnt.zcopy_bytes += length;
-    return OMPI_SUCCESS;
+    return 1;
 
 pass:
     ++mca_osc_umr_component.cnt.passthrough;
 real:
+    return 0;
+}
+
+static int mca_osc_umr_rma(int is_put, void *origin_addr,
+                           umr_ompi_osc_count_t origin_count,
+                           ompi_datatype_t *origin_dt, int target,
+                           ptrdiff_t target_disp,
+                           umr_ompi_osc_count_t target_count,
+                           ompi_datatype_t *target_dt, ompi_win_t *win,
+                           ompi_request_t **req_p)
+{
+    mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
+    mca_osc_umr_op_t *op;
+    ompi_request_t *req;
+
+    if (mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count, origin_dt,
+                              target, target_disp, target_count, target_dt,
+                              &op)) {
+        if (req_p == NULL) {
+            return OMPI_SUCCESS;
+        }
+        /* completions run from progress only: the request is in time */
+        req = mca_osc_umr_request_new(win);
+        if (req == NULL) {
+            mca_osc_umr_rma_complete(w, target);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        *req_p = req;
+        if (op != NULL) {
+            op->req = req;
+        } else {
+            mca_osc_umr_request_done(req, OMPI_SUCCESS);
+        }
+        return OMPI_SUCCESS;
+    }
+    if (req_p != NULL) {
+        return is_put ?
+               w->real.osc_rput(origin_addr, origin_count, origin_dt, target,
+                                target_disp, target_count, target_dt, win,
+                                req_p) :
+               w->real.osc_rget(origin_addr, origin_count, origin_dt, target,
+                                target_disp, target_count, target_dt, win,
+                                req_p);
+    }
     return is_put ?
            w->real.osc_put(origin_addr, origin_count, origin_dt, target,
                            target_disp, target_count, target_dt, win) :
@@ -217,7 +332,8 @@ int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
                     ompi_datatype_t *target_dt, ompi_win_t *win)
 {
     return mca_osc_umr_rma(1, (void*)origin_addr, origin_count, origin_dt,
-                           target, target_disp, target_count, target_dt, win);
+                           target, target_disp, target_count, target_dt, win,
+                           NULL);
 }
 
 int mca_osc_umr_get(void *origin_addr, umr_ompi_osc_count_t origin_count,
@@ -226,7 +342,66 @@ int mca_osc_umr_get(void *origin_addr, umr_ompi_osc_count_t origin_count,
                     ompi_datatype_t *target_dt, ompi_win_t *win)
 {
     return mca_osc_umr_rma(0, origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win);
+                           target_disp, target_count, target_dt, win, NULL);
+}
+
+int mca_osc_umr_rput(const void *origin_addr, umr_ompi_osc_count_t origin_count,
+                     ompi_datatype_t *origin_dt, int target,
+                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                     ompi_datatype_t *target_dt, ompi_win_t *win,
+                     ompi_request_t **request)
+{
+    return mca_osc_umr_rma(1, (void*)origin_addr, origin_count, origin_dt,
+                           target, target_disp, target_count, target_dt, win,
+                           request);
+}
+
+int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
+                     ompi_datatype_t *origin_dt, int target,
+                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                     ompi_datatype_t *target_dt, ompi_win_t *win,
+                     ompi_request_t **request)
+{
+    return mca_osc_umr_rma(0, origin_addr, origin_count, origin_dt, target,
+                           target_disp, target_count, target_dt, win, request);
+}
+
+/* A failed operation with a request: redone through the wrapped module's
+ * request form; the user's request completes with that one. 1 when done. */
+static int mca_osc_umr_op_redo_step(mca_osc_umr_op_t *op, int wait)
+{
+    int rc;
+
+    if (op->redo_req == NULL) {
+        rc = mca_osc_umr_op_redo(op);
+        if ((rc != OMPI_SUCCESS) || (op->redo_req == NULL)) {
+            mca_osc_umr_op_free(op, (rc != OMPI_SUCCESS) ? rc : OMPI_SUCCESS);
+            return 1;
+        }
+    }
+    if (wait) {
+        ompi_request_wait_completion(op->redo_req);
+    } else if (!REQUEST_COMPLETE(op->redo_req)) {
+        return 0;
+    }
+    rc = op->redo_req->req_status.MPI_ERROR;
+    ompi_request_free(&op->redo_req);
+    mca_osc_umr_op_free(op, rc);
+    return 1;
+}
+
+void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w)
+{
+    mca_osc_umr_op_t *op, *next;
+
+    OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
+        if (op->req != NULL) {
+            opal_list_remove_item(&w->failed, &op->super);
+            if (!mca_osc_umr_op_redo_step(op, 0)) {
+                opal_list_append(&w->failed, &op->super);  /* later */
+            }
+        }
+    }
 }
 
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
@@ -239,8 +414,12 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
         if ((target < 0) || (op->target == target)) {
             opal_list_remove_item(&w->failed, &op->super);
-            (void)mca_osc_umr_op_redo(op);
-            mca_osc_umr_op_free(op);
+            if (op->req != NULL) {
+                (void)mca_osc_umr_op_redo_step(op, 1);
+            } else {
+                (void)mca_osc_umr_op_redo(op);
+                mca_osc_umr_op_free(op, OMPI_SUCCESS);
+            }
         }
     }
 }

@@ -8,9 +8,13 @@
  * its target until a synchronisation call completes it (osc_umr_sync.h).
  * Everything else is the wrapped module's call, unchanged.
  *
+ * MPI_Rput/MPI_Rget: the same, with a request of osc/umr's that completes
+ * with the operation (local and remote completion at once).
+ *
  * An operation that fails after it was posted is redone through the wrapped
  * module by the next synchronisation call, before the wrapped one runs
- * (mca_osc_umr_rma_redo): the job never sees the fault.
+ * (mca_osc_umr_rma_complete), or, with a request, from progress through the
+ * wrapped module's request form: the job never sees the fault.
  */
 #ifndef MCA_OSC_UMR_RMA_H_
 #define MCA_OSC_UMR_RMA_H_
@@ -27,6 +31,21 @@ int mca_osc_umr_get(void *origin_addr, umr_ompi_osc_count_t origin_count,
                     ompi_datatype_t *origin_dt, int target,
                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
                     ompi_datatype_t *target_dt, ompi_win_t *win);
+
+int mca_osc_umr_rput(const void *origin_addr, umr_ompi_osc_count_t origin_count,
+                     ompi_datatype_t *origin_dt, int target,
+                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                     ompi_datatype_t *target_dt, ompi_win_t *win,
+                     ompi_request_t **request);
+int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
+                     ompi_datatype_t *origin_dt, int target,
+                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                     ompi_datatype_t *target_dt, ompi_win_t *win,
+                     ompi_request_t **request);
+
+/* From progress: failed MPI_Rput/MPI_Rget operations are redone through the
+ * wrapped module's request form, and their requests completed with it. */
+void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w);
 
 /* Wait for the operations in flight to `target` (-1: all), then redo the
  * failed ones through the wrapped module. */

@@ -38,15 +38,24 @@ mca_osc_umr_win_t *mca_osc_umr_win_lookup(ompi_win_t *win)
 
 int mca_osc_umr_progress(void)
 {
+    static int busy;   /* the wrapped module may progress from our calls */
     mca_osc_umr_win_t *w;
     int count = 0;
 
+    if (busy) {
+        return 0;
+    }
+    busy = 1;
     OPAL_LIST_FOREACH(w, &mca_osc_umr_win_list, mca_osc_umr_win_t) {
         if (w->inflight_total > 0) {
             count += uct_worker_progress(mca_common_umr_rails.worker);
         }
+        if (!opal_list_is_empty(&w->failed)) {
+            mca_osc_umr_rma_progress(w);
+        }
         mca_osc_umr_keys_progress(w);
     }
+    busy = 0;
     return count;
 }
 
@@ -78,6 +87,8 @@ static void mca_osc_umr_win_patch(ompi_osc_base_module_t *m)
 {
     m->osc_put             = mca_osc_umr_put;
     m->osc_get             = mca_osc_umr_get;
+    m->osc_rput            = mca_osc_umr_rput;
+    m->osc_rget            = mca_osc_umr_rget;
     m->osc_fence           = mca_osc_umr_fence;
     m->osc_complete        = mca_osc_umr_complete;
     m->osc_unlock          = mca_osc_umr_unlock;
