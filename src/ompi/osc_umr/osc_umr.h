@@ -5,9 +5,11 @@
  * its module and patches put/get and the synchronisation calls in its
  * function table, osc_umr_win.h).
  *
- *   osc_umr_win.h    the window: the wrapped table, the private communicator,
- *                    the window memory's registrations, the zero-copy
- *                    operations in flight per target
+ *   osc_umr_module.h osc/umr in front of a window's module: wrap, free,
+ *                    progress
+ *   osc_umr_win.h    the window's state: the wrapped table, the private
+ *                    communicator, the window memory's registrations, the
+ *                    zero-copy operations in flight per target
  *   osc_umr_wire.h   the key request and its answer (plain C)
  *   osc_umr_key.h    target layout keys: asked for on first use, built by
  *                    the target from its progress, cached by the origin
@@ -62,8 +64,9 @@ typedef struct mca_osc_umr_counters {
                                    through the wrapped module */
 } mca_osc_umr_counters_t;
 
-typedef struct mca_osc_umr_component {
-    ompi_osc_base_component_t super;
+/* The component's state (osc_umr.c; the component structure itself,
+ * mca_osc_umr_component, is osc_umr_component.c's). */
+typedef struct mca_osc_umr {
     int                       enable;
     int                       priority;
     int                       zcopy_mode;
@@ -73,12 +76,12 @@ typedef struct mca_osc_umr_component {
     int                       world_rank;
     int                       nwins;    /* wrapped windows alive */
     mca_osc_umr_counters_t    cnt;
-} mca_osc_umr_component_t;
+} mca_osc_umr_t;
 
-OMPI_DECLSPEC extern mca_osc_umr_component_t mca_osc_umr_component;
+extern mca_osc_umr_t mca_osc_umr;
 
 #define MCA_OSC_UMR_VERBOSE(_lvl, _fmt, ...) \
-    opal_output_verbose(_lvl, mca_osc_umr_component.output, "osc_umr: " _fmt, \
+    opal_output_verbose(_lvl, mca_osc_umr.output, "osc_umr: " _fmt, \
                         ## __VA_ARGS__)
 
 END_C_DECLS

@@ -12,7 +12,7 @@
  *         wrapped module's, unchanged.
  */
 #include "osc_umr.h"
-#include "osc_umr_win.h"
+#include "osc_umr_module.h"
 
 #include <ompi/mca/osc/base/base.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -20,6 +20,8 @@
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/mca/base/mca_base_var_enum.h>
 #include <opal/util/info.h>
+
+OMPI_DECLSPEC extern ompi_osc_base_component_t mca_osc_umr_component;
 
 static int mca_osc_umr_component_register(void)
 {
@@ -29,53 +31,53 @@ static int mca_osc_umr_component_register(void)
         {MCA_OSC_UMR_ZCOPY_OFF,  "off"},
         {0, NULL}
     };
-    const mca_base_component_t *c = &mca_osc_umr_component.super.osc_version;
+    const mca_base_component_t *c = &mca_osc_umr_component.osc_version;
     mca_base_var_enum_t *zcopy_enum;
 
-    mca_osc_umr_component.enable = 1;
+    mca_osc_umr.enable = 1;
     (void)mca_base_component_var_register(c, "enable",
             "Put osc/umr in front of the osc component Open MPI selects (0: "
             "every window is exactly as without it)", MCA_BASE_VAR_TYPE_BOOL,
             NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_osc_umr_component.enable);
+            &mca_osc_umr.enable);
 
-    mca_osc_umr_component.priority = 200;
+    mca_osc_umr.priority = 200;
     (void)mca_base_component_var_register(c, "priority",
             "Selection priority: above every other osc component, which "
             "osc/umr then asks to create the window", MCA_BASE_VAR_TYPE_INT,
             NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_osc_umr_component.priority);
+            &mca_osc_umr.priority);
 
-    mca_osc_umr_component.zcopy_mode = MCA_OSC_UMR_ZCOPY_AUTO;
+    mca_osc_umr.zcopy_mode = MCA_OSC_UMR_ZCOPY_AUTO;
     mca_base_var_enum_create("osc_umr_zcopy", zcopy_values, &zcopy_enum);
     (void)mca_base_component_var_register(c, "zcopy",
             "Zero-copy choice for put and get: auto (MPI_Win_create windows, "
             "a noncontiguous origin or target), on (also contiguous ones: "
             "tests), off (never: windows are left to the wrapped module)",
             MCA_BASE_VAR_TYPE_INT, zcopy_enum, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr_component.zcopy_mode);
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.zcopy_mode);
     OBJ_RELEASE(zcopy_enum);
 
-    mca_osc_umr_component.min_size = 1;
+    mca_osc_umr.min_size = 1;
     (void)mca_base_component_var_register(c, "min_size",
             "Smallest put or get (bytes of data) moved zero-copy",
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr_component.min_size);
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.min_size);
 
-    mca_osc_umr_component.verbose = 0;
+    mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
             "(\"osc_umr: rank N: zcopy_puts ...\"), 10 traces the key "
             "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
-            MCA_BASE_VAR_SCOPE_LOCAL, &mca_osc_umr_component.verbose);
+            MCA_BASE_VAR_SCOPE_LOCAL, &mca_osc_umr.verbose);
     return OMPI_SUCCESS;
 }
 
 static int mca_osc_umr_component_open(void)
 {
-    mca_osc_umr_component.output = opal_output_open(NULL);
-    opal_output_set_verbosity(mca_osc_umr_component.output,
-                              mca_osc_umr_component.verbose);
+    mca_osc_umr.output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_osc_umr.output,
+                              mca_osc_umr.verbose);
     return OMPI_SUCCESS;
 }
 
@@ -87,15 +89,15 @@ static int mca_osc_umr_component_init(bool enable_progress_threads,
 
 static int mca_osc_umr_component_finalize(void)
 {
-    const mca_osc_umr_counters_t *c = &mca_osc_umr_component.cnt;
+    const mca_osc_umr_counters_t *c = &mca_osc_umr.cnt;
 
-    if ((mca_osc_umr_component.verbose >= 1) &&
+    if ((mca_osc_umr.verbose >= 1) &&
         (c->windows_wrapped + c->windows_plain > 0)) {
         opal_output(0, "osc_umr: rank %d: windows_wrapped %lu windows_plain "
                     "%lu zcopy_puts %lu zcopy_gets %lu zcopy_bytes %lu "
                     "passthrough %lu key_requests %lu key_ready %lu "
                     "key_refused %lu key_answers %lu key_errors %lu "
-                    "zcopy_errors %lu", mca_osc_umr_component.world_rank,
+                    "zcopy_errors %lu", mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
                     c->key_requests, c->key_ready, c->key_refused,
@@ -113,7 +115,7 @@ static int mca_osc_umr_component_query(ompi_win_t *win, void **base,
     bool value = true;
     int flag   = 0;
 
-    if (!mca_osc_umr_component.enable || ompi_mpi_thread_multiple) {
+    if (!mca_osc_umr.enable || ompi_mpi_thread_multiple) {
         return -1;
     }
     /* a window's info may keep osc/umr out of it (benchmarks compare the
@@ -123,7 +125,7 @@ static int mca_osc_umr_component_query(ompi_win_t *win, void **base,
                             &flag) == OPAL_SUCCESS) && flag && !value) {
         return -1;
     }
-    return mca_osc_umr_component.priority;
+    return mca_osc_umr.priority;
 }
 
 static int mca_osc_umr_component_select(ompi_win_t *win, void **base,
@@ -140,7 +142,7 @@ static int mca_osc_umr_component_select(ompi_win_t *win, void **base,
     OPAL_LIST_FOREACH(cli, &ompi_osc_base_framework.framework_components,
                       mca_base_component_list_item_t) {
         component = (ompi_osc_base_component_t*)cli->cli_component;
-        if (component == &mca_osc_umr_component.super) {
+        if (component == &mca_osc_umr_component) {
             continue;
         }
         priority = component->osc_query(win, base, size, disp_unit, comm, info,
@@ -160,14 +162,13 @@ static int mca_osc_umr_component_select(ompi_win_t *win, void **base,
     }
     MCA_OSC_UMR_VERBOSE(10, "window created by osc/%s",
                         best->osc_version.mca_component_name);
-    mca_osc_umr_component.world_rank =
+    mca_osc_umr.world_rank =
             ompi_comm_rank(&ompi_mpi_comm_world.comm);
-    return mca_osc_umr_win_wrap(win, (base != NULL) ? *base : NULL, size,
-                                disp_unit, comm, flavor);
+    return mca_osc_umr_module_wrap(win, (base != NULL) ? *base : NULL, size,
+                                   disp_unit, comm, flavor);
 }
 
-mca_osc_umr_component_t mca_osc_umr_component = {
-    .super = {
+ompi_osc_base_component_t mca_osc_umr_component = {
         .osc_version = {
             UMR_OMPI_OSC_BASE_VERSION,
             .mca_component_name            = "umr",
@@ -183,5 +184,4 @@ mca_osc_umr_component_t mca_osc_umr_component = {
         .osc_query    = mca_osc_umr_component_query,
         .osc_select   = mca_osc_umr_component_select,
         .osc_finalize = mca_osc_umr_component_finalize,
-    },
 };

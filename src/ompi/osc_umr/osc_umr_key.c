@@ -83,7 +83,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     mca_common_umr_reap_add_buf(sreq, kreq);
     ++w->kreq_sent[key->target];
     opal_list_append(&w->pending, &key->super);
-    ++mca_osc_umr_component.cnt.key_requests;
+    ++mca_osc_umr.cnt.key_requests;
     MCA_OSC_UMR_VERBOSE(10, "asked target %d for a key (disp %ld, count %zu)",
                         key->target, (long)key->disp, key->count);
     return OMPI_SUCCESS;
@@ -149,12 +149,12 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
         MCA_OSC_UMR_VERBOSE(10, "target %d refused a key (status %d)",
                             key->target, ok ? (int)key->ans.status : -1);
         key->state = MCA_OSC_UMR_KEY_REFUSED;
-        ++mca_osc_umr_component.cnt.key_refused;
+        ++mca_osc_umr.cnt.key_refused;
         return;
     }
     key->has_rkey = 1;
     key->state    = MCA_OSC_UMR_KEY_READY;
-    ++mca_osc_umr_component.cnt.key_ready;
+    ++mca_osc_umr.cnt.key_ready;
 }
 
 /* ------------------------------------------------------------------ target */
@@ -270,9 +270,9 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src, size_t len)
                                             ans);
     }
     if (ans->status == MCA_OSC_UMR_KANS_OK) {
-        ++mca_osc_umr_component.cnt.key_answers;
+        ++mca_osc_umr.cnt.key_answers;
     } else {
-        ++mca_osc_umr_component.cnt.key_errors;
+        ++mca_osc_umr.cnt.key_errors;
         MCA_OSC_UMR_VERBOSE(10, "key request from %d refused: status %d", src,
                             (int)ans->status);
     }

@@ -128,7 +128,7 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
     }
     /* redone through the wrapped module by the next synchronisation; the
      * key is not used again */
-    ++mca_osc_umr_component.cnt.zcopy_errors;
+    ++mca_osc_umr.cnt.zcopy_errors;
     MCA_OSC_UMR_VERBOSE(1, "%s to %d failed (%s): redone through the wrapped "
                         "module", op->is_put ? "put" : "get", op->target,
                         ucs_status_string(comp->status));
@@ -194,10 +194,10 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     }
     length = origin_dt->super.size * (size_t)origin_count;
     if ((length != target_dt->super.size * (size_t)target_count) ||
-        (length < mca_osc_umr_component.min_size)) {
+        (length < mca_osc_umr.min_size)) {
         goto real;
     }
-    if ((mca_osc_umr_component.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
+    if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
         ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
         ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
         goto real;   /* one block: the wrapped module does as well */
@@ -258,22 +258,22 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
                             "module", is_put ? "put" : "get", target,
                             ucs_status_string(status));
-        ++mca_osc_umr_component.cnt.zcopy_errors;
+        ++mca_osc_umr.cnt.zcopy_errors;
         mca_osc_umr_key_refuse(key);
         mca_common_umr_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         goto pass;
     }
     if (is_put) {
-        ++mca_osc_umr_component.cnt.zcopy_puts;
+        ++mca_osc_umr.cnt.zcopy_puts;
     } else {
-        ++mca_osc_umr_component.cnt.zcopy_gets;
+        ++mca_osc_umr.cnt.zcopy_gets;
     }
-    mca_osc_umr_component.cnt.zcopy_bytes += length;
+    mca_osc_umr.cnt.zcopy_bytes += length;
     return 1;
 
 pass:
-    ++mca_osc_umr_component.cnt.passthrough;
+    ++mca_osc_umr.cnt.passthrough;
 real:
     return 0;
 }

@@ -73,13 +73,3 @@ int mca_osc_umr_flush_local_all(ompi_win_t *win)
     mca_osc_umr_rma_complete(w, -1);
     return w->real.osc_flush_local_all(win);
 }
-
-int mca_osc_umr_free(ompi_win_t *win)
-{
-    mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    ompi_osc_base_module_free_fn_t real_free = w->real.osc_free;
-
-    mca_osc_umr_rma_complete(w, -1);
-    mca_osc_umr_win_release(w);   /* collective: settles the key protocol */
-    return real_free(win);
-}

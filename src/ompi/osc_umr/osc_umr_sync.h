@@ -4,8 +4,7 @@
  * flush_local, flush_local_all) first completes osc/umr's own operations
  * to the same targets (mca_osc_umr_rma_complete), then calls the wrapped
  * one: an operation through osc/umr completes exactly where the wrapped
- * module's would. MPI_Win_free completes everything, finishes the key
- * protocol and then frees the wrapped module.
+ * module's would (MPI_Win_free: osc_umr_module.h).
  */
 #ifndef MCA_OSC_UMR_SYNC_H_
 #define MCA_OSC_UMR_SYNC_H_
@@ -22,7 +21,6 @@ int mca_osc_umr_flush(int target, ompi_win_t *win);
 int mca_osc_umr_flush_all(ompi_win_t *win);
 int mca_osc_umr_flush_local(int target, ompi_win_t *win);
 int mca_osc_umr_flush_local_all(ompi_win_t *win);
-int mca_osc_umr_free(ompi_win_t *win);
 
 END_C_DECLS
 

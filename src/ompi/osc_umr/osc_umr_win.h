@@ -1,19 +1,10 @@
 /**
- * osc/umr: a window with osc/umr in front of the module that created it.
- *
- * The wrapped component creates the window and its module; osc/umr saves
- * that module's function table (`real`) and writes its own put/get and
- * synchronisation entry points into the module in place (the module is the
- * wrapped component's per-window memory; its other slots stay its own). Our
- * entry points find the window's state by the ompi_win_t (a hash table
- * behind a one-entry front).
- *
- * Only MPI_Win_create windows are wrapped: the target registers the window
- * memory at creation on every rail. Allocated and shared windows are mapped
- * by the wrapped module and copied with loads and stores (nothing to win);
- * dynamic windows are for a later step. Wrapping is decided by all ranks
- * together (an allreduce on the window's communicator), then the
- * communicator is duplicated for the key protocol (osc_umr_wire.h).
+ * osc/umr: the state of a window osc/umr is in front of (osc_umr_module.h
+ * puts it there): the wrapped module's function table, the private
+ * communicator of the key protocol, the window memory's registrations (made
+ * at creation, on every rail), the keys either side holds and the zero-copy
+ * operations in flight per target. Our entry points find it by the
+ * ompi_win_t (a hash table behind a one-entry front).
  */
 #ifndef MCA_OSC_UMR_WIN_H_
 #define MCA_OSC_UMR_WIN_H_
@@ -67,24 +58,23 @@ typedef struct mca_osc_umr_win {
     uint64_t                inflight_total;
 } mca_osc_umr_win_t;
 
-/* Put osc/umr in front of the module the wrapped component just made for
- * `win`; on any failure leave it unchanged (one verbose line). Collective
- * over `comm`. */
-int mca_osc_umr_win_wrap(ompi_win_t *win, void *base, size_t size,
-                         ptrdiff_t disp_unit, ompi_communicator_t *comm,
-                         int flavor);
+/* A window's state: the window memory registered on every rail, the
+ * per-rank arrays; NULL on failure (nothing kept). */
+mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
+                                       size_t size, ptrdiff_t disp_unit,
+                                       ompi_communicator_t *comm);
+/* Release what mca_osc_umr_win_new made, and the private communicator. */
+void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w);
+
+/* The wrapped windows, found by their ompi_win_t (add/remove), and in a
+ * list (progress walks it). */
+void mca_osc_umr_win_add(mca_osc_umr_win_t *w);
+void mca_osc_umr_win_remove(mca_osc_umr_win_t *w);
+extern opal_list_t mca_osc_umr_win_list;
 
 /* The state of a wrapped window (never NULL for a window our entry points
  * are called for). */
 mca_osc_umr_win_t *mca_osc_umr_win_lookup(ompi_win_t *win);
-
-/* Undo the wrapping and release everything; the caller then frees the
- * window with w->real.osc_free (osc_umr_sync.c). */
-void mca_osc_umr_win_release(mca_osc_umr_win_t *w);
-
-/* The progress function (registered while a wrapped window exists): key
- * requests and answers (osc_umr_key.h), the transport's completions. */
-int mca_osc_umr_progress(void);
 
 END_C_DECLS
 
