@@ -262,6 +262,46 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
     free(exp);
 }
 
+/* Bad input: a put whose target type reaches past the end of the window,
+ * three times (the first use asks for the key, the target refuses it, the
+ * next ones pass through without asking). With
+ * MPI_ERRORS_RETURN each returns the wrapped module's error; the error
+ * class is printed, and it must be the same with and without osc/umr. The
+ * target window must be untouched. */
+static void run_out_of_window(const tcase_t *t)
+{
+    int target = (rank + 1) % nprocs, round, rc, cls;
+    size_t bytes = (size_t)t->ndoubles * 8;
+    uint8_t *wbuf, *obuf = malloc(bytes), *exp = malloc(WIN_BYTES);
+    MPI_Win win;
+    char what[128];
+
+    wbuf = malloc(WIN_BYTES);
+    MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    fill(wbuf, WIN_BYTES, rank, 0, 999);
+    fill(obuf, bytes, rank, 0, 998);
+    for (round = 0; round < 3; ++round) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+        rc = MPI_Put(obuf, t->ndoubles, MPI_DOUBLE, target,
+                     WIN_BYTES / 8 - 16, t->count, t->type, win);
+        MPI_Error_class(rc, &cls);
+        MPI_Win_unlock(target, win);
+        snprintf(what, sizeof(what), "out-of-window put %s round=%d "
+                 "error_class=%d", t->name, round, cls);
+        printf("check %s rank %d: %s\n", what, rank,
+               (rc != MPI_SUCCESS) ? "refused" : "accepted");
+        MPI_Barrier(MPI_COMM_WORLD);   /* progress: the key request */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(exp, WIN_BYTES, rank, 0, 999);
+    check("out-of-window window untouched", wbuf, exp, WIN_BYTES);
+    MPI_Win_free(&win);
+    free(wbuf);
+    free(obuf);
+    free(exp);
+}
+
 int main(int argc, char **argv)
 {
     tcase_t t[8];
@@ -312,6 +352,7 @@ int main(int argc, char **argv)
     }
     MPI_Group_free(&target_group);
     MPI_Group_free(&source_group);
+    run_out_of_window(&t[0]);
     for (i = 0; i < nt; ++i) {
         MPI_Type_free(&t[i].type);
     }

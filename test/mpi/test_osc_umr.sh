@@ -9,7 +9,10 @@
 #    MPI_Wait; MPI_Win_create
 #    and MPI_Win_allocate windows; every byte of the window or origin
 #    buffer checked against a CPU reference) passes with and without
-#    osc/umr, with the same check lines, at np 2 and np 4;
+#    osc/umr, with the same check lines, at np 2 and np 4; a put past the
+#    end of the window returns the same error class with and without
+#    osc/umr (the target refuses the key: one key_errors and key_refused
+#    a rank) and leaves the window untouched;
 #  - with osc/umr (no osc argument: it wins the selection by itself) every
 #    rank's MPI_Win_create window was wrapped and its MPI_Win_allocate
 #    window left to the wrapped module, keys were asked for and arrived,
@@ -44,15 +47,17 @@ same_checks() {   # ref got
         { echo "check lines differ ($ref vs $got)"; return 1; }
 }
 
-# The counter of every rank's osc_umr line: field $2 > 0 (or == 0 with $3=0).
-counter_each_rank() {   # file name np [zero]
-    local file=$1 name=$2 np=$3 zero=${4:-}
+# The counter of every rank's osc_umr line: > 0, or == VALUE when given.
+counter_each_rank() {   # file name np [value]
+    local file=$1 name=$2 np=$3 value=${4:-}
     local lines
     lines=$(grep -c "osc_umr: rank" "$file")
     [ "$lines" -eq "$np" ] || { echo "$lines counter lines, expected $np"; return 1; }
-    grep "osc_umr: rank" "$file" | awk -v c="$name" -v z="$zero" '{
+    grep "osc_umr: rank" "$file" | awk -v c="$name" -v z="$value" '{
+        v = ""
         for (i = 1; i < NF; ++i) if ($i == c) v = $(i + 1)
-        if ((z == "" && v + 0 <= 0) || (z != "" && v + 0 != 0)) { print "bad " c ": " $0; bad = 1 } }
+        if ((v == "") || (z == "" && v + 0 <= 0) || (z != "" && v + 0 != z + 0)) {
+            print "bad " c ": " $0; bad = 1 } }
         END { exit bad }'
 }
 
@@ -62,8 +67,10 @@ zcopy_ran() {   # file np
     for c in windows_wrapped windows_plain zcopy_puts zcopy_gets key_requests key_ready key_answers; do
         counter_each_rank "$f" $c "$np" || return 1
     done
-    for c in zcopy_errors key_errors key_refused; do
-        counter_each_rank "$f" $c "$np" 0 || return 1
+    counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
+    # the out-of-window put: one key refused by each target, for each origin
+    for c in key_errors key_refused; do
+        counter_each_rank "$f" $c "$np" 1 || return 1
     done
     # pml/umr's line: no registration left, no error
     ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"

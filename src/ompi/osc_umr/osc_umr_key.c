@@ -159,6 +159,18 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
 
 /* ------------------------------------------------------------------ target */
 
+static const char *mca_osc_umr_kans_str(int status)
+{
+    switch (status) {
+    case MCA_OSC_UMR_KANS_BAD_REQUEST:   return "malformed request";
+    case MCA_OSC_UMR_KANS_NO_PEER:       return "no rail to the origin";
+    case MCA_OSC_UMR_KANS_UNSUPPORTED:   return "datatype not expressible";
+    case MCA_OSC_UMR_KANS_OUT_OF_WINDOW: return "bytes outside the window";
+    case MCA_OSC_UMR_KANS_NO_KEY:        return "no layout key";
+    default:                             return "ok";
+    }
+}
+
 static int mca_osc_umr_kreq_post(mca_osc_umr_win_t *w)
 {
     return MCA_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE,
@@ -273,8 +285,11 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src, size_t len)
         ++mca_osc_umr.cnt.key_answers;
     } else {
         ++mca_osc_umr.cnt.key_errors;
-        MCA_OSC_UMR_VERBOSE(10, "key request from %d refused: status %d", src,
-                            (int)ans->status);
+        /* bad input (out of the window, malformed) is worth a line; a type
+         * the decoder cannot express is routine */
+        MCA_OSC_UMR_VERBOSE((ans->status == MCA_OSC_UMR_KANS_UNSUPPORTED) ?
+                            10 : 1, "key request from rank %d refused: %s",
+                            src, mca_osc_umr_kans_str(ans->status));
     }
     ++w->kreq_answered[src];
     if (MCA_PML_CALL(isend(ans, sizeof(*ans), MPI_BYTE, src,
