@@ -302,6 +302,66 @@ static void run_out_of_window(const tcase_t *t)
     free(exp);
 }
 
+/* Target types freed and made again between operations: each round makes a
+ * vector with a stride of 5 or 6 doubles in turn (Open MPI may give the new
+ * type the address of the one just freed), puts and gets through it and
+ * frees it. A key cached for one layout must never serve the other: every
+ * byte of the window and of the origin buffer is checked each round. */
+static void run_retyped(MPI_Win win, uint8_t *wbuf)
+{
+    int target = (rank + 1) % nprocs, source = (rank + nprocs - 1) % nprocs;
+    int round, n = 256, blk = 3;
+    size_t bytes = (size_t)n * blk * 8;
+    uint8_t *obuf = malloc(bytes), *src = malloc(bytes), *exp = malloc(WIN_BYTES);
+    MPI_Datatype type;
+    char what[128];
+
+    for (round = 0; round < 8; ++round) {
+        MPI_Type_vector(n, blk, 5 + round % 2, MPI_DOUBLE, &type);
+        MPI_Type_commit(&type);
+        fill(wbuf, WIN_BYTES, rank, round, 777);
+        fill(obuf, bytes, rank, round, 778);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+        MPI_Put(obuf, n * blk, MPI_DOUBLE, target, DISP, 1, type, win);
+        MPI_Win_unlock(target, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        fill(exp, WIN_BYTES, rank, round, 777);
+        fill(src, bytes, source, round, 778);
+        reference(exp, src, n * blk, MPI_DOUBLE, exp + DISP * 8, 1, type,
+                  bytes);
+        snprintf(what, sizeof(what), "retyped put stride=%d round=%d",
+                 5 + round % 2, round);
+        check(what, wbuf, exp, WIN_BYTES);
+
+        fill(obuf, bytes, rank, round, 779);   /* the get must replace it */
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+        MPI_Get(obuf, n * blk, MPI_DOUBLE, target, DISP, 1, type, win);
+        MPI_Win_unlock(target, win);
+        {
+            /* the target's window: as it filled it, with my put in it */
+            uint8_t *twin = malloc(WIN_BYTES);
+
+            fill(twin, WIN_BYTES, target, round, 777);
+            fill(src, bytes, rank, round, 778);
+            reference(twin, src, n * blk, MPI_DOUBLE, twin + DISP * 8, 1,
+                      type, bytes);
+            reference(exp, twin + DISP * 8, 1, type, exp, n * blk,
+                      MPI_DOUBLE, bytes);
+            free(twin);
+        }
+        snprintf(what, sizeof(what), "retyped get stride=%d round=%d",
+                 5 + round % 2, round);
+        check(what, obuf, exp, bytes);
+        MPI_Type_free(&type);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(obuf);
+    free(src);
+    free(exp);
+}
+
 int main(int argc, char **argv)
 {
     tcase_t t[8];
@@ -336,6 +396,7 @@ int main(int argc, char **argv)
             MPI_Win_allocate(WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
                              &wbuf, &win);
         }
+        run_retyped(win, wbuf);
         for (i = 0; i < nt; ++i) {
             for (nc = 0; nc < 2; ++nc) {
                 for (s = 0; s < SYNC_MAX; ++s) {

@@ -72,6 +72,7 @@ typedef struct mca_osc_umr {
     int                       zcopy_mode;
     int                       verbose;
     unsigned long             min_size;
+    unsigned long             sw_max_block;
     int                       output;
     int                       world_rank;
     int                       nwins;    /* wrapped windows alive */

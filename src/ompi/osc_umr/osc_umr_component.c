@@ -64,6 +64,18 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
             MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.min_size);
 
+    /* bench_osc_umr on the 2-core development VM (contrib/run-osc-bench.sh,
+     * README): with 64 KiB blocks osc/umr was 0.76-1.10x of osc/rdma, with
+     * 32 KiB blocks 1.1-1.4x, below that faster */
+    mca_osc_umr.sw_max_block = 32768;
+    (void)mca_base_component_var_register(c, "sw_max_block",
+            "osc_umr_zcopy=auto on the sw engine (cross-memory attach): "
+            "operations whose average contiguous block (the smaller of "
+            "origin's and target's) is larger pass through, the wrapped "
+            "module moving such blocks as fast (0: no limit)",
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.sw_max_block);
+
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
