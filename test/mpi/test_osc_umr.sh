@@ -105,7 +105,7 @@ ompi_info_lists() {
     grep -q "MCA osc: umr" "$out/ompi_info" || grep -q 'component "umr"' "$out/ompi_info" ||
         { cat "$out/ompi_info"; return 1; }
     local p
-    for p in enable priority zcopy min_size verbose; do
+    for p in enable priority zcopy min_size sw_max_block verbose; do
         grep -q "osc_umr_$p" "$out/ompi_info" || { echo "no osc_umr_$p"; return 1; }
     done
 }
