@@ -143,4 +143,27 @@ _Static_assert(sizeof(mca_pml_base_module_t) ==
                "knows: this Open MPI has PML module slots pml/umr does not "
                "know (port src/compat/umr_ompi_compat.h)");
 
+/* osc/umr (src/ompi/osc_umr): the osc framework's versions. Component 3.0.0
+ * with int counts and displacement units in 4.1 and 5.0; from 6.0
+ * component 4.0.0, size_t counts (MPI-4 large counts) and ptrdiff_t
+ * displacement units (ompi/mca/osc/osc.h of each release). */
+#include <ompi/mca/osc/osc.h>
+
+#ifdef OMPI_OSC_BASE_VERSION_4_0_0
+#  define UMR_OMPI_OSC_BASE_VERSION OMPI_OSC_BASE_VERSION_4_0_0
+typedef size_t    umr_ompi_osc_count_t;
+typedef ptrdiff_t umr_ompi_osc_disp_unit_t;
+#else
+#  define UMR_OMPI_OSC_BASE_VERSION OMPI_OSC_BASE_VERSION_3_0_0
+typedef int       umr_ompi_osc_count_t;
+typedef int       umr_ompi_osc_disp_unit_t;
+#endif
+
+/* The osc module table osc/umr copies and patches: the same 29 function
+ * slots, in the same order, in 4.1, 5.0 and 6.0. A release that adds one
+ * fails here instead of running with a slot osc/umr never decided about. */
+_Static_assert(sizeof(ompi_osc_base_module_t) == 29 * sizeof(void (*)(void)),
+               "ompi_osc_base_module_t has slots osc/umr does not know "
+               "(port src/compat/umr_ompi_compat.h and osc_umr_win.c)");
+
 #endif

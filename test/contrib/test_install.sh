@@ -45,7 +45,8 @@ destdir_stays_below_the_prefix() {
     [ -f "$d$(dir pkgdatadir)/mlx5_umr-env.sh" ] || { echo "no env file"; bad=1; }
     if [ "$have_ompi" = yes ]; then
         [ -f "$d$(dir componentdir)/mca_pml_umr.so" ] || { echo "no pml/umr"; bad=1; }
-        [ -f "$d$(dir componentdir)/mca_pml_umr.la" ] && { echo "a .la beside the component"; bad=1; }
+        [ -f "$d$(dir componentdir)/mca_osc_umr.so" ] || { echo "no osc/umr"; bad=1; }
+        ls "$d$(dir componentdir)"/*.la >/dev/null 2>&1 && { echo "a .la beside the components"; bad=1; }
     fi
     return $bad
 }

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# osc/umr benchmark: build, then run test/bench/bench_osc_umr under
+# mpirun -np 2 (MPI_Put/MPI_Get with vector targets, blocks 8 B .. 64 KiB,
+# stride twice the block, contiguous and vector origin, fence and
+# lock/unlock, MPI_Win_create windows). In the same job, the operations
+# alternate (A B B A) between a window with osc/umr in front and one created
+# with the info key osc_umr_enable=false (the window Open MPI makes without
+# osc/umr: osc/rdma over btl/vader on one host); the table gives both
+# medians and the median of the paired ratios (plain time / osc/umr time:
+# > 1 means osc/umr is faster). Every byte is checked on the first and last
+# repetition of each point. osc/umr and pml/umr (whose rails it uses) are
+# loaded from a scratch component directory with the module just built, and
+# print their counters at the end (zero-copy really ran).
+#
+# usage: contrib/run-osc-bench.sh [--no-build] [-- bench_osc_umr arguments]
+#        (bench_osc_umr: -s bytes per operation, default 1 MiB; -r
+#        repetitions per window, default 6; -q a few block sizes)
+#
+# Engine: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach between the
+# two processes of one host, NOT NIC figures).
+#
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+export BUILD_DIR=${BUILD_DIR:-$top/build}
+out=${OUT:-$BUILD_DIR/osc-bench}
+build=1
+args=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --no-build) build=0 ;;
+        --) shift; args=("$@"); break ;;
+        *) echo "usage: $0 [--no-build] [-- bench_osc_umr arguments]" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ $build -eq 1 ]; then
+    "$top/contrib/build.sh"
+fi
+make -C "$BUILD_DIR/test/bench" bench_osc_umr >/dev/null
+
+prog=$BUILD_DIR/test/bench/bench_osc_umr
+mkdir -p "$out/components"
+for so in src/ompi/pml_umr/.libs/mca_pml_umr.so src/ompi/osc_umr/.libs/mca_osc_umr.so; do
+    ln -sf "$BUILD_DIR/$so" "$out/components/"
+done
+pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
+export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw} UCX_WARN_UNUSED_ENV_VARS=n
+export OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
+export OMPI_MCA_pml_umr_uct_module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
+export OMPI_MCA_pml_umr_verbose=1 OMPI_MCA_osc_umr_verbose=1
+cmd=(mpirun --allow-run-as-root --oversubscribe -np 2 "$prog" "${args[@]}")
+
+echo "# $(date -u '+%F %T UTC'), $(git -C "$top" rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# engine $UCX_MLX5_UMR_ENGINE: cross-memory attach between two processes of this host, NOT NIC figures"
+echo "# ratio = time through the window without osc/umr / time through osc/umr (same job, A B B A pairs)"
+echo "# ${cmd[*]}"
+"${cmd[@]}" 2>&1 | tee "$out/bench_osc_umr.txt"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,94 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: MPI one-sided put and get of derived datatypes as one zero-copy
+ * operation each, in front of the osc component Open MPI would choose (the
+ * osc/monitoring pattern: that component creates the window; osc/umr keeps
+ * its module and patches put/get and the synchronisation calls in its
+ * function table, osc_umr_win.h).
+ *
+ *   osc_umr_module.h osc/umr in front of a window's module: wrap, free,
+ *                    progress
+ *   osc_umr_win.h    the window's state: the wrapped table, the private
+ *                    communicator, the window memory's registrations, the
+ *                    zero-copy operations in flight per target
+ *   osc_umr_wire.h   the key request and its answer (plain C)
+ *   osc_umr_key.h    target layout keys: asked for on first use, built by
+ *                    the target from its progress, cached by the origin
+ *   osc_umr_rma.h    put/get through a key, or through the wrapped module
+ *   osc_umr_sync.h   every synchronisation call completes osc/umr's
+ *                    operations before the wrapped one runs
+ *
+ * Rails, peers, registrations, progress and the datatype decoder are
+ * libmca_common_umr's (src/ompi/common), opened by pml/umr: without them
+ * (pml/umr disabled or passing through) every window is the wrapped
+ * module's, unchanged.
+ *
+ * This header: the component, its parameters and counters.
+ */
+#ifndef MCA_OSC_UMR_H_
+#define MCA_OSC_UMR_H_
+
+#include "umr_ompi_compat.h"
+
+#include <ompi_config.h>
+#include <ompi/mca/osc/osc.h>
+#include <opal/util/output.h>
+
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+/* Window info key: "false" keeps osc/umr out of that window. */
+#define MCA_OSC_UMR_INFO_ENABLE "osc_umr_enable"
+
+enum {
+    MCA_OSC_UMR_ZCOPY_AUTO = 0,    /* noncontiguous either side, Win_create */
+    MCA_OSC_UMR_ZCOPY_ON   = 1,    /* every eligible operation (tests) */
+    MCA_OSC_UMR_ZCOPY_OFF  = 2     /* never: windows are left unwrapped */
+};
+
+typedef struct mca_osc_umr_counters {
+    uint64_t windows_wrapped;   /* windows with osc/umr in front */
+    uint64_t windows_plain;     /* windows left to the wrapped module */
+    uint64_t zcopy_puts;        /* puts moved through a target key */
+    uint64_t zcopy_gets;
+    uint64_t zcopy_bytes;
+    uint64_t passthrough;       /* eligible put/get sent to the wrapped
+                                   module (key not there yet, peer not
+                                   ready, not chosen) */
+    uint64_t key_requests;      /* origin: keys asked for */
+    uint64_t key_ready;         /* origin: keys that arrived */
+    uint64_t key_refused;       /* origin: answers with an error */
+    uint64_t key_answers;       /* target: requests answered with a key */
+    uint64_t key_errors;        /* target: requests answered with an error */
+    uint64_t zcopy_errors;      /* operations that failed and were redone
+                                   through the wrapped module */
+} mca_osc_umr_counters_t;
+
+/* The component's state (osc_umr.c; the component structure itself,
+ * mca_osc_umr_component, is osc_umr_component.c's). */
+typedef struct mca_osc_umr {
+    int                       enable;
+    int                       priority;
+    int                       zcopy_mode;
+    int                       verbose;
+    unsigned long             min_size;
+    unsigned long             sw_max_block;
+    int                       output;
+    int                       world_rank;
+    int                       nwins;    /* wrapped windows alive */
+    mca_osc_umr_counters_t    cnt;
+} mca_osc_umr_t;
+
+extern mca_osc_umr_t mca_osc_umr;
+
+#define MCA_OSC_UMR_VERBOSE(_lvl, _fmt, ...) \
+    opal_output_verbose(_lvl, mca_osc_umr.output, "osc_umr: " _fmt, \
+                        ## __VA_ARGS__)
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: target layout keys.
+ *
+ * Origin: the key of (target, displacement, target layout, count) is looked
+ * up in the window's cache; on a miss it is asked for (one small message,
+ * osc_umr_wire.h) and the operation goes through the wrapped module: the
+ * first use never waits. The answer is taken from progress; a refused key
+ * stays in the cache as refused (those operations always pass through).
+ * Entries live until the window is freed.
+ *
+ * Target: one receive of key requests is posted per window; from progress,
+ * each request is answered with the packed rkey of a layout key over the
+ * window memory (common_umr_keys.h), or with an error status.
+ */
+#ifndef MCA_OSC_UMR_KEY_H_
+#define MCA_OSC_UMR_KEY_H_
+
+#include "osc_umr_win.h"
+#include "common_umr_peer.h"
+
+#include <ompi/datatype/ompi_datatype.h>
+
+#include <umr_layout.h>
+
+BEGIN_C_DECLS
+
+enum {
+    MCA_OSC_UMR_KEY_PENDING = 0,
+    MCA_OSC_UMR_KEY_READY,
+    MCA_OSC_UMR_KEY_REFUSED
+};
+
+typedef struct mca_osc_umr_key {
+    opal_list_item_t       super;      /* in w->pending while asked for */
+    mca_osc_umr_win_t      *w;
+    mca_common_umr_peer_t  *peer;
+    int                    target;
+    int                    state;
+    int64_t                disp;
+    size_t                 count;
+    umr_layout_t           *layout;    /* own copy: part of the key */
+    uct_rkey_t             rkey;
+    int                    has_rkey;
+    ompi_request_t         *ans_req;
+    mca_osc_umr_kans_t     ans;
+} mca_osc_umr_key_t;
+
+/* The ready key for this target access, or NULL (asked for now if never
+ * seen; pending; refused): the caller then uses the wrapped module. */
+mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
+                                       mca_common_umr_peer_t *peer,
+                                       int target, int64_t disp,
+                                       ompi_datatype_t *dt,
+                                       const umr_layout_t *layout,
+                                       size_t count);
+
+/* A key that failed in use: never used again. */
+void mca_osc_umr_key_refuse(mca_osc_umr_key_t *key);
+
+/* Target and origin sides of one window: start (post the request receive),
+ * progress (answer requests, take answers), finish (`collective`: every
+ * request sent is answered and every answer taken first; 0: only when no
+ * request can have been sent, the window being unwrapped everywhere). */
+int  mca_osc_umr_keys_init(mca_osc_umr_win_t *w);
+void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w);
+void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective);
+
+END_C_DECLS
+
+#endif

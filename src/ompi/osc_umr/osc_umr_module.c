@@ -1,0 +1,155 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: osc/umr in front of a window's module (see osc_umr_module.h).
+ */
+#include "osc_umr_module.h"
+#include "osc_umr_key.h"
+#include "osc_umr_rma.h"
+#include "osc_umr_sync.h"
+#include "osc_umr_win.h"
+#include "common_umr_rail.h"
+
+#include <ompi/mca/pml/pml.h>
+#include <opal/runtime/opal_progress.h>
+
+int mca_osc_umr_progress(void)
+{
+    static int busy;   /* the wrapped module may progress from our calls */
+    mca_osc_umr_win_t *w;
+    int count = 0;
+
+    if (busy) {
+        return 0;
+    }
+    busy = 1;
+    OPAL_LIST_FOREACH(w, &mca_osc_umr_win_list, mca_osc_umr_win_t) {
+        if (w->inflight_total > 0) {
+            count += uct_worker_progress(mca_common_umr_rails.worker);
+        }
+        if (!opal_list_is_empty(&w->failed)) {
+            mca_osc_umr_rma_progress(w);
+        }
+        mca_osc_umr_keys_progress(w);
+    }
+    busy = 0;
+    return count;
+}
+
+/* Whether this process can put osc/umr in front of this window. */
+static int mca_osc_umr_module_eligible(ompi_communicator_t *comm, int flavor)
+{
+    if (mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_OFF) {
+        MCA_OSC_UMR_VERBOSE(10, "osc_umr_zcopy=off: window left as it is");
+        return 0;
+    }
+    if (flavor != MPI_WIN_FLAVOR_CREATE) {
+        MCA_OSC_UMR_VERBOSE(10, "window flavor %d: left as it is", flavor);
+        return 0;
+    }
+    if (OMPI_COMM_IS_INTER(comm)) {
+        return 0;
+    }
+    if ((mca_common_umr_rails.nrails == 0) ||
+        (mca_common_umr_rails.worker == NULL)) {
+        MCA_OSC_UMR_VERBOSE(5, "no mlx5_umr rail open (pml/umr is not "
+                            "interposed): window left as it is");
+        return 0;
+    }
+    return 1;
+}
+
+static void mca_osc_umr_module_patch(ompi_osc_base_module_t *m)
+{
+    m->osc_put             = mca_osc_umr_put;
+    m->osc_get             = mca_osc_umr_get;
+    m->osc_rput            = mca_osc_umr_rput;
+    m->osc_rget            = mca_osc_umr_rget;
+    m->osc_fence           = mca_osc_umr_fence;
+    m->osc_complete        = mca_osc_umr_complete;
+    m->osc_unlock          = mca_osc_umr_unlock;
+    m->osc_unlock_all      = mca_osc_umr_unlock_all;
+    m->osc_flush           = mca_osc_umr_flush;
+    m->osc_flush_all       = mca_osc_umr_flush_all;
+    m->osc_flush_local     = mca_osc_umr_flush_local;
+    m->osc_flush_local_all = mca_osc_umr_flush_local_all;
+    m->osc_free            = mca_osc_umr_free;
+}
+
+int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
+                            ptrdiff_t disp_unit, ompi_communicator_t *comm,
+                            int flavor)
+{
+    int ok = mca_osc_umr_module_eligible(comm, flavor);
+    int all_ok = 0, rc;
+    mca_osc_umr_win_t *w = NULL;
+
+    if (ok) {
+        w  = mca_osc_umr_win_new(win, base, size, disp_unit, comm);
+        ok = (w != NULL);
+    }
+    /* all ranks wrap, or none: the key protocol needs both ends */
+    rc = comm->c_coll->coll_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm,
+                                      comm->c_coll->coll_allreduce_module);
+    if ((rc != OMPI_SUCCESS) || !all_ok) {
+        goto plain;
+    }
+    if (ompi_comm_dup(comm, &w->comm) != OMPI_SUCCESS) {
+        w->comm = NULL;
+        goto plain;   /* collective: every rank fails the same way */
+    }
+    ok = (mca_osc_umr_keys_init(w) == OMPI_SUCCESS);
+    rc = comm->c_coll->coll_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm,
+                                      comm->c_coll->coll_allreduce_module);
+    if ((rc != OMPI_SUCCESS) || !all_ok) {
+        if (ok) {
+            mca_osc_umr_keys_fini(w, 0);
+        }
+        goto plain;
+    }
+
+    mca_osc_umr_win_add(w);
+    w->real = *win->w_osc_module;
+    mca_osc_umr_module_patch(win->w_osc_module);
+    if (mca_osc_umr.nwins++ == 0) {
+        opal_progress_register(mca_osc_umr_progress);
+    }
+    ++mca_osc_umr.cnt.windows_wrapped;
+    MCA_OSC_UMR_VERBOSE(10, "window %p (%zu bytes at %p) wrapped", (void*)win,
+                        size, base);
+    return OMPI_SUCCESS;
+
+plain:
+    ++mca_osc_umr.cnt.windows_plain;
+    if (w != NULL) {
+        mca_osc_umr_win_destroy(w);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Undo the wrapping and release everything (collective: settles the key
+ * protocol); the caller then frees the window with the wrapped free. */
+static void mca_osc_umr_module_release(mca_osc_umr_win_t *w)
+{
+    ompi_win_t *win = w->win;
+
+    mca_osc_umr_keys_fini(w, 1);
+    *win->w_osc_module = w->real;
+    mca_osc_umr_win_remove(w);
+    if (--mca_osc_umr.nwins == 0) {
+        opal_progress_unregister(mca_osc_umr_progress);
+    }
+    mca_osc_umr_win_destroy(w);
+}
+
+int mca_osc_umr_free(ompi_win_t *win)
+{
+    mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
+    ompi_osc_base_module_free_fn_t real_free = w->real.osc_free;
+
+    mca_osc_umr_rma_complete(w, -1);
+    mca_osc_umr_module_release(w);
+    return real_free(win);
+}

@@ -1,0 +1,60 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: put and get. An operation moves zero-copy when the window is
+ * wrapped, the peer has a rail and is ready, both datatypes decode, the
+ * sizes match and reach osc_umr_min_size, the choice (osc_umr_zcopy) takes
+ * it, and the target's layout key is in the origin's cache (osc_umr_key.h);
+ * then it is one put or get of the transport between the origin's layout
+ * (over its registered region) and the target's key, counted in flight for
+ * its target until a synchronisation call completes it (osc_umr_sync.h).
+ * Everything else is the wrapped module's call, unchanged.
+ *
+ * MPI_Rput/MPI_Rget: the same, with a request of osc/umr's that completes
+ * with the operation (local and remote completion at once).
+ *
+ * An operation that fails after it was posted is redone through the wrapped
+ * module by the next synchronisation call, before the wrapped one runs
+ * (mca_osc_umr_rma_complete), or, with a request, from progress through the
+ * wrapped module's request form: the job never sees the fault.
+ */
+#ifndef MCA_OSC_UMR_RMA_H_
+#define MCA_OSC_UMR_RMA_H_
+
+#include "osc_umr_win.h"
+
+BEGIN_C_DECLS
+
+int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
+                    ompi_datatype_t *origin_dt, int target,
+                    ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                    ompi_datatype_t *target_dt, ompi_win_t *win);
+int mca_osc_umr_get(void *origin_addr, umr_ompi_osc_count_t origin_count,
+                    ompi_datatype_t *origin_dt, int target,
+                    ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                    ompi_datatype_t *target_dt, ompi_win_t *win);
+
+int mca_osc_umr_rput(const void *origin_addr, umr_ompi_osc_count_t origin_count,
+                     ompi_datatype_t *origin_dt, int target,
+                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                     ompi_datatype_t *target_dt, ompi_win_t *win,
+                     ompi_request_t **request);
+int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
+                     ompi_datatype_t *origin_dt, int target,
+                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
+                     ompi_datatype_t *target_dt, ompi_win_t *win,
+                     ompi_request_t **request);
+
+/* From progress: failed MPI_Rput/MPI_Rget operations are redone through the
+ * wrapped module's request form, and their requests completed with it. */
+void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w);
+
+/* Wait for the operations in flight to `target` (-1: all), then redo the
+ * failed ones through the wrapped module. */
+void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: windows (see osc_umr_win.h).
+ */
+#include "osc_umr_win.h"
+#include "common_umr_keys.h"
+#include "common_umr_rail.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static opal_hash_table_t mca_osc_umr_wins;     /* ompi_win_t* -> window */
+static int               mca_osc_umr_wins_init;
+opal_list_t              mca_osc_umr_win_list;
+static struct {
+    ompi_win_t        *win;
+    mca_osc_umr_win_t *w;
+} mca_osc_umr_win_front;
+
+mca_osc_umr_win_t *mca_osc_umr_win_lookup(ompi_win_t *win)
+{
+    mca_osc_umr_win_t *w = NULL;
+
+    if (OPAL_LIKELY(mca_osc_umr_win_front.win == win)) {
+        return mca_osc_umr_win_front.w;
+    }
+    (void)opal_hash_table_get_value_ptr(&mca_osc_umr_wins, &win, sizeof(win),
+                                        (void**)&w);
+    mca_osc_umr_win_front.win = win;
+    mca_osc_umr_win_front.w   = w;
+    return w;
+}
+
+/* Register the window memory on every rail (held until the window goes). */
+static int mca_osc_umr_win_register(mca_osc_umr_win_t *w)
+{
+    int i;
+
+    if (w->len == 0) {
+        return OMPI_SUCCESS;
+    }
+    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+        if (mca_common_umr_region_get(&mca_common_umr_rails.rails[i], w->base,
+                                      w->len, &w->regions[i]) != OMPI_SUCCESS) {
+            w->regions[i] = NULL;
+            return OMPI_ERROR;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
+                                       size_t size, ptrdiff_t disp_unit,
+                                       ompi_communicator_t *comm)
+{
+    mca_osc_umr_win_t *w = calloc(1, sizeof(*w));
+    int n                = ompi_comm_size(comm);
+
+    if (w == NULL) {
+        return NULL;
+    }
+    OBJ_CONSTRUCT(&w->keys, opal_hash_table_t);
+    OBJ_CONSTRUCT(&w->pending, opal_list_t);
+    OBJ_CONSTRUCT(&w->failed, opal_list_t);
+    opal_hash_table_init(&w->keys, 256);
+    w->win           = win;
+    w->base          = base;
+    w->len           = size;
+    w->disp_unit     = disp_unit;
+    w->rank          = ompi_comm_rank(comm);
+    w->size          = n;
+    w->kreq_sent     = calloc(n, sizeof(int));
+    w->kreq_answered = calloc(n, sizeof(int));
+    w->inflight      = calloc(n, sizeof(uint64_t));
+    if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
+        (w->inflight == NULL) ||
+        (mca_osc_umr_win_register(w) != OMPI_SUCCESS)) {
+        mca_osc_umr_win_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
+{
+    int i;
+
+    for (i = 0; i < MCA_COMMON_UMR_MAX_RAILS; ++i) {
+        if (w->regions[i] != NULL) {
+            mca_common_umr_region_put(w->regions[i]);
+        }
+    }
+    if (w->comm != NULL) {
+        ompi_comm_free(&w->comm);
+    }
+    OBJ_DESTRUCT(&w->pending);
+    OBJ_DESTRUCT(&w->failed);
+    OBJ_DESTRUCT(&w->keys);
+    free(w->kreq_sent);
+    free(w->kreq_answered);
+    free(w->inflight);
+    free(w->tkeys);
+    free(w);
+}
+
+void mca_osc_umr_win_add(mca_osc_umr_win_t *w)
+{
+    if (!mca_osc_umr_wins_init) {
+        OBJ_CONSTRUCT(&mca_osc_umr_wins, opal_hash_table_t);
+        opal_hash_table_init(&mca_osc_umr_wins, 16);
+        OBJ_CONSTRUCT(&mca_osc_umr_win_list, opal_list_t);
+        mca_osc_umr_wins_init = 1;
+    }
+    opal_hash_table_set_value_ptr(&mca_osc_umr_wins, &w->win, sizeof(w->win),
+                                  w);
+    opal_list_append(&mca_osc_umr_win_list, &w->super);
+    mca_osc_umr_win_front.win = NULL;
+}
+
+void mca_osc_umr_win_remove(mca_osc_umr_win_t *w)
+{
+    opal_hash_table_remove_value_ptr(&mca_osc_umr_wins, &w->win,
+                                     sizeof(w->win));
+    opal_list_remove_item(&mca_osc_umr_win_list, &w->super);
+    mca_osc_umr_win_front.win = NULL;
+}

@@ -1,0 +1,85 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: the state of a window osc/umr is in front of (osc_umr_module.h
+ * puts it there): the wrapped module's function table, the private
+ * communicator of the key protocol, the window memory's registrations (made
+ * at creation, on every rail), the keys either side holds and the zero-copy
+ * operations in flight per target. Our entry points find it by the
+ * ompi_win_t (a hash table behind a one-entry front).
+ */
+#ifndef MCA_OSC_UMR_WIN_H_
+#define MCA_OSC_UMR_WIN_H_
+
+#include "osc_umr.h"
+#include "common_umr_keys.h"
+#include "common_umr_rail.h"
+#include "osc_umr_wire.h"
+
+#include <ompi_config.h>
+#include <ompi/communicator/communicator.h>
+#include <ompi/datatype/ompi_datatype.h>
+#include <ompi/request/request.h>
+#include <ompi/win/win.h>
+#include <opal/class/opal_hash_table.h>
+#include <opal/class/opal_list.h>
+
+BEGIN_C_DECLS
+
+/* A layout key the target made for an origin; kept until the window is
+ * freed (the origin caches its rkey). */
+typedef struct mca_osc_umr_tkey {
+    mca_common_umr_region_t *region;
+    mca_common_umr_lkey_t   *lkey;
+} mca_osc_umr_tkey_t;
+
+typedef struct mca_osc_umr_win {
+    opal_list_item_t        super;      /* in the list of wrapped windows */
+    ompi_win_t              *win;
+    ompi_osc_base_module_t  real;       /* the wrapped module's table */
+    ompi_communicator_t     *comm;      /* private duplicate: key protocol */
+    int                     rank, size;
+    char                    *base;
+    size_t                  len;
+    ptrdiff_t               disp_unit;
+
+    /* target side */
+    mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
+    ompi_request_t          *kreq_req;  /* receive of the next key request */
+    mca_osc_umr_kreq_t      kreq;
+    mca_osc_umr_tkey_t      *tkeys;
+    size_t                  ntkeys, tkeys_cap;
+    int                     *kreq_answered;  /* per origin */
+
+    /* origin side */
+    opal_hash_table_t       keys;       /* osc_umr_key.h */
+    opal_list_t             pending;    /* keys whose answer is awaited */
+    opal_list_t             failed;     /* operations to redo (osc_umr_rma.h) */
+    int                     *kreq_sent;      /* per target */
+    uint64_t                *inflight;       /* zero-copy ops per target */
+    uint64_t                inflight_total;
+} mca_osc_umr_win_t;
+
+/* A window's state: the window memory registered on every rail, the
+ * per-rank arrays; NULL on failure (nothing kept). */
+mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
+                                       size_t size, ptrdiff_t disp_unit,
+                                       ompi_communicator_t *comm);
+/* Release what mca_osc_umr_win_new made, and the private communicator. */
+void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w);
+
+/* The wrapped windows, found by their ompi_win_t (add/remove), and in a
+ * list (progress walks it). */
+void mca_osc_umr_win_add(mca_osc_umr_win_t *w);
+void mca_osc_umr_win_remove(mca_osc_umr_win_t *w);
+extern opal_list_t mca_osc_umr_win_list;
+
+/* The state of a wrapped window (never NULL for a window our entry points
+ * are called for). */
+mca_osc_umr_win_t *mca_osc_umr_win_lookup(ompi_win_t *win);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/*
+ * bench_osc_umr: MPI_Put and MPI_Get with vector target datatypes (blocks
+ * 8 B .. 64 KiB, stride twice the block), contiguous or vector origin,
+ * fence or lock/unlock, over MPI_Win_create windows; rank 0 is the origin,
+ * rank 1 the target (mpirun -np 2). Plain MPI: the same program with and
+ * without osc/umr.
+ *
+ * Side by side in one run: two windows over the same memory, one with
+ * osc/umr in front (the default) and one created with the info key
+ * "osc_umr_enable" = "false" (exactly the window Open MPI makes without
+ * osc/umr). The operations alternate between the two windows, A B B A, and
+ * each pair of neighbours gives a ratio (time through the plain window over
+ * time through osc/umr's); the table shows the median time of each and the
+ * median of the ratios. Every byte is checked on the first and last
+ * repetition of each point (the target's whole window after a put, the
+ * origin's whole buffer after a get, gaps included).
+ *
+ *     mpirun -np 2 ./bench_osc_umr [-s bytes_per_op] [-r reps] [-q]
+ * -q: blocks 8, 64, 512, 4096, 65536 only.
+ */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, errors;
+
+static uint8_t pat(int salt, size_t i)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)salt * 0x632be59bd9b4e019ull;
+
+    x ^= x >> 31;
+    return (uint8_t)((x * 0xbf58476d1ce4e5b9ull) >> 56);
+}
+
+static void fill(uint8_t *p, size_t n, int salt)
+{
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        p[i] = pat(salt, i);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+enum { SYNC_FENCE, SYNC_LOCK };
+
+/* One operation through `win`, timed at the origin (open, op, close). */
+static double one_op(MPI_Win win, int is_put, int sync, void *obuf, int ocount,
+                     MPI_Datatype otype, MPI_Datatype ttype)
+{
+    double t0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    if (sync == SYNC_FENCE) {
+        MPI_Win_fence(0, win);
+    } else if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+    }
+    if (rank == 0) {
+        if (is_put) {
+            MPI_Put(obuf, ocount, otype, 1, 0, 1, ttype, win);
+        } else {
+            MPI_Get(obuf, ocount, otype, 1, 0, 1, ttype, win);
+        }
+    }
+    if (sync == SYNC_FENCE) {
+        MPI_Win_fence(0, win);
+    } else if (rank == 0) {
+        MPI_Win_unlock(1, win);
+    }
+    t0 = MPI_Wtime() - t0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    return t0;
+}
+
+/* Check the bytes after one operation: the target's whole window (put) or
+ * the origin's whole buffer (get), against MPI_Pack/MPI_Unpack on the CPU. */
+static void verify(int is_put, uint8_t *wbuf, size_t wlen, uint8_t *obuf,
+                   size_t olen, int ocount, MPI_Datatype otype,
+                   MPI_Datatype ttype, size_t bytes, int salt, const char *what)
+{
+    uint8_t *exp, *src, *packed = malloc(bytes);
+    int pos = 0, me = is_put ? 1 : 0;
+    size_t i, n = is_put ? wlen : olen;
+    const uint8_t *got = is_put ? wbuf : obuf;
+
+    if (rank != me) {
+        free(packed);
+        return;
+    }
+    exp = malloc(n);
+    if (is_put) {
+        src = malloc(olen);
+        fill(src, olen, salt + 1);
+        fill(exp, wlen, salt);
+        MPI_Pack(src, ocount, otype, packed, (int)bytes, &pos, MPI_COMM_SELF);
+        pos = 0;
+        MPI_Unpack(packed, (int)bytes, &pos, exp, 1, ttype, MPI_COMM_SELF);
+    } else {
+        src = malloc(wlen);
+        fill(src, wlen, salt);
+        fill(exp, olen, salt + 1);
+        MPI_Pack(src, 1, ttype, packed, (int)bytes, &pos, MPI_COMM_SELF);
+        pos = 0;
+        MPI_Unpack(packed, (int)bytes, &pos, exp, ocount, otype, MPI_COMM_SELF);
+    }
+    for (i = 0; i < n; ++i) {
+        if (got[i] != exp[i]) {
+            printf("FAIL %s: byte %zu is 0x%02x, expected 0x%02x\n", what, i,
+                   got[i], exp[i]);
+            ++errors;
+            break;
+        }
+    }
+    free(src);
+    free(exp);
+    free(packed);
+}
+
+int main(int argc, char **argv)
+{
+    static const size_t all_blocks[] = {8, 16, 32, 64, 128, 256, 512, 1024,
+                                        2048, 4096, 8192, 16384, 32768, 65536};
+    static const size_t quick_blocks[] = {8, 64, 512, 4096, 65536};
+    const size_t *blocks = all_blocks;
+    size_t nblocks = sizeof(all_blocks) / sizeof(all_blocks[0]);
+    size_t bytes = 1 << 20, wlen, olen, b;
+    int reps = 6, opt, nprocs, is_put, ovec, sync, r, total, salt = 0;
+    uint8_t *wbuf, *obuf;
+    MPI_Win win[2];   /* 0: osc/umr in front, 1: without */
+    MPI_Info info;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    while ((opt = getopt(argc, argv, "s:r:q")) != -1) {
+        if (opt == 's') {
+            bytes = strtoul(optarg, NULL, 0);
+        } else if (opt == 'r') {
+            reps = atoi(optarg);
+        } else if (opt == 'q') {
+            blocks  = quick_blocks;
+            nblocks = sizeof(quick_blocks) / sizeof(quick_blocks[0]);
+        }
+    }
+    if ((nprocs != 2) || (reps < 2)) {
+        if (rank == 0) {
+            fprintf(stderr, "bench_osc_umr: mpirun -np 2, -r 2 or more\n");
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    wlen = 2 * bytes;            /* vector, stride twice the block */
+    olen = 2 * bytes;            /* the origin's vector is as wide */
+    wbuf = malloc(wlen);
+    obuf = malloc(olen);
+    MPI_Win_create(wbuf, wlen, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win[0]);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "osc_umr_enable", "false");
+    MPI_Win_create(wbuf, wlen, 1, info, MPI_COMM_WORLD, &win[1]);
+    MPI_Info_free(&info);
+
+    if (rank == 0) {
+        printf("# bench_osc_umr: %zu bytes per operation, vector target "
+               "(stride 2x block), %d repetitions per window, A B B A\n",
+               bytes, reps);
+        printf("# %-4s %-7s %-6s %8s %12s %12s %9s %9s\n", "op", "origin",
+               "sync", "block", "umr[us]", "plain[us]", "ratio", "GB/s(umr)");
+    }
+    for (is_put = 1; is_put >= 0; --is_put) {
+        for (ovec = 0; ovec < 2; ++ovec) {
+            for (sync = SYNC_FENCE; sync <= SYNC_LOCK; ++sync) {
+                for (b = 0; b < nblocks; ++b) {
+                    size_t blk = blocks[b], n = bytes / blk;
+                    MPI_Datatype ttype, otype;
+                    int ocount;
+                    double t[2][64], ratio[64], tt;
+                    int k[2] = {0, 0}, w, nr = reps > 64 ? 64 : reps;
+                    char what[128];
+
+                    MPI_Type_vector((int)n, (int)blk, (int)(2 * blk), MPI_BYTE,
+                                    &ttype);
+                    MPI_Type_commit(&ttype);
+                    if (ovec) {
+                        otype  = ttype;
+                        ocount = 1;
+                    } else {
+                        otype  = MPI_BYTE;
+                        ocount = (int)bytes;
+                    }
+                    snprintf(what, sizeof(what), "%s origin=%s sync=%s block=%zu",
+                             is_put ? "put" : "get", ovec ? "vector" : "contig",
+                             sync == SYNC_FENCE ? "fence" : "lock", blk);
+                    /* warm-up: the first use of a target type asks for its
+                     * key (the operation goes through the wrapped module) */
+                    for (w = 0; w < 2; ++w) {
+                        one_op(win[w], is_put, sync, obuf, ocount, otype, ttype);
+                    }
+                    for (r = 0; r < nr; ++r) {
+                        for (opt = 0; opt < 2; ++opt) {
+                            /* A B B A: r even umr first, odd plain first */
+                            w = (r % 2) ? !opt : opt;
+                            ++salt;
+                            fill(wbuf, wlen, salt);
+                            fill(obuf, olen, salt + 1);
+                            tt = one_op(win[w], is_put, sync, obuf, ocount,
+                                        otype, ttype);
+                            t[w][k[w]++] = tt;
+                            if ((r == 0) || (r == nr - 1)) {
+                                verify(is_put, wbuf, wlen, obuf, olen, ocount,
+                                       otype, ttype, bytes, salt, what);
+                            }
+                            MPI_Barrier(MPI_COMM_WORLD);
+                        }
+                        ratio[r] = t[1][r] / t[0][r];
+                    }
+                    if (rank == 0) {
+                        double mu = median(t[0], nr), mp = median(t[1], nr);
+
+                        printf("%-6s %-7s %-6s %8zu %12.1f %12.1f %8.2fx %9.2f\n",
+                               is_put ? "put" : "get", ovec ? "vector" : "contig",
+                               sync == SYNC_FENCE ? "fence" : "lock", blk,
+                               mu * 1e6, mp * 1e6, median(ratio, nr),
+                               bytes / mu / 1e9);
+                        fflush(stdout);
+                    }
+                    MPI_Type_free(&ttype);
+                }
+            }
+        }
+    }
+    MPI_Win_free(&win[1]);
+    MPI_Win_free(&win[0]);
+    MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("# verified: %d error(s)\n", total);
+    }
+    free(wbuf);
+    free(obuf);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}

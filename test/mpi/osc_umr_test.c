@@ -1,0 +1,430 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/*
+ * osc/umr test: an unmodified MPI program doing MPI_Put and MPI_Get over an
+ * MPI_Win_create window with noncontiguous target datatypes (vector,
+ * 2D subarray, indexed, struct with resized bounds), a contiguous and a
+ * noncontiguous origin, in three synchronisation modes (fence,
+ * lock/unlock, lock_all/flush/unlock_all, post/start/complete/wait, and
+ * MPI_Rput/MPI_Rget + MPI_Wait inside lock_all/unlock_all). Each
+ * rank targets the next one. Then the same over an MPI_Win_allocate window
+ * (which osc/umr leaves to the wrapped module).
+ *
+ * Every byte is checked: after a put, the whole target window (data and
+ * gaps) against the initial window with the origin's data unpacked into it
+ * on the CPU (MPI_Pack of the origin, MPI_Unpack into the target type);
+ * after a get, the whole origin buffer (and guard bytes around it) the same
+ * way. Each case runs several rounds with fresh data, so that the first
+ * round (through the wrapped module while the target's key is asked for)
+ * and the later ones (zero-copy, once it is there) are both checked.
+ *
+ * Prints one line per case and rank, "check CASE rank R: ok" (the same
+ * with and without osc/umr) or "FAIL ..." with the first wrong byte.
+ * Exit status 0 only when every check passed.
+ */
+#include <mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WIN_BYTES   (512 * 1024)
+#define GUARD       64
+#define DISP        5          /* target displacement, in doubles */
+#define ROUNDS      4
+
+static int rank, nprocs, failures;
+
+typedef struct {
+    const char   *name;
+    MPI_Datatype type;
+    int          count;
+    int          ndoubles;     /* data of count elements */
+} tcase_t;
+
+static uint8_t pattern(int who, int round, int salt, size_t i)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull ^
+                 ((uint64_t)who << 40) ^ ((uint64_t)round << 32) ^
+                 ((uint64_t)salt << 48);
+    x ^= x >> 29;
+    return (uint8_t)(x * 0xbf58476d1ce4e5b9ull >> 56);
+}
+
+static void fill(uint8_t *p, size_t n, int who, int round, int salt)
+{
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        p[i] = pattern(who, round, salt, i);
+    }
+}
+
+static void make_types(tcase_t *t, int *n)
+{
+    MPI_Datatype tmp;
+    int i, k = 0;
+
+    /* vector: 512 blocks of 4 doubles, stride 7 doubles */
+    MPI_Type_vector(512, 4, 7, MPI_DOUBLE, &t[k].type);
+    t[k].name = "vector"; t[k].count = 1; t[k].ndoubles = 2048; ++k;
+
+    /* 2D subarray: 48 x 40 of a 96 x 80 array of doubles, at (10, 6) */
+    {
+        int sizes[2] = {96, 80}, sub[2] = {48, 40}, starts[2] = {10, 6};
+
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C,
+                                 MPI_DOUBLE, &t[k].type);
+        t[k].name = "subarray"; t[k].count = 1; t[k].ndoubles = 48 * 40; ++k;
+    }
+
+    /* indexed: 300 blocks of 1..5 doubles with gaps of 1..3 doubles */
+    {
+        int bl[300], dp[300], d = 0, total = 0;
+
+        for (i = 0; i < 300; ++i) {
+            bl[i] = 1 + i % 5;
+            dp[i] = d;
+            d += bl[i] + 1 + i % 3;
+            total += bl[i];
+        }
+        MPI_Type_indexed(300, bl, dp, MPI_DOUBLE, &t[k].type);
+        t[k].name = "indexed"; t[k].count = 1; t[k].ndoubles = total; ++k;
+    }
+
+    /* struct with resized bounds: one double at 8, two at 32, extent 64,
+     * 200 elements */
+    {
+        int bl[2] = {1, 2};
+        MPI_Aint dp[2] = {8, 32};
+        MPI_Datatype ty[2] = {MPI_DOUBLE, MPI_DOUBLE};
+
+        MPI_Type_create_struct(2, bl, dp, ty, &tmp);
+        MPI_Type_create_resized(tmp, 0, 64, &t[k].type);
+        MPI_Type_free(&tmp);
+        t[k].name = "struct_resized"; t[k].count = 200; t[k].ndoubles = 600;
+        ++k;
+    }
+    for (i = 0; i < k; ++i) {
+        MPI_Type_commit(&t[i].type);
+    }
+    *n = k;
+}
+
+/* The origin side: `ndoubles` doubles contiguous, or as a vector of pairs
+ * with one double between them. */
+static void origin_type(int noncontig, int ndoubles, MPI_Datatype *type,
+                        int *count, size_t *span)
+{
+    if (!noncontig) {
+        *type  = MPI_DOUBLE;
+        *count = ndoubles;
+        *span  = (size_t)ndoubles * 8;
+        return;
+    }
+    MPI_Type_vector(ndoubles / 2, 2, 3, MPI_DOUBLE, type);
+    MPI_Type_commit(type);
+    *count = 1;
+    *span  = ((size_t)(ndoubles / 2) * 3) * 8;
+}
+
+static void check(const char *what, const uint8_t *got, const uint8_t *exp,
+                  size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        if (got[i] != exp[i]) {
+            printf("FAIL %s rank %d: byte %zu is 0x%02x, expected 0x%02x\n",
+                   what, rank, i, got[i], exp[i]);
+            ++failures;
+            return;
+        }
+    }
+    printf("check %s rank %d: ok\n", what, rank);
+}
+
+/* expected = base, with `src` (count x stype) unpacked at `at` as
+ * (dcount x dtype) */
+static void reference(uint8_t *expected, const uint8_t *src, int scount,
+                      MPI_Datatype stype, uint8_t *at, int dcount,
+                      MPI_Datatype dtype, size_t bytes)
+{
+    char *packed = malloc(bytes);
+    int pos = 0;
+
+    MPI_Pack(src, scount, stype, packed, (int)bytes, &pos, MPI_COMM_SELF);
+    pos = 0;
+    MPI_Unpack(packed, (int)bytes, &pos, at, dcount, dtype, MPI_COMM_SELF);
+    free(packed);
+    (void)expected;
+}
+
+enum { SYNC_FENCE, SYNC_LOCK, SYNC_LOCK_ALL, SYNC_PSCW, SYNC_REQ, SYNC_MAX };
+static const char *sync_names[] = {"fence", "lock", "lock_all_flush", "pscw",
+                                   "lock_all_request_wait"};
+static MPI_Group target_group, source_group;   /* PSCW: next, previous */
+static const char *win_name;
+
+static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
+                     int noncontig, int sync, int is_put, int salt)
+{
+    int target = (rank + 1) % nprocs, source = (rank + nprocs - 1) % nprocs;
+    MPI_Datatype otype;
+    int ocount, round;
+    size_t span, bytes = (size_t)t->ndoubles * 8;
+    uint8_t *obuf, *exp;
+    char what[160];
+
+    origin_type(noncontig, t->ndoubles, &otype, &ocount, &span);
+    obuf = malloc(span + 2 * GUARD);
+    exp  = malloc(WIN_BYTES > span + 2 * GUARD ? WIN_BYTES : span + 2 * GUARD);
+
+    for (round = 0; round < ROUNDS; ++round) {
+        snprintf(what, sizeof(what), "%s %s win=%s origin=%s sync=%s "
+                 "round=%d", is_put ? "put" : "get", t->name, win_name,
+                 noncontig ? "vector" : "contig", sync_names[sync], round);
+        fill(wbuf, WIN_BYTES, rank, round, salt);
+        fill(obuf, span + 2 * GUARD, rank, round, salt + 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+
+        if (sync == SYNC_FENCE) {
+            MPI_Win_fence(0, win);
+        } else if (sync == SYNC_LOCK) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+        } else if (sync == SYNC_PSCW) {
+            MPI_Win_post(source_group, 0, win);
+            MPI_Win_start(target_group, 0, win);
+        } else {
+            MPI_Win_lock_all(0, win);
+        }
+        if (sync == SYNC_REQ) {
+            MPI_Request req;
+
+            if (is_put) {
+                MPI_Rput(obuf + GUARD, ocount, otype, target, DISP, t->count,
+                         t->type, win, &req);
+            } else {
+                MPI_Rget(obuf + GUARD, ocount, otype, target, DISP, t->count,
+                         t->type, win, &req);
+            }
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else if (is_put) {
+            MPI_Put(obuf + GUARD, ocount, otype, target, DISP, t->count,
+                    t->type, win);
+        } else {
+            MPI_Get(obuf + GUARD, ocount, otype, target, DISP, t->count,
+                    t->type, win);
+        }
+        if (sync == SYNC_FENCE) {
+            MPI_Win_fence(0, win);
+        } else if (sync == SYNC_LOCK) {
+            MPI_Win_unlock(target, win);
+        } else if (sync == SYNC_PSCW) {
+            MPI_Win_complete(win);
+            MPI_Win_wait(win);
+        } else if (sync == SYNC_REQ) {
+            MPI_Win_unlock_all(win);
+        } else {
+            MPI_Win_flush(target, win);
+            MPI_Win_unlock_all(win);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+
+        if (is_put) {
+            /* my window: the source's origin data in my type map, the
+             * rest as I filled it */
+            uint8_t *src = malloc(span + 2 * GUARD);
+
+            fill(exp, WIN_BYTES, rank, round, salt);
+            fill(src, span + 2 * GUARD, source, round, salt + 1);
+            reference(exp, src + GUARD, ocount, otype, exp + DISP * 8,
+                      t->count, t->type, bytes);
+            free(src);
+            check(what, wbuf, exp, WIN_BYTES);
+        } else {
+            /* my origin buffer: the target's window data in my origin
+             * layout, the rest (gaps, guards) as I filled it */
+            uint8_t *twin = malloc(WIN_BYTES);
+
+            fill(twin, WIN_BYTES, target, round, salt);
+            fill(exp, span + 2 * GUARD, rank, round, salt + 1);
+            reference(exp, twin + DISP * 8, t->count, t->type, exp + GUARD,
+                      ocount, otype, bytes);
+            free(twin);
+            check(what, obuf, exp, span + 2 * GUARD);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (noncontig) {
+        MPI_Type_free(&otype);
+    }
+    free(obuf);
+    free(exp);
+}
+
+/* Bad input: a put whose target type reaches past the end of the window,
+ * three times (the first use asks for the key, the target refuses it, the
+ * next ones pass through without asking). With
+ * MPI_ERRORS_RETURN each returns the wrapped module's error; the error
+ * class is printed, and it must be the same with and without osc/umr. The
+ * target window must be untouched. */
+static void run_out_of_window(const tcase_t *t)
+{
+    int target = (rank + 1) % nprocs, round, rc, cls;
+    size_t bytes = (size_t)t->ndoubles * 8;
+    uint8_t *wbuf, *obuf = malloc(bytes), *exp = malloc(WIN_BYTES);
+    MPI_Win win;
+    char what[128];
+
+    wbuf = malloc(WIN_BYTES);
+    MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    fill(wbuf, WIN_BYTES, rank, 0, 999);
+    fill(obuf, bytes, rank, 0, 998);
+    for (round = 0; round < 3; ++round) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+        rc = MPI_Put(obuf, t->ndoubles, MPI_DOUBLE, target,
+                     WIN_BYTES / 8 - 16, t->count, t->type, win);
+        MPI_Error_class(rc, &cls);
+        MPI_Win_unlock(target, win);
+        snprintf(what, sizeof(what), "out-of-window put %s round=%d "
+                 "error_class=%d", t->name, round, cls);
+        printf("check %s rank %d: %s\n", what, rank,
+               (rc != MPI_SUCCESS) ? "refused" : "accepted");
+        MPI_Barrier(MPI_COMM_WORLD);   /* progress: the key request */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(exp, WIN_BYTES, rank, 0, 999);
+    check("out-of-window window untouched", wbuf, exp, WIN_BYTES);
+    MPI_Win_free(&win);
+    free(wbuf);
+    free(obuf);
+    free(exp);
+}
+
+/* Target types freed and made again between operations: each round makes a
+ * vector with a stride of 5 or 6 doubles in turn (Open MPI may give the new
+ * type the address of the one just freed), puts and gets through it and
+ * frees it. A key cached for one layout must never serve the other: every
+ * byte of the window and of the origin buffer is checked each round. */
+static void run_retyped(MPI_Win win, uint8_t *wbuf)
+{
+    int target = (rank + 1) % nprocs, source = (rank + nprocs - 1) % nprocs;
+    int round, n = 256, blk = 3;
+    size_t bytes = (size_t)n * blk * 8;
+    uint8_t *obuf = malloc(bytes), *src = malloc(bytes), *exp = malloc(WIN_BYTES);
+    MPI_Datatype type;
+    char what[128];
+
+    for (round = 0; round < 8; ++round) {
+        MPI_Type_vector(n, blk, 5 + round % 2, MPI_DOUBLE, &type);
+        MPI_Type_commit(&type);
+        fill(wbuf, WIN_BYTES, rank, round, 777);
+        fill(obuf, bytes, rank, round, 778);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+        MPI_Put(obuf, n * blk, MPI_DOUBLE, target, DISP, 1, type, win);
+        MPI_Win_unlock(target, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        fill(exp, WIN_BYTES, rank, round, 777);
+        fill(src, bytes, source, round, 778);
+        reference(exp, src, n * blk, MPI_DOUBLE, exp + DISP * 8, 1, type,
+                  bytes);
+        snprintf(what, sizeof(what), "retyped put stride=%d round=%d",
+                 5 + round % 2, round);
+        check(what, wbuf, exp, WIN_BYTES);
+
+        fill(obuf, bytes, rank, round, 779);   /* the get must replace it */
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+        MPI_Get(obuf, n * blk, MPI_DOUBLE, target, DISP, 1, type, win);
+        MPI_Win_unlock(target, win);
+        {
+            /* the target's window: as it filled it, with my put in it */
+            uint8_t *twin = malloc(WIN_BYTES);
+
+            fill(twin, WIN_BYTES, target, round, 777);
+            fill(src, bytes, rank, round, 778);
+            reference(twin, src, n * blk, MPI_DOUBLE, twin + DISP * 8, 1,
+                      type, bytes);
+            reference(exp, twin + DISP * 8, 1, type, exp, n * blk,
+                      MPI_DOUBLE, bytes);
+            free(twin);
+        }
+        snprintf(what, sizeof(what), "retyped get stride=%d round=%d",
+                 5 + round % 2, round);
+        check(what, obuf, exp, bytes);
+        MPI_Type_free(&type);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(obuf);
+    free(src);
+    free(exp);
+}
+
+int main(int argc, char **argv)
+{
+    tcase_t t[8];
+    int nt, i, nc, s, p, w, salt = 0, all;
+    uint8_t *wbuf;
+    MPI_Win win;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    make_types(t, &nt);
+
+    {
+        MPI_Group world;
+        int next = (rank + 1) % nprocs, prev = (rank + nprocs - 1) % nprocs;
+
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 1, &next, &target_group);
+        MPI_Group_incl(world, 1, &prev, &source_group);
+        MPI_Group_free(&world);
+    }
+    /* MPI_Win_create (osc/umr moves these zero-copy), then
+     * MPI_Win_allocate (left to the wrapped module: shared mapping) */
+    for (w = 0; w < 2; ++w) {
+        if (w == 0) {
+            win_name = "create";
+            wbuf = malloc(WIN_BYTES);
+            MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                           &win);
+        } else {
+            win_name = "allocate";
+            MPI_Win_allocate(WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                             &wbuf, &win);
+        }
+        run_retyped(win, wbuf);
+        for (i = 0; i < nt; ++i) {
+            for (nc = 0; nc < 2; ++nc) {
+                for (s = 0; s < SYNC_MAX; ++s) {
+                    for (p = 1; p >= 0; --p) {
+                        run_case(win, wbuf, &t[i], nc, s, p, ++salt);
+                    }
+                }
+            }
+        }
+        MPI_Win_free(&win);
+        if (w == 0) {
+            free(wbuf);
+        }
+    }
+    MPI_Group_free(&target_group);
+    MPI_Group_free(&source_group);
+    run_out_of_window(&t[0]);
+    for (i = 0; i < nt; ++i) {
+        MPI_Type_free(&t[i].type);
+    }
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("osc_umr_test: %d failure(s)\n", all);
+    }
+    MPI_Finalize();
+    return all ? 1 : 0;
+}

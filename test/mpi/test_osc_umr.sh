@@ -1,0 +1,120 @@
+#!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# osc/umr with real MPI jobs (the component from the build tree in a scratch
+# component directory, as test_pml_umr.sh loads pml/umr; sw engine).
+#
+#  - osc_umr_test (put/get, vector/subarray/indexed/struct-resized target
+#    types, contiguous and noncontiguous origin, fence, lock/unlock,
+#    lock_all/flush/unlock_all, post/start/complete/wait, Rput/Rget +
+#    MPI_Wait; MPI_Win_create
+#    and MPI_Win_allocate windows; every byte of the window or origin
+#    buffer checked against a CPU reference) passes with and without
+#    osc/umr, with the same check lines, at np 2 and np 4; a put past the
+#    end of the window returns the same error class with and without
+#    osc/umr (the target refuses the key: one key_errors and key_refused
+#    a rank) and leaves the window untouched;
+#  - with osc/umr (no osc argument: it wins the selection by itself) every
+#    rank's MPI_Win_create window was wrapped and its MPI_Win_allocate
+#    window left to the wrapped module, keys were asked for and arrived,
+#    and puts and gets moved zero-copy on every rank, with no error and no
+#    live registration at the end;
+#  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
+#    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
+#    leaves the window to the wrapped module);
+#  - ompi_info lists the component and its parameters.
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+. "$(dirname "$0")/mpi_test_env.sh"
+ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
+prog=$PWD/osc_umr_test
+out=$PWD/test_osc_umr.out.d
+mkdir -p "$out"
+run_timeout=${run_timeout:-180}
+suite=osc_umr
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+
+osc_env=("${umr_env[@]}" OMPI_MCA_osc_umr_verbose=1)
+
+# Both runs passed every check and printed the same check lines.
+same_checks() {   # ref got
+    local ref=$1 got=$2
+    if grep -q "^FAIL" "$ref" "$got"; then grep -h "^FAIL" "$ref" "$got" | head; return 1; fi
+    grep -q "osc_umr_test: 0 failure(s)" "$ref" || { echo "$ref failed"; tail "$ref"; return 1; }
+    grep -q "osc_umr_test: 0 failure(s)" "$got" || { echo "$got failed"; tail "$got"; return 1; }
+    [ "$(grep -c '^check ' "$ref")" -gt 0 ] || { echo "no checks in $ref"; return 1; }
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "check lines differ ($ref vs $got)"; return 1; }
+}
+
+# The counter of every rank's osc_umr line: > 0, or == VALUE when given.
+counter_each_rank() {   # file name np [value]
+    local file=$1 name=$2 np=$3 value=${4:-}
+    local lines
+    lines=$(grep -c "osc_umr: rank" "$file")
+    [ "$lines" -eq "$np" ] || { echo "$lines counter lines, expected $np"; return 1; }
+    grep "osc_umr: rank" "$file" | awk -v c="$name" -v z="$value" '{
+        v = ""
+        for (i = 1; i < NF; ++i) if ($i == c) v = $(i + 1)
+        if ((v == "") || (z == "" && v + 0 <= 0) || (z != "" && v + 0 != z + 0)) {
+            print "bad " c ": " $0; bad = 1 } }
+        END { exit bad }'
+}
+
+zcopy_ran() {   # file np
+    local f=$1 np=$2 c
+    # the MPI_Win_create window wrapped, the MPI_Win_allocate one not
+    for c in windows_wrapped windows_plain zcopy_puts zcopy_gets key_requests key_ready key_answers; do
+        counter_each_rank "$f" $c "$np" || return 1
+    done
+    counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
+    # the out-of-window put: one key refused by each target, for each origin
+    for c in key_errors key_refused; do
+        counter_each_rank "$f" $c "$np" 1 || return 1
+    done
+    # pml/umr's line: no registration left, no error
+    ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
+}
+
+identical() {   # np
+    local np=$1
+    run "$out/ref-$np" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 -- -np "$np" ||
+        { tail "$out/ref-$np"; return 1; }
+    run "$out/umr-$np" "${osc_env[@]}" -- -np "$np" || { tail -30 "$out/umr-$np"; return 1; }
+    same_checks "$out/ref-$np" "$out/umr-$np" && zcopy_ran "$out/umr-$np" "$np" &&
+        ! grep -q "osc_umr: rank" "$out/ref-$np"
+}
+
+zcopy_off() {
+    run "$out/off" "${osc_env[@]}" OMPI_MCA_osc_umr_zcopy=off -- -np 2 || return 1
+    same_checks "$out/ref-2" "$out/off" &&
+        counter_each_rank "$out/off" windows_plain 2 &&
+        counter_each_rank "$out/off" windows_wrapped 2 0 &&
+        counter_each_rank "$out/off" zcopy_puts 2 0
+}
+
+no_pml_umr() {
+    run "$out/nopml" "${osc_env[@]}" OMPI_MCA_pml_umr_enable=0 -- -np 2 || return 1
+    same_checks "$out/ref-2" "$out/nopml" &&
+        counter_each_rank "$out/nopml" windows_plain 2 &&
+        counter_each_rank "$out/nopml" zcopy_gets 2 0
+}
+
+ompi_info_lists() {
+    env "${umr_env[@]}" ompi_info --param osc umr --level 9 >"$out/ompi_info" 2>&1 || return 1
+    grep -q "MCA osc: umr" "$out/ompi_info" || grep -q 'component "umr"' "$out/ompi_info" ||
+        { cat "$out/ompi_info"; return 1; }
+    local p
+    for p in enable priority zcopy min_size sw_max_block verbose; do
+        grep -q "osc_umr_$p" "$out/ompi_info" || { echo "no osc_umr_$p"; return 1; }
+    done
+}
+
+check identical_np2 identical 2
+check identical_np4 identical 4
+check zcopy_off zcopy_off
+check no_pml_umr_no_rails no_pml_umr
+check ompi_info_lists ompi_info_lists
+finish
