@@ -9,6 +9,7 @@
 top_builddir=${top_builddir:-../..}
 top_builddir=$(cd "$top_builddir" && pwd)
 mpirun=${MPIRUN:-mpirun}
+# Open MPI's own component directory (where mpirun finds its launcher's parts)
 pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
 scratch=$PWD/components
 mkdir -p "$scratch"
