@@ -6,6 +6,8 @@
 #include "common_umr_help.h"
 #include "common_umr_peer.h"
 
+#include <opal/datatype/opal_datatype_internal.h>
+
 #define MCA_COMMON_UMR_DTYPE_SLOTS  64      /* power of two */
 
 static mca_common_umr_dtype_slot_t
@@ -85,4 +87,37 @@ mca_common_umr_dtype_slot_t *mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
     slot->info    = info;
     slot->memo[0] = slot->memo[1] = -1;
     return slot;
+}
+
+double mca_common_umr_dtype_mean_block(const ompi_datatype_t *dt)
+{
+    const opal_datatype_t *o   = &dt->super;
+    const dt_type_desc_t *d    = (o->opt_desc.used > 0) ? &o->opt_desc :
+                                                          &o->desc;
+    double mult[MCA_COMMON_UMR_DTYPE_WALK + 1], blocks = 0, bytes = 0, blen;
+    size_t n = (d->used < MCA_COMMON_UMR_DTYPE_WALK) ? d->used :
+                                                       MCA_COMMON_UMR_DTYPE_WALK;
+    const union dt_elem_desc *e;
+    int depth = 0;
+    size_t i;
+
+    mult[0] = 1;
+    for (i = 0; i < n; ++i) {
+        e = &d->desc[i];
+        if (e->elem.common.type == OPAL_DATATYPE_LOOP) {
+            mult[depth + 1] = mult[depth] * e->loop.loops;
+            ++depth;
+        } else if (e->elem.common.type == OPAL_DATATYPE_END_LOOP) {
+            depth -= (depth > 0);
+        } else if (e->elem.common.type < OPAL_DATATYPE_MAX_PREDEFINED) {
+            blen    = (double)e->elem.blocklen *
+                      opal_datatype_basicDatatypes[e->elem.common.type]->size;
+            bytes  += mult[depth] * blen * e->elem.count;
+            /* a block per count, unless they touch (one block) */
+            blocks += mult[depth] *
+                      (((e->elem.count <= 1) || (e->elem.extent == blen)) ?
+                       1 : e->elem.count);
+        }
+    }
+    return (blocks > 0) ? bytes / blocks : (double)o->size;
 }

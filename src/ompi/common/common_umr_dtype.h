@@ -44,6 +44,14 @@ mca_common_umr_dtype_get(ompi_datatype_t *dt)
     return (slot != NULL) ? slot->info : NULL;
 }
 
+/* The mean contiguous block of `dt`, in bytes, from Open MPI's own
+ * description of it (no decoding): exact for a description of up to
+ * MCA_COMMON_UMR_DTYPE_WALK entries (a vector, a subarray, a short indexed
+ * type), otherwise the mean of the blocks those first entries describe (an
+ * indexed type's first blocks). For choices, not for data. */
+#define MCA_COMMON_UMR_DTYPE_WALK  8
+OMPI_DECLSPEC double mca_common_umr_dtype_mean_block(const ompi_datatype_t *dt);
+
 END_C_DECLS
 
 #endif

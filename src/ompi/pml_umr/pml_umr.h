@@ -70,6 +70,8 @@ typedef struct mca_pml_umr_counters {
     uint64_t errors;
     uint64_t recv_inplace;      /* control messages that arrived in a
                                    hooked request of the wrapped PML */
+    uint64_t prefiltered;       /* of passthrough_sends: passed through by
+                                   the type's mean block, not decoded */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {
@@ -100,6 +102,11 @@ typedef struct mca_pml_umr_globals {
     mca_common_umr_work_fn_t recv_run;      /* a receive's next step
                                                (pml_umr_recv.c) */
     int                    stash_count;
+    size_t                 zc_min_len;      /* below: pass through (the
+                                               minimum size and what the
+                                               costs allow on the rails) */
+    double                 zc_min_block;    /* mean block below: pass
+                                               through without decoding */
     mca_pml_umr_counters_t cnt;
 } mca_pml_umr_globals_t;
 

@@ -25,6 +25,7 @@
 #include "common_umr_peer.h"
 #include "common_umr_progress.h"
 #include "common_umr_rail.h"
+#include "umr_mpi_dtype.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -35,6 +36,8 @@
 #include <opal/mca/base/mca_base_var_enum.h>
 #include <opal/mca/base/mca_base_pvar.h>
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,19 +271,23 @@ static int mca_pml_umr_counters_print(void)
 {
     mca_pml_umr_counters_t *c           = &mca_pml_umr.cnt;
     mca_common_umr_counters_t *s = &mca_common_umr.cnt;
+    umr_mpi_dtype_stats_t ds;
 
     if (mca_pml_umr.verbose >= 1) {
+        umr_mpi_dtype_cache_stats(&ds);
         opal_output(0, "pml_umr: rank %d: zcopy_sends %lu zcopy_recvs %lu "
                     "zcopy_bytes %lu escapes %lu recv_checked %lu "
                     "passthrough_sends %lu connects %lu reg_hits %lu "
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
-                    "keys_live %lu errors %lu stash %d inplace %lu",
+                    "keys_live %lu errors %lu stash %d inplace %lu "
+                    "prefiltered %lu decoded %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
                     s->reg_hits, s->reg_misses, s->lkey_hits, s->lkey_misses,
                     s->keys_live, c->errors + s->errors,
-                    mca_pml_umr.stash_count, c->recv_inplace);
+                    mca_pml_umr.stash_count, c->recv_inplace,
+                    c->prefiltered, ds.decoded + ds.unsupported);
     }
     return OMPI_SUCCESS;
 }
@@ -298,6 +305,40 @@ static void mca_pml_umr_choose_load(void)
         return;
     }
     MCA_PML_UMR_VERBOSE(2, "%s", msg);
+}
+
+/* What a message must have for zero-copy to win on any rail (the send
+ * path's test before it looks at the peer or decodes the type). */
+static void mca_pml_umr_choose_thresholds(void)
+{
+    size_t min_bytes, len = SIZE_MAX;
+    double min_block, block = HUGE_VAL;
+    int i, remote;
+
+    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+        /* sw reaches the same host only; mlx5 either */
+        for (remote = 0; remote <= !mca_common_umr_rails.rails[i].is_sw;
+             ++remote) {
+            mca_pml_umr_choose_bounds(mca_common_umr_rails.rails[i].is_sw ?
+                                      "sw" : "mlx5", !remote,
+                                      mca_pml_umr.zcopy_mode,
+                                      mca_pml_umr.min_size, &min_bytes,
+                                      &min_block);
+            len   = (min_bytes < len) ? min_bytes : len;
+            block = (min_block < block) ? min_block : block;
+        }
+    }
+    mca_pml_umr.zc_min_len   = (len > mca_pml_umr.min_size) ? len :
+                               mca_pml_umr.min_size;
+    mca_pml_umr.zc_min_block = block;
+    if (len == SIZE_MAX) {
+        MCA_PML_UMR_VERBOSE(2, "zero-copy cannot win on any rail with these "
+                            "costs: every message passes through");
+    } else {
+        MCA_PML_UMR_VERBOSE(2, "zero-copy only for messages of at least %zu "
+                            "bytes with a mean block of at least %.0f bytes",
+                            mca_pml_umr.zc_min_len, block);
+    }
 }
 
 static int mca_pml_umr_interpose(void)
@@ -359,6 +400,7 @@ static int mca_pml_umr_interpose(void)
                                    MCA_PML_UMR_INPLACE_OFF;
     }
     mca_pml_umr_choose_load();
+    mca_pml_umr_choose_thresholds();
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;

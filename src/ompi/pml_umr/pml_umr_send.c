@@ -35,14 +35,17 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
     return slot->memo[e];
 }
 
-/* Everything below Z bytes, contiguous data and small derived-datatype
- * messages go straight to the wrapped PML: one multiply, two compares and
- * the datatype's contiguity flags. Exactly Z bytes takes the slow path
- * when the data may start with the magic (it is then escaped); `buf` is
- * NULL when the data is not there yet (persistent sends). */
-static inline int mca_pml_umr_send_fast(const void *buf,
-                                        const ompi_datatype_t *dt,
-                                        size_t count)
+/* Everything below Z bytes, contiguous data and derived-datatype messages
+ * that cannot go zero-copy by their size alone (zc_min_len: the minimum
+ * size, and what the costs allow at all, pml_umr_choose_bounds) go straight
+ * to the wrapped PML: one multiply, two compares and the datatype's
+ * contiguity flags. Exactly Z bytes takes the slow path when the data may
+ * start with the magic (it is then escaped); `buf` is NULL when the data is
+ * not there yet (persistent sends, `count_pass` 0: counted at each start). */
+static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
+                                                     const ompi_datatype_t *dt,
+                                                     size_t count,
+                                                     int count_pass)
 {
     size_t len = dt->super.size * count;
     uint64_t head;
@@ -59,7 +62,16 @@ static inline int mca_pml_umr_send_fast(const void *buf,
         memcpy(&head, (const char*)buf + dt->super.true_lb, sizeof(head));
         return head != MCA_PML_UMR_MAGIC0;
     }
-    return contig || (len < mca_pml_umr.min_size);
+    if (contig) {
+        return 1;
+    }
+    if (len < mca_pml_umr.zc_min_len) {
+        if (count_pass) {
+            mca_pml_umr.cnt.passthrough_sends += (len >= mca_pml_umr.min_size);
+        }
+        return 1;
+    }
+    return 0;
 }
 
 /* The peer for a zero-copy send of this message, or NULL to pass through. */
@@ -76,6 +88,14 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
 
     candidate = (len >= mca_pml_umr.min_size) &&
                 !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
+    /* blocks too small for zero-copy to win, by what Open MPI knows of the
+     * type: no peer lookup, no decoding (a type used once costs nothing) */
+    if (candidate && (len != MCA_PML_UMR_CTL_SIZE) &&
+        ((len < mca_pml_umr.zc_min_len) ||
+         (mca_common_umr_dtype_mean_block(dt) < mca_pml_umr.zc_min_block))) {
+        ++mca_pml_umr.cnt.prefiltered;
+        goto pass;
+    }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
         (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
@@ -294,7 +314,7 @@ int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
                       int dst, int tag, mca_pml_base_send_mode_t mode,
                       ompi_communicator_t *comm, ompi_request_t **request)
 {
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count, 1))) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
@@ -324,7 +344,7 @@ int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
                      int dst, int tag, mca_pml_base_send_mode_t mode,
                      ompi_communicator_t *comm)
 {
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count, 1))) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
     return mca_pml_umr_send_slow(buf, count, dt, dst, tag, mode, comm);
@@ -336,7 +356,7 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
 
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count)) ||
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count, 0)) ||
         (mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
                                                   comm, (void*)buf, count, dt,
