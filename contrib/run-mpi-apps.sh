@@ -11,8 +11,9 @@
 #                                [--no-build] [-- bench_mpi_apps args]
 #   PML_UMR_COST_FILE=FILE   pml/umr's costs file (default: the one it finds)
 #   UMR_APPS_ENV="VAR=V .."  more environment for the pml/umr runs
-#   UMR_SO_DIR=DIR           pml/umr from DIR (mca_pml_umr.so and
-#                            libmca_common_umr.so.0, e.g. an older build's)
+#   UMR_SO_DIR=DIR           pml/umr's mca_pml_umr.so from DIR (e.g. an
+#                            older build's, its RUNPATH naming its own
+#                            libmca_common_umr.so.0)
 # Output: per configuration a line
 #   RESULT <app> np <n> <pml> plain <best s> umr <best s> ratio <plain/umr>
 # (ratio >= 1: pml/umr no slower) and pml/umr's counters of its last run.
@@ -44,7 +45,8 @@ umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
     { echo "run-mpi-apps: $prog or $umr_so not built" >&2; exit 1; }
 rm -rf "$out/components"
 mkdir -p "$out/components"
-ln -sf "${UMR_SO_DIR:+$UMR_SO_DIR/mca_pml_umr.so}${UMR_SO_DIR:-$umr_so}" "$out/components/"
+[ -z "${UMR_SO_DIR:-}" ] || umr_so=$UMR_SO_DIR/mca_pml_umr.so
+ln -sf "$umr_so" "$out/components/"
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
 export UCX_WARN_UNUSED_ENV_VARS=n
@@ -53,7 +55,6 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl ^tcp
 umr_env=(OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
          OMPI_MCA_pml_umr_uct_module="$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
          OMPI_MCA_pml_umr_verbose=1)
-[ -z "${UMR_SO_DIR:-}" ] || umr_env+=(LD_LIBRARY_PATH="$UMR_SO_DIR")
 [ -z "${PML_UMR_COST_FILE:-}" ] || umr_env+=(OMPI_MCA_pml_umr_cost_file="$PML_UMR_COST_FILE")
 # shellcheck disable=SC2206 # a word list
 umr_env+=(${UMR_APPS_ENV:-})
