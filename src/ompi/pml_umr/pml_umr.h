@@ -70,6 +70,10 @@ typedef struct mca_pml_umr_counters {
     uint64_t errors;
     uint64_t recv_inplace;      /* control messages that arrived in a
                                    hooked request of the wrapped PML */
+    uint64_t declined;          /* control messages declined by cost */
+    uint64_t fallbacks;         /* control messages declined by a fault */
+    uint64_t fallback_sends;    /* data sent through the wrapped PML after
+                                   a decline */
     uint64_t prefiltered;       /* of passthrough_sends: passed through by
                                    the type's mean block, not decoded */
 } mca_pml_umr_counters_t;
@@ -88,6 +92,9 @@ typedef struct mca_pml_umr_globals {
                                                wrapped PML's receives */
     char                   *test_version;   /* level 9: the release to act as
                                                (tests of the version check) */
+    char                   *test_fault;     /* level 9: fail the receiver's
+                                               zero-copy path (tests of
+                                               the fallback, pml_umr_fault.h) */
     int                    bench;           /* level 9: the benchmarks may
                                                take pml/umr out of the call
                                                path (pml_umr_component.c) */

@@ -93,6 +93,35 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
                                          dt->num_blocks * count, density);
 }
 
+int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
+                            double density,
+                            const mca_pml_umr_choose_peer_t *peer, int mode)
+{
+    const mca_pml_umr_cost_t *c;
+    int eng, scope;
+    double z, p;
+
+    if (mode != MCA_PML_UMR_ZCOPY_AUTO) {
+        return mode == MCA_PML_UMR_ZCOPY_ON;
+    }
+    eng = mca_pml_umr_cost_engine(peer->engine);
+    if ((eng < 0) || (bytes == 0)) {
+        return 0;
+    }
+    c      = mca_pml_umr_choose_costs();
+    scope  = peer->same_host ? MCA_PML_UMR_COST_LOCAL :
+                               MCA_PML_UMR_COST_REMOTE;
+    sblocks = (sblocks > 0) ? sblocks : 1;
+    rblocks = (rblocks > 0) ? rblocks : 1;
+    z = mca_pml_umr_cost_zcopy(c, eng, MCA_PML_UMR_COST_GET, scope, bytes,
+                               sblocks, rblocks, density);
+    p = 0.5 * (mca_pml_umr_cost_pml(c, scope, bytes,
+                                    (double)bytes / sblocks) +
+               mca_pml_umr_cost_pml(c, scope, bytes,
+                                    (double)bytes / rblocks));
+    return z < MCA_PML_UMR_COST_MARGIN * p;
+}
+
 /* Where zero-copy can win at a mean block of m bytes for messages of at
  * least `min_size` bytes: its cost minus the margin times the PML's is
  * linear in the bytes (blocks = bytes / m), a + b * bytes. The smallest

@@ -14,6 +14,7 @@
  */
 #include "pml_umr.h"
 #include "pml_umr_choose.h"
+#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_module.h"
 #include "pml_umr_recv.h"
@@ -163,6 +164,13 @@ static int mca_pml_umr_component_register(void)
             "running (empty: the running release)", MCA_BASE_VAR_TYPE_STRING,
             NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
             &mca_pml_umr.test_version);
+    mca_pml_umr.test_fault = "";
+    (void)mca_base_component_var_register(c, "test_fault",
+            "Testing only: points of the receiver's zero-copy path that fail "
+            "(connect, key, mdwait, post, completion; comma-separated), to "
+            "test the fallback to the wrapped PML", MCA_BASE_VAR_TYPE_STRING,
+            NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_pml_umr.test_fault);
     mca_pml_umr.bench = 0;
     (void)mca_base_component_var_register(c, "bench",
             "Benchmarks only: allow the benchmark programs to take pml/umr "
@@ -280,14 +288,16 @@ static int mca_pml_umr_counters_print(void)
                     "passthrough_sends %lu connects %lu reg_hits %lu "
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
                     "keys_live %lu errors %lu stash %d inplace %lu "
-                    "prefiltered %lu decoded %lu",
+                    "prefiltered %lu decoded %lu declined %lu fallbacks %lu "
+                    "fallback_sends %lu retired %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
                     s->reg_hits, s->reg_misses, s->lkey_hits, s->lkey_misses,
                     s->keys_live, c->errors + s->errors,
                     mca_pml_umr.stash_count, c->recv_inplace,
-                    c->prefiltered, ds.decoded + ds.unsupported);
+                    c->prefiltered, ds.decoded + ds.unsupported, c->declined,
+                    c->fallbacks, c->fallback_sends, s->retired);
     }
     return OMPI_SUCCESS;
 }
@@ -344,6 +354,7 @@ static void mca_pml_umr_choose_thresholds(void)
 static int mca_pml_umr_interpose(void)
 {
     const char *name;
+    char msg[128];
 
     if (!mca_pml_umr.enable) {
         MCA_PML_UMR_VERBOSE(1, "disabled (pml_umr_enable=0)");
@@ -401,6 +412,9 @@ static int mca_pml_umr_interpose(void)
     }
     mca_pml_umr_choose_load();
     mca_pml_umr_choose_thresholds();
+    if (mca_pml_umr_fault_init(mca_pml_umr.test_fault, msg, sizeof(msg)) < 0) {
+        opal_output(0, "pml_umr: pml_umr_test_fault: %s", msg);
+    }
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;

@@ -149,6 +149,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->peer_rank                 = rank;
     req->tag                       = tag;
     req->inner                     = NULL;
+    req->fb                        = NULL;
     req->peer                      = NULL;
     req->memh                      = NULL;
     req->region                    = NULL;

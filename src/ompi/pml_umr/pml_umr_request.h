@@ -57,6 +57,8 @@ struct mca_pml_umr_request {
     ompi_communicator_t   *comm;
     /* data path */
     ompi_request_t        *inner;     /* real PML request (ctl send / recv) */
+    ompi_request_t        *fb;        /* declined: the data's send or
+                                         receive on MCA_PML_UMR_TAG_DATA */
     mca_common_umr_peer_t *peer;
     uct_mem_h             memh;
     mca_common_umr_region_t *region;  /* held while the data moves */

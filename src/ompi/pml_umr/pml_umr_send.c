@@ -98,6 +98,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
+        peer->retired ||
         (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
         (slot->info->layout == NULL)) {
         goto pass;
@@ -122,6 +123,7 @@ pass:
 /* ---- acknowledgements --------------------------------------------------- */
 
 static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
+static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work);
 
 typedef struct mca_pml_umr_ack_slot {
     ompi_request_t    *req;
@@ -138,7 +140,18 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
     mca_common_umr_reap_add(ireq);
     if (!ireq->req_status._cancelled) {
         req = (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
-        if (slot->ack.error != MPI_SUCCESS) {
+        if (slot->ack.flags & MCA_PML_UMR_ACK_FALLBACK) {
+            /* declined: the data goes through the wrapped PML, from
+             * progress (not inside the PML's callback); one more event */
+            if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
+                mca_common_umr_peer_retire(req->peer, "its zero-copy "
+                                           "receive failed");
+            }
+            ++req->events;
+            req->work.run = mca_pml_umr_send_fallback_run;
+            mca_common_umr_work_post(&req->work);
+            mca_common_umr_progress_ref(1);
+        } else if (slot->ack.error != MPI_SUCCESS) {
             req->error = slot->ack.error;
         }
         mca_pml_umr_send_event(req);
@@ -202,6 +215,49 @@ static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
     return 0;
 }
 
+static int mca_pml_umr_send_fb_cb(ompi_request_t *fb)
+{
+    mca_pml_umr_request_t *req = fb->req_complete_cb_data;
+
+    if (fb->req_status.MPI_ERROR != MPI_SUCCESS) {
+        req->error = fb->req_status.MPI_ERROR;
+    }
+    req->fb = NULL;
+    mca_common_umr_reap_add(fb);
+    mca_pml_umr_send_event(req);
+    return 0;
+}
+
+/* The receiver declined: send the data on (MPI_COMM_WORLD, TAG_DATA),
+ * where it posted the receive (pml_umr_wire.h). The user's buffer is as it
+ * was: the request has not completed. */
+static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
+{
+    mca_pml_umr_request_t *req = ucs_container_of(work, mca_pml_umr_request_t,
+                                                  work);
+    int rc;
+
+    mca_common_umr_progress_ref(-1);
+    if (req->lkey != NULL) {
+        mca_common_umr_lkey_release(req->region, req->lkey);
+        req->lkey   = NULL;
+        req->region = NULL;
+    }
+    rc = mca_pml_umr.real.pml_isend(req->buf, req->count, req->dt,
+                                    req->peer->world_rank,
+                                    MCA_PML_UMR_TAG_DATA,
+                                    MCA_PML_BASE_SEND_STANDARD,
+                                    &ompi_mpi_comm_world.comm, &req->fb);
+    if (rc != OMPI_SUCCESS) {
+        req->fb    = NULL;
+        req->error = rc;
+        mca_pml_umr_send_event(req);
+        return;
+    }
+    ++mca_pml_umr.cnt.fallback_sends;
+    ompi_request_set_callback(req->fb, mca_pml_umr_send_fb_cb, req);
+}
+
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                   const umr_mpi_dtype_t *info)
 {
@@ -226,6 +282,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
     ctl->sreq     = (uintptr_t)req;
     ctl->length   = req->dt->super.size * req->count;
+    ctl->sblocks  = info->num_blocks * req->count;
     ctl->rkey_len = peer->rail->rkey_size;
     ctl->rail     = peer->rail - mca_common_umr_rails.rails;
     memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
