@@ -332,13 +332,14 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
                             req->peer->world_rank,
                             (unsigned long)req->ctl.length);
+        if (req->peer->retired || (req->ctl.rkey_len == 0)) {
+            /* (a retired sender sends only escapes, without a key) */
+            mca_pml_umr_recv_fallback(req, "retired");
+            return;
+        }
         if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
             (req->ctl.rkey_len + req->ctl.addr_len > sizeof(req->ctl.data))) {
             mca_pml_umr_recv_fallback(req, "malformed control message");
-            return;
-        }
-        if (req->peer->retired) {
-            mca_pml_umr_recv_fallback(req, "retired");
             return;
         }
         if (!mca_pml_umr_recv_choose(req)) {

@@ -98,7 +98,6 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
-        peer->retired ||
         (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
         (slot->info->layout == NULL)) {
         goto pass;
@@ -108,10 +107,11 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
         mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
         if (mca_pml_umr_ctl_is_magic(&head)) {
             ++mca_pml_umr.cnt.escapes;
-            return peer;
+            return peer;    /* a retired peer declines it (no key) */
         }
     }
-    if (candidate && mca_pml_umr_dtype_choose(slot, count, peer)) {
+    if (candidate && !peer->retired &&
+        mca_pml_umr_dtype_choose(slot, count, peer)) {
         return peer;
     }
 
@@ -266,6 +266,13 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     size_t addr_len;
     int rc;
 
+    if (peer->retired) {
+        /* an escape to a retired peer: a control message without a key,
+         * which it declines (the data follows through the wrapped PML) */
+        memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+        addr_len = 0;
+        goto fill;
+    }
     /* the region and its layout key: registered once, reused */
     if (mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
                                     req->count, &req->region, &req->lkey) !=
@@ -278,14 +285,15 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         goto err_dereg;
     }
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+    ctl->rkey_len = peer->rail->rkey_size;
+    memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
+fill:
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
     ctl->sreq     = (uintptr_t)req;
     ctl->length   = req->dt->super.size * req->count;
     ctl->sblocks  = info->num_blocks * req->count;
-    ctl->rkey_len = peer->rail->rkey_size;
     ctl->rail     = peer->rail - mca_common_umr_rails.rails;
-    memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
     if (addr_len > 0) {
         ctl->addr_len = addr_len;
         ctl->flags   |= MCA_PML_UMR_CTL_ADDR;
@@ -315,7 +323,9 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     return OMPI_SUCCESS;
 
 err_dereg:
-    mca_common_umr_lkey_release(req->region, req->lkey);
+    if (req->lkey != NULL) {
+        mca_common_umr_lkey_release(req->region, req->lkey);
+    }
     req->lkey   = NULL;
     req->region = NULL;
     return OMPI_ERROR;
