@@ -5,8 +5,11 @@
  *
  * Protocol (matching stays in the real PML):
  *  - A message is eligible when its packed size is at least
- *    MCA_PML_UMR_CTL_SIZE (Z), its datatype decodes to a layout, the peer is
- *    reachable over a rail and pml_umr_choose says zero-copy. The sender
+ *    MCA_PML_UMR_CTL_SIZE (Z), what Open MPI knows of its datatype (size,
+ *    mean block) does not rule zero-copy out (pml_umr_choose_bounds: no
+ *    decoding before that), its datatype decodes to a layout, the peer is
+ *    reachable over a rail, not retired, and pml_umr_choose says
+ *    zero-copy. The sender
  *    registers the data as one layout key and sends, through the real PML on
  *    the user's (comm, dest, tag), a control message of exactly Z bytes that
  *    starts with a 16-byte magic and carries the key.
@@ -17,7 +20,10 @@
  *    message is then turned into one get from the sender's layout key into
  *    the receive layout, which overwrites every byte the control message
  *    landed on; an acknowledgement on MPI_COMM_WORLD (tag
- *    MCA_PML_UMR_TAG_ACK) completes the sender's request.
+ *    MCA_PML_UMR_TAG_ACK) completes the sender's request. The receiver,
+ *    knowing both layouts, may decline, and any fault on its zero-copy
+ *    path declines too: the data then comes through the wrapped PML
+ *    (pml_umr_wire.h has the whole protocol).
  *  - A non-eligible message of exactly Z bytes starting with the magic is
  *    sent zero-copy anyway (the escape), so a receiver never mistakes it.
  *  - Endpoints are connected lazily (common_umr_peer.h): the first control
