@@ -92,18 +92,21 @@ static void bm_particles(int rounds, int npart, int maxsend, unsigned seed)
             BM_MPI(MPI_Type_create_indexed_block(k, 1, idx, particle,
                                                  &types[p]));
             BM_MPI(MPI_Type_commit(&types[p]));
-            BM_MPI(MPI_Isend(parts, 1, types[p], p, BM_TAG, MPI_COMM_WORLD,
-                             &reqs[p]));
+            BM_MPI(MPI_Isend(parts, 1, types[p], p, BM_TAG + (r & 1),
+                             MPI_COMM_WORLD, &reqs[p]));
         }
         for (p = 0; p < bm_np - 1; ++p) {
-            BM_MPI(MPI_Probe(MPI_ANY_SOURCE, BM_TAG, MPI_COMM_WORLD, &st));
+            /* a peer may be a round ahead: rounds alternate tags */
+            BM_MPI(MPI_Probe(MPI_ANY_SOURCE, BM_TAG + (r & 1), MPI_COMM_WORLD,
+                             &st));
             BM_MPI(MPI_Get_count(&st, particle, &got));
             if ((got < 0) || (got > maxsend)) {
                 BM_FAIL("round %d: %d particles from %d", r, got,
                         st.MPI_SOURCE);
             }
-            BM_MPI(MPI_Recv(rbuf, got, particle, st.MPI_SOURCE, BM_TAG,
-                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            BM_MPI(MPI_Recv(rbuf, got, particle, st.MPI_SOURCE,
+                            BM_TAG + (r & 1), MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
             for (i = 0; i < got; ++i) {
                 double *q = &rbuf[i * BM_PART_DOUBLES];
                 int pi    = (int)((q[0] - st.MPI_SOURCE * 1e7 - r * 0.5) / 10);
