@@ -97,6 +97,7 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
                             double density,
                             const mca_pml_umr_choose_peer_t *peer, int mode)
 {
+    const mca_pml_umr_cost_lin_t *l;
     const mca_pml_umr_cost_t *c;
     int eng, scope;
     double z, p;
@@ -115,6 +116,18 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
     rblocks = (rblocks > 0) ? rblocks : 1;
     z = mca_pml_umr_cost_zcopy(c, eng, MCA_PML_UMR_COST_GET, scope, bytes,
                                sblocks, rblocks, density);
+    if ((eng == MCA_PML_UMR_COST_SW) && (rblocks > sblocks)) {
+        /* cross-memory attach walks the local iovecs as it walks the
+         * remote ones (one kernel iovec each, IOV_MAX a call): a receive
+         * block costs what a send block does. The calibration fits its
+         * local figure on layouts whose two sides have as many blocks, so
+         * more receive blocks than send blocks are charged at that cost. */
+        l  = &c->eng[eng][MCA_PML_UMR_COST_GET]
+                    [(density >= MCA_PML_UMR_COST_DENSE) ?
+                     MCA_PML_UMR_COST_DENSE_L : MCA_PML_UMR_COST_SPARSE_L];
+        z += (l->rentry_ns > l->lentry_ns) ?
+             (l->rentry_ns - l->lentry_ns) * (double)(rblocks - sblocks) : 0;
+    }
     p = 0.5 * (mca_pml_umr_cost_pml(c, scope, bytes,
                                     (double)bytes / sblocks) +
                mca_pml_umr_cost_pml(c, scope, bytes,
