@@ -74,6 +74,28 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
     return 0;
 }
 
+/* Blocks too small for zero-copy to win, by what Open MPI knows of the
+ * type (mca_common_umr_dtype_blocks against zc_min_block): no peer lookup,
+ * no decoding, so a type used once costs nothing. Counted as passed
+ * through (and prefiltered). Never for exactly Z bytes (maybe an escape). */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count)
+{
+    size_t len = dt->super.size * count, bytes, blocks;
+
+    if (len == MCA_PML_UMR_CTL_SIZE) {
+        return 0;
+    }
+    blocks = mca_common_umr_dtype_blocks(dt, &bytes);
+    if ((len >= mca_pml_umr.zc_min_len) &&
+        ((double)bytes >= mca_pml_umr.zc_min_block * (double)blocks)) {
+        return 0;
+    }
+    ++mca_pml_umr.cnt.passthrough_sends;
+    ++mca_pml_umr.cnt.prefiltered;
+    return 1;
+}
+
 /* The peer for a zero-copy send of this message, or NULL to pass through. */
 static mca_common_umr_peer_t *
 mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
@@ -88,13 +110,8 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
 
     candidate = (len >= mca_pml_umr.min_size) &&
                 !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
-    /* blocks too small for zero-copy to win, by what Open MPI knows of the
-     * type: no peer lookup, no decoding (a type used once costs nothing) */
-    if (candidate && (len != MCA_PML_UMR_CTL_SIZE) &&
-        ((len < mca_pml_umr.zc_min_len) ||
-         (mca_common_umr_dtype_mean_block(dt) < mca_pml_umr.zc_min_block))) {
-        ++mca_pml_umr.cnt.prefiltered;
-        goto pass;
+    if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
+        return NULL;   /* counted */
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
@@ -377,6 +394,21 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     return OMPI_SUCCESS;
 }
 
+/* A noncontiguous message large enough for zero-copy: its blocks, from
+ * Open MPI's description, may still rule it out (tail calls only). */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
+                        int dst, int tag, mca_pml_base_send_mode_t mode,
+                        ompi_communicator_t *comm, ompi_request_t **request)
+{
+    if (mca_pml_umr_send_small_blocks(dt, count)) {
+        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                          request);
+    }
+    return mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm,
+                                  request);
+}
+
 int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
                       int dst, int tag, mca_pml_base_send_mode_t mode,
                       ompi_communicator_t *comm, ompi_request_t **request)
@@ -385,8 +417,8 @@ int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
-    return mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm,
-                                  request);
+    return mca_pml_umr_isend_check(buf, count, dt, dst, tag, mode, comm,
+                                   request);
 }
 
 /* A blocking send that may go zero-copy: one that passes through is the
@@ -399,6 +431,9 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;
 
+    if (mca_pml_umr_send_small_blocks(dt, count)) {
+        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
+    }
     req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
     if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
