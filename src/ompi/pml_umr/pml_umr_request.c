@@ -142,6 +142,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->mpi_done                  = 0;
     req->events                    = 0;
     req->passthrough               = 0;
+    req->declined                  = 0;
     req->in_place                  = 0;
     req->buf                       = buf;
     req->count                     = count;
@@ -197,6 +198,7 @@ void mca_pml_umr_request_restart(mca_pml_umr_request_t *req)
     req->super.req_complete = REQUEST_PENDING;
     req->error              = MPI_SUCCESS;
     req->passthrough        = 0;
+    req->declined           = 0;
     req->mpi_done           = 0;
 }
 

@@ -41,6 +41,7 @@ struct mca_pml_umr_request {
                                          callback may free it */
     int                   events;     /* left before MPI completion */
     int                   passthrough;/* this start went to the wrapped PML */
+    int                   declined;   /* the receiver declined by cost */
     int                   in_place;   /* completes `inner`, the user's
                                          request (pml_umr_hook.h) */
     int                   step;       /* receive: next step in progress */

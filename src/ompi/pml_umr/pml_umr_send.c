@@ -163,6 +163,8 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
             if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
                 mca_common_umr_peer_retire(req->peer, "its zero-copy "
                                            "receive failed");
+            } else {
+                req->declined = 1;
             }
             ++req->events;
             req->work.run = mca_pml_umr_send_fallback_run;
@@ -252,13 +254,24 @@ static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
 {
     mca_pml_umr_request_t *req = ucs_container_of(work, mca_pml_umr_request_t,
                                                   work);
-    int rc;
+    mca_common_umr_dtype_slot_t *slot;
+    int rc, e;
 
     mca_common_umr_progress_ref(-1);
     if (req->lkey != NULL) {
         mca_common_umr_lkey_release(req->region, req->lkey);
         req->lkey   = NULL;
         req->region = NULL;
+    }
+    if (req->declined) {
+        /* declined by cost: this datatype and count pass through from now
+         * on (the choice's memo), without a control message's round trip */
+        req->declined = 0;
+        if ((slot = mca_common_umr_dtype_lookup(req->dt)) != NULL) {
+            e                   = req->peer->rail->is_sw ? 0 : 1;
+            slot->memo[e]       = 0;
+            slot->memo_count[e] = req->count;
+        }
     }
     rc = mca_pml_umr.real.pml_isend(req->buf, req->count, req->dt,
                                     req->peer->world_rank,
