@@ -172,7 +172,7 @@ def main():
                 for (op, rank), n in ph["ops"].items():
                     rows.setdefault((key, op, rank), {}).setdefault(
                         c, []).append(n / ph["iters"])
-    kinds = ["isend", "irecv", "recv", "pp"]
+    kinds = ["isend", "irecv", "recv", "pp", "fresh"]
     order = sorted(rows, key=lambda r: (kinds.index(r[0][0])
                                         if r[0][0] in kinds else 9,
                                         r[0][1] != "byte", r[0][2],
@@ -285,7 +285,7 @@ def main():
             print("%-8s %s" % (u, "; ".join(
                 " ".join("%s %d" % (k, run[None].get(k, 0)) for k in
                          ("zcopy_sends", "passthrough_sends", "escapes",
-                          "errors")) if run[None] else "no counters"
+                          "errors", "prefiltered", "decoded")) if run[None] else "no counters"
                 for run in runs[u])))
 
 

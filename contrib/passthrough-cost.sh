@@ -60,7 +60,8 @@
 #   --runs N   runs of each configuration, interleaved (default 2)
 #   --only     only these configurations (e.g. ob1,umr+ob1)
 #   -n, -w     iterations and warm-up iterations a phase (default 200, 20)
-#   -k         kinds of calls (default isend,irecv,recv,pp)
+#   -k         kinds of calls (default isend,irecv,recv,pp; fresh: isend of
+#              a vector type made for each message and freed after it)
 # Output: the tables on stdout and in OUT/passthrough-cost.txt (OUT default
 # BUILD_DIR/passthrough-cost); the dumps in OUT/<config>.run<r>/cg.<rank>.<n>
 # (callgrind_annotate --inclusive=yes one of them to see where a phase's
@@ -111,6 +112,9 @@ if [ ! -x "$prog" ]; then
     exit 1
 fi
 umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+# UMR_SO_DIR=DIR: pml/umr's mca_pml_umr.so from DIR (an older build's, for
+# before/after figures; its RUNPATH names its own libmca_common_umr.so.0)
+[ -z "${UMR_SO_DIR:-}" ] || umr_so=$UMR_SO_DIR/mca_pml_umr.so
 if [ ! -f "$umr_so" ]; then
     echo "passthrough-cost: pml/umr is not built ($umr_so)" >&2
     exit 1
@@ -118,6 +122,7 @@ fi
 
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
 export UCX_WARN_UNUSED_ENV_VARS=n
+rm -rf "$out/components"
 mkdir -p "$out/components"
 ln -sf "$umr_so" "$out/components/"
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')

@@ -17,6 +17,8 @@
  *          sends the data, then a 0-byte "sync" message on another tag;
  *          rank 1 receives "sync" first, which the PML can only match after
  *          it has seen the data message)
+ *   fresh  as isend, with a vector type made for each message and freed
+ *          after it (MPI_BYTE as isend)
  *   pp     MPI_Send/MPI_Recv ping-pong, both ranks
  * Datatypes: MPI_BYTE of 0, 8, 64, 1024, 4096 and 65536 bytes, and a
  * vector of doubles (blocks of 8 doubles, stride 16) of 512 B (below
@@ -44,7 +46,8 @@
  *
  * usage: mpirun -np 2 bench_mpi_calls [-n iters] [-w warmup] [-k kinds]
  *                                      [-X 1|2]
- *   -k: comma-separated kinds to run (default isend,irecv,recv,pp)
+ *   -k: comma-separated kinds to run (default isend,irecv,recv,pp;
+ *       fresh on request)
  *   -X: the first non-empty message checked has its first data byte (1)
  *       or the guard byte after its data (2) damaged: the run must fail
  */
@@ -216,6 +219,30 @@ static void bm_iter_isend(const bm_type_t *t, int iter)
     }
 }
 
+/* fresh: as isend, but rank 0 sends a vector type made for this message
+ * and freed after it (a type used once: pml/umr must not decode it to pass
+ * it through); MPI_BYTE as isend. */
+static void bm_iter_fresh(const bm_type_t *t, int iter)
+{
+    MPI_Datatype dt = t->dt;
+    MPI_Request req;
+
+    if ((bm_rank != 0) || (t->stride == 0)) {
+        bm_iter_isend(t, iter);
+        return;
+    }
+    BM_MPI(MPI_Type_vector((int)(t->bytes / t->block),
+                           (int)(t->block / sizeof(double)),
+                           (int)(t->stride / sizeof(double)), MPI_DOUBLE,
+                           &dt));
+    BM_MPI(MPI_Type_commit(&dt));
+    bm_fill_send(t, iter);
+    bm_go_recv(1);
+    BM_MPI(bm_op_isend(bm_sbuf, t->count, dt, 1, BM_TAG_DATA, &req));
+    BM_MPI(bm_op_wait(&req, MPI_STATUS_IGNORE));
+    BM_MPI(MPI_Type_free(&dt));
+}
+
 /* irecv: rank 1 counts MPI_Irecv (posted before the data is sent) and
  * MPI_Wait. */
 static void bm_iter_irecv(const bm_type_t *t, int iter)
@@ -292,6 +319,7 @@ static const bm_kind_t bm_kinds[] = {
     { "irecv", bm_iter_irecv },
     { "recv",  bm_iter_recv  },
     { "pp",    bm_iter_pp    },
+    { "fresh", bm_iter_fresh },
 };
 
 static void bm_phase(const bm_kind_t *k, const bm_type_t *t, int warmup,
@@ -387,7 +415,7 @@ static int bm_kinds_valid(const char *list)
 static void bm_usage(void)
 {
     fprintf(stderr, "usage: mpirun -np 2 bench_mpi_calls [-n iters] "
-            "[-w warmup] [-k isend,irecv,recv,pp] [-X 1|2]\n");
+            "[-w warmup] [-k isend,irecv,recv,pp,fresh] [-X 1|2]\n");
 }
 
 int main(int argc, char **argv)
@@ -432,7 +460,7 @@ int main(int argc, char **argv)
     if (!bm_kinds_valid(kinds)) {
         if (bm_rank == 0) {
             fprintf(stderr, "bench_mpi_calls: -k '%s': kinds are isend, "
-                    "irecv, recv, pp\n", kinds);
+                    "irecv, recv, pp, fresh\n", kinds);
         }
         MPI_Finalize();
         return 1;

@@ -290,6 +290,38 @@ static void bm_pat_fft(int n, int k)
     bm_pattern_same(p);
 }
 
+/* Matrix transpose, the two sides different: the sender's s x s subarray
+ * of an n x n matrix of doubles (rows of s doubles), received transposed,
+ * each element in its own place: a vector of single doubles per column
+ * (hvector(s, 1, 16 B, vector(s, 1, n, double)): every other column, so
+ * that the check's guards around each block are gaps). */
+static void bm_pat_transpose(int n, int s)
+{
+    int sizes[2] = { n, n }, sub[2] = { s, s }, starts[2] = { 0, 0 };
+    const size_t d = sizeof(double);
+    MPI_Datatype col;
+    char param[40];
+    bm_pattern_t *p;
+    int r, c;
+
+    snprintf(param, sizeof(param), "%dx%d of %dx%d", s, s, n, n);
+    if ((p = bm_pattern_new("transpose", param)) == NULL) {
+        return;
+    }
+    BM_MPI(MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C,
+                                    MPI_DOUBLE, &p->stype));
+    bm_vec_blocks(&p->sb, 0, s, s * d, n * d);
+    BM_MPI(MPI_Type_vector(s, 1, n, MPI_DOUBLE, &col));
+    BM_MPI(MPI_Type_create_hvector(s, 1, 2 * d, col, &p->rtype));
+    BM_MPI(MPI_Type_free(&col));
+    for (r = 0; r < s; ++r) {
+        for (c = 0; c < s; ++c) {
+            bm_blist_add(&p->rb, ((size_t)c * n + 2 * r) * d, d);
+        }
+    }
+    p->sspan = p->rspan = (size_t)n * n * d;
+}
+
 /* NAS LU y: vector(dim, 5 doubles, stride (dim + 2) * 5 doubles). */
 static void bm_pat_nas_lu_y(int dim)
 {
@@ -1099,6 +1131,7 @@ static void bm_make_patterns(const bm_opts_t *o)
     bm_pat_subarray(2048, 2048, 1024, 1024, 512, 512);
     bm_pat_subarray(16384, 64, 8192, 32, 4096, 16);
     bm_pat_fft(128, 16);
+    bm_pat_transpose(1024, 256);
     bm_pat_nas_lu_y(1020);
     bm_pat_nas_mg(130, 130, 130, 'x');
     bm_pat_nas_mg(130, 130, 130, 'y');

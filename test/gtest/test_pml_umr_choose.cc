@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -213,6 +214,89 @@ TEST_F(pml_umr_choose, density_picks_the_figures)
                                           MCA_PML_UMR_ZCOPY_AUTO));
     EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&sparse, 1, &sw_peer,
                                           MCA_PML_UMR_ZCOPY_AUTO));
+}
+
+/* sw at 250 ns a block on either side, the PML at 1 ns a byte: zero-copy
+ * wins from about 600 B blocks (500 ns a block < 0.9 ns a byte). */
+static std::string costs_blocks()
+{
+    std::string text = "version = 1\npml.ob1.local.ctrl_ns = 0\n";
+    for (const char *d : {"dense", "sparse"}) {
+        text += std::string("engine.sw.get.") + d + ".op_ns = 0\n" +
+                "engine.sw.get." + d + ".rentry_ns = 250\n" +
+                "engine.sw.get." + d + ".lentry_ns = 250\n" +
+                "engine.sw.get." + d + ".byte_ns = 0\n";
+    }
+    for (int b = 8; b <= 65536; b *= 2) {
+        text += "pml.ob1.local.ddt." + std::to_string(b) + ".byte_ns = 1\n";
+        text += "pml.ob1.local.ddt." + std::to_string(b) + ".op_ns = 0\n";
+    }
+    return text;
+}
+
+/* The bounds the sender tests before decoding never pass through a message
+ * the full choice would send zero-copy, and pass through what cannot win. */
+TEST_F(pml_umr_choose, bounds_never_exclude_a_winning_message)
+{
+    size_t min_bytes;
+    double min_block;
+
+    /* built-in constants: sw never wins */
+    ASSERT_EQ(1, mca_pml_umr_choose_init("/nonexistent/costs.conf", "ob1",
+                                         m_msg, sizeof(m_msg)));
+    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
+                              &min_bytes, &min_block);
+    EXPECT_EQ(SIZE_MAX, min_bytes);
+    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_ON, 4160,
+                              &min_bytes, &min_block);
+    EXPECT_EQ(4160u, min_bytes);
+    EXPECT_EQ(0.0, min_block);
+    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_OFF, 4160,
+                              &min_bytes, &min_block);
+    EXPECT_EQ(SIZE_MAX, min_bytes);
+
+    ASSERT_EQ(0, init(costs_blocks())) << m_msg;
+    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
+                              &min_bytes, &min_block);
+    EXPECT_GT(min_block, 400.0);
+    EXPECT_LT(min_block, 600.0);
+    EXPECT_GE(min_bytes, 4160u);
+    /* every vector the choice sends zero-copy is within the bounds */
+    int winners = 0;
+    for (size_t block = 8; block <= 65536; block += block / 4 + 1) {
+        for (size_t blocks = 1; blocks <= 8192; blocks *= 3) {
+            umr_mpi_dtype_t dt = vec(blocks, block, 2 * block);
+            if ((dt.size < 4160) ||
+                !mca_pml_umr_choose_zcopy(&dt, 1, &sw_peer,
+                                          MCA_PML_UMR_ZCOPY_AUTO)) {
+                continue;
+            }
+            ++winners;
+            EXPECT_GE((double)block, min_block) << blocks << " x " << block;
+            EXPECT_GE(dt.size, min_bytes) << blocks << " x " << block;
+        }
+    }
+    EXPECT_GT(winners, 10);
+}
+
+/* The receiver, knowing both layouts, declines what the sender's side
+ * alone would send zero-copy. */
+TEST_F(pml_umr_choose, receiver_weighs_both_layouts)
+{
+    ASSERT_EQ(0, init(costs_blocks())) << m_msg;
+    umr_mpi_dtype_t rows = vec(256, 2048, 8192);   /* subarray rows */
+    EXPECT_EQ(1, mca_pml_umr_choose_zcopy(&rows, 1, &sw_peer,
+                                          MCA_PML_UMR_ZCOPY_AUTO));
+    /* into the same rows: zero-copy; into single doubles: declined */
+    EXPECT_EQ(1, mca_pml_umr_choose_recv(rows.size, 256, 256, 0.25,
+                                         &sw_peer, MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(0, mca_pml_umr_choose_recv(rows.size, 256, 65536, 0.001,
+                                         &sw_peer, MCA_PML_UMR_ZCOPY_AUTO));
+    /* forced: never declined; off: always */
+    EXPECT_EQ(1, mca_pml_umr_choose_recv(rows.size, 256, 65536, 0.001,
+                                         &sw_peer, MCA_PML_UMR_ZCOPY_ON));
+    EXPECT_EQ(0, mca_pml_umr_choose_recv(rows.size, 256, 256, 0.25,
+                                         &sw_peer, MCA_PML_UMR_ZCOPY_OFF));
 }
 
 } // namespace

@@ -39,6 +39,7 @@ typedef struct mca_common_umr_counters {
     uint64_t reg_misses;        /* region registered */
     uint64_t lkey_hits;         /* layout key reused */
     uint64_t lkey_misses;       /* layout key made */
+    uint64_t retired;           /* peers retired to pass-through */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

@@ -10,6 +10,8 @@
 #include "common_umr_help.h"
 #include "common_umr_peer.h"
 
+#include <opal/datatype/opal_datatype_internal.h>
+
 #define MCA_COMMON_UMR_DTYPE_SLOTS  64      /* power of two */
 
 static mca_common_umr_dtype_slot_t
@@ -98,4 +100,51 @@ mca_common_umr_dtype_slot_t *mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
     slot->info    = info;
     slot->memo[0] = slot->memo[1] = -1;
     return slot;
+}
+
+size_t mca_common_umr_dtype_blocks(const ompi_datatype_t *dt, size_t *bytes)
+{
+    const opal_datatype_t *o = &dt->super;
+    const dt_type_desc_t *d  = (o->opt_desc.used > 0) ? &o->opt_desc :
+                                                        &o->desc;
+    size_t n = (d->used < MCA_COMMON_UMR_DTYPE_WALK) ? d->used :
+                                                       MCA_COMMON_UMR_DTYPE_WALK;
+    size_t mult[MCA_COMMON_UMR_DTYPE_WALK + 1], blocks = 0, sum = 0, blen, i;
+    const union dt_elem_desc *e = d->desc;
+    int depth = 0;
+
+    if ((n == 1) && (e->elem.common.type > OPAL_DATATYPE_END_LOOP) &&
+        (e->elem.common.type < OPAL_DATATYPE_MAX_PREDEFINED)) {
+        /* one element (a vector of a basic type): the common case */
+        blen   = e->elem.blocklen *
+                 opal_datatype_basicDatatypes[e->elem.common.type]->size;
+        *bytes = blen * e->elem.count;
+        return ((e->elem.count <= 1) || (e->elem.extent == (ptrdiff_t)blen)) ?
+               1 : e->elem.count;
+    }
+    mult[0] = 1;
+    for (i = 0; i < n; ++i) {
+        e = &d->desc[i];
+        if (e->elem.common.type == OPAL_DATATYPE_LOOP) {
+            mult[depth + 1] = mult[depth] * e->loop.loops;
+            ++depth;
+        } else if (e->elem.common.type == OPAL_DATATYPE_END_LOOP) {
+            depth -= (depth > 0);
+        } else if (e->elem.common.type < OPAL_DATATYPE_MAX_PREDEFINED) {
+            blen    = e->elem.blocklen *
+                      opal_datatype_basicDatatypes[e->elem.common.type]->size;
+            sum    += mult[depth] * blen * e->elem.count;
+            /* a block per count, unless they touch (one block) */
+            blocks += mult[depth] *
+                      (((e->elem.count <= 1) ||
+                        (e->elem.extent == (ptrdiff_t)blen)) ?
+                       1 : e->elem.count);
+        }
+    }
+    if (blocks == 0) {
+        *bytes = o->size;
+        return 1;
+    }
+    *bytes = sum;
+    return blocks;
 }

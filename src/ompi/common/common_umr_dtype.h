@@ -48,6 +48,16 @@ mca_common_umr_dtype_get(ompi_datatype_t *dt)
     return (slot != NULL) ? slot->info : NULL;
 }
 
+/* The contiguous blocks of one element of `dt`, from Open MPI's own
+ * description of it (no decoding), and in *bytes the data they hold:
+ * exact for a description of up to MCA_COMMON_UMR_DTYPE_WALK entries (a
+ * vector, a subarray, a short indexed type), otherwise those of its first
+ * entries (an indexed type's first blocks: their mean block is the
+ * estimate). For choices, not for data. */
+#define MCA_COMMON_UMR_DTYPE_WALK  8
+OMPI_DECLSPEC size_t mca_common_umr_dtype_blocks(const ompi_datatype_t *dt,
+                                                 size_t *bytes);
+
 END_C_DECLS
 
 #endif

@@ -335,6 +335,17 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
     return peer->ready;
 }
 
+void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer, const char *why)
+{
+    if (peer->retired) {
+        return;
+    }
+    peer->retired = 1;
+    ++mca_common_umr.cnt.retired;
+    MCA_COMMON_UMR_VERBOSE(1, "rank %d retired to pass-through: %s",
+                           peer->world_rank, why);
+}
+
 static void mca_common_umr_peer_cancel(ompi_request_t **req_p)
 {
     if (*req_p == NULL) {

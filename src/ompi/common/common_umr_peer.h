@@ -68,6 +68,8 @@ typedef struct mca_common_umr_peer {
     opal_list_t           waiting;      /* work waiting for `ready` */
     mca_common_umr_work_t event;        /* handshake messages arrived */
     int                   ev_queued, ev_conn, ev_ready;
+    int                   retired;      /* a fault on the zero-copy path:
+                                           pass-through from now on */
 } mca_common_umr_peer_t;
 
 OMPI_DECLSPEC void
@@ -105,6 +107,12 @@ OMPI_DECLSPEC int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
 /* Run `work` in progress once the peer is ready. */
 OMPI_DECLSPEC void mca_common_umr_peer_wait(mca_common_umr_peer_t *peer,
                                             mca_common_umr_work_t *work);
+
+/* A fault on the zero-copy path to or from `peer` (`why`): it is retired,
+ * every later message to it passes through (one verbose line, a counter).
+ * Its endpoint stays until the end (gets in flight may still complete). */
+OMPI_DECLSPEC void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer,
+                                              const char *why);
 
 /* MPI_Finalize has started: let in-flight work finish and cancel the
  * handshake receives that will never match, while MPI_COMM_WORLD works. */

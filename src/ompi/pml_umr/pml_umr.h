@@ -9,8 +9,11 @@
  *
  * Protocol (matching stays in the real PML):
  *  - A message is eligible when its packed size is at least
- *    MCA_PML_UMR_CTL_SIZE (Z), its datatype decodes to a layout, the peer is
- *    reachable over a rail and pml_umr_choose says zero-copy. The sender
+ *    MCA_PML_UMR_CTL_SIZE (Z), what Open MPI knows of its datatype (size,
+ *    mean block) does not rule zero-copy out (pml_umr_choose_bounds: no
+ *    decoding before that), its datatype decodes to a layout, the peer is
+ *    reachable over a rail, not retired, and pml_umr_choose says
+ *    zero-copy. The sender
  *    registers the data as one layout key and sends, through the real PML on
  *    the user's (comm, dest, tag), a control message of exactly Z bytes that
  *    starts with a 16-byte magic and carries the key.
@@ -21,7 +24,10 @@
  *    message is then turned into one get from the sender's layout key into
  *    the receive layout, which overwrites every byte the control message
  *    landed on; an acknowledgement on MPI_COMM_WORLD (tag
- *    MCA_PML_UMR_TAG_ACK) completes the sender's request.
+ *    MCA_PML_UMR_TAG_ACK) completes the sender's request. The receiver,
+ *    knowing both layouts, may decline, and any fault on its zero-copy
+ *    path declines too: the data then comes through the wrapped PML
+ *    (pml_umr_wire.h has the whole protocol).
  *  - A non-eligible message of exactly Z bytes starting with the magic is
  *    sent zero-copy anyway (the escape), so a receiver never mistakes it.
  *  - Endpoints are connected lazily (common_umr_peer.h): the first control
@@ -76,6 +82,12 @@ typedef struct mca_pml_umr_counters {
     uint64_t errors;
     uint64_t recv_inplace;      /* control messages that arrived in a
                                    hooked request of the wrapped PML */
+    uint64_t declined;          /* control messages declined by cost */
+    uint64_t fault_declines;    /* control messages declined by a fault */
+    uint64_t fallback_sends;    /* data sent through the wrapped PML after
+                                   a decline */
+    uint64_t prefiltered;       /* of passthrough_sends: passed through by
+                                   the type's mean block, not decoded */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {
@@ -92,6 +104,9 @@ typedef struct mca_pml_umr_globals {
                                                wrapped PML's receives */
     char                   *test_version;   /* level 9: the release to act as
                                                (tests of the version check) */
+    char                   *test_fault;     /* level 9: fail the receiver's
+                                               zero-copy path (tests of
+                                               the fallback, pml_umr_fault.h) */
     int                    bench;           /* level 9: the benchmarks may
                                                take pml/umr out of the call
                                                path (pml_umr_component.c) */
@@ -106,6 +121,11 @@ typedef struct mca_pml_umr_globals {
     mca_common_umr_work_fn_t recv_run;      /* a receive's next step
                                                (pml_umr_recv.c) */
     int                    stash_count;
+    size_t                 zc_min_len;      /* below: pass through (the
+                                               minimum size and what the
+                                               costs allow on the rails) */
+    double                 zc_min_block;    /* mean block below: pass
+                                               through without decoding */
     mca_pml_umr_counters_t cnt;
 } mca_pml_umr_globals_t;
 

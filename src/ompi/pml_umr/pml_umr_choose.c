@@ -15,6 +15,8 @@
 #include "pml_umr_choose.h"
 #include "pml_umr_cost.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,4 +95,117 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
                                          MCA_PML_UMR_COST_REMOTE,
                                          dt->size * count,
                                          dt->num_blocks * count, density);
+}
+
+int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
+                            double density,
+                            const mca_pml_umr_choose_peer_t *peer, int mode)
+{
+    const mca_pml_umr_cost_lin_t *l;
+    const mca_pml_umr_cost_t *c;
+    int eng, scope;
+    double z, p;
+
+    if (mode != MCA_PML_UMR_ZCOPY_AUTO) {
+        return mode == MCA_PML_UMR_ZCOPY_ON;
+    }
+    eng = mca_pml_umr_cost_engine(peer->engine);
+    if ((eng < 0) || (bytes == 0)) {
+        return 0;
+    }
+    c      = mca_pml_umr_choose_costs();
+    scope  = peer->same_host ? MCA_PML_UMR_COST_LOCAL :
+                               MCA_PML_UMR_COST_REMOTE;
+    sblocks = (sblocks > 0) ? sblocks : 1;
+    rblocks = (rblocks > 0) ? rblocks : 1;
+    z = mca_pml_umr_cost_zcopy(c, eng, MCA_PML_UMR_COST_GET, scope, bytes,
+                               sblocks, rblocks, density);
+    if ((eng == MCA_PML_UMR_COST_SW) && (rblocks > sblocks)) {
+        /* cross-memory attach walks the local iovecs as it walks the
+         * remote ones (one kernel iovec each, IOV_MAX a call): a receive
+         * block costs what a send block does. The calibration fits its
+         * local figure on layouts whose two sides have as many blocks, so
+         * more receive blocks than send blocks are charged at that cost. */
+        l  = &c->eng[eng][MCA_PML_UMR_COST_GET]
+                    [(density >= MCA_PML_UMR_COST_DENSE) ?
+                     MCA_PML_UMR_COST_DENSE_L : MCA_PML_UMR_COST_SPARSE_L];
+        z += (l->rentry_ns > l->lentry_ns) ?
+             (l->rentry_ns - l->lentry_ns) * (double)(rblocks - sblocks) : 0;
+    }
+    p = 0.5 * (mca_pml_umr_cost_pml(c, scope, bytes,
+                                    (double)bytes / sblocks) +
+               mca_pml_umr_cost_pml(c, scope, bytes,
+                                    (double)bytes / rblocks));
+    return z < MCA_PML_UMR_COST_MARGIN * p;
+}
+
+/* Where zero-copy can win at a mean block of m bytes for messages of at
+ * least `min_size` bytes: its cost minus the margin times the PML's is
+ * linear in the bytes (blocks = bytes / m), a + b * bytes. The smallest
+ * winning size, or SIZE_MAX when none wins. */
+static size_t mca_pml_umr_choose_min_win(const mca_pml_umr_cost_t *c, int eng,
+                                         int scope, int dens, double m,
+                                         size_t min_size)
+{
+    const mca_pml_umr_cost_lin_t *l = &c->eng[eng][MCA_PML_UMR_COST_GET][dens];
+    double p0 = mca_pml_umr_cost_pml(c, scope, 0, m);
+    double p1 = mca_pml_umr_cost_pml(c, scope, 1, m) - p0;  /* per byte */
+    double a  = c->pml[scope].ctrl_ns + l->op_ns - MCA_PML_UMR_COST_MARGIN * p0;
+    double b  = (l->rentry_ns + l->lentry_ns) / m + l->byte_ns -
+                MCA_PML_UMR_COST_MARGIN * p1;
+    double x;
+
+    if (a + b * (double)min_size < 0) {
+        return min_size;
+    }
+    if (b >= 0) {
+        return SIZE_MAX;
+    }
+    x = ceil(-a / b);
+    return (x >= (double)SIZE_MAX) ? SIZE_MAX : (size_t)x;
+}
+
+void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
+                               size_t min_size, size_t *min_bytes,
+                               double *min_block)
+{
+    const mca_pml_umr_cost_t *c = mca_pml_umr_choose_costs();
+    int eng = mca_pml_umr_cost_engine(engine), dens, i;
+    int scope = same_host ? MCA_PML_UMR_COST_LOCAL : MCA_PML_UMR_COST_REMOTE;
+    size_t b;
+    double m;
+
+    *min_bytes = SIZE_MAX;
+    *min_block = HUGE_VAL;
+    if (mode == MCA_PML_UMR_ZCOPY_ON) {
+        *min_bytes = min_size;
+        *min_block = 0;
+        return;
+    }
+    if ((mode != MCA_PML_UMR_ZCOPY_AUTO) || (eng < 0)) {
+        return;
+    }
+    /* mean blocks from 1 B to 1 GiB, 16 a factor of two: the PML's costs
+     * are interpolated in log2(block), so the steps follow them closely;
+     * the bound is the step below the first that wins (conservative) */
+    for (i = 0; i <= 30 * 16; ++i) {
+        m = exp2(i / 16.0);
+        for (dens = 0; dens < MCA_PML_UMR_COST_NUM_DENS; ++dens) {
+            b = mca_pml_umr_choose_min_win(c, eng, scope, dens, m, min_size);
+            if (b == SIZE_MAX) {
+                continue;
+            }
+            if (*min_block == HUGE_VAL) {
+                *min_block = exp2((i - 1) / 16.0);
+            }
+            if (b < *min_bytes) {
+                *min_bytes = b;
+            }
+        }
+    }
+    if (*min_block == HUGE_VAL) {
+        *min_bytes = SIZE_MAX;
+    } else if (*min_block < 1) {
+        *min_block = 0;
+    }
 }

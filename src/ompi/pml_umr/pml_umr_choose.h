@@ -59,6 +59,34 @@ void mca_pml_umr_choose_default_path(char *buf, size_t len);
 int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
                              const mca_pml_umr_choose_peer_t *peer, int mode);
 
+/*
+ * The receiver's choice, knowing both layouts: 1 to get `bytes` from the
+ * sender's `sblocks` blocks into `rblocks` blocks of its own (data covering
+ * `density` of the receive span), 0 to decline (the sender then sends the
+ * message through the wrapped PML). Forced on: 1; off: 0. Automatic: as
+ * mca_pml_umr_choose_zcopy, with the get's cost over both block counts
+ * against the wrapped PML packing the sender's blocks and unpacking into
+ * the receiver's (the mean of its costs at either mean block).
+ */
+int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
+                            double density,
+                            const mca_pml_umr_choose_peer_t *peer, int mode);
+
+/*
+ * What a message must at least have for mca_pml_umr_choose_zcopy() to
+ * choose zero-copy to a peer on `engine` (same host or not), under `mode`,
+ * for messages of at least `min_size` bytes: `*min_bytes` packed bytes and
+ * a mean contiguous block of `*min_block` bytes (SIZE_MAX / HUGE_VAL: never).
+ * So the sender passes a message through from what Open MPI knows of its
+ * datatype, before any decoding (pml_umr_send.c). Computed once from the
+ * costs: a mean block below every block size at which zero-copy can win for
+ * some message size, or fewer bytes than any winning message has, cannot
+ * win.
+ */
+void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
+                               size_t min_size, size_t *min_bytes,
+                               double *min_block);
+
 #ifdef __cplusplus
 }
 #endif

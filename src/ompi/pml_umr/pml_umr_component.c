@@ -18,6 +18,7 @@
  */
 #include "pml_umr.h"
 #include "pml_umr_choose.h"
+#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_module.h"
 #include "pml_umr_recv.h"
@@ -29,6 +30,7 @@
 #include "common_umr_peer.h"
 #include "common_umr_progress.h"
 #include "common_umr_rail.h"
+#include "umr_mpi_dtype.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -39,6 +41,8 @@
 #include <opal/mca/base/mca_base_var_enum.h>
 #include <opal/mca/base/mca_base_pvar.h>
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +167,13 @@ static int mca_pml_umr_component_register(void)
             "running (empty: the running release)", MCA_BASE_VAR_TYPE_STRING,
             NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
             &mca_pml_umr.test_version);
+    mca_pml_umr.test_fault = "";
+    (void)mca_base_component_var_register(c, "test_fault",
+            "Testing only: points of the receiver's zero-copy path that fail "
+            "(connect, key, mdwait, post, completion; comma-separated), to "
+            "test the fallback to the wrapped PML", MCA_BASE_VAR_TYPE_STRING,
+            NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_pml_umr.test_fault);
     mca_pml_umr.bench = 0;
     (void)mca_base_component_var_register(c, "bench",
             "Benchmarks only: allow the benchmark programs to take pml/umr "
@@ -271,20 +282,25 @@ static int mca_pml_umr_counters_print(void)
 {
     mca_pml_umr_counters_t *c           = &mca_pml_umr.cnt;
     mca_common_umr_counters_t *s = &mca_common_umr.cnt;
+    umr_mpi_dtype_stats_t ds;
 
     if (mca_pml_umr.verbose >= 1) {
+        umr_mpi_dtype_cache_stats(&ds);
         opal_output(0, "pml_umr: rank %d: zcopy_sends %lu zcopy_recvs %lu "
                     "zcopy_bytes %lu escapes %lu recv_checked %lu "
                     "passthrough_sends %lu connects %lu reg_hits %lu "
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
                     "keys_live %lu errors %lu stash %d inplace %lu "
-                    "fallbacks %lu",
+                    "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
+                    "fault_declines %lu fallback_sends %lu retired %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
                     s->reg_hits, s->reg_misses, s->lkey_hits, s->lkey_misses,
                     s->keys_live, c->errors + s->errors,
-                    mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks);
+                    mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
+                    c->prefiltered, ds.decoded + ds.unsupported, c->declined,
+                    c->fault_declines, c->fallback_sends, s->retired);
     }
     return OMPI_SUCCESS;
 }
@@ -304,9 +320,44 @@ static void mca_pml_umr_choose_load(void)
     MCA_PML_UMR_VERBOSE(2, "%s", msg);
 }
 
+/* What a message must have for zero-copy to win on any rail (the send
+ * path's test before it looks at the peer or decodes the type). */
+static void mca_pml_umr_choose_thresholds(void)
+{
+    size_t min_bytes, len = SIZE_MAX;
+    double min_block, block = HUGE_VAL;
+    int i, remote;
+
+    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+        /* sw reaches the same host only; mlx5 either */
+        for (remote = 0; remote <= !mca_common_umr_rails.rails[i].is_sw;
+             ++remote) {
+            mca_pml_umr_choose_bounds(mca_common_umr_rails.rails[i].is_sw ?
+                                      "sw" : "mlx5", !remote,
+                                      mca_pml_umr.zcopy_mode,
+                                      mca_pml_umr.min_size, &min_bytes,
+                                      &min_block);
+            len   = (min_bytes < len) ? min_bytes : len;
+            block = (min_block < block) ? min_block : block;
+        }
+    }
+    mca_pml_umr.zc_min_len   = (len > mca_pml_umr.min_size) ? len :
+                               mca_pml_umr.min_size;
+    mca_pml_umr.zc_min_block = block;
+    if (len == SIZE_MAX) {
+        MCA_PML_UMR_VERBOSE(2, "zero-copy cannot win on any rail with these "
+                            "costs: every message passes through");
+    } else {
+        MCA_PML_UMR_VERBOSE(2, "zero-copy only for messages of at least %zu "
+                            "bytes with a mean block of at least %.0f bytes",
+                            mca_pml_umr.zc_min_len, block);
+    }
+}
+
 static int mca_pml_umr_interpose(void)
 {
     const char *name;
+    char msg[128];
 
     if (!mca_pml_umr.enable) {
         MCA_PML_UMR_VERBOSE(1, "disabled (pml_umr_enable=0)");
@@ -363,6 +414,10 @@ static int mca_pml_umr_interpose(void)
                                    MCA_PML_UMR_INPLACE_OFF;
     }
     mca_pml_umr_choose_load();
+    mca_pml_umr_choose_thresholds();
+    if (mca_pml_umr_fault_init(mca_pml_umr.test_fault, msg, sizeof(msg)) < 0) {
+        opal_output(0, "pml_umr: pml_umr_test_fault: %s", msg);
+    }
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;

@@ -172,18 +172,31 @@ int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
     return OMPI_SUCCESS;
 }
 
+/* The wrapped PML's own blocking probe (its own wait, no loop of ours):
+ * a probe costs nothing more unless what it finds is a Z-byte message from
+ * a pml/umr peer. No stash entry can appear while it waits (only probes
+ * make them). */
 int mca_pml_umr_probe(int src, int tag, ompi_communicator_t *comm,
                       ompi_status_public_t *status)
 {
-    int matched = 0, rc;
+    mca_pml_umr_stash_t *e = mca_pml_umr_stash_find(src, tag, comm);
+    ompi_status_public_t st;
+    int rc;
 
-    for (;;) {
-        rc = mca_pml_umr_iprobe(src, tag, comm, &matched, status);
-        if ((rc != OMPI_SUCCESS) || matched) {
+    if (e == NULL) {
+        rc = mca_pml_umr.real.pml_probe(src, tag, comm, &st);
+        if (mca_pml_umr_probe_passes(rc, 1, &st, comm, status)) {
             return rc;
         }
-        opal_progress();
+        e = mca_pml_umr_stash_drain(st.MPI_SOURCE, st.MPI_TAG, comm);
+        if (e == NULL) {
+            return OMPI_ERROR;
+        }
     }
+    if (status != MPI_STATUS_IGNORE) {
+        *status = e->status;
+    }
+    return OMPI_SUCCESS;
 }
 
 /* ---- matched probes ----------------------------------------------------- */
@@ -221,6 +234,29 @@ static ompi_message_t *mca_pml_umr_msg_wrap(mca_pml_umr_stash_t *e)
     return msg;
 }
 
+/* The wrapped PML matched `*message` (status `st`): pml/umr's message when
+ * it is a Z-byte message from a pml/umr peer, else the PML's as it is. */
+static int mca_pml_umr_mprobe_found(int rc, ompi_communicator_t *comm,
+                                    ompi_message_t **message,
+                                    const ompi_status_public_t *st,
+                                    ompi_status_public_t *status)
+{
+    mca_pml_umr_stash_t *e;
+
+    if (mca_pml_umr_probe_passes(rc, 1, st, comm, status)) {
+        return rc;
+    }
+    e = mca_pml_umr_stash_make(comm, *message, st);
+    if (e == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (status != MPI_STATUS_IGNORE) {
+        *status = e->status;
+    }
+    *message = mca_pml_umr_msg_wrap(e);
+    return (*message != NULL) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
 int mca_pml_umr_improbe(int src, int tag, ompi_communicator_t *comm,
                         int *matched, ompi_message_t **message,
                         ompi_status_public_t *status)
@@ -229,37 +265,33 @@ int mca_pml_umr_improbe(int src, int tag, ompi_communicator_t *comm,
     ompi_status_public_t st;
     int rc;
 
-    if (e != NULL) {
-        mca_pml_umr_stash_remove(e);
-    } else {
+    if (e == NULL) {
         rc = mca_pml_umr.real.pml_improbe(src, tag, comm, matched, message,
                                           &st);
-        if (mca_pml_umr_probe_passes(rc, *matched, &st, comm, status)) {
+        if ((rc != OMPI_SUCCESS) || !*matched) {
             return rc;
         }
-        e = mca_pml_umr_stash_make(comm, *message, &st);
-        if (e == NULL) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
+        return mca_pml_umr_mprobe_found(rc, comm, message, &st, status);
     }
+    mca_pml_umr_stash_remove(e);
     *matched = 1;
     mca_pml_umr_status_copy(status, &e->status);
     *message = mca_pml_umr_msg_wrap(e);
     return (*message != NULL) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }
 
+/* As mca_pml_umr_probe: the wrapped PML's own blocking matched probe. */
 int mca_pml_umr_mprobe(int src, int tag, ompi_communicator_t *comm,
                        ompi_message_t **message, ompi_status_public_t *status)
 {
+    ompi_status_public_t st;
     int matched = 0, rc;
 
-    for (;;) {
-        rc = mca_pml_umr_improbe(src, tag, comm, &matched, message, status);
-        if ((rc != OMPI_SUCCESS) || matched) {
-            return rc;
-        }
-        opal_progress();
+    if (mca_pml_umr_stash_find(src, tag, comm) != NULL) {
+        return mca_pml_umr_improbe(src, tag, comm, &matched, message, status);
     }
+    rc = mca_pml_umr.real.pml_mprobe(src, tag, comm, message, &st);
+    return mca_pml_umr_mprobe_found(rc, comm, message, &st, status);
 }
 
 /* Receive a stashed (already matched) message with `req` (its buf, count

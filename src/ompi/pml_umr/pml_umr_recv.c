@@ -10,6 +10,8 @@
  * data from the sender's layout key into the receive layout and acks.
  */
 #include "pml_umr_recv.h"
+#include "pml_umr_choose.h"
+#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_probe.h"
 #include "pml_umr_request.h"
@@ -32,7 +34,9 @@ static void mca_pml_umr_recv_passthrough(mca_pml_umr_request_t *req)
     mca_pml_umr_request_mpi_complete(req);
 }
 
-static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req)
+/* The receive is done: zero-copy (`zcopy`: counted here), or its data
+ * came through the wrapped PML after a decline (counted at the decline). */
+static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req, int zcopy)
 {
     ompi_status_public_t *status = &req->super.req_status;
 
@@ -42,7 +46,9 @@ static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req)
     status->_cancelled = 0;
     status->_ucount    = (req->error == MPI_ERR_TRUNCATE) ? req->ctl.length :
                                                             req->length;
-    if ((req->error == MPI_SUCCESS) || (req->error == MPI_ERR_TRUNCATE)) {
+    if (!zcopy) {
+    } else if ((req->error == MPI_SUCCESS) ||
+               (req->error == MPI_ERR_TRUNCATE)) {
         ++mca_pml_umr.cnt.zcopy_recvs;
     } else {
         ++mca_pml_umr.cnt.errors;
@@ -51,7 +57,8 @@ static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req)
     mca_pml_umr_request_mpi_complete(req);
 }
 
-static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
+/* The answer to the sender (pml_umr_wire.h): done, or declined (`flags`). */
+static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req, uint32_t flags)
 {
     mca_pml_umr_ack_t *ack = malloc(sizeof(*ack));
     ompi_request_t *sreq;
@@ -67,6 +74,7 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
         ack->tag  = 0;
     }
     ack->error = (req->error == MPI_ERR_TRUNCATE) ? MPI_SUCCESS : req->error;
+    ack->flags = flags;
     if (mca_pml_umr.real.pml_isend(ack, sizeof(*ack), &ompi_mpi_byte.dt,
                                    req->peer->world_rank, MCA_PML_UMR_TAG_ACK,
                                    MCA_PML_BASE_SEND_STANDARD,
@@ -78,6 +86,52 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req)
     }
 }
 
+static int mca_pml_umr_recv_fb_cb(ompi_request_t *fb)
+{
+    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(fb);
+
+    req->length = fb->req_status._ucount;
+    req->error  = fb->req_status.MPI_ERROR;
+    req->fb     = NULL;
+    mca_common_umr_reap_add(fb);
+    mca_pml_umr_recv_finish(req, 0);
+    return 0;
+}
+
+/* Decline the control message: the data comes through the wrapped PML
+ * (pml_umr_wire.h). `why` NULL: zero-copy would lose; otherwise a fault on
+ * the zero-copy path, and the peer is retired. The get's resources are
+ * released already. */
+static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
+                                      const char *why)
+{
+    int rc;
+
+    if (why != NULL) {
+        ++mca_pml_umr.cnt.fault_declines;
+        mca_common_umr_peer_retire(req->peer, why);
+    } else {
+        ++mca_pml_umr.cnt.declined;
+    }
+    free(req->tmp);
+    req->tmp = NULL;
+    rc = mca_pml_umr.real.pml_irecv(req->buf, req->count, req->dt,
+                                    req->peer->world_rank,
+                                    MCA_PML_UMR_TAG_DATA,
+                                    &ompi_mpi_comm_world.comm, &req->fb);
+    if (rc != OMPI_SUCCESS) {
+        req->fb    = NULL;
+        req->error = MPI_ERR_OTHER;
+        mca_pml_umr_recv_ack(req, 0);   /* the sender must not wait */
+        mca_pml_umr_recv_finish(req, 1);
+        return;
+    }
+    mca_pml_umr_recv_ack(req, MCA_PML_UMR_ACK_FALLBACK |
+                              ((why != NULL) ? MCA_PML_UMR_ACK_RETIRE : 0));
+    /* last: the data may be there already, and completes the request */
+    ompi_request_set_callback(req->fb, mca_pml_umr_recv_fb_cb, req);
+}
+
 static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
 {
     mca_pml_umr_request_t *req = ucs_container_of(comp, mca_pml_umr_request_t,
@@ -87,11 +141,9 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     size_t max_data;
     opal_convertor_t conv;
 
-    if (comp->status != UCS_OK) {
-        mca_common_umr_show_help("help-mpi-pml-umr.txt", "get-failed", req->length,
-                                 req->peer->world_rank,
-                                 ucs_status_string(comp->status));
-        req->error = MPI_ERR_OTHER;
+    if ((comp->status == UCS_OK) &&
+        mca_pml_umr_fault(MCA_PML_UMR_FAULT_COMPLETION)) {
+        comp->status = UCS_ERR_IO_ERROR;
     }
     if (req->region != NULL) {
         mca_common_umr_region_put(req->region);
@@ -117,8 +169,13 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
         free(req->tmp);
         req->tmp = NULL;
     }
-    mca_pml_umr_recv_ack(req);
-    mca_pml_umr_recv_finish(req);
+    if (comp->status != UCS_OK) {
+        /* what the get wrote is overwritten by the data that follows */
+        mca_pml_umr_recv_fallback(req, ucs_status_string(comp->status));
+        return;
+    }
+    mca_pml_umr_recv_ack(req, 0);
+    mca_pml_umr_recv_finish(req, 1);
 }
 
 /* The packed bytes into a registered bounce buffer (unpacked by the
@@ -153,7 +210,9 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         req->has_rkey = 1;
     }
     if (req->memh == NULL) {
-        if ((info != NULL) && (info->layout != NULL)) {
+        if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_KEY)) {
+            status = UCS_ERR_NO_RESOURCE;
+        } else if ((info != NULL) && (info->layout != NULL)) {
             status = (mca_common_umr_region_acquire(rail, req->buf,
                                                     info->layout, req->count,
                                                     &req->region) ==
@@ -174,7 +233,11 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
     req->comp.func   = mca_pml_umr_recv_get_done;
     req->comp.count  = 1;
     req->comp.status = UCS_OK;
-    if (req->tmp == NULL) {
+    if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_MDWAIT)) {
+        status = UCS_ERR_TIMED_OUT;
+    } else if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_POST)) {
+        status = UCS_ERR_IO_ERROR;
+    } else if (req->tmp == NULL) {
         status = uct_umr_ep_get_layout(req->peer->ep, req->memh, req->buf,
                                        info->layout, req->count, 0,
                                        req->length, 0, req->rkey, &req->comp);
@@ -221,14 +284,7 @@ err_rkey:
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
 err:
     req->has_rkey = 0;
-    free(req->tmp);
-    req->tmp = NULL;
-    mca_common_umr_show_help("help-mpi-pml-umr.txt", "zcopy-recv-failed",
-                             (size_t)req->ctl.length, req->peer->world_rank,
-                             ucs_status_string(status));
-    req->error = MPI_ERR_OTHER;
-    mca_pml_umr_recv_ack(req);
-    mca_pml_umr_recv_finish(req);
+    mca_pml_umr_recv_fallback(req, ucs_status_string(status));
 }
 
 /* A receive too small for a control message was truncated: if it was one,
@@ -259,7 +315,8 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
     if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
         mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
         if (mca_pml_umr_ctl_is_magic(&req->ctl)) {
-            mca_pml_umr_recv_ack(req);
+            req->error = MPI_SUCCESS;
+            mca_pml_umr_recv_ack(req, 0);
             req->free_called = 1;
             mca_pml_umr_request_mpi_complete(req);
             return;
@@ -310,13 +367,43 @@ mca_pml_umr_irecv_watch(void *buf, size_t count, ompi_datatype_t *dt, int src,
     return rc;
 }
 
+/* Zero-copy for this control message, knowing both layouts (the sender's
+ * block summary, the receive type's blocks for the bytes that come), or
+ * decline. A truncating receive is not declined (the get truncates). */
+static int mca_pml_umr_recv_choose(mca_pml_umr_request_t *req)
+{
+    const umr_mpi_dtype_t *info;
+    mca_pml_umr_choose_peer_t cp;
+    size_t rblocks = 1, elems;
+    double density = 1.0;
+
+    if (req->ctl.length > req->dt->super.size * req->count) {
+        return 1;
+    }
+    if (mca_pml_umr.zcopy_mode == MCA_PML_UMR_ZCOPY_ON) {
+        return 1;
+    }
+    info = mca_common_umr_dtype_get(req->dt);
+    if ((info != NULL) && (info->layout != NULL) && (info->size > 0)) {
+        elems   = (req->ctl.length + info->size - 1) / info->size;
+        rblocks = info->num_blocks * elems;
+        density = (info->extent > 0) ? (double)info->size / info->extent :
+                                       1.0;
+    }
+    cp.engine    = req->peer->rail->is_sw ? "sw" : "mlx5";
+    cp.same_host = req->peer->rail->is_sw;
+    cp.pml       = mca_pml_umr.real_component.pmlm_version.mca_component_name;
+    return mca_pml_umr_choose_recv(req->ctl.length, req->ctl.sblocks, rblocks,
+                                   density, &cp, mca_pml_umr.zcopy_mode);
+}
+
 /* The next step of a receive (in progress, or at once for a blocking one). */
 static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
 {
     int rc;
 
     if (OPAL_UNLIKELY(req->step == MCA_PML_UMR_STEP_TRUNC)) {
-        mca_pml_umr_recv_ack(req);
+        mca_pml_umr_recv_ack(req, 0);
         mca_common_umr_progress_ref(-1);
         req->free_called = 1;
         mca_pml_umr_request_mpi_complete(req);
@@ -340,22 +427,28 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
                             req->peer->world_rank,
                             (unsigned long)req->ctl.length);
-        if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
-            (req->ctl.rkey_len + req->ctl.addr_len > sizeof(req->ctl.data))) {
-            req->error = MPI_ERR_INTERN;
-            mca_pml_umr_recv_ack(req);   /* the sender must not wait */
-            mca_pml_umr_recv_finish(req);
+        if (req->peer->retired || (req->ctl.rkey_len == 0)) {
+            /* (a retired sender sends only escapes, without a key) */
+            mca_pml_umr_recv_fallback(req, "retired");
             return;
         }
-        rc = mca_common_umr_peer_handshake(req->peer,
+        if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
+            (req->ctl.rkey_len + req->ctl.addr_len > sizeof(req->ctl.data))) {
+            mca_pml_umr_recv_fallback(req, "malformed control message");
+            return;
+        }
+        if (!mca_pml_umr_recv_choose(req)) {
+            mca_pml_umr_recv_fallback(req, NULL);
+            return;
+        }
+        rc = mca_pml_umr_fault(MCA_PML_UMR_FAULT_CONNECT) ? -1 :
+             mca_common_umr_peer_handshake(req->peer,
                                            (req->ctl.flags &
                                             MCA_PML_UMR_CTL_ADDR) ?
                                            req->ctl.data + req->ctl.rkey_len :
                                            NULL, req->ctl.addr_len);
         if (rc < 0) {
-            req->error = MPI_ERR_OTHER;
-            mca_pml_umr_recv_ack(req);
-            mca_pml_umr_recv_finish(req);
+            mca_pml_umr_recv_fallback(req, "connect failed");
             return;
         }
         req->step = MCA_PML_UMR_STEP_GET;

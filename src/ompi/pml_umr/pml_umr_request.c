@@ -146,6 +146,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->mpi_done                  = 0;
     req->events                    = 0;
     req->passthrough               = 0;
+    req->declined                  = 0;
     req->in_place                  = 0;
     req->step                      = 0;
     req->buf                       = buf;
@@ -154,6 +155,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->peer_rank                 = rank;
     req->tag                       = tag;
     req->inner                     = NULL;
+    req->fb                        = NULL;
     req->peer                      = NULL;
     req->memh                      = NULL;
     req->region                    = NULL;
@@ -201,6 +203,7 @@ void mca_pml_umr_request_restart(mca_pml_umr_request_t *req)
     req->super.req_complete = REQUEST_PENDING;
     req->error              = MPI_SUCCESS;
     req->passthrough        = 0;
+    req->declined           = 0;
     req->mpi_done           = 0;
 }
 

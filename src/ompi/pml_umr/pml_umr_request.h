@@ -49,6 +49,7 @@ struct mca_pml_umr_request {
                                          callback may free it */
     int                   events;     /* left before MPI completion */
     int                   passthrough;/* this start went to the wrapped PML */
+    int                   declined;   /* the receiver declined by cost */
     int                   in_place;   /* completes `inner`, the user's
                                          request (pml_umr_hook.h) */
     int                   step;       /* receive: next step in progress */
@@ -65,6 +66,8 @@ struct mca_pml_umr_request {
     ompi_communicator_t   *comm;
     /* data path */
     ompi_request_t        *inner;     /* real PML request (ctl send / recv) */
+    ompi_request_t        *fb;        /* declined: the data's send or
+                                         receive on MCA_PML_UMR_TAG_DATA */
     mca_common_umr_peer_t *peer;
     uct_mem_h             memh;
     mca_common_umr_region_t *region;  /* held while the data moves */

@@ -39,14 +39,17 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
     return slot->memo[e];
 }
 
-/* Everything below Z bytes, contiguous data and small derived-datatype
- * messages go straight to the wrapped PML: one multiply, two compares and
- * the datatype's contiguity flags. Exactly Z bytes takes the slow path
- * when the data may start with the magic (it is then escaped); `buf` is
- * NULL when the data is not there yet (persistent sends). */
-static inline int mca_pml_umr_send_fast(const void *buf,
-                                        const ompi_datatype_t *dt,
-                                        size_t count)
+/* Everything below Z bytes, contiguous data and derived-datatype messages
+ * that cannot go zero-copy by their size alone (zc_min_len: the minimum
+ * size, and what the costs allow at all, pml_umr_choose_bounds) go straight
+ * to the wrapped PML: one multiply, two compares and the datatype's
+ * contiguity flags. Exactly Z bytes takes the slow path when the data may
+ * start with the magic (it is then escaped); `buf` is NULL when the data is
+ * not there yet (persistent sends, `count_pass` 0: counted at each start). */
+static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
+                                                     const ompi_datatype_t *dt,
+                                                     size_t count,
+                                                     int count_pass)
 {
     size_t len = dt->super.size * count;
     uint64_t head;
@@ -63,7 +66,38 @@ static inline int mca_pml_umr_send_fast(const void *buf,
         memcpy(&head, (const char*)buf + dt->super.true_lb, sizeof(head));
         return head != MCA_PML_UMR_MAGIC0;
     }
-    return contig || (len < mca_pml_umr.min_size);
+    if (contig) {
+        return 1;
+    }
+    if (len < mca_pml_umr.zc_min_len) {
+        if (count_pass) {
+            mca_pml_umr.cnt.passthrough_sends += (len >= mca_pml_umr.min_size);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Blocks too small for zero-copy to win, by what Open MPI knows of the
+ * type (mca_common_umr_dtype_blocks against zc_min_block): no peer lookup,
+ * no decoding, so a type used once costs nothing. Counted as passed
+ * through (and prefiltered). Never for exactly Z bytes (maybe an escape). */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count)
+{
+    size_t len = dt->super.size * count, bytes, blocks;
+
+    if (len == MCA_PML_UMR_CTL_SIZE) {
+        return 0;
+    }
+    blocks = mca_common_umr_dtype_blocks(dt, &bytes);
+    if ((len >= mca_pml_umr.zc_min_len) &&
+        ((double)bytes >= mca_pml_umr.zc_min_block * (double)blocks)) {
+        return 0;
+    }
+    ++mca_pml_umr.cnt.passthrough_sends;
+    ++mca_pml_umr.cnt.prefiltered;
+    return 1;
 }
 
 /* The peer for a zero-copy send of this message, or NULL to pass through. */
@@ -80,6 +114,9 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
 
     candidate = (len >= mca_pml_umr.min_size) &&
                 !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
+    if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
+        return NULL;   /* counted */
+    }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
         (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
@@ -91,10 +128,11 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
         mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
         if (mca_pml_umr_ctl_is_magic(&head)) {
             ++mca_pml_umr.cnt.escapes;
-            return peer;
+            return peer;    /* a retired peer declines it (no key) */
         }
     }
-    if (candidate && mca_pml_umr_dtype_choose(slot, count, peer)) {
+    if (candidate && !peer->retired &&
+        mca_pml_umr_dtype_choose(slot, count, peer)) {
         return peer;
     }
 
@@ -106,6 +144,7 @@ pass:
 /* ---- acknowledgements --------------------------------------------------- */
 
 static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
+static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work);
 
 typedef struct mca_pml_umr_ack_slot {
     ompi_request_t    *req;
@@ -155,7 +194,20 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
               (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
         if (req != NULL) {
             ucs_list_del(&req->pending);
-            if (slot->ack.error != MPI_SUCCESS) {
+            if (slot->ack.flags & MCA_PML_UMR_ACK_FALLBACK) {
+                /* declined: the data goes through the wrapped PML, from
+                 * progress (not inside the PML's callback); one more event */
+                if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
+                    mca_common_umr_peer_retire(req->peer, "its zero-copy "
+                                               "receive failed");
+                } else {
+                    req->declined = 1;
+                }
+                ++req->events;
+                req->work.run = mca_pml_umr_send_fallback_run;
+                mca_common_umr_work_post(&req->work);
+                mca_common_umr_progress_ref(1);
+            } else if (slot->ack.error != MPI_SUCCESS) {
                 req->error = slot->ack.error;
             }
             mca_pml_umr_send_event(req);
@@ -254,6 +306,60 @@ static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
     }
 }
 
+static int mca_pml_umr_send_fb_cb(ompi_request_t *fb)
+{
+    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(fb);
+
+    if (fb->req_status.MPI_ERROR != MPI_SUCCESS) {
+        req->error = fb->req_status.MPI_ERROR;
+    }
+    req->fb = NULL;
+    mca_common_umr_reap_add(fb);
+    mca_pml_umr_send_event(req);
+    return 0;
+}
+
+/* The receiver declined: send the data on (MPI_COMM_WORLD, TAG_DATA),
+ * where it posted the receive (pml_umr_wire.h). The user's buffer is as it
+ * was: the request has not completed. */
+static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
+{
+    mca_pml_umr_request_t *req = ucs_container_of(work, mca_pml_umr_request_t,
+                                                  work);
+    mca_common_umr_dtype_slot_t *slot;
+    int rc, e;
+
+    mca_common_umr_progress_ref(-1);
+    if (req->lkey != NULL) {
+        mca_common_umr_lkey_release(req->region, req->lkey);
+        req->lkey   = NULL;
+        req->region = NULL;
+    }
+    if (req->declined) {
+        /* declined by cost: this datatype and count pass through from now
+         * on (the choice's memo), without a control message's round trip */
+        req->declined = 0;
+        if ((slot = mca_common_umr_dtype_lookup(req->dt)) != NULL) {
+            e                   = req->peer->rail->is_sw ? 0 : 1;
+            slot->memo[e]       = 0;
+            slot->memo_count[e] = req->count;
+        }
+    }
+    rc = mca_pml_umr.real.pml_isend(req->buf, req->count, req->dt,
+                                    req->peer->world_rank,
+                                    MCA_PML_UMR_TAG_DATA,
+                                    MCA_PML_BASE_SEND_STANDARD,
+                                    &ompi_mpi_comm_world.comm, &req->fb);
+    if (rc != OMPI_SUCCESS) {
+        req->fb    = NULL;
+        req->error = rc;
+        mca_pml_umr_send_event(req);
+        return;
+    }
+    ++mca_pml_umr.cnt.fallback_sends;
+    ompi_request_set_callback(req->fb, mca_pml_umr_send_fb_cb, req);
+}
+
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                   const umr_mpi_dtype_t *info)
 {
@@ -262,6 +368,13 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     size_t addr_len;
     int rc;
 
+    if (peer->retired) {
+        /* an escape to a retired peer: a control message without a key,
+         * which it declines (the data follows through the wrapped PML) */
+        memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+        addr_len = 0;
+        goto fill;
+    }
     /* the region and its layout key: registered once, reused */
     rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
                                      req->count, &req->region, &req->lkey);
@@ -275,13 +388,15 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         goto err_dereg;
     }
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+    ctl->rkey_len = peer->rail->rkey_size;
+    memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
+fill:
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
     ctl->sreq     = (uintptr_t)req;
     ctl->length   = req->dt->super.size * req->count;
-    ctl->rkey_len = peer->rail->rkey_size;
+    ctl->sblocks  = info->num_blocks * req->count;
     ctl->rail     = peer->rail - mca_common_umr_rails.rails;
-    memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
     if (addr_len > 0) {
         ctl->addr_len = addr_len;
         ctl->flags   |= MCA_PML_UMR_CTL_ADDR;
@@ -316,7 +431,9 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
 
 err_dereg:
     mca_pml_umr_send_fallback(req, OMPI_ERROR);
-    mca_common_umr_lkey_release(req->region, req->lkey);
+    if (req->lkey != NULL) {
+        mca_common_umr_lkey_release(req->region, req->lkey);
+    }
     req->lkey   = NULL;
     req->region = NULL;
     return OMPI_ERROR;
@@ -371,16 +488,31 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     return OMPI_SUCCESS;
 }
 
-int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
-                      int dst, int tag, mca_pml_base_send_mode_t mode,
-                      ompi_communicator_t *comm, ompi_request_t **request)
+/* A noncontiguous message large enough for zero-copy: its blocks, from
+ * Open MPI's description, may still rule it out (tail calls only). */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
+                        int dst, int tag, mca_pml_base_send_mode_t mode,
+                        ompi_communicator_t *comm, ompi_request_t **request)
 {
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
+    if (mca_pml_umr_send_small_blocks(dt, count)) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
     return mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm,
                                   request);
+}
+
+int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
+                      int dst, int tag, mca_pml_base_send_mode_t mode,
+                      ompi_communicator_t *comm, ompi_request_t **request)
+{
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count, 1))) {
+        return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                          request);
+    }
+    return mca_pml_umr_isend_check(buf, count, dt, dst, tag, mode, comm,
+                                   request);
 }
 
 /* A blocking send that may go zero-copy: one that passes through is the
@@ -393,6 +525,9 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;
 
+    if (mca_pml_umr_send_small_blocks(dt, count)) {
+        return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
+    }
     req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
     if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
@@ -405,7 +540,7 @@ int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
                      int dst, int tag, mca_pml_base_send_mode_t mode,
                      ompi_communicator_t *comm)
 {
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count))) {
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(buf, dt, count, 1))) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
     return mca_pml_umr_send_slow(buf, count, dt, dst, tag, mode, comm);
@@ -417,7 +552,7 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
 
-    if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count)) ||
+    if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count, 0)) ||
         (mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
                                                   comm, (void*)buf, count, dt,

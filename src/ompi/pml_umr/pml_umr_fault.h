@@ -1,0 +1,44 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * pml/umr fault injection, for the tests of the fallback: the level-9 MCA
+ * parameter pml_umr_test_fault names points of the receiver's zero-copy
+ * path that then fail as the transport fails there (empty, the default:
+ * none, one load and a branch at each point):
+ *   connect     the endpoint handshake fails (a failed connect)
+ *   key         the receive registration / layout key cannot be made (key
+ *               exhaustion)
+ *   mdwait      the get's local layout key times out (md UMR timeout)
+ *   post        posting the get fails (a QP that does not take work)
+ *   completion  the get completes with an error (QP error, remote access
+ *               error), after the data may have been written
+ * A comma-separated list fails at each of them.
+ */
+#ifndef MCA_PML_UMR_FAULT_H_
+#define MCA_PML_UMR_FAULT_H_
+
+#include <opal/prefetch.h>
+
+enum {
+    MCA_PML_UMR_FAULT_CONNECT,
+    MCA_PML_UMR_FAULT_KEY,
+    MCA_PML_UMR_FAULT_MDWAIT,
+    MCA_PML_UMR_FAULT_POST,
+    MCA_PML_UMR_FAULT_COMPLETION,
+    MCA_PML_UMR_FAULT_NUM
+};
+
+extern unsigned mca_pml_umr_fault_mask;
+
+/* Parse the parameter's value: 0, or -1 naming the bad entry in `why`. */
+int mca_pml_umr_fault_init(const char *spec, char *why, size_t len);
+
+/* Whether the zero-copy path fails at `point` now. */
+static inline int mca_pml_umr_fault(int point)
+{
+    return OPAL_UNLIKELY(mca_pml_umr_fault_mask & (1u << point));
+}
+
+#endif
