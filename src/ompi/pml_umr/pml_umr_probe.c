@@ -193,9 +193,7 @@ int mca_pml_umr_probe(int src, int tag, ompi_communicator_t *comm,
             return OMPI_ERROR;
         }
     }
-    if (status != MPI_STATUS_IGNORE) {
-        *status = e->status;
-    }
+    mca_pml_umr_status_copy(status, &e->status);
     return OMPI_SUCCESS;
 }
 
@@ -250,9 +248,7 @@ static int mca_pml_umr_mprobe_found(int rc, ompi_communicator_t *comm,
     if (e == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (status != MPI_STATUS_IGNORE) {
-        *status = e->status;
-    }
+    mca_pml_umr_status_copy(status, &e->status);
     *message = mca_pml_umr_msg_wrap(e);
     return (*message != NULL) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }
