@@ -4,11 +4,10 @@
 #
 # pml/umr on the mlx5 engine over the rdma-core model: faults on the
 # zero-copy path mid-job, whose results depend on pml/umr falling back to
-# the wrapped PML after a fault (issue 18). NOT run by make check until
-# pml/umr has that fallback: today a failed get fails the receive with
-# MPI_ERR_OTHER and the job aborts (test_pml_umr_model.sh checks that it
-# never hangs). Run it by hand from build/test/mpi:
-#     top_builddir=../.. ../../../test/mpi/test_pml_umr_model_faults.sh
+# the wrapped PML after a fault (issue 18: the receiver declines, the
+# sender sends through the wrapped PML, the peer is retired). make check
+# runs it (before the fallback a failed get failed the receive with
+# MPI_ERR_OTHER and the job aborted).
 #
 #  - the link of host 1 goes down mid-job (after its NICs moved 30 RDMA
 #    work requests; an async PORT_ERR there retires its rail, its peers'
