@@ -24,6 +24,7 @@
 
 #include <ompi_config.h>
 #include <opal/util/output.h>
+#include <opal/mca/base/mca_base_var.h>
 
 #include <stdint.h>
 
@@ -56,6 +57,19 @@ OMPI_DECLSPEC extern mca_common_umr_t mca_common_umr;
 
 /* The component's verbose stream and name (before anything else). */
 OMPI_DECLSPEC void mca_common_umr_init(int output, const char *who);
+
+/* A read-only MCA parameter of component `c`, its default already in
+ * *storage: the registration every parameter of ours shares. */
+static inline void mca_common_umr_param(const mca_base_component_t *c,
+                                        const char *name, const char *help,
+                                        mca_base_var_type_t type, int level,
+                                        void *storage)
+{
+    (void)mca_base_component_var_register(c, name, help, type, NULL, 0, 0,
+                                          (mca_base_var_info_lvl_t)level,
+                                          MCA_BASE_VAR_SCOPE_READONLY,
+                                          storage);
+}
 
 END_C_DECLS
 

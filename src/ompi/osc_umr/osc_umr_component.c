@@ -17,6 +17,7 @@
  */
 #include "osc_umr.h"
 #include "osc_umr_module.h"
+#include "common_umr.h"
 
 #include <ompi/mca/osc/base/base.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -39,18 +40,16 @@ static int mca_osc_umr_component_register(void)
     mca_base_var_enum_t *zcopy_enum;
 
     mca_osc_umr.enable = 1;
-    (void)mca_base_component_var_register(c, "enable",
+    mca_common_umr_param(c, "enable",
             "Put osc/umr in front of the osc component Open MPI selects (0: "
-            "every window is exactly as without it)", MCA_BASE_VAR_TYPE_BOOL,
-            NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_osc_umr.enable);
+            "every window is exactly as without it)",
+            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_3, &mca_osc_umr.enable);
 
     mca_osc_umr.priority = 200;
-    (void)mca_base_component_var_register(c, "priority",
+    mca_common_umr_param(c, "priority",
             "Selection priority: above every other osc component, which "
-            "osc/umr then asks to create the window", MCA_BASE_VAR_TYPE_INT,
-            NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_osc_umr.priority);
+            "osc/umr then asks to create the window",
+            MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &mca_osc_umr.priority);
 
     mca_osc_umr.zcopy_mode = MCA_OSC_UMR_ZCOPY_AUTO;
     mca_base_var_enum_create("osc_umr_zcopy", zcopy_values, &zcopy_enum);
@@ -63,22 +62,22 @@ static int mca_osc_umr_component_register(void)
     OBJ_RELEASE(zcopy_enum);
 
     mca_osc_umr.min_size = 1;
-    (void)mca_base_component_var_register(c, "min_size",
+    mca_common_umr_param(c, "min_size",
             "Smallest put or get (bytes of data) moved zero-copy",
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.min_size);
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
+            &mca_osc_umr.min_size);
 
     /* bench_osc_umr on the 2-core development VM (contrib/run-osc-bench.sh,
      * README): with 64 KiB blocks osc/umr was 0.76-1.10x of osc/rdma, with
      * 32 KiB blocks 1.1-1.4x, below that faster */
     mca_osc_umr.sw_max_block = 32768;
-    (void)mca_base_component_var_register(c, "sw_max_block",
+    mca_common_umr_param(c, "sw_max_block",
             "osc_umr_zcopy=auto on the sw engine (cross-memory attach): "
             "operations whose average contiguous block (the smaller of "
             "origin's and target's) is larger pass through, the wrapped "
             "module moving such blocks as fast (0: no limit)",
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.sw_max_block);
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
+            &mca_osc_umr.sw_max_block);
 
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",

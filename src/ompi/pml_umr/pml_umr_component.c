@@ -88,10 +88,10 @@ static int mca_pml_umr_component_register(void)
     mca_base_var_enum_t *zcopy_enum;
 
     mca_pml_umr.enable = 1;
-    (void)mca_base_component_var_register(c, "enable",
+    mca_common_umr_param(c, "enable",
             "Interpose pml/umr in front of the selected PML (0: the job runs "
-            "exactly as without it)", MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
-            OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.enable);
+            "exactly as without it)",
+            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_3, &mca_pml_umr.enable);
 
     mca_pml_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
@@ -111,40 +111,38 @@ static int mca_pml_umr_component_register(void)
     OBJ_RELEASE(zcopy_enum);
 
     mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
-    (void)mca_base_component_var_register(c, "min_size",
+    mca_common_umr_param(c, "min_size",
             "Smallest message (packed bytes) moved zero-copy; values below "
             "the control message size (4160) are raised to it",
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.min_size);
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
+            &mca_pml_umr.min_size);
 
     mca_pml_umr.recv_inplace = 1;
-    (void)mca_base_component_var_register(c, "recv_inplace",
+    mca_common_umr_param(c, "recv_inplace",
             "Nonblocking receives of at least the control message size (4160 "
             "bytes) are the wrapped PML's own requests, hooked in place "
             "(ob1, ucx; 0, and any other PML: a pml/umr request wraps each)",
-            MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.recv_inplace);
+            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &mca_pml_umr.recv_inplace);
 
     mca_pml_umr.uct_module = "";
-    (void)mca_base_component_var_register(c, "uct_module",
+    mca_common_umr_param(c, "uct_module",
             "Path of the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; "
             "its constructor registers the transport with UCX. Empty: the "
             "one installed beside this component (../ucx/), else where "
             "configure installed it",
-            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.uct_module);
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &mca_pml_umr.uct_module);
 
     mca_pml_umr.cost_file = "";
-    (void)mca_base_component_var_register(c, "cost_file",
+    mca_common_umr_param(c, "cost_file",
             "Measured costs for the automatic zero-copy choice, written by "
             "contrib/umr-calibrate.sh (format: pml_umr_cost.h); empty: "
             "${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<host>.conf. Without "
             "a readable file, built-in conservative constants apply (the sw "
-            "engine is then never chosen)", MCA_BASE_VAR_TYPE_STRING, NULL, 0,
-            0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_pml_umr.cost_file);
+            "engine is then never chosen)",
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &mca_pml_umr.cost_file);
+
     mca_pml_umr.devices = "";
-    (void)mca_base_component_var_register(c, "devices",
+    mca_common_umr_param(c, "devices",
             "Comma-separated list of the mlx5_umr devices pml/umr may use, as "
             "UCX names them (ucx_info -d, transport mlx5_umr): \"sw\" is the "
             "same-host rail (cross-memory attach), any other name an mlx5 "
@@ -156,31 +154,29 @@ static int mca_pml_umr_component_register(void)
             "\"sw\" and the first mlx5 device that opens. A name that is not "
             "a device here is an error: a warning lists the devices there are "
             "and pml/umr passes everything through",
-            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.devices);
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &mca_pml_umr.devices);
 
     /* Testing only (level 9): what the shipped component does is the same
      * with the defaults. */
     mca_pml_umr.test_version = "";
-    (void)mca_base_component_var_register(c, "test_version",
+    mca_common_umr_param(c, "test_version",
             "Testing only: check the Open MPI release as if this one were "
-            "running (empty: the running release)", MCA_BASE_VAR_TYPE_STRING,
-            NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+            "running (empty: the running release)",
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9,
             &mca_pml_umr.test_version);
     mca_pml_umr.test_fault = "";
-    (void)mca_base_component_var_register(c, "test_fault",
+    mca_common_umr_param(c, "test_fault",
             "Testing only: points of the receiver's zero-copy path that fail "
             "(connect, key, mdwait, post, completion; comma-separated), to "
-            "test the fallback to the wrapped PML", MCA_BASE_VAR_TYPE_STRING,
-            NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-            &mca_pml_umr.test_fault);
+            "test the fallback to the wrapped PML",
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &mca_pml_umr.test_fault);
     mca_pml_umr.bench = 0;
-    (void)mca_base_component_var_register(c, "bench",
+    mca_common_umr_param(c, "bench",
             "Benchmarks only: allow the benchmark programs to take pml/umr "
             "out of the call path between messages "
             "(mca_pml_umr_bench_interpose, the \"direct\" rows of "
-            "bench_mpi_ddt)", MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0,
-            OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &mca_pml_umr.bench);
+            "bench_mpi_ddt)",
+            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &mca_pml_umr.bench);
 
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */

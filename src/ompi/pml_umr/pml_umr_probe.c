@@ -150,6 +150,27 @@ static int mca_pml_umr_probe_passes(int rc, int matched,
     return 1;
 }
 
+/* The wrapped PML's probe found a message (`matched`, status `st`): its own
+ * when it passes, else the zero-copy message it is, drained into the stash
+ * (its real size in the status). */
+static int mca_pml_umr_probe_found(int rc, int matched,
+                                   const ompi_status_public_t *st,
+                                   ompi_communicator_t *comm,
+                                   ompi_status_public_t *status)
+{
+    mca_pml_umr_stash_t *e;
+
+    if (mca_pml_umr_probe_passes(rc, matched, st, comm, status)) {
+        return rc;
+    }
+    e = mca_pml_umr_stash_drain(st->MPI_SOURCE, st->MPI_TAG, comm);
+    if (e == NULL) {
+        return OMPI_ERROR;
+    }
+    mca_pml_umr_status_copy(status, &e->status);
+    return OMPI_SUCCESS;
+}
+
 int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
                        int *matched, ompi_status_public_t *status)
 {
@@ -159,13 +180,7 @@ int mca_pml_umr_iprobe(int src, int tag, ompi_communicator_t *comm,
 
     if (e == NULL) {
         rc = mca_pml_umr.real.pml_iprobe(src, tag, comm, matched, &st);
-        if (mca_pml_umr_probe_passes(rc, *matched, &st, comm, status)) {
-            return rc;
-        }
-        e = mca_pml_umr_stash_drain(st.MPI_SOURCE, st.MPI_TAG, comm);
-        if (e == NULL) {
-            return OMPI_ERROR;
-        }
+        return mca_pml_umr_probe_found(rc, *matched, &st, comm, status);
     }
     *matched = 1;
     mca_pml_umr_status_copy(status, &e->status);
@@ -185,13 +200,7 @@ int mca_pml_umr_probe(int src, int tag, ompi_communicator_t *comm,
 
     if (e == NULL) {
         rc = mca_pml_umr.real.pml_probe(src, tag, comm, &st);
-        if (mca_pml_umr_probe_passes(rc, 1, &st, comm, status)) {
-            return rc;
-        }
-        e = mca_pml_umr_stash_drain(st.MPI_SOURCE, st.MPI_TAG, comm);
-        if (e == NULL) {
-            return OMPI_ERROR;
-        }
+        return mca_pml_umr_probe_found(rc, 1, &st, comm, status);
     }
     mca_pml_umr_status_copy(status, &e->status);
     return OMPI_SUCCESS;
