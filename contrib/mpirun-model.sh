@@ -104,6 +104,8 @@ for spec in "${host_specs[@]}"; do
 done
 # the ranks only: the model is for the mlx5_umr module they load
 preload="$lib${LD_PRELOAD:+ $LD_PRELOAD}"
+# sanitizer builds (contrib/run-sanitizers.sh): their runtimes come first
+[ -z "${UMR_PRELOAD_EXTRA:-}" ] || preload="${UMR_PRELOAD_EXTRA//:/ } $preload"
 
 mpirun=(mpirun --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)

@@ -24,6 +24,8 @@
 set -u
 top_builddir=${top_builddir:-../..}
 lib=$top_builddir/test/model/.libs/libumr_verbs_model.so
+# sanitizer builds (contrib/run-sanitizers.sh): their runtimes come first
+san=${UMR_PRELOAD_EXTRA:+${UMR_PRELOAD_EXTRA//:/ } }
 module=$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 check=$PWD/model_client_check
 out=$PWD/test_verbs_model_preload.out.d
@@ -63,27 +65,27 @@ symbols_match() {
 non_client_sees_rdma_core() {
     local plain model
     plain=$("$check" 2>&1) || return 1
-    model=$(env LD_PRELOAD="$lib" "$check" 2>&1) || { echo "$model"; return 1; }
+    model=$(env LD_PRELOAD="$san$lib" "$check" 2>&1) || { echo "$model"; return 1; }
     [ "$plain" = "$model" ] || { echo "without: $plain"; echo "with: $model"; return 1; }
     ! grep -q mlx5_0 <<<"$model" || { echo "$model"; return 1; }
 }
 
 client_sees_model() {
     local o
-    o=$(env LD_PRELOAD="$lib" UMR_MODEL_CLIENTS=model_client_check \
+    o=$(env LD_PRELOAD="$san$lib" UMR_MODEL_CLIENTS=model_client_check \
         UMR_MODEL_HOSTS=4 UMR_MODEL_HOST=2 UMR_MODEL_DEVICES=2 "$check" 2>&1) ||
         { echo "$o"; return 1; }
     grep -q "^devices 2 mlx5_0 mlx5_1$" <<<"$o" &&
         grep -q "^open mlx5_0 lid 3 state 4$" <<<"$o" &&
         grep -q "^open mlx5_1 lid 3 state 4$" <<<"$o" || { echo "$o"; return 1; }
-    o=$(env LD_PRELOAD="$lib" UMR_MODEL_CLIENTS=model_client_check \
+    o=$(env LD_PRELOAD="$san$lib" UMR_MODEL_CLIENTS=model_client_check \
         UMR_MODEL_HOSTS=2 UMR_MODEL_HOST=1 UMR_MODEL_HOST1=lid=77 "$check" 2>&1)
     grep -q "^open mlx5_0 lid 77 state 4$" <<<"$o" || { echo "$o"; return 1; }
 }
 
 ucx_lists_mlx5_umr() {
     local o
-    o=$(env LD_PRELOAD="$lib $module" UCX_MLX5_UMR_ENGINE=mlx5 ucx_info -d 2>&1)
+    o=$(env LD_PRELOAD="$san$lib $module" UCX_MLX5_UMR_ENGINE=mlx5 ucx_info -d 2>&1)
     grep -A3 "Transport: mlx5_umr" <<<"$o" | grep -q "Device: mlx5_0" ||
         { echo "$o" | tail -20; return 1; }
 }
@@ -93,7 +95,7 @@ ucx_lists_mlx5_umr() {
 port=$((13337 + $$ % 1000))
 perftest() {
     local job=umr-preload-test-$$-$1 h0=$2 h1=$3 rc srv; shift 3
-    local envs=(LD_PRELOAD="$lib $module" UCX_MLX5_UMR_ENGINE=mlx5
+    local envs=(LD_PRELOAD="$san$lib $module" UCX_MLX5_UMR_ENGINE=mlx5
                 UMR_MODEL_JOB="$job" UMR_MODEL_HOSTS=2 UMR_MODEL_LINK="$link"
                 UMR_MODEL_HOST0="$h0" UMR_MODEL_HOST1="$h1")
     port=$((port + 1))
@@ -134,7 +136,7 @@ mixed_roce_versions_unreachable() {
 device_suite_on_the_model() {   # ib|roce
     local o suite=$top_builddir/test/gtest/gtest_engine_mlx5_device
     [ -x "$suite" ] || make -C "$top_builddir/test/gtest" gtest_engine_mlx5_device >/dev/null 2>&1
-    o=$(env LD_PRELOAD="$lib" UMR_MODEL_CLIENTS=gtest_engine_mlx5_device \
+    o=$(env LD_PRELOAD="$san$lib" UMR_MODEL_CLIENTS=gtest_engine_mlx5_device \
         UMR_MODEL_LINK="$1" "$suite" 2>&1) || { echo "$o" | tail -20; return 1; }
     grep -q "PASSED  \] [1-9]" <<<"$o" && ! grep -q "SKIPPED" <<<"$o" &&
         grep -q "^nesting: 4 levels work" <<<"$o" || { echo "$o" | tail -20; return 1; }
