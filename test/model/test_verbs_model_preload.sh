@@ -92,6 +92,13 @@ ucx_lists_mlx5_umr() {
 
 # perftest JOB HOSTSPEC0 HOSTSPEC1 ARGS...: server on host 0, client on
 # host 1 (unrelated processes, one fabric table); the client's status
+# A ucx_perftest built with MPI (Debian 13 and later) starts in MPI mode when
+# its stdin is not a terminal and then wants two MPI ranks: -P 0 keeps the
+# client/server mode (as test/gtest/test_uct_perftest.sh).
+perftest_mode=()
+if ucx_perftest -h 2>&1 | grep -q -- '-P <0|1>'; then
+    perftest_mode=(-P 0)
+fi
 port=$((13337 + $$ % 1000))
 perftest() {
     local job=umr-preload-test-$$-$1 h0=$2 h1=$3 rc srv; shift 3
@@ -99,12 +106,12 @@ perftest() {
                 UMR_MODEL_JOB="$job" UMR_MODEL_HOSTS=2 UMR_MODEL_LINK="$link"
                 UMR_MODEL_HOST0="$h0" UMR_MODEL_HOST1="$h1")
     port=$((port + 1))
-    env "${envs[@]}" UMR_MODEL_HOST=0 timeout 60 ucx_perftest -x mlx5_umr \
+    env "${envs[@]}" UMR_MODEL_HOST=0 timeout 60 ucx_perftest "${perftest_mode[@]}" -x mlx5_umr \
         -d mlx5_0 -p "$port" "$@" >"$out/server-$job" 2>&1 &
     srv=$!
     sleep 1
     rc=0
-    env "${envs[@]}" UMR_MODEL_HOST=1 timeout 60 ucx_perftest localhost \
+    env "${envs[@]}" UMR_MODEL_HOST=1 timeout 60 ucx_perftest "${perftest_mode[@]}" localhost \
         -x mlx5_umr -d mlx5_0 -p "$port" "$@" >"$out/client-$job" 2>&1 || rc=$?
     wait "$srv" || [ $rc -ne 0 ] || rc=$?
     rm -f "/dev/shm/umr-model-$job"
