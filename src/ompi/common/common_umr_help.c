@@ -9,6 +9,7 @@
 #  define _GNU_SOURCE   /* dladdr, vasprintf */
 #endif
 #include "common_umr_help.h"
+#include "common_umr.h"
 
 #include "umr_ompi_compat.h"
 
@@ -140,4 +141,7 @@ void mca_common_umr_show_help(const char *file, const char *topic, ...)
     free(text);
 #endif
     va_end(ap);
+    /* Open MPI 5's launcher prints one copy of a message many ranks sent,
+     * without a count: this line says that this process sent it. */
+    MCA_COMMON_UMR_VERBOSE(2, "sent help message %s / %s", file, topic);
 }

@@ -355,6 +355,7 @@ static int mca_pml_umr_interpose(void)
     const char *name;
     char msg[128];
 
+    mca_common_umr_init(mca_pml_umr.output, "pml_umr");
     if (!mca_pml_umr.enable) {
         MCA_PML_UMR_VERBOSE(1, "disabled (pml_umr_enable=0)");
         return OMPI_ERR_NOT_AVAILABLE;
@@ -386,7 +387,6 @@ static int mca_pml_umr_interpose(void)
     if (mca_pml_umr.min_size < MCA_PML_UMR_CTL_SIZE) {
         mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
     }
-    mca_common_umr_init(mca_pml_umr.output, "pml_umr");
     if (mca_common_umr_rails_open(&mca_pml_umr_component.pmlm_version,
                                   mca_pml_umr.uct_module, mca_pml_umr.devices)
         != OMPI_SUCCESS) {
