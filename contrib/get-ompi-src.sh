@@ -26,6 +26,7 @@ fi
 dest=$(realpath -m "${1:-ompi-src}")
 
 die() { echo "get-ompi-src: $*" >&2; exit 1; }
+. "$(dirname "$0")/get-src-lib.sh"
 
 command -v ompi_info >/dev/null || die "ompi_info not found: install openmpi-bin (Debian) or put Open MPI's bin on PATH"
 # "Open MPI v5.0.7", "Open MPI v6.0.0rc2"
@@ -35,39 +36,14 @@ version=$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9][0-9a-z.
 srcdir="$dest/openmpi-$version"
 mkdir -p "$dest"
 
-if [ -f "$srcdir/VERSION" ] && [ -d "$srcdir/opal" ]; then
-    : # already there
-elif [ -n "$from" ]; then
-    if [ -d "$from" ]; then
-        mkdir -p "$srcdir"
-        cp -a "$from/." "$srcdir/"
-    else
-        mkdir -p "$srcdir"
-        tar -xf "$from" -C "$srcdir" --strip-components=1
-    fi
-elif command -v apt-get >/dev/null; then
-    # Debian: enable deb-src for the main archive if it is missing.
-    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/*.sources &&
-       ! grep -qs '^deb-src' /etc/apt/sources.list; then
-        src=/etc/apt/sources.list.d/debian.sources
-        [ -w "$src" ] || die "no deb-src entry and cannot edit $src (run as root, or use --from)"
-        sed -i '0,/^Types: deb$/s//Types: deb deb-src/' "$src"
-        apt-get update -qq
-    fi
-    command -v dpkg-source >/dev/null || die "dpkg-dev is needed for 'apt-get source'"
+if [ ! -f "$srcdir/VERSION" ] || [ ! -d "$srcdir/opal" ]; then
     # the source package's version (a binary rebuild has none of its own)
-    pkgver=$(dpkg-query -W -f='${source:Version}' libopenmpi-dev 2>/dev/null | head -1 || true)
-    [ -n "$pkgver" ] || die "libopenmpi-dev is not installed: pass --from TARBALL|DIR"
-    tmp=$(mktemp -d)
-    chmod 755 "$tmp"   # apt drops to user _apt for the download
-    (cd "$tmp" && apt-get source -qq "openmpi=$pkgver" >/dev/null) ||
-        die "'apt-get source openmpi=$pkgver' failed (pass --from TARBALL|DIR)"
-    rm -rf "$srcdir"
-    # openmpi-5.0.7, openmpi-6.0.0~rc2
-    mv "$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'openmpi-*' | head -1)" "$srcdir"
-    rm -rf "$tmp"
-else
-    die "no Open MPI $version source: pass --from TARBALL|DIR"
+    pkgver=""
+    if [ -z "$from" ]; then
+        pkgver=$(dpkg-query -W -f='${source:Version}' libopenmpi-dev 2>/dev/null | head -1 || true)
+        [ -n "$pkgver" ] || die "libopenmpi-dev is not installed: pass --from TARBALL|DIR"
+    fi
+    get_src "$from" "$srcdir" openmpi "$pkgver"
 fi
 
 # The source must be the installed release (the VERSION file's greek is

@@ -23,6 +23,7 @@ fi
 dest=$(realpath -m "${1:-ucx-src}")
 
 die() { echo "get-ucx-src: $*" >&2; exit 1; }
+. "$(dirname "$0")/get-src-lib.sh"
 
 command -v ucx_info >/dev/null || die "ucx_info not found: install ucx-utils (Debian) or put UCX's bin on PATH"
 # "# Version 1.13.1" (UCX 1.13) or "# Library version: 1.18.1" (1.14 and later)
@@ -32,40 +33,12 @@ version=$(ucx_info -v 2>/dev/null | sed -n 's/^# \(Library \)\{0,1\}[Vv]ersion:\
 srcdir="$dest/ucx-$version"
 mkdir -p "$dest"
 
-if [ -f "$srcdir/src/uct/base/uct_iface.h" ]; then
-    : # already there
-elif [ -n "$from" ]; then
-    if [ -d "$from" ]; then
-        cp -a "$from/." "$srcdir/"
-    else
-        mkdir -p "$srcdir"
-        tar -xf "$from" -C "$srcdir" --strip-components=1
-    fi
-elif command -v apt-get >/dev/null; then
-    # Debian: enable deb-src for the main archive if it is missing.
-    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/*.sources &&
-       ! grep -qs '^deb-src' /etc/apt/sources.list; then
-        src=/etc/apt/sources.list.d/debian.sources
-        [ -w "$src" ] || die "no deb-src entry and cannot edit $src (run as root, or use --from)"
-        # Only the first stanza (the main archive) gets deb-src.
-        sed -i '0,/^Types: deb$/s//Types: deb deb-src/' "$src"
-        apt-get update -qq
-    fi
-    command -v dpkg-source >/dev/null || die "dpkg-dev is needed for 'apt-get source'"
+if [ ! -f "$srcdir/src/uct/base/uct_iface.h" ]; then
     # The source package's version: a binary rebuild (1.18.1+ds-2+b1) has
     # no source of its own.
-    pkgver=$(dpkg-query -W -f='${source:Version}' libucx0 libucx0t64 2>/dev/null | head -1 || true)
-    [ -n "$pkgver" ] || pkgver="$version-1"
-    tmp=$(mktemp -d)
-    chmod 755 "$tmp"   # apt drops to user _apt for the download
-    (cd "$tmp" && apt-get source -qq "ucx=$pkgver" >/dev/null) ||
-        die "'apt-get source ucx=$pkgver' failed"
-    rm -rf "$srcdir"
-    # ucx-1.13.1, ucx-1.18.1+ds, ucx-1.23.0~rc1
-    mv "$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'ucx-*' | head -1)" "$srcdir"
-    rm -rf "$tmp"
-else
-    die "no UCX $version source: pass --from TARBALL|DIR"
+    pkgver=""
+    [ -n "$from" ] || pkgver=$(dpkg-query -W -f='${source:Version}' libucx0 libucx0t64 2>/dev/null | head -1 || true)
+    get_src "$from" "$srcdir" ucx "${pkgver:-$version-1}"
 fi
 
 # The source must match the installed library version.

@@ -114,7 +114,8 @@ EOF
     rm -rf "$root"
     mv "$tmp" "$root"
     mkdir -p "$root/build/deps"
-    cp "$top/contrib/install-deps.sh" "$top/contrib/get-ucx-src.sh" "$root/build/deps/"
+    cp "$top/contrib/install-deps.sh" "$top/contrib/get-ucx-src.sh" \
+        "$top/contrib/get-src-lib.sh" "$root/build/deps/"
     echo "root.sh: installing packages into the $suite root"
     in_root /build/deps/install-deps.sh --packages-only >"$roots_dir/$suite.packages.log" 2>&1 ||
         { tail -20 "$roots_dir/$suite.packages.log"; die "installing packages into the $suite root failed"; }
