@@ -13,7 +13,7 @@
 /* 0, or the step that failed. */
 int umr_test_layout_compat(void)
 {
-    const char src[16] = "aAbBcCdDeEfFgGhH";
+    const char src[] = "aAbBcCdDeEfFgGhH";   /* 16 bytes and its NUL */
     uct_umr_layout_t *vec, *copy;
     char dst[8];
 
