@@ -66,6 +66,9 @@
 /* Answer flags */
 #define MCA_PML_UMR_ACK_FALLBACK 0x1   /* send the data on TAG_DATA */
 #define MCA_PML_UMR_ACK_RETIRE   0x2   /* and retire the peer */
+#define MCA_PML_UMR_ACK_BUSY     0x4   /* no connection now (the budget of
+                                          connected peers): this message
+                                          only, no memo, no retirement */
 
 /* Exactly Z bytes, sent through the wrapped PML on the user's (comm, dst,
  * tag): the sender's layout key, then its endpoint address (flag ADDR). */
