@@ -35,6 +35,9 @@
  *         line and a counter each). Both sides handle the declined
  *         messages of a pair in the same order (one tag, FIFO per pair),
  *         so the data of each lands in its own receive.
+ *         BUSY (no connection now: the budget of connected peers,
+ *         common_umr_peer.h): this message only, no retirement, and the
+ *         sender does not remember the type as one to pass through.
  *   S states: CTL_SENT (events: control message sent, answer) ->
  *             done (ACK) | DATA_SENT (FALLBACK: + the data send) -> done
  *   R states: CLASSIFY (Z bytes arrived: magic?) -> CTL -> GET (connected)
