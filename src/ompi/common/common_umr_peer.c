@@ -301,6 +301,14 @@ void mca_common_umr_peer_hold(mca_common_umr_peer_t *peer)
     }
 }
 
+void mca_common_umr_peer_pin(mca_common_umr_peer_t *peer)
+{
+    if (!peer->pinned) {
+        peer->pinned = 1;
+        mca_common_umr_peer_hold(peer);
+    }
+}
+
 static void mca_common_umr_peer_event(mca_common_umr_peer_t *peer);
 
 void mca_common_umr_peer_release(mca_common_umr_peer_t *peer)

@@ -93,6 +93,7 @@ typedef struct mca_common_umr_peer {
     /* the budget of connected peers */
     ucs_list_link_t       lru;          /* in the connected list (has ep) */
     int                   busy;         /* operations holding the peer */
+    int                   pinned;       /* mca_common_umr_peer_pin */
     uint32_t              gen;          /* generation of our endpoint */
     uint32_t              remote_gen;   /* newest of the peer's we know */
     int                   disc_pending; /* the peer dropped its end: drop
@@ -124,6 +125,10 @@ OMPI_DECLSPEC void mca_common_umr_peers_budget(int max_conns,
  * and the least recently held is the first disconnected. */
 OMPI_DECLSPEC void mca_common_umr_peer_hold(mca_common_umr_peer_t *peer);
 OMPI_DECLSPEC void mca_common_umr_peer_release(mca_common_umr_peer_t *peer);
+/* Held until the end: a user that keeps state on the endpoint (osc/umr's
+ * keys, its RMA through it) pins the peer, which is then never
+ * disconnected (it still counts against the budget). */
+OMPI_DECLSPEC void mca_common_umr_peer_pin(mca_common_umr_peer_t *peer);
 /* Destroy the endpoints and forget the peers. */
 OMPI_DECLSPEC void mca_common_umr_peers_fini(void);
 
