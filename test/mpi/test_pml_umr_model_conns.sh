@@ -14,6 +14,7 @@
 #    disconnected (least recently used) and connected again, zero-copy;
 #  - the same with 4 steps in flight (8 peers busy at once): messages
 #    beyond the budget pass through (budget_passthrough), same result;
+#  - both again over ucx (pml ucx,umr);
 #  - 65 ranks (64 remote peers each), budget 16, 2 rounds (issue 19's
 #    "must show"; about 50 s on 2 loaded cores): the same checks.
 #
@@ -35,27 +36,32 @@ ref9() {
     grep -q "^check conns 3 x 8: ok$" "$out/ref-9" || { tail "$out/ref-9"; return 1; }
 }
 
-budget() {   # np, budget, rounds, window
-    local np=$1 b=$2 rounds=$3 window=$4 got=$out/np$1-budget$2-window$4
+budget() {   # np, budget, rounds, window [pml]
+    local np=$1 b=$2 rounds=$3 window=$4 pml=${5:-ob1}
+    local got=$out/np$1-budget$2-window$4-$pml args=(--mca pml "$pml,umr")
+    [ "$pml" = ucx ] && args+=("${ucx_args[@]}")
     model "$got" OMPI_MCA_pml_umr_max_conns="$b" OMPI_MCA_pml_umr_min_size=0 -- \
-        --hosts "$np" -- -np "$np" --mca pml ob1,umr "$prog" "$rounds" "$window" ||
+        --hosts "$np" -- -np "$np" "${args[@]}" "$prog" "$rounds" "$window" ||
         { tail -20 "$got"; return 1; }
     grep -q "^check conns $rounds x $((np - 1)): ok$" "$got" || { tail "$got"; return 1; }
     conns_ok "$got" "$np" "$b" $((rounds * (np - 1)))
 }
 
 small() {
-    ref9 && budget 9 2 3 1 && diff <(grep '^check ' "$out/ref-9") <(grep '^check ' "$out/np9-budget2-window1")
+    ref9 && budget 9 2 3 1 "$1" &&
+        diff <(grep '^check ' "$out/ref-9") <(grep '^check ' "$out/np9-budget2-window1-$1")
 }
 
-busy() {
-    budget 9 2 3 4 || return 1
+busy() {   # pml
+    budget 9 2 3 4 "$1" || return 1
     awk '/^pml_umr: rank [0-9]*: zcopy_sends/ { for (i = 1; i < NF; ++i) if ($i == "budget_passthrough") s += $(i + 1) }
          END { if (s == 0) { print "nothing passed through for the budget"; exit 1 } }' \
-        "$out/np9-budget2-window4"
+        "$out/np9-budget2-window4-$1"
 }
 
-check np9_budget2_lru_identical small
-check np9_budget2_busy_passthrough busy
+check np9_budget2_lru_identical small ob1
+check np9_budget2_busy_passthrough busy ob1
+check np9_budget2_lru_identical_ucx small ucx
+check np9_budget2_busy_passthrough_ucx busy ucx
 check np65_budget16_lru_identical budget 65 16 2 1
 finish

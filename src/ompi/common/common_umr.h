@@ -47,10 +47,11 @@ typedef struct mca_common_umr_counters {
     uint64_t disconnects;       /* endpoints destroyed: the least recently
                                    used idle peer, to make room, or because
                                    the peer dropped its end */
-    uint64_t budget_passthrough; /* zero-copy messages passed through
-                                    because every connected peer was busy
-                                    (sender: of fallbacks; receiver: of
-                                    declined) */
+    uint64_t budget_passthrough; /* zero-copy messages passed through for
+                                    want of a connection: the budget full
+                                    and every connected peer busy, or a
+                                    disconnect under way (sender: of
+                                    fallbacks; receiver: of declined) */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

@@ -617,13 +617,13 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
             /* the peer connects again: its end we know is gone */
             peer->disc_pending = 1;
             if (!mca_common_umr_peer_quiet(peer) || peer->ev_queued) {
-                return MCA_COMMON_UMR_PEER_BUSY;
+                goto busy;
             }
             mca_common_umr_peer_drop(peer, 0);
         }
     }
     if (peer->disc_pending) {
-        return MCA_COMMON_UMR_PEER_BUSY;
+        goto busy;
     }
     if (peer->ready) {
         return 1;
@@ -632,9 +632,9 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
         /* no address: the peer still thinks us connected to an end we
          * dropped (it learns from our DISC); an older address: gone */
         if ((addr == NULL) || (gen <= peer->remote_gen)) {
-            return MCA_COMMON_UMR_PEER_BUSY;
+            goto busy;
         }
-        rc = mca_common_umr_peer_ep(peer);
+        rc = mca_common_umr_peer_ep(peer);   /* counts a full budget */
         if (rc != OMPI_SUCCESS) {
             return (rc == OMPI_ERR_OUT_OF_RESOURCE) ?
                    MCA_COMMON_UMR_PEER_BUSY : -1;
@@ -662,6 +662,10 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
         peer->conn_sent = 1;
     }
     return peer->ready;
+
+busy:
+    ++mca_common_umr.cnt.budget_passthrough;
+    return MCA_COMMON_UMR_PEER_BUSY;
 }
 
 void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer, const char *why)

@@ -58,8 +58,9 @@ void mca_pml_umr_pvars_register(void)
         {"disconnects", "Connections to peers dropped (least recently used, "
          "to stay within pml_umr_max_conns, or by the peer)",
          &mca_common_umr.cnt.disconnects, MCA_BASE_PVAR_CLASS_COUNTER},
-        {"budget_passthrough", "Zero-copy messages passed through: every "
-         "connected peer busy (of fallbacks and declined)",
+        {"budget_passthrough", "Zero-copy messages passed through for want "
+         "of a connection (budget full, every connected peer busy; or a "
+         "disconnect under way): of fallbacks and declined",
          &mca_common_umr.cnt.budget_passthrough, MCA_BASE_PVAR_CLASS_COUNTER},
         {"errors", "Zero-copy transfers that failed", NULL,
          MCA_BASE_PVAR_CLASS_COUNTER},
