@@ -63,5 +63,11 @@ check np9_budget2_lru_identical small ob1
 check np9_budget2_busy_passthrough busy ob1
 check np9_budget2_lru_identical_ucx small ucx
 check np9_budget2_busy_passthrough_ucx busy ucx
-check np65_budget16_lru_identical budget 65 16 2 1
+# UMR_MODEL_CONNS_SMALL=1 (e.g. sanitizer runs: 65 instrumented ranks on a
+# small machine): the large case is reported skipped, never passed
+if [ "${UMR_MODEL_CONNS_SMALL:-0}" = 1 ]; then
+    skip np65_budget16_lru_identical "UMR_MODEL_CONNS_SMALL=1"
+else
+    check np65_budget16_lru_identical budget 65 16 2 1
+fi
 finish
