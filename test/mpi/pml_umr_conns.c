@@ -49,7 +49,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if ((rounds < 1) || (window < 1)) {
         if (rank == 0) {
-            fprintf(stderr, "usage: pml_umr_conns [ROUNDS >= 1] [WINDOW >= 1]\n");
+            fprintf(stderr, "usage: pml_umr_conns [ROUNDS >= 1] "
+                    "[WINDOW >= 1]\n");
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
