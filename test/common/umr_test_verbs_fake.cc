@@ -572,6 +572,7 @@ void verbs_fake::defaults()
     open_errno        = 0;
     memset(&dev_attr, 0, sizeof(dev_attr));
     dev_attr.orig_attr.max_qp_wr           = 32768;
+    dev_attr.orig_attr.max_qp              = 4096;  /* the model's FAB_QPS */
     dev_attr.orig_attr.max_sge             = 30;
     dev_attr.orig_attr.max_mr              = 1 << 24;
     dev_attr.orig_attr.max_mr_size         = ~0ull;

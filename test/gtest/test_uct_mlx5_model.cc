@@ -72,6 +72,29 @@ TEST_F(test_uct_mlx5_model, tx_queue_len_above_sq_blocks)
     s.destroy_ep(ep);
 }
 
+/* Finding 8 of issue 19: the device's max_qp bounds the endpoints (the
+ * iface's max_num_eps), from which pml/umr derives its budget of connected
+ * peers; a device that reports none leaves UCX's own bound. */
+TEST_F(test_uct_mlx5_model, max_num_eps_is_device_max_qp)
+{
+    uct_iface_attr_t attr;
+
+    {
+        fake().dev_attr.orig_attr.max_qp = 1000;
+        uct_stack s;
+        ASSERT_UCS_OK(s.open("mlx5_0"));
+        ASSERT_UCS_OK(uct_iface_query(s.iface, &attr));
+        EXPECT_EQ(1000u, attr.max_num_eps);
+    }
+    {
+        fake().dev_attr.orig_attr.max_qp = 0;
+        uct_stack s;
+        ASSERT_UCS_OK(s.open("mlx5_0"));
+        ASSERT_UCS_OK(uct_iface_query(s.iface, &attr));
+        EXPECT_GT(attr.max_num_eps, (size_t)UINT32_MAX) << "UCX's default";
+    }
+}
+
 /* Finding 6 of issue 10: ibv_wr_complete ENOMEM (rdma-core's send queue
  * full) is UCS_ERR_NO_RESOURCE, not an I/O error that fails the endpoint:
  * the put is retried through the pending queue and its bytes arrive. */

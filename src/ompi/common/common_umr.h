@@ -41,6 +41,17 @@ typedef struct mca_common_umr_counters {
     uint64_t lkey_hits;         /* layout key reused */
     uint64_t lkey_misses;       /* layout key made */
     uint64_t retired;           /* peers retired to pass-through */
+    uint64_t conns_live;        /* peers with an endpoint now */
+    uint64_t conns_max;         /* its high-water mark (<= the budget,
+                                   pml_umr_max_conns) */
+    uint64_t disconnects;       /* endpoints destroyed: the least recently
+                                   used idle peer, to make room, or because
+                                   the peer dropped its end */
+    uint64_t budget_passthrough; /* zero-copy messages passed through for
+                                    want of a connection: the budget full
+                                    and every connected peer busy, or a
+                                    disconnect under way (sender: of
+                                    fallbacks; receiver: of declined) */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

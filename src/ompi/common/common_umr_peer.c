@@ -14,16 +14,35 @@
 #include <ompi/proc/proc.h>
 #include <opal/class/opal_hash_table.h>
 #include <opal/runtime/opal_progress.h>
+#include <opal/util/proc.h>
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 static opal_hash_table_t mca_common_umr_peers;   /* ompi_proc_t* -> peer */
 static const mca_common_umr_msg_ops_t *mca_common_umr_msg;
 
+/* The budget of connected peers (0: unlimited) and the peers with an
+ * endpoint, least recently held first. */
+static uint64_t mca_common_umr_max_conns;
+static UCS_LIST_HEAD(mca_common_umr_conns);
+
+/* A posted DISC receive: the generation of the endpoint the peer dropped. */
+typedef struct mca_common_umr_peer_disc {
+    mca_common_umr_peer_t *peer;
+    ompi_request_t        *req;
+    uint32_t              gen;
+} mca_common_umr_peer_disc_t;
+
 /* A direct-mapped front of the peers table, keyed by the ompi_proc_t (a
  * hash table lookup costs about 170 instructions, a hit here a few). */
 #define MCA_COMMON_UMR_PEER_SLOTS 64   /* power of two */
+
+/* Send queue of an mlx5 endpoint's QP: UCX_MLX5_UMR_TX_QUEUE_LEN 256 x
+ * 1 KiB UMR WQEs (engine_mlx5_qp.c; docs/hosts.md) */
+#define MCA_COMMON_UMR_PEER_SQ_KIB 256
 
 static struct {
     ompi_proc_t           *proc;
@@ -35,8 +54,71 @@ static void mca_common_umr_peer_event_run(mca_common_umr_work_t *work);
 void mca_common_umr_peers_init(const mca_common_umr_msg_ops_t *ops)
 {
     mca_common_umr_msg = ops;
+    ucs_list_head_init(&mca_common_umr_conns);
     OBJ_CONSTRUCT(&mca_common_umr_peers, opal_hash_table_t);
     opal_hash_table_init(&mca_common_umr_peers, 64);
+}
+
+int mca_common_umr_peers_budget_parse(const char *value, const char *param,
+                                      int *max_conns_p)
+{
+    char *end;
+    long n;
+
+    if ((value == NULL) || !strcmp(value, "auto")) {
+        *max_conns_p = -1;
+        return OMPI_SUCCESS;
+    }
+    if (!strcmp(value, "unlimited")) {
+        *max_conns_p = 0;
+        return OMPI_SUCCESS;
+    }
+    errno = 0;
+    n     = strtol(value, &end, 10);
+    if ((errno != 0) || (end == value) || (*end != '\0') || (n < -1) ||
+        (n > INT_MAX)) {
+        mca_common_umr_show_help("help-mpi-common-umr.txt",
+                                 "max-conns-rejected", mca_common_umr.who,
+                                 param, value);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    *max_conns_p = (int)n;
+    return OMPI_SUCCESS;
+}
+
+void mca_common_umr_peers_budget(int max_conns, const char *param)
+{
+    unsigned locals = opal_process_info.num_local_peers + 1;
+    uct_iface_attr_t attr;
+    uint64_t budget = 0, derived;
+    int i;
+
+    if (max_conns >= 0) {
+        budget = (uint64_t)max_conns;
+    } else {
+        /* a quarter of the device's QPs (the rest for UCX, the wrapped PML
+         * and others), shared by the ranks of the node */
+        for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+            if (mca_common_umr_rails.rails[i].is_sw ||
+                (uct_iface_query(mca_common_umr_rails.rails[i].iface,
+                                 &attr) != UCS_OK) ||
+                (attr.max_num_eps >= UINT32_MAX)) {
+                derived = MCA_COMMON_UMR_SW_CONNS;
+            } else {
+                derived = ucs_max(attr.max_num_eps / 4 / locals, 1);
+            }
+            budget = (budget == 0) ? derived : ucs_min(budget, derived);
+        }
+    }
+    mca_common_umr_max_conns = budget;
+    /* per connected peer: one RC QP whose send queue holds TX_QUEUE_LEN
+     * (256) 1 KiB UMR WQEs (docs/hosts.md), its endpoint, two caches */
+    MCA_COMMON_UMR_VERBOSE(1, "budget of connected peers: %s%lu (%s=%d, %u "
+                           "local ranks); per connected peer %u KiB of send "
+                           "queue (mlx5; sw: none) + ~1 KiB endpoint",
+                           budget ? "" : "unlimited ", (unsigned long)budget,
+                           param, max_conns, locals,
+                           MCA_COMMON_UMR_PEER_SQ_KIB);
 }
 
 /* The rail that reaches `proc`, or NULL: the component must run there with
@@ -123,12 +205,78 @@ mca_common_umr_peer_t *mca_common_umr_peer_get(ompi_communicator_t *comm,
     return (peer->state == MCA_COMMON_UMR_PEER_OK) ? peer : NULL;
 }
 
+static void mca_common_umr_peer_disc_post(mca_common_umr_peer_t *peer);
+static void mca_common_umr_peer_drop(mca_common_umr_peer_t *peer, int tell);
+
+/* Nothing holds the peer, no handshake message is awaited: its endpoint
+ * may go without losing a message. */
+static int mca_common_umr_peer_quiet(mca_common_umr_peer_t *peer)
+{
+    return (peer->busy == 0) && (peer->conn_req == NULL) &&
+           (peer->ready_req == NULL) && opal_list_is_empty(&peer->waiting);
+}
+
+/* Nothing holds the peer and no handshake message is on its way: its
+ * endpoint may go. Either the handshake is done, or the peer never took
+ * up our address: every message that carried it was answered (nothing
+ * holds the peer), and a receiver that connects answers only once ready,
+ * so its CONN cannot be on the way (only our CONN receive is posted). */
+static int mca_common_umr_peer_idle(mca_common_umr_peer_t *peer)
+{
+    return (peer->busy == 0) && !peer->retired && !peer->disc_pending &&
+           (peer->ready || !peer->connected) &&
+           (peer->ready_req == NULL) && !peer->ev_queued &&
+           opal_list_is_empty(&peer->waiting) &&
+           (peer->ready ? (peer->conn_req == NULL) : !peer->conn_sent);
+}
+
+/* The CONN receive of a peer that never answered, cancelled: whatever
+ * becomes of it is only reaped. */
+static int mca_common_umr_peer_orphan_cb(ompi_request_t *req)
+{
+    (void)mca_common_umr_cb_data_take(req);
+    mca_common_umr_reap_add(req);
+    return 0;
+}
+
+/* Room for one more endpoint: the least recently used idle peer is
+ * disconnected when the budget is full. */
+static int mca_common_umr_conns_room(void)
+{
+    mca_common_umr_peer_t *victim;
+
+    if ((mca_common_umr_max_conns == 0) ||
+        (mca_common_umr.cnt.conns_live < mca_common_umr_max_conns)) {
+        return 1;
+    }
+    ucs_list_for_each(victim, &mca_common_umr_conns, lru) {
+        if (mca_common_umr_peer_idle(victim)) {
+            MCA_COMMON_UMR_VERBOSE(10, "peer %d: disconnected (least "
+                                   "recently used, budget %lu)",
+                                   victim->world_rank,
+                                   (unsigned long)mca_common_umr_max_conns);
+            mca_common_umr_peer_drop(victim, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int mca_common_umr_peer_ep(mca_common_umr_peer_t *peer)
 {
     uct_ep_params_t params;
 
     if (peer->ep != NULL) {
+        if (peer->disc_pending) {
+            /* the peer dropped its end; ours goes once idle */
+            ++mca_common_umr.cnt.budget_passthrough;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
         return OMPI_SUCCESS;
+    }
+    if (!mca_common_umr_conns_room()) {
+        ++mca_common_umr.cnt.budget_passthrough;
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = peer->rail->iface;
@@ -136,7 +284,59 @@ int mca_common_umr_peer_ep(mca_common_umr_peer_t *peer)
         peer->ep = NULL;
         return OMPI_ERROR;
     }
+    ++peer->gen;
+    ucs_list_add_tail(&mca_common_umr_conns, &peer->lru);
+    if (++mca_common_umr.cnt.conns_live > mca_common_umr.cnt.conns_max) {
+        mca_common_umr.cnt.conns_max = mca_common_umr.cnt.conns_live;
+    }
     return OMPI_SUCCESS;
+}
+
+void mca_common_umr_peer_hold(mca_common_umr_peer_t *peer)
+{
+    ++peer->busy;
+    if (peer->ep != NULL) {
+        ucs_list_del(&peer->lru);
+        ucs_list_add_tail(&mca_common_umr_conns, &peer->lru);
+    }
+}
+
+void mca_common_umr_peer_pin(mca_common_umr_peer_t *peer)
+{
+    if (!peer->pinned) {
+        peer->pinned = 1;
+        mca_common_umr_peer_hold(peer);
+    }
+}
+
+static void mca_common_umr_peer_event(mca_common_umr_peer_t *peer);
+
+void mca_common_umr_peer_release(mca_common_umr_peer_t *peer)
+{
+    if ((--peer->busy == 0) && peer->disc_pending) {
+        mca_common_umr_peer_event(peer);   /* drop our end in progress */
+    }
+}
+
+/* Our endpoint address as peers exchange it: the ep address, then its
+ * generation. 0 on failure. */
+static size_t mca_common_umr_peer_own_addr(mca_common_umr_peer_t *peer,
+                                           uint8_t *buf)
+{
+    if (uct_ep_get_address(peer->ep, (uct_ep_addr_t*)buf) != UCS_OK) {
+        return 0;
+    }
+    memcpy(buf + peer->rail->ep_addr_len, &peer->gen, sizeof(peer->gen));
+    return peer->rail->ep_addr_len + sizeof(peer->gen);
+}
+
+static uint32_t mca_common_umr_addr_gen(const mca_common_umr_peer_t *peer,
+                                        const uint8_t *addr)
+{
+    uint32_t gen;
+
+    memcpy(&gen, addr + peer->rail->ep_addr_len, sizeof(gen));
+    return gen;
 }
 
 static int mca_common_umr_peer_connect(mca_common_umr_peer_t *peer,
@@ -159,8 +359,10 @@ static int mca_common_umr_peer_connect(mca_common_umr_peer_t *peer,
                                  ucs_status_string(status));
         return OMPI_ERROR;
     }
-    peer->connected = 1;
+    peer->connected  = 1;
+    peer->remote_gen = mca_common_umr_addr_gen(peer, ep_addr);
     ++mca_common_umr.cnt.connects;
+    mca_common_umr_peer_disc_post(peer);
     return OMPI_SUCCESS;
 }
 
@@ -248,6 +450,107 @@ static void mca_common_umr_peer_event_run(mca_common_umr_work_t *work)
             mca_common_umr_peer_set_ready(peer);
         }
     }
+    if (peer->ev_disc) {
+        /* the peer dropped the end we are connected to (else: an older
+         * one, already gone here) */
+        if (peer->connected && (peer->ev_disc == peer->remote_gen)) {
+            peer->disc_pending = 1;
+        } else if (peer->connected) {
+            mca_common_umr_peer_disc_post(peer);  /* for the end we know */
+        }
+        peer->ev_disc = 0;
+    }
+    if (peer->disc_pending && mca_common_umr_peer_quiet(peer)) {
+        MCA_COMMON_UMR_VERBOSE(10, "peer %d: dropped its end, disconnected",
+                               peer->world_rank);
+        mca_common_umr_peer_drop(peer, 0);
+    }
+}
+
+/* A DISC arrived (or its receive was cancelled: our end went first). */
+static int mca_common_umr_peer_disc_cb(ompi_request_t *req)
+{
+    mca_common_umr_peer_disc_t *disc = mca_common_umr_cb_data_take(req);
+    mca_common_umr_peer_t *peer      = disc->peer;
+
+    if (!req->req_status._cancelled) {
+        if (peer->disc == disc) {
+            peer->disc = NULL;
+        }
+        peer->ev_disc = disc->gen;
+        mca_common_umr_peer_event(peer);
+    }
+    mca_common_umr_reap_add_buf(req, disc);
+    return 0;
+}
+
+static int mca_common_umr_internal_irecv(void *buf, size_t len, int rank,
+                                         int tag,
+                                         ompi_request_complete_fn_t cb,
+                                         void *arg, ompi_request_t **req_p);
+
+/* Connected: the peer may tell us it dropped its end. */
+static void mca_common_umr_peer_disc_post(mca_common_umr_peer_t *peer)
+{
+    mca_common_umr_peer_disc_t *disc;
+
+    if ((peer->disc != NULL) || (NULL == (disc = calloc(1, sizeof(*disc))))) {
+        return;
+    }
+    disc->peer = peer;
+    /* first: a DISC already there completes it at once (the callback) */
+    peer->disc = disc;
+    if (mca_common_umr_internal_irecv(&disc->gen, sizeof(disc->gen),
+                                      peer->world_rank,
+                                      MCA_COMMON_UMR_TAG_DISC,
+                                      mca_common_umr_peer_disc_cb, disc,
+                                      &disc->req) != OMPI_SUCCESS) {
+        peer->disc = NULL;
+        free(disc);
+    }
+}
+
+/* Destroy our endpoint to `peer` (its rkey cache goes with it); `tell`:
+ * we chose to, and tell the peer, which drops its end once idle. The
+ * peer's next zero-copy message connects again (a newer generation). */
+static void mca_common_umr_peer_drop(mca_common_umr_peer_t *peer, int tell)
+{
+    mca_common_umr_peer_disc_t *disc = peer->disc;
+    ompi_request_t *sreq;
+    uint32_t *gen;
+
+    if (tell && peer->connected &&
+        (NULL != (gen = malloc(sizeof(*gen))))) {
+        *gen = peer->gen;
+        if (mca_common_umr_msg->isend(gen, sizeof(*gen), peer->world_rank,
+                                      MCA_COMMON_UMR_TAG_DISC, &sreq) ==
+            OMPI_SUCCESS) {
+            mca_common_umr_reap_add_buf(sreq, gen);
+        } else {
+            free(gen);
+        }
+    }
+    if (disc != NULL) {
+        /* its callback frees it (cancelled, or a DISC of an older end) */
+        peer->disc = NULL;
+        ompi_request_cancel(disc->req);
+    }
+    if (peer->conn_req != NULL) {
+        ompi_request_set_callback(peer->conn_req,
+                                  mca_common_umr_peer_orphan_cb, NULL);
+        ompi_request_cancel(peer->conn_req);
+        peer->conn_req = NULL;
+    }
+    uct_ep_destroy(peer->ep);
+    peer->ep = NULL;
+    ucs_list_del(&peer->lru);
+    --mca_common_umr.cnt.conns_live;
+    ++mca_common_umr.cnt.disconnects;
+    peer->connected    = 0;
+    peer->ready        = 0;
+    peer->conn_posted  = 0;
+    peer->conn_sent    = 0;
+    peer->disc_pending = 0;
 }
 
 static int mca_common_umr_internal_irecv(void *buf, size_t len, int rank,
@@ -281,15 +584,16 @@ size_t mca_common_umr_peer_addr(mca_common_umr_peer_t *peer, void *buf)
         }
         peer->conn_posted = 1;
     }
-    return (uct_ep_get_address(peer->ep, (uct_ep_addr_t*)buf) == UCS_OK) ?
-           peer->rail->ep_addr_len : 0;
+    return mca_common_umr_peer_own_addr(peer, buf);
 }
 
 int mca_common_umr_peer_prepare(mca_common_umr_peer_t *peer, void *addr,
                                 size_t *addr_len_p)
 {
-    if (mca_common_umr_peer_ep(peer) != OMPI_SUCCESS) {
-        return OMPI_ERROR;
+    int rc = mca_common_umr_peer_ep(peer);
+
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     *addr_len_p = mca_common_umr_peer_addr(peer, addr);
     return OMPI_SUCCESS;
@@ -298,23 +602,49 @@ int mca_common_umr_peer_prepare(mca_common_umr_peer_t *peer, void *addr,
 int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
                                   const void *addr, size_t addr_len)
 {
-    uint8_t own[MCA_COMMON_UMR_MAX_ADDR];
+    uint8_t own[MCA_COMMON_UMR_PEER_ADDR_MAX];
     ompi_request_t *sreq;
+    size_t own_len;
+    uint32_t gen = 0;
+    int rc;
 
+    if (addr != NULL) {
+        if (addr_len != peer->rail->ep_addr_len + sizeof(gen)) {
+            return -1;
+        }
+        gen = mca_common_umr_addr_gen(peer, addr);
+        if (peer->connected && (gen > peer->remote_gen)) {
+            /* the peer connects again: its end we know is gone */
+            peer->disc_pending = 1;
+            if (!mca_common_umr_peer_quiet(peer) || peer->ev_queued) {
+                goto busy;
+            }
+            mca_common_umr_peer_drop(peer, 0);
+        }
+    }
+    if (peer->disc_pending) {
+        goto busy;
+    }
     if (peer->ready) {
         return 1;
     }
-    if (mca_common_umr_peer_ep(peer) != OMPI_SUCCESS) {
-        return -1;
-    }
     if (!peer->connected) {
-        if ((addr == NULL) || (addr_len != peer->rail->ep_addr_len) ||
-            (mca_common_umr_peer_connect(peer, addr) != OMPI_SUCCESS)) {
+        /* no address: the peer still thinks us connected to an end we
+         * dropped (it learns from our DISC); an older address: gone */
+        if ((addr == NULL) || (gen <= peer->remote_gen)) {
+            goto busy;
+        }
+        rc = mca_common_umr_peer_ep(peer);   /* counts a full budget */
+        if (rc != OMPI_SUCCESS) {
+            return (rc == OMPI_ERR_OUT_OF_RESOURCE) ?
+                   MCA_COMMON_UMR_PEER_BUSY : -1;
+        }
+        if (mca_common_umr_peer_connect(peer, addr) != OMPI_SUCCESS) {
             return -1;
         }
     }
     if (!peer->conn_sent) {
-        if ((uct_ep_get_address(peer->ep, (uct_ep_addr_t*)own) != UCS_OK) ||
+        if ((0 == (own_len = mca_common_umr_peer_own_addr(peer, own))) ||
             (mca_common_umr_internal_irecv(&peer->ready_buf,
                                            sizeof(peer->ready_buf),
                                            peer->world_rank,
@@ -323,8 +653,7 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
                                            &peer->ready_req) != OMPI_SUCCESS)) {
             return -1;
         }
-        if (mca_common_umr_msg->isend(own, peer->rail->ep_addr_len,
-                                      peer->world_rank,
+        if (mca_common_umr_msg->isend(own, own_len, peer->world_rank,
                                       MCA_COMMON_UMR_TAG_CONN, &sreq) !=
             OMPI_SUCCESS) {
             return -1;
@@ -333,6 +662,10 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
         peer->conn_sent = 1;
     }
     return peer->ready;
+
+busy:
+    ++mca_common_umr.cnt.budget_passthrough;
+    return MCA_COMMON_UMR_PEER_BUSY;
 }
 
 void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer, const char *why)
@@ -372,6 +705,13 @@ void mca_common_umr_peers_quiesce(void)
     while (rc == OPAL_SUCCESS) {
         mca_common_umr_peer_cancel(&peer->conn_req);
         mca_common_umr_peer_cancel(&peer->ready_req);
+        if (peer->disc != NULL) {
+            ompi_request_t *req = peer->disc->req;
+
+            peer->disc = NULL;
+            ompi_request_cancel(req);   /* its callback frees `disc` */
+            ompi_request_wait_completion(req);
+        }
         rc = opal_hash_table_get_next_key_ptr(&mca_common_umr_peers, &key,
                                               &key_size, (void**)&peer, node,
                                               &node);

@@ -15,6 +15,14 @@
  *    sender sends once it has connected back;
  *  - work that waits for the peer to be ready (mca_common_umr_peer_wait)
  *    runs in progress once it is.
+ * Connected peers are bounded (mca_common_umr_peers_budget): to connect
+ * one more, the least recently used idle peer (nothing held, handshake
+ * done) is disconnected: its endpoint destroyed (with its caches), and the
+ * peer told (MCA_COMMON_UMR_TAG_DISC), which drops its end once idle. Each
+ * endpoint of a peer has a generation, carried after its address; a peer's
+ * next zero-copy message connects again through the handshake above, with
+ * a newer generation. When every connected peer is busy, the message passes
+ * through (MCA_COMMON_UMR_PEER_BUSY, counted in budget_passthrough).
  * All of it is nonblocking, through the component's point-to-point
  * messages (mca_common_umr_msg_ops_t) on MPI_COMM_WORLD.
  */
@@ -30,6 +38,8 @@
 #include <opal/class/opal_list.h>
 
 #include <uct/api/uct.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/sys/math.h>
 
 BEGIN_C_DECLS
 
@@ -37,6 +47,16 @@ BEGIN_C_DECLS
  * even in pml ucx's 24-bit tag field, and far below the collectives'. */
 #define MCA_COMMON_UMR_TAG_CONN    (-0x700002)
 #define MCA_COMMON_UMR_TAG_READY   (-0x700003)
+#define MCA_COMMON_UMR_TAG_DISC    (-0x700004)
+
+/* An endpoint address as the peers exchange it: the UCT ep address, then
+ * the generation of that endpoint (uint32_t). */
+#define MCA_COMMON_UMR_PEER_ADDR_MAX (MCA_COMMON_UMR_MAX_ADDR + 4)
+
+/* mca_common_umr_peer_handshake(): no connection now (the budget is full
+ * and every connected peer busy, or the peer's end was dropped): decline
+ * this message without retiring the peer. */
+#define MCA_COMMON_UMR_PEER_BUSY   (-2)
 
 enum {
     MCA_COMMON_UMR_PEER_UNKNOWN = 0,  /* modex not read yet */
@@ -61,7 +81,7 @@ typedef struct mca_common_umr_peer {
     int                   ready;        /* and the peer connected to ours */
     int                   conn_posted;  /* CONN receive posted */
     int                   conn_sent;    /* CONN sent, READY receive posted */
-    uint8_t               conn_buf[MCA_COMMON_UMR_MAX_ADDR];
+    uint8_t               conn_buf[MCA_COMMON_UMR_PEER_ADDR_MAX];
     uint64_t              ready_buf;
     ompi_request_t        *conn_req;
     ompi_request_t        *ready_req;
@@ -70,10 +90,45 @@ typedef struct mca_common_umr_peer {
     int                   ev_queued, ev_conn, ev_ready;
     int                   retired;      /* a fault on the zero-copy path:
                                            pass-through from now on */
+    /* the budget of connected peers */
+    ucs_list_link_t       lru;          /* in the connected list (has ep) */
+    int                   busy;         /* operations holding the peer */
+    int                   pinned;       /* mca_common_umr_peer_pin */
+    uint32_t              gen;          /* generation of our endpoint */
+    uint32_t              remote_gen;   /* newest of the peer's we know */
+    int                   disc_pending; /* the peer dropped its end: drop
+                                           ours once idle */
+    uint32_t              ev_disc;      /* DISC arrived (its generation) */
+    struct mca_common_umr_peer_disc *disc; /* the posted DISC receive */
 } mca_common_umr_peer_t;
 
 OMPI_DECLSPEC void
 mca_common_umr_peers_init(const mca_common_umr_msg_ops_t *ops);
+
+/* The value of the budget parameter `param` (before the rails open):
+ * "auto" or "-1" -> -1, "unlimited" or "0" -> 0, a count N > 0 -> N;
+ * anything else OMPI_ERR_BAD_PARAM after a message naming `param`. */
+OMPI_DECLSPEC int mca_common_umr_peers_budget_parse(const char *value,
+                                                    const char *param,
+                                                    int *max_conns_p);
+
+/* The budget of connected peers (endpoints) of this process: `max_conns`
+ * > 0 that many, 0 unlimited, -1 derived from the rails: per mlx5 rail
+ * the device's QPs (the iface's max_num_eps) x 1/4 / the ranks on this
+ * node, the sw rail MCA_COMMON_UMR_SW_CONNS; the smallest applies.
+ * One verbose line: the budget and the memory per connected peer. */
+#define MCA_COMMON_UMR_SW_CONNS    256
+OMPI_DECLSPEC void mca_common_umr_peers_budget(int max_conns,
+                                               const char *param);
+
+/* An operation on `peer` starts / ends: a held peer is not disconnected,
+ * and the least recently held is the first disconnected. */
+OMPI_DECLSPEC void mca_common_umr_peer_hold(mca_common_umr_peer_t *peer);
+OMPI_DECLSPEC void mca_common_umr_peer_release(mca_common_umr_peer_t *peer);
+/* Held until the end: a user that keeps state on the endpoint (osc/umr's
+ * keys, its RMA through it) pins the peer, which is then never
+ * disconnected (it still counts against the budget). */
+OMPI_DECLSPEC void mca_common_umr_peer_pin(mca_common_umr_peer_t *peer);
 /* Destroy the endpoints and forget the peers. */
 OMPI_DECLSPEC void mca_common_umr_peers_fini(void);
 
@@ -82,7 +137,9 @@ OMPI_DECLSPEC void mca_common_umr_peers_fini(void);
 OMPI_DECLSPEC mca_common_umr_peer_t *
 mca_common_umr_peer_get(ompi_communicator_t *comm, int rank);
 
-/* The peer's endpoint exists (created on first use). */
+/* The peer's endpoint exists (created on first use, within the budget:
+ * OMPI_ERR_OUT_OF_RESOURCE when it is full and no peer is idle, counted
+ * in budget_passthrough). */
 OMPI_DECLSPEC int mca_common_umr_peer_ep(mca_common_umr_peer_t *peer);
 
 /* Until the peer is ready: write our endpoint address to `buf` (at least
@@ -91,7 +148,8 @@ OMPI_DECLSPEC int mca_common_umr_peer_ep(mca_common_umr_peer_t *peer);
 OMPI_DECLSPEC size_t mca_common_umr_peer_addr(mca_common_umr_peer_t *peer,
                                               void *buf);
 
-/* Before a zero-copy message to `peer`: its endpoint exists, and `addr`
+/* Before a zero-copy message to `peer` (OMPI_ERR_OUT_OF_RESOURCE: no
+ * connection now, pass it through): its endpoint exists, and `addr`
  * receives what mca_common_umr_peer_addr() writes (*addr_len_p 0: the peer
  * is ready, nothing to carry). */
 OMPI_DECLSPEC int mca_common_umr_peer_prepare(mca_common_umr_peer_t *peer,
@@ -99,7 +157,8 @@ OMPI_DECLSPEC int mca_common_umr_peer_prepare(mca_common_umr_peer_t *peer,
 
 /* A message from `peer` arrived carrying its endpoint address (`addr` NULL:
  * none): 1 when zero-copy work may start now, 0 when it must wait for the
- * peer (mca_common_umr_peer_wait), -1 on failure. */
+ * peer (mca_common_umr_peer_wait), MCA_COMMON_UMR_PEER_BUSY when there is
+ * no connection now (decline, do not retire), -1 on failure. */
 OMPI_DECLSPEC int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
                                                 const void *addr,
                                                 size_t addr_len);

@@ -57,6 +57,8 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
         free(kreq);
         return OMPI_ERROR;
     }
+    /* RMA and keys on its endpoint: never disconnected (pml_umr_max_conns) */
+    mca_common_umr_peer_pin(key->peer);
     kreq->magic    = MCA_OSC_UMR_KREQ_MAGIC;
     kreq->id       = (uintptr_t)key;
     kreq->disp     = key->disp;
@@ -281,6 +283,8 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src, size_t len)
                                                kreq->addr_len) < 0))) {
         ans->status = MCA_OSC_UMR_KANS_NO_PEER;
     } else {
+        /* the origin's RMA comes through this endpoint: never disconnected */
+        mca_common_umr_peer_pin(peer);
         ans->status = mca_osc_umr_tkey_make(w, peer, kreq,
                                             ompi_comm_peer_lookup(w->comm, src),
                                             ans);

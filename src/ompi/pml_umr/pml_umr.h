@@ -99,6 +99,8 @@ typedef struct mca_pml_umr_globals {
     char                   *uct_module;     /* path of libuct_mlx5_umr.so */
     char                   *cost_file;      /* costs of the zero-copy choice */
     char                   *devices;        /* common_umr_devices.h */
+    char                   *max_conns_param;/* budget of connected peers */
+    int                    max_conns;       /* parsed (common_umr_peer.h) */
     int                    priority;
     int                    recv_inplace;    /* MCA_PML_UMR_INPLACE_*: hook the
                                                wrapped PML's receives */

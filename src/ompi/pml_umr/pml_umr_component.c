@@ -156,6 +156,19 @@ static int mca_pml_umr_component_register(void)
             "and pml/umr passes everything through",
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &mca_pml_umr.devices);
 
+    mca_pml_umr.max_conns_param = "auto";
+    mca_common_umr_param(c, "max_conns",
+            "Budget of connected peers (one endpoint, i.e. one RC QP on an "
+            "mlx5 device, each) of a process: to connect one more, the least "
+            "recently used idle peer is disconnected (it connects again on "
+            "its next zero-copy message); when every connected peer is busy, "
+            "the message passes through. auto (or -1, default): a quarter of "
+            "the device's QPs shared by the ranks of the node (the sw rail: "
+            "256); unlimited (or 0); N > 0: at most N. Any other value is "
+            "refused (a warning, and pml/umr passes everything through)",
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4,
+            &mca_pml_umr.max_conns_param);
+
     /* Testing only (level 9): what the shipped component does is the same
      * with the defaults. */
     mca_pml_umr.test_version = "";
@@ -288,7 +301,8 @@ static int mca_pml_umr_counters_print(void)
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
-                    "fault_declines %lu fallback_sends %lu retired %lu",
+                    "fault_declines %lu fallback_sends %lu retired %lu "
+                    "conns_max %lu disconnects %lu budget_passthrough %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
@@ -296,7 +310,8 @@ static int mca_pml_umr_counters_print(void)
                     s->keys_live, c->errors + s->errors,
                     mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
                     c->prefiltered, ds.decoded + ds.unsupported, c->declined,
-                    c->fault_declines, c->fallback_sends, s->retired);
+                    c->fault_declines, c->fallback_sends, s->retired,
+                    s->conns_max, s->disconnects, s->budget_passthrough);
     }
     return OMPI_SUCCESS;
 }
@@ -387,6 +402,13 @@ static int mca_pml_umr_interpose(void)
     if (mca_pml_umr.min_size < MCA_PML_UMR_CTL_SIZE) {
         mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
     }
+    /* before the modex: peers must not take us for a pml/umr peer */
+    if (mca_common_umr_peers_budget_parse(mca_pml_umr.max_conns_param,
+                                          "pml_umr_max_conns",
+                                          &mca_pml_umr.max_conns) !=
+        OMPI_SUCCESS) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     if (mca_common_umr_rails_open(&mca_pml_umr_component.pmlm_version,
                                   mca_pml_umr.uct_module, mca_pml_umr.devices)
         != OMPI_SUCCESS) {
@@ -394,6 +416,7 @@ static int mca_pml_umr_interpose(void)
     }
     mca_common_umr_progress_init(mca_common_umr_rails.worker);
     mca_common_umr_peers_init(&mca_pml_umr_msg_ops);
+    mca_common_umr_peers_budget(mca_pml_umr.max_conns, "pml_umr_max_conns");
     mca_pml_umr_requests_init();
     mca_pml_umr_hook_init();
     mca_pml_umr.recv_run = mca_pml_umr_recv_run;

@@ -52,6 +52,16 @@ void mca_pml_umr_pvars_register(void)
                          "through (layout keys, connection)"),
         {"keys_live", "Memory registrations alive now",
          &mca_common_umr.cnt.keys_live, MCA_BASE_PVAR_CLASS_LEVEL},
+        {"conns_max", "Most peers connected at once (within "
+         "pml_umr_max_conns)", &mca_common_umr.cnt.conns_max,
+         MCA_BASE_PVAR_CLASS_HIGHWATERMARK},
+        {"disconnects", "Connections to peers dropped (least recently used, "
+         "to stay within pml_umr_max_conns, or by the peer)",
+         &mca_common_umr.cnt.disconnects, MCA_BASE_PVAR_CLASS_COUNTER},
+        {"budget_passthrough", "Zero-copy messages passed through for want "
+         "of a connection (budget full, every connected peer busy; or a "
+         "disconnect under way): of fallbacks and declined",
+         &mca_common_umr.cnt.budget_passthrough, MCA_BASE_PVAR_CLASS_COUNTER},
         {"errors", "Zero-copy transfers that failed", NULL,
          MCA_BASE_PVAR_CLASS_COUNTER},
     };

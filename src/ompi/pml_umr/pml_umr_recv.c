@@ -46,6 +46,10 @@ static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req, int zcopy)
     status->_cancelled = 0;
     status->_ucount    = (req->error == MPI_ERR_TRUNCATE) ? req->ctl.length :
                                                             req->length;
+    if (req->peer_held) {
+        req->peer_held = 0;
+        mca_common_umr_peer_release(req->peer);
+    }
     if (!zcopy) {
     } else if ((req->error == MPI_SUCCESS) ||
                (req->error == MPI_ERR_TRUNCATE)) {
@@ -127,7 +131,8 @@ static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
         return;
     }
     mca_pml_umr_recv_ack(req, MCA_PML_UMR_ACK_FALLBACK |
-                              ((why != NULL) ? MCA_PML_UMR_ACK_RETIRE : 0));
+                              ((why != NULL) ? MCA_PML_UMR_ACK_RETIRE : 0) |
+                              (req->busy ? MCA_PML_UMR_ACK_BUSY : 0));
     /* last: the data may be there already, and completes the request */
     ompi_request_set_callback(req->fb, mca_pml_umr_recv_fb_cb, req);
 }
@@ -447,10 +452,19 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
                                             MCA_PML_UMR_CTL_ADDR) ?
                                            req->ctl.data + req->ctl.rkey_len :
                                            NULL, req->ctl.addr_len);
+        if (rc == MCA_COMMON_UMR_PEER_BUSY) {
+            /* no connection now (budget): this message only */
+            req->busy = 1;
+            mca_pml_umr_recv_fallback(req, NULL);
+            return;
+        }
         if (rc < 0) {
             mca_pml_umr_recv_fallback(req, "connect failed");
             return;
         }
+        /* connected (or connecting): the peer stays until we are done */
+        mca_common_umr_peer_hold(req->peer);
+        req->peer_held = 1;
         req->step = MCA_PML_UMR_STEP_GET;
         if (rc == 0) {
             mca_common_umr_peer_wait(req->peer, &req->work);

@@ -157,6 +157,8 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->inner                     = NULL;
     req->fb                        = NULL;
     req->peer                      = NULL;
+    req->peer_held                 = 0;
+    req->busy                      = 0;
     req->memh                      = NULL;
     req->region                    = NULL;
     req->lkey                      = NULL;
@@ -204,6 +206,7 @@ void mca_pml_umr_request_restart(mca_pml_umr_request_t *req)
     req->error              = MPI_SUCCESS;
     req->passthrough        = 0;
     req->declined           = 0;
+    req->busy               = 0;
     req->mpi_done           = 0;
 }
 

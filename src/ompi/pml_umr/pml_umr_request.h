@@ -50,6 +50,10 @@ struct mca_pml_umr_request {
     int                   events;     /* left before MPI completion */
     int                   passthrough;/* this start went to the wrapped PML */
     int                   declined;   /* the receiver declined by cost */
+    int                   peer_held;  /* holds `peer` (its connection stays:
+                                         mca_common_umr_peer_hold) */
+    int                   busy;       /* receive: declined, no connection
+                                         now (MCA_PML_UMR_ACK_BUSY) */
     int                   in_place;   /* completes `inner`, the user's
                                          request (pml_umr_hook.h) */
     int                   step;       /* receive: next step in progress */

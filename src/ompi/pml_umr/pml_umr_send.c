@@ -200,7 +200,7 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
                 if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
                     mca_common_umr_peer_retire(req->peer, "its zero-copy "
                                                "receive failed");
-                } else {
+                } else if (!(slot->ack.flags & MCA_PML_UMR_ACK_BUSY)) {
                     req->declined = 1;
                 }
                 ++req->events;
@@ -252,6 +252,10 @@ static void mca_pml_umr_send_event(mca_pml_umr_request_t *req)
         req->lkey   = NULL;
         req->region = NULL;
     }
+    if (req->peer_held) {
+        req->peer_held = 0;
+        mca_common_umr_peer_release(req->peer);
+    }
     if (req->passthrough) {
         /* pass-through persistent start: status from the wrapped PML */
         req->super.req_status = req->inner->req_status;
@@ -300,6 +304,9 @@ static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
                             (rc == OMPI_ERR_NOT_AVAILABLE) ?
                             "a layout beyond the key budget or the key pool "
                             "(UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
+                            (rc == OMPI_ERR_OUT_OF_RESOURCE) ?
+                            "every connected peer busy (the budget, "
+                            "pml_umr_max_conns)" :
                             "a peer not reachable zero-copy",
                             mca_pml_umr.real_component.pmlm_version.
                             mca_component_name);
@@ -383,8 +390,9 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         return OMPI_ERROR;
     }
     /* the endpoint, and its address while the peer is not connected */
-    if (mca_common_umr_peer_prepare(peer, ctl->data + peer->rail->rkey_size,
-                                    &addr_len) != OMPI_SUCCESS) {
+    rc = mca_common_umr_peer_prepare(peer, ctl->data + peer->rail->rkey_size,
+                                     &addr_len);
+    if (rc != OMPI_SUCCESS) {
         goto err_dereg;
     }
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
@@ -402,9 +410,15 @@ fill:
         ctl->flags   |= MCA_PML_UMR_CTL_ADDR;
     }
     if (mca_pml_umr_ack_post(peer) != OMPI_SUCCESS) {
+        rc = OMPI_ERROR;
         goto err_dereg;
     }
     req->events = 2;
+    if (!peer->retired) {
+        /* its connection stays until the ack */
+        mca_common_umr_peer_hold(peer);
+        req->peer_held = 1;
+    }
     /* waiting for its ack from now: the ack may come inside the isend */
     ucs_list_add_tail(&mca_pml_umr_sends_pending, &req->pending);
     rc = mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
@@ -430,7 +444,8 @@ fill:
     return OMPI_SUCCESS;
 
 err_dereg:
-    mca_pml_umr_send_fallback(req, OMPI_ERROR);
+    /* OMPI_ERR_OUT_OF_RESOURCE: no connection within the budget now */
+    mca_pml_umr_send_fallback(req, rc);
     if (req->lkey != NULL) {
         mca_common_umr_lkey_release(req->region, req->lkey);
     }

@@ -35,6 +35,9 @@
  *         line and a counter each). Both sides handle the declined
  *         messages of a pair in the same order (one tag, FIFO per pair),
  *         so the data of each lands in its own receive.
+ *         BUSY (no connection now: the budget of connected peers,
+ *         common_umr_peer.h): this message only, no retirement, and the
+ *         sender does not remember the type as one to pass through.
  *   S states: CTL_SENT (events: control message sent, answer) ->
  *             done (ACK) | DATA_SENT (FALLBACK: + the data send) -> done
  *   R states: CLASSIFY (Z bytes arrived: magic?) -> CTL -> GET (connected)
@@ -66,6 +69,9 @@
 /* Answer flags */
 #define MCA_PML_UMR_ACK_FALLBACK 0x1   /* send the data on TAG_DATA */
 #define MCA_PML_UMR_ACK_RETIRE   0x2   /* and retire the peer */
+#define MCA_PML_UMR_ACK_BUSY     0x4   /* no connection now (the budget of
+                                          connected peers): this message
+                                          only, no memo, no retirement */
 
 /* Exactly Z bytes, sent through the wrapped PML on the user's (comm, dst,
  * tag): the sender's layout key, then its endpoint address (flag ADDR). */

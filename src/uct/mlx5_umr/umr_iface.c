@@ -139,6 +139,12 @@ static ucs_status_t uct_mlx5_umr_iface_query(uct_iface_h tl_iface,
     iface_attr->iface_addr_len  = sizeof(uct_mlx5_umr_iface_addr_t) +
                                   caps->dev_addr_len;
     iface_attr->ep_addr_len     = caps->qp_addr_len + caps->dev_addr_len;
+    /* the device's QPs bound the endpoints (pml/umr derives its budget
+     * of connected peers from it); 0: no limit known */
+    if (caps->max_qp != 0) {
+        iface_attr->max_num_eps = ucs_min(iface_attr->max_num_eps,
+                                          (size_t)caps->max_qp);
+    }
     iface_attr->max_conn_priv   = 0;
     iface_attr->cap.flags       = UCT_IFACE_FLAG_PUT_SHORT |
                                   UCT_IFACE_FLAG_PUT_BCOPY |

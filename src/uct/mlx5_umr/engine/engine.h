@@ -142,6 +142,8 @@ typedef struct umr_eng_caps {
     uint32_t max_stride;        /* bytes_count + bytes_skip limit */
     uint32_t max_sge;           /* SGEs per RDMA write/read */
     uint32_t max_qp_wr;         /* largest sq_size */
+    uint32_t max_qp;            /* QPs the device can hold (0: no limit
+                                   known); the iface's max_num_eps */
     uint32_t max_mkeys;         /* indirect keys the device can hold */
     uint64_t max_msg;           /* largest RDMA message */
     uint64_t max_mr_size;

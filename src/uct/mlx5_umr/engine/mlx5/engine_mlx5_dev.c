@@ -391,6 +391,7 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
      * (max_sq_desc_sz - overhead) / 16, verbs.c mlx5_calc_send_wqe) */
     caps->max_sge         = ucs_min((uint32_t)dattr->orig_attr.max_sge,
                                     dev->max_list);
+    caps->max_qp          = dattr->orig_attr.max_qp;
     /* work requests, each up to a UMR WQE of wqe_bbs basic blocks */
     caps->max_qp_wr       = ucs_max(ucs_rounddown_pow2(
                                         dattr->orig_attr.max_qp_wr) /
