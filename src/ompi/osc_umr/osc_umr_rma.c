@@ -6,6 +6,7 @@
  * osc/umr: put and get (see osc_umr_rma.h).
  */
 #include "osc_umr_rma.h"
+#include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "common_umr.h"
 #include "common_umr_dtype.h"
@@ -236,6 +237,13 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         !mca_osc_umr_small_blocks(oinfo, origin_count, tinfo, target_count,
                                   length)) {
         goto real;
+    }
+    if (w->dynamic) {
+        /* a detach the target told us about drops its keys first */
+        mca_osc_umr_dyn_check(w);
+        if (w->dynamic_broken) {
+            goto pass;
+        }
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);
