@@ -48,7 +48,9 @@ int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len)
     int rc, i;
 
     rc = w->real.osc_win_attach(win, base, len);
-    if ((rc != OMPI_SUCCESS) || (len == 0)) {
+    if ((rc != OMPI_SUCCESS) || (len < MCA_OSC_UMR_DYN_MIN_ATTACH)) {
+        /* small regions stay the wrapped module's: no allocation of ours
+         * between the user's (see osc_umr_dyn.h) */
         return rc;
     }
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {

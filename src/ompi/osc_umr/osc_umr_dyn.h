@@ -23,7 +23,13 @@
  * per operation.
  *
  * An attach whose registration fails is left to the wrapped module (keys
- * for it are refused: the job never sees it).
+ * for it are refused: the job never sees it). So is memory smaller than
+ * MCA_OSC_UMR_DYN_MIN_ATTACH: nothing to win there, and osc/umr allocates
+ * nothing then. (MPICH's linked_list tests attach many tiny elements from
+ * MPI_Alloc_mem, close to osc/rdma's limit of attached regions,
+ * osc_rdma_max_attach = 32: registering each one put allocations of ours
+ * between the user's, spread the elements over more pages, and the 33rd
+ * region made MPI_Win_attach fail with MPI_ERR_RMA_ATTACH.)
  */
 #ifndef MCA_OSC_UMR_DYN_H_
 #define MCA_OSC_UMR_DYN_H_
@@ -31,6 +37,9 @@
 #include "osc_umr_win.h"
 
 BEGIN_C_DECLS
+
+/* Smallest attached memory osc/umr registers (bytes). */
+#define MCA_OSC_UMR_DYN_MIN_ATTACH  4096
 
 /* The module's attach/detach entry points on a dynamic window. */
 int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len);

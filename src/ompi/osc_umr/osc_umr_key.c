@@ -37,27 +37,30 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
                                ompi_datatype_t *dt)
 {
     size_t dlen = ompi_datatype_pack_description_length(dt);
+    uint8_t addr[sizeof(((mca_osc_umr_kreq_t*)NULL)->data)];
     mca_osc_umr_kreq_t *kreq;
     ompi_request_t *sreq;
     const void *desc;
     size_t alen;
     int rc;
 
-    if ((dlen > sizeof(kreq->data)) ||
+    if ((dlen > sizeof(addr)) ||
         (ompi_datatype_get_pack_description(dt, &desc) != OMPI_SUCCESS)) {
         MCA_OSC_UMR_VERBOSE(10, "datatype description of %zu bytes: never "
                             "asked for", dlen);
         return OMPI_ERROR;
     }
-    kreq = malloc(sizeof(*kreq));
+    /* the address first (on the stack), then only what is sent on the
+     * heap: no 4 KiB allocation per request between the user's */
+    if ((mca_common_umr_peer_prepare(key->peer, addr, &alen) !=
+         OMPI_SUCCESS) || (alen + dlen > sizeof(kreq->data))) {
+        return OMPI_ERROR;
+    }
+    kreq = malloc(MCA_OSC_UMR_KREQ_HDR + alen + dlen);
     if (kreq == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if ((mca_common_umr_peer_prepare(key->peer, kreq->data, &alen) !=
-         OMPI_SUCCESS) || (alen + dlen > sizeof(kreq->data))) {
-        free(kreq);
-        return OMPI_ERROR;
-    }
+    memcpy(kreq->data, addr, alen);
     kreq->magic    = MCA_OSC_UMR_KREQ_MAGIC;
     kreq->id       = (uintptr_t)key;
     kreq->disp     = key->disp;
