@@ -85,6 +85,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
         ompi_request_cancel(key->ans_req);
         ompi_request_wait_completion(key->ans_req);
         ompi_request_free(&key->ans_req);
+        key->ans_req = NULL;
         free(kreq);
         return rc;
     }
@@ -148,6 +149,7 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
              (req->req_status.MPI_ERROR == OMPI_SUCCESS);
 
     ompi_request_free(&key->ans_req);
+    key->ans_req = NULL;   /* free leaves MPI_REQUEST_NULL: "no request" */
     opal_list_remove_item(&key->w->pending, &key->super);
     if (!ok || (key->ans.id != (uintptr_t)key) ||
         (key->ans.status != MCA_OSC_UMR_KANS_OK) ||
@@ -196,6 +198,7 @@ int mca_osc_umr_keys_init(mca_osc_umr_win_t *w)
         ompi_request_cancel(w->kreq_req);
         ompi_request_wait_completion(w->kreq_req);
         ompi_request_free(&w->kreq_req);
+        w->kreq_req = NULL;
         return OMPI_ERROR;
     }
     return OMPI_SUCCESS;
@@ -343,6 +346,10 @@ void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
     int src;
     size_t len;
 
+    if (w->closing) {
+        return;
+    }
+
     if ((req != NULL) && REQUEST_COMPLETE(req)) {
         w->kreq_req = NULL;
         src = req->req_status.MPI_SOURCE;
@@ -464,6 +471,9 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
     if (collective) {
         mca_osc_umr_keys_settle(w);
     }
+    /* from here progress leaves this window alone: the requests below are
+     * cancelled and waited for here, not taken by keys_progress */
+    w->closing = 1;
     if (w->kreq_req != NULL) {
         ompi_request_cancel(w->kreq_req);
         ompi_request_wait_completion(w->kreq_req);

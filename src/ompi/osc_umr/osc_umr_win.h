@@ -56,6 +56,7 @@ typedef struct mca_osc_umr_win {
     int                     dynamic;    /* MPI_Win_create_dynamic */
     int                     dynamic_broken; /* no invalidation receive:
                                                keys never used */
+    int                     closing;    /* being freed: progress skips it */
 
     /* target side */
     mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
