@@ -81,6 +81,9 @@ trap 'rm -f "$shm"' EXIT
 scratch=$BUILD_DIR/mpirun-model-components
 mkdir -p "$scratch"
 ln -sf "$pml" "$scratch/"
+# osc/umr, when built (test_osc_umr_model.sh): it uses pml/umr's rails
+osc=$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so
+[ -f "$osc" ] && ln -sf "$osc" "$scratch/"
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
 export OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
 # Open MPI 5's launcher would hand that path to PMIx too: PMIx keeps its own

@@ -3,9 +3,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # osc/umr benchmark: build, then run test/bench/bench_osc_umr under
-# mpirun -np 2 (MPI_Put/MPI_Get with vector targets, blocks 8 B .. 64 KiB,
-# stride twice the block, contiguous and vector origin, fence and
-# lock/unlock, MPI_Win_create windows). In the same job, the operations
+# mpirun -np 2 (MPI_Put/MPI_Get with vector, subarray or indexed targets,
+# blocks 8 B .. 64 KiB, on average twice the block apart, contiguous and
+# noncontiguous origin, fence and lock/unlock, MPI_Win_create,
+# MPI_Win_allocate and dynamic windows: see the program's options). In the
+# same job, the operations
 # alternate (A B B A) between a window with osc/umr in front and one created
 # with the info key osc_umr_enable=false (the window Open MPI makes without
 # osc/umr: osc/rdma over btl/vader on one host); the table gives both
@@ -17,7 +19,12 @@
 #
 # usage: contrib/run-osc-bench.sh [--no-build] [-- bench_osc_umr arguments]
 #        (bench_osc_umr: -s bytes per operation, default 1 MiB; -r
-#        repetitions per window, default 6; -q a few block sizes)
+#        repetitions per window, default 6; -q a few block sizes;
+#        -t vector,subarray,indexed (default vector); -w
+#        create,allocate,dynamic (default create); -o contig,vector and
+#        -y fence,lock (default both))
+# Then contrib/osc-bench-report.py: a Markdown table of the ratios and
+# OUT/osc-bench-ratios.png (OUT: default BUILD_DIR/osc-bench).
 #
 # Engine: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach between the
 # two processes of one host, NOT NIC figures).
@@ -59,3 +66,5 @@ echo "# ratio = time through the window without osc/umr / time through osc/umr (
 echo "# ${cmd[*]}"
 "${cmd[@]}" 2>&1 | tee "$out/bench_osc_umr.txt"
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 "$top/contrib/osc-bench-report.py" "$out/bench_osc_umr.txt" "$out" ||
+    echo "# no plot (python3-matplotlib: contrib/install-deps.sh)"

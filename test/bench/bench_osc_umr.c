@@ -3,16 +3,24 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /*
- * bench_osc_umr: MPI_Put and MPI_Get with vector target datatypes (blocks
- * 8 B .. 64 KiB, stride twice the block), contiguous or vector origin,
- * fence or lock/unlock, over MPI_Win_create windows; rank 0 is the origin,
- * rank 1 the target (mpirun -np 2). Plain MPI: the same program with and
- * without osc/umr.
+ * bench_osc_umr: MPI_Put and MPI_Get with vector, subarray or indexed
+ * target datatypes (blocks 8 B .. 64 KiB, on average twice the block
+ * apart), contiguous or noncontiguous origin, fence or lock/unlock, over
+ * MPI_Win_create, MPI_Win_allocate and dynamic (MPI_Win_create_dynamic +
+ * MPI_Win_attach) windows; rank 0 is the origin, rank 1 the target (mpirun
+ * -np 2). Plain MPI: the same program with and without osc/umr.
  *
- * Side by side in one run: two windows over the same memory, one with
+ * Target types, n = bytes / block blocks of `block` bytes:
+ *   vector   MPI_Type_vector(n, block, 2 block)
+ *   subarray a 2D n x (2 block) byte array, the n x block columns at
+ *            block / 2 (MPI_Type_create_subarray)
+ *   indexed  MPI_Type_indexed, gaps alternating block / 2 and 3 block / 2
+ * The noncontiguous origin is the target type itself.
+ *
+ * Side by side in one run: two windows of the same flavour, one with
  * osc/umr in front (the default) and one created with the info key
  * "osc_umr_enable" = "false" (exactly the window Open MPI makes without
- * osc/umr). The operations alternate between the two windows, A B B A, and
+ * osc/umr); each has its own memory of the same size. The operations alternate between the two windows, A B B A, and
  * each pair of neighbours gives a ratio (time through the plain window over
  * time through osc/umr's); the table shows the median time of each and the
  * median of the ratios. Every byte is checked on the first and last
@@ -20,7 +28,11 @@
  * origin's whole buffer after a get, gaps included).
  *
  *     mpirun -np 2 ./bench_osc_umr [-s bytes_per_op] [-r reps] [-q]
- * -q: blocks 8, 64, 512, 4096, 65536 only.
+ *                 [-t vector,subarray,indexed] [-w create,allocate,dynamic]
+ *                 [-o contig,vector] [-y fence,lock]
+ * -q: blocks 8, 64, 512, 4096, 65536 only. Defaults: -t vector -w create,
+ * both origins, both synchronisations (the first milestone's table).
+ * Rows: op origin sync block umr[us] plain[us] ratio GB/s(umr) win ttype.
  */
 #include <mpi.h>
 
@@ -66,7 +78,7 @@ enum { SYNC_FENCE, SYNC_LOCK };
 
 /* One operation through `win`, timed at the origin (open, op, close). */
 static double one_op(MPI_Win win, int is_put, int sync, void *obuf, int ocount,
-                     MPI_Datatype otype, MPI_Datatype ttype)
+                     MPI_Datatype otype, MPI_Datatype ttype, MPI_Aint disp)
 {
     double t0;
 
@@ -79,9 +91,9 @@ static double one_op(MPI_Win win, int is_put, int sync, void *obuf, int ocount,
     }
     if (rank == 0) {
         if (is_put) {
-            MPI_Put(obuf, ocount, otype, 1, 0, 1, ttype, win);
+            MPI_Put(obuf, ocount, otype, 1, disp, 1, ttype, win);
         } else {
-            MPI_Get(obuf, ocount, otype, 1, 0, 1, ttype, win);
+            MPI_Get(obuf, ocount, otype, 1, disp, 1, ttype, win);
         }
     }
     if (sync == SYNC_FENCE) {
@@ -138,23 +150,77 @@ static void verify(int is_put, uint8_t *wbuf, size_t wlen, uint8_t *obuf,
     free(packed);
 }
 
+enum { TT_VECTOR, TT_SUBARRAY, TT_INDEXED, TT_MAX };
+static const char *tt_names[] = {"vector", "subarray", "indexed"};
+enum { WF_CREATE, WF_ALLOCATE, WF_DYNAMIC, WF_MAX };
+static const char *wf_names[] = {"create", "allocate", "dynamic"};
+
+/* The target type of n blocks of `blk` bytes (span at most 2 n blk). */
+static void make_ttype(int tt, size_t n, size_t blk, MPI_Datatype *type)
+{
+    if (tt == TT_VECTOR) {
+        MPI_Type_vector((int)n, (int)blk, (int)(2 * blk), MPI_BYTE, type);
+    } else if (tt == TT_SUBARRAY) {
+        int sizes[2] = {(int)n, (int)(2 * blk)}, sub[2] = {(int)n, (int)blk};
+        int starts[2] = {0, (int)(blk / 2)};
+
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_BYTE,
+                                 type);
+    } else {
+        int *bl = malloc(n * sizeof(int)), *dp = malloc(n * sizeof(int));
+        size_t i, d = 0;
+
+        for (i = 0; i < n; ++i) {
+            bl[i] = (int)blk;
+            dp[i] = (int)d;
+            d += blk + ((i % 2) ? 3 * blk / 2 : blk / 2);
+        }
+        MPI_Type_indexed((int)n, bl, dp, MPI_BYTE, type);
+        free(bl);
+        free(dp);
+    }
+    MPI_Type_commit(type);
+}
+
+/* a comma-separated list of names: the bit mask of those in `names` */
+static unsigned parse_list(const char *arg, const char **names, int n)
+{
+    unsigned mask = 0;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        const char *p = strstr(arg, names[i]);
+
+        if (p != NULL) {
+            mask |= 1u << i;
+        }
+    }
+    return mask;
+}
+
 int main(int argc, char **argv)
 {
     static const size_t all_blocks[] = {8, 16, 32, 64, 128, 256, 512, 1024,
                                         2048, 4096, 8192, 16384, 32768, 65536};
     static const size_t quick_blocks[] = {8, 64, 512, 4096, 65536};
+    static const char *origin_names[] = {"contig", "vector"};
+    static const char *sync_names[] = {"fence", "lock"};
     const size_t *blocks = all_blocks;
     size_t nblocks = sizeof(all_blocks) / sizeof(all_blocks[0]);
     size_t bytes = 1 << 20, wlen, olen, b;
     int reps = 6, opt, nprocs, is_put, ovec, sync, r, total, salt = 0;
-    uint8_t *wbuf, *obuf;
+    unsigned tmask = 1u << TT_VECTOR, wmask = 1u << WF_CREATE, omask = 3,
+             ymask = 3;
+    int tt, wf;
+    uint8_t *wbuf[2], *obuf;
     MPI_Win win[2];   /* 0: osc/umr in front, 1: without */
-    MPI_Info info;
+    MPI_Aint disp[2];
+    MPI_Info info[2];
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    while ((opt = getopt(argc, argv, "s:r:q")) != -1) {
+    while ((opt = getopt(argc, argv, "s:r:qt:w:o:y:")) != -1) {
         if (opt == 's') {
             bytes = strtoul(optarg, NULL, 0);
         } else if (opt == 'r') {
@@ -162,45 +228,84 @@ int main(int argc, char **argv)
         } else if (opt == 'q') {
             blocks  = quick_blocks;
             nblocks = sizeof(quick_blocks) / sizeof(quick_blocks[0]);
+        } else if (opt == 't') {
+            tmask = parse_list(optarg, tt_names, TT_MAX);
+        } else if (opt == 'w') {
+            wmask = parse_list(optarg, wf_names, WF_MAX);
+        } else if (opt == 'o') {
+            omask = parse_list(optarg, origin_names, 2);
+        } else if (opt == 'y') {
+            ymask = parse_list(optarg, sync_names, 2);
         }
     }
-    if ((nprocs != 2) || (reps < 2)) {
+    if ((nprocs != 2) || (reps < 2) || !tmask || !wmask || !omask || !ymask) {
         if (rank == 0) {
-            fprintf(stderr, "bench_osc_umr: mpirun -np 2, -r 2 or more\n");
+            fprintf(stderr, "bench_osc_umr: mpirun -np 2, -r 2 or more, "
+                    "-t/-w/-o/-y name known values\n");
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    wlen = 2 * bytes;            /* vector, stride twice the block */
+    wlen = 2 * bytes;            /* stride twice the block on average */
     olen = 2 * bytes;            /* the origin's vector is as wide */
-    wbuf = malloc(wlen);
     obuf = malloc(olen);
-    MPI_Win_create(wbuf, wlen, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win[0]);
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "osc_umr_enable", "false");
-    MPI_Win_create(wbuf, wlen, 1, info, MPI_COMM_WORLD, &win[1]);
-    MPI_Info_free(&info);
+    MPI_Info_create(&info[0]);
+    MPI_Info_create(&info[1]);
+    MPI_Info_set(info[1], "osc_umr_enable", "false");
 
     if (rank == 0) {
-        printf("# bench_osc_umr: %zu bytes per operation, vector target "
-               "(stride 2x block), %d repetitions per window, A B B A\n",
-               bytes, reps);
-        printf("# %-4s %-7s %-6s %8s %12s %12s %9s %9s\n", "op", "origin",
-               "sync", "block", "umr[us]", "plain[us]", "ratio", "GB/s(umr)");
+        printf("# bench_osc_umr: %zu bytes per operation, %d repetitions per "
+               "window, A B B A\n", bytes, reps);
+        printf("# %-4s %-7s %-6s %8s %12s %12s %9s %9s %-8s %s\n", "op",
+               "origin", "sync", "block", "umr[us]", "plain[us]", "ratio",
+               "GB/s(umr)", "win", "ttype");
     }
-    for (is_put = 1; is_put >= 0; --is_put) {
-        for (ovec = 0; ovec < 2; ++ovec) {
+    for (wf = 0; wf < WF_MAX; ++wf) {
+      if (!(wmask & (1u << wf))) {
+          continue;
+      }
+      for (opt = 0; opt < 2; ++opt) {
+          disp[opt] = 0;
+          if (wf == WF_CREATE) {
+              wbuf[opt] = malloc(wlen);
+              MPI_Win_create(wbuf[opt], wlen, 1, info[opt], MPI_COMM_WORLD,
+                             &win[opt]);
+          } else if (wf == WF_ALLOCATE) {
+              MPI_Win_allocate(wlen, 1, info[opt], MPI_COMM_WORLD, &wbuf[opt],
+                               &win[opt]);
+          } else {
+              MPI_Aint mine;
+
+              wbuf[opt] = malloc(wlen);
+              MPI_Win_create_dynamic(info[opt], MPI_COMM_WORLD, &win[opt]);
+              MPI_Win_attach(win[opt], wbuf[opt], wlen);
+              MPI_Get_address(wbuf[opt], &mine);
+              /* the origin's displacement: the target's address */
+              MPI_Bcast(&mine, 1, MPI_AINT, 1, MPI_COMM_WORLD);
+              disp[opt] = mine;
+          }
+      }
+      for (tt = 0; tt < TT_MAX; ++tt) {
+        if (!(tmask & (1u << tt))) {
+            continue;
+        }
+        for (is_put = 1; is_put >= 0; --is_put) {
+          for (ovec = 0; ovec < 2; ++ovec) {
+            if (!(omask & (1u << ovec))) {
+                continue;
+            }
             for (sync = SYNC_FENCE; sync <= SYNC_LOCK; ++sync) {
+                if (!(ymask & (1u << sync))) {
+                    continue;
+                }
                 for (b = 0; b < nblocks; ++b) {
                     size_t blk = blocks[b], n = bytes / blk;
                     MPI_Datatype ttype, otype;
                     int ocount;
-                    double t[2][64], ratio[64], tt;
-                    int k[2] = {0, 0}, w, nr = reps > 64 ? 64 : reps;
-                    char what[128];
+                    double t[2][64], ratio[64], tt_s;
+                    int k[2] = {0, 0}, w, nr = reps > 64 ? 64 : reps, o;
+                    char what[160];
 
-                    MPI_Type_vector((int)n, (int)blk, (int)(2 * blk), MPI_BYTE,
-                                    &ttype);
-                    MPI_Type_commit(&ttype);
+                    make_ttype(tt, n, blk, &ttype);
                     if (ovec) {
                         otype  = ttype;
                         ocount = 1;
@@ -208,27 +313,31 @@ int main(int argc, char **argv)
                         otype  = MPI_BYTE;
                         ocount = (int)bytes;
                     }
-                    snprintf(what, sizeof(what), "%s origin=%s sync=%s block=%zu",
+                    snprintf(what, sizeof(what), "%s origin=%s sync=%s "
+                             "block=%zu win=%s ttype=%s",
                              is_put ? "put" : "get", ovec ? "vector" : "contig",
-                             sync == SYNC_FENCE ? "fence" : "lock", blk);
+                             sync == SYNC_FENCE ? "fence" : "lock", blk,
+                             wf_names[wf], tt_names[tt]);
                     /* warm-up: the first use of a target type asks for its
                      * key (the operation goes through the wrapped module) */
                     for (w = 0; w < 2; ++w) {
-                        one_op(win[w], is_put, sync, obuf, ocount, otype, ttype);
+                        one_op(win[w], is_put, sync, obuf, ocount, otype,
+                               ttype, disp[w]);
                     }
                     for (r = 0; r < nr; ++r) {
-                        for (opt = 0; opt < 2; ++opt) {
+                        for (o = 0; o < 2; ++o) {
                             /* A B B A: r even umr first, odd plain first */
-                            w = (r % 2) ? !opt : opt;
+                            w = (r % 2) ? !o : o;
                             ++salt;
-                            fill(wbuf, wlen, salt);
+                            fill(wbuf[w], wlen, salt);
                             fill(obuf, olen, salt + 1);
-                            tt = one_op(win[w], is_put, sync, obuf, ocount,
-                                        otype, ttype);
-                            t[w][k[w]++] = tt;
+                            tt_s = one_op(win[w], is_put, sync, obuf, ocount,
+                                          otype, ttype, disp[w]);
+                            t[w][k[w]++] = tt_s;
                             if ((r == 0) || (r == nr - 1)) {
-                                verify(is_put, wbuf, wlen, obuf, olen, ocount,
-                                       otype, ttype, bytes, salt, what);
+                                verify(is_put, wbuf[w], wlen, obuf, olen,
+                                       ocount, otype, ttype, bytes, salt,
+                                       what);
                             }
                             MPI_Barrier(MPI_COMM_WORLD);
                         }
@@ -237,25 +346,36 @@ int main(int argc, char **argv)
                     if (rank == 0) {
                         double mu = median(t[0], nr), mp = median(t[1], nr);
 
-                        printf("%-6s %-7s %-6s %8zu %12.1f %12.1f %8.2fx %9.2f\n",
+                        printf("%-6s %-7s %-6s %8zu %12.1f %12.1f %8.2fx "
+                               "%9.2f %-8s %s\n",
                                is_put ? "put" : "get", ovec ? "vector" : "contig",
                                sync == SYNC_FENCE ? "fence" : "lock", blk,
                                mu * 1e6, mp * 1e6, median(ratio, nr),
-                               bytes / mu / 1e9);
+                               bytes / mu / 1e9, wf_names[wf], tt_names[tt]);
                         fflush(stdout);
                     }
                     MPI_Type_free(&ttype);
                 }
             }
+          }
         }
+      }
+      for (opt = 1; opt >= 0; --opt) {
+          if (wf == WF_DYNAMIC) {
+              MPI_Win_detach(win[opt], wbuf[opt]);
+          }
+          MPI_Win_free(&win[opt]);
+          if (wf != WF_ALLOCATE) {
+              free(wbuf[opt]);
+          }
+      }
     }
-    MPI_Win_free(&win[1]);
-    MPI_Win_free(&win[0]);
+    MPI_Info_free(&info[0]);
+    MPI_Info_free(&info[1]);
     MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# verified: %d error(s)\n", total);
     }
-    free(wbuf);
     free(obuf);
     MPI_Finalize();
     return total ? 1 : 0;

@@ -10,7 +10,9 @@
  * lock/unlock, lock_all/flush/unlock_all, post/start/complete/wait, and
  * MPI_Rput/MPI_Rget + MPI_Wait inside lock_all/unlock_all). Each
  * rank targets the next one. Then the same over an MPI_Win_allocate window
- * (which osc/umr leaves to the wrapped module).
+ * (which osc/umr leaves to the wrapped module) and over a dynamic window
+ * (MPI_Win_create_dynamic + MPI_Win_attach; displacements are addresses);
+ * then attach/detach/re-attach of a dynamic window (run_reattach).
  *
  * Every byte is checked: after a put, the whole target window (data and
  * gaps) against the initial window with the origin's data unpacked into it
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define WIN_BYTES   (512 * 1024)
 #define GUARD       64
@@ -168,6 +171,25 @@ static const char *sync_names[] = {"fence", "lock", "lock_all_flush", "pscw",
                                    "lock_all_request_wait"};
 static MPI_Group target_group, source_group;   /* PSCW: next, previous */
 static const char *win_name;
+static MPI_Aint *dyn_base;    /* dynamic window: each rank's attached base */
+
+/* The target displacement of `doubles` doubles into the target's window:
+ * in doubles (disp_unit 8), or, in a dynamic window, the address. */
+static MPI_Aint tdisp(int target, int doubles)
+{
+    return (dyn_base != NULL) ? dyn_base[target] + (MPI_Aint)doubles * 8 :
+                                doubles;
+}
+
+/* Dynamic window: attach `buf` and learn every rank's base. */
+static void dyn_attach(MPI_Win win, void *buf, size_t len)
+{
+    MPI_Aint mine;
+
+    MPI_Win_attach(win, buf, (MPI_Aint)len);
+    MPI_Get_address(buf, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, dyn_base, 1, MPI_AINT, MPI_COMM_WORLD);
+}
 
 static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
                      int noncontig, int sync, int is_put, int salt)
@@ -205,19 +227,19 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
             MPI_Request req;
 
             if (is_put) {
-                MPI_Rput(obuf + GUARD, ocount, otype, target, DISP, t->count,
-                         t->type, win, &req);
+                MPI_Rput(obuf + GUARD, ocount, otype, target,
+                         tdisp(target, DISP), t->count, t->type, win, &req);
             } else {
-                MPI_Rget(obuf + GUARD, ocount, otype, target, DISP, t->count,
-                         t->type, win, &req);
+                MPI_Rget(obuf + GUARD, ocount, otype, target,
+                         tdisp(target, DISP), t->count, t->type, win, &req);
             }
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         } else if (is_put) {
-            MPI_Put(obuf + GUARD, ocount, otype, target, DISP, t->count,
-                    t->type, win);
+            MPI_Put(obuf + GUARD, ocount, otype, target, tdisp(target, DISP),
+                    t->count, t->type, win);
         } else {
-            MPI_Get(obuf + GUARD, ocount, otype, target, DISP, t->count,
-                    t->type, win);
+            MPI_Get(obuf + GUARD, ocount, otype, target, tdisp(target, DISP),
+                    t->count, t->type, win);
         }
         if (sync == SYNC_FENCE) {
             MPI_Win_fence(0, win);
@@ -327,7 +349,8 @@ static void run_retyped(MPI_Win win, uint8_t *wbuf)
         fill(obuf, bytes, rank, round, 778);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
-        MPI_Put(obuf, n * blk, MPI_DOUBLE, target, DISP, 1, type, win);
+        MPI_Put(obuf, n * blk, MPI_DOUBLE, target, tdisp(target, DISP), 1,
+                type, win);
         MPI_Win_unlock(target, win);
         MPI_Barrier(MPI_COMM_WORLD);
         fill(exp, WIN_BYTES, rank, round, 777);
@@ -341,7 +364,8 @@ static void run_retyped(MPI_Win win, uint8_t *wbuf)
         fill(obuf, bytes, rank, round, 779);   /* the get must replace it */
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
-        MPI_Get(obuf, n * blk, MPI_DOUBLE, target, DISP, 1, type, win);
+        MPI_Get(obuf, n * blk, MPI_DOUBLE, target, tdisp(target, DISP), 1,
+                type, win);
         MPI_Win_unlock(target, win);
         {
             /* the target's window: as it filled it, with my put in it */
@@ -364,6 +388,92 @@ static void run_retyped(MPI_Win win, uint8_t *wbuf)
     free(obuf);
     free(src);
     free(exp);
+}
+
+/* Dynamic window: memory attached, used, detached, and other memory
+ * attached in its place: (0) an mmap'ed region A, (1) a malloc'ed region B
+ * at another address, (2) A unmapped and a new mapping made where A was
+ * (the same address, hence the same displacements, over new pages). Each
+ * phase puts and gets a vector target type several times (the first
+ * through the wrapped module while the key is asked for, then zero-copy),
+ * every byte of the window and the origin buffer checked. A key of an
+ * earlier phase must never be used in a later one. */
+static void run_reattach(const tcase_t *t)
+{
+    int target = (rank + 1) % nprocs, source = (rank + nprocs - 1) % nprocs;
+    int phase, round, same = 1;
+    size_t bytes = (size_t)t->ndoubles * 8;
+    uint8_t *a, *b, *wbuf, *obuf = malloc(bytes), *src = malloc(bytes);
+    uint8_t *exp = malloc(WIN_BYTES), *twin = malloc(WIN_BYTES);
+    MPI_Win win;
+    char what[160];
+
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    a = mmap(NULL, WIN_BYTES, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    b = malloc(WIN_BYTES);
+    for (phase = 0; phase < 3; ++phase) {
+        if (phase == 1) {
+            MPI_Win_detach(win, a);
+            wbuf = b;
+        } else if (phase == 2) {
+            uint8_t *old = a;
+
+            MPI_Win_detach(win, b);
+            munmap(a, WIN_BYTES);
+            a = mmap(old, WIN_BYTES, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            same = (a == old);
+            wbuf = a;
+        } else {
+            wbuf = a;
+        }
+        dyn_attach(win, wbuf, WIN_BYTES);
+        for (round = 0; round < ROUNDS; ++round) {
+            fill(wbuf, WIN_BYTES, rank, round + 10 * phase, 555);
+            fill(obuf, bytes, rank, round + 10 * phase, 556);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+            MPI_Put(obuf, t->ndoubles, MPI_DOUBLE, target, tdisp(target, DISP),
+                    t->count, t->type, win);
+            MPI_Win_unlock(target, win);
+            MPI_Barrier(MPI_COMM_WORLD);
+            fill(exp, WIN_BYTES, rank, round + 10 * phase, 555);
+            fill(src, bytes, source, round + 10 * phase, 556);
+            reference(exp, src, t->ndoubles, MPI_DOUBLE, exp + DISP * 8, 1,
+                      t->type, bytes);
+            snprintf(what, sizeof(what), "reattach put phase=%d round=%d",
+                     phase, round);
+            check(what, wbuf, exp, WIN_BYTES);
+
+            fill(obuf, bytes, rank, round + 10 * phase, 557);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+            MPI_Get(obuf, t->ndoubles, MPI_DOUBLE, target, tdisp(target, DISP),
+                    t->count, t->type, win);
+            MPI_Win_unlock(target, win);
+            fill(twin, WIN_BYTES, target, round + 10 * phase, 555);
+            fill(src, bytes, rank, round + 10 * phase, 556);
+            reference(twin, src, t->ndoubles, MPI_DOUBLE, twin + DISP * 8, 1,
+                      t->type, bytes);
+            reference(exp, twin + DISP * 8, 1, t->type, exp, t->ndoubles,
+                      MPI_DOUBLE, bytes);
+            snprintf(what, sizeof(what), "reattach get phase=%d round=%d",
+                     phase, round);
+            check(what, obuf, exp, bytes);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    /* informational (not a check line: the address is the kernel's) */
+    printf("reattach rank %d: same_address=%d\n", rank, same);
+    MPI_Win_detach(win, a);
+    MPI_Win_free(&win);
+    munmap(a, WIN_BYTES);
+    free(b);
+    free(obuf);
+    free(src);
+    free(exp);
+    free(twin);
 }
 
 int main(int argc, char **argv)
@@ -389,12 +499,20 @@ int main(int argc, char **argv)
     }
     /* MPI_Win_create (osc/umr moves these zero-copy), then
      * MPI_Win_allocate (left to the wrapped module: shared mapping) */
-    for (w = 0; w < 2; ++w) {
+    dyn_base = NULL;
+    for (w = 0; w < 3; ++w) {
         if (w == 0) {
             win_name = "create";
             wbuf = malloc(WIN_BYTES);
             MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
                            &win);
+        } else if (w == 2) {
+            /* dynamic: displacements are addresses (tdisp) */
+            win_name = "dynamic";
+            wbuf = malloc(WIN_BYTES);
+            dyn_base = malloc(nprocs * sizeof(*dyn_base));
+            MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+            dyn_attach(win, wbuf, WIN_BYTES);
         } else {
             win_name = "allocate";
             MPI_Win_allocate(WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
@@ -410,11 +528,17 @@ int main(int argc, char **argv)
                 }
             }
         }
+        if (w == 2) {
+            MPI_Win_detach(win, wbuf);
+        }
         MPI_Win_free(&win);
-        if (w == 0) {
+        if (w != 1) {
             free(wbuf);
         }
     }
+    run_reattach(&t[0]);
+    free(dyn_base);
+    dyn_base = NULL;
     MPI_Group_free(&target_group);
     MPI_Group_free(&source_group);
     run_out_of_window(&t[0]);

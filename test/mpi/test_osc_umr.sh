@@ -19,7 +19,10 @@
 #    rank's MPI_Win_create window was wrapped and its MPI_Win_allocate
 #    window left to the wrapped module, keys were asked for and arrived,
 #    and puts and gets moved zero-copy on every rank, with no error and no
-#    live registration at the end;
+#    live registration at the end; dynamic windows: attached memory was
+#    registered, every detach told the origins holding keys to drop them
+#    (invals_sent, invals_received, keys_dropped > 0 on every rank) and at
+#    least one rank got new pages at the detached region's address;
 #  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
 #    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
 #    leaves the window to the wrapped module);
@@ -66,7 +69,8 @@ counter_each_rank() {   # file name np [value]
 zcopy_ran() {   # file np
     local f=$1 np=$2 c
     # the MPI_Win_create window wrapped, the MPI_Win_allocate one not
-    for c in windows_wrapped windows_plain zcopy_puts zcopy_gets key_requests key_ready key_answers; do
+    for c in windows_wrapped windows_plain zcopy_puts zcopy_gets key_requests key_ready key_answers \
+             attached invals_sent invals_received keys_dropped; do
         counter_each_rank "$f" $c "$np" || return 1
     done
     counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
@@ -74,6 +78,8 @@ zcopy_ran() {   # file np
     for c in key_errors key_refused; do
         counter_each_rank "$f" $c "$np" 1 || return 1
     done
+    grep -q "reattach rank .*same_address=1" "$f" ||
+        { echo "no rank re-attached at the same address"; return 1; }
     # pml/umr's line: no registration left, no error
     ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
 }

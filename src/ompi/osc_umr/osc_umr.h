@@ -66,6 +66,11 @@ typedef struct mca_osc_umr_counters {
     uint64_t key_errors;        /* target: requests answered with an error */
     uint64_t zcopy_errors;      /* operations that failed and were redone
                                    through the wrapped module */
+    uint64_t attached;          /* dynamic, target: attaches registered */
+    uint64_t invals_sent;       /* dynamic, target: origins told to drop
+                                   their keys (at detach) */
+    uint64_t invals_received;   /* dynamic, origin: such messages taken */
+    uint64_t keys_dropped;      /* dynamic, origin: keys dropped by them */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,

@@ -6,6 +6,7 @@
  * osc/umr: target layout keys (see osc_umr_key.h, osc_umr_wire.h).
  */
 #include "osc_umr_key.h"
+#include "osc_umr_dyn.h"
 #include "common_umr.h"
 #include "common_umr_progress.h"
 
@@ -36,27 +37,30 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
                                ompi_datatype_t *dt)
 {
     size_t dlen = ompi_datatype_pack_description_length(dt);
+    uint8_t addr[sizeof(((mca_osc_umr_kreq_t*)NULL)->data)];
     mca_osc_umr_kreq_t *kreq;
     ompi_request_t *sreq;
     const void *desc;
     size_t alen;
     int rc;
 
-    if ((dlen > sizeof(kreq->data)) ||
+    if ((dlen > sizeof(addr)) ||
         (ompi_datatype_get_pack_description(dt, &desc) != OMPI_SUCCESS)) {
         MCA_OSC_UMR_VERBOSE(10, "datatype description of %zu bytes: never "
                             "asked for", dlen);
         return OMPI_ERROR;
     }
-    kreq = malloc(sizeof(*kreq));
+    /* the address first (on the stack), then only what is sent on the
+     * heap: no 4 KiB allocation per request between the user's */
+    if ((mca_common_umr_peer_prepare(key->peer, addr, &alen) !=
+         OMPI_SUCCESS) || (alen + dlen > sizeof(kreq->data))) {
+        return OMPI_ERROR;
+    }
+    kreq = malloc(MCA_OSC_UMR_KREQ_HDR + alen + dlen);
     if (kreq == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if ((mca_common_umr_peer_prepare(key->peer, kreq->data, &alen) !=
-         OMPI_SUCCESS) || (alen + dlen > sizeof(kreq->data))) {
-        free(kreq);
-        return OMPI_ERROR;
-    }
+    memcpy(kreq->data, addr, alen);
     /* RMA and keys on its endpoint: never disconnected (pml_umr_max_conns) */
     mca_common_umr_peer_pin(key->peer);
     kreq->magic    = MCA_OSC_UMR_KREQ_MAGIC;
@@ -83,6 +87,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
         ompi_request_cancel(key->ans_req);
         ompi_request_wait_completion(key->ans_req);
         ompi_request_free(&key->ans_req);
+        key->ans_req = NULL;
         free(kreq);
         return rc;
     }
@@ -146,6 +151,7 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
              (req->req_status.MPI_ERROR == OMPI_SUCCESS);
 
     ompi_request_free(&key->ans_req);
+    key->ans_req = NULL;   /* free leaves MPI_REQUEST_NULL: "no request" */
     opal_list_remove_item(&key->w->pending, &key->super);
     if (!ok || (key->ans.id != (uintptr_t)key) ||
         (key->ans.status != MCA_OSC_UMR_KANS_OK) ||
@@ -190,23 +196,49 @@ int mca_osc_umr_keys_init(mca_osc_umr_win_t *w)
         w->kreq_req = NULL;
         return OMPI_ERROR;
     }
+    if (w->dynamic && (mca_osc_umr_dyn_init(w) != OMPI_SUCCESS)) {
+        ompi_request_cancel(w->kreq_req);
+        ompi_request_wait_completion(w->kreq_req);
+        ompi_request_free(&w->kreq_req);
+        w->kreq_req = NULL;
+        return OMPI_ERROR;
+    }
     return OMPI_SUCCESS;
 }
 
 /* The bytes `count` elements of `layout` touch at displacement `disp` lie in
- * the window. */
+ * the window (dynamic: in one attached region, the displacement being an
+ * address); *addr_p: where the first element starts. */
 static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
                                  const umr_layout_t *layout, size_t count,
-                                 ptrdiff_t *off_p)
+                                 char **addr_p, char **att_base_p)
 {
     ptrdiff_t off    = (ptrdiff_t)disp * w->disp_unit;
     ptrdiff_t last   = (ptrdiff_t)(count - 1) * umr_layout_extent(layout);
-    ptrdiff_t lo     = off + umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
-    ptrdiff_t hi     = off + umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
+    ptrdiff_t lo     = umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
+    ptrdiff_t hi     = umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
+    mca_osc_umr_attached_t *att;
 
-    *off_p = off;
-    return (count > 0) && (count < ((size_t)1 << 40)) && (lo >= 0) &&
-           (hi <= (ptrdiff_t)w->len) && (hi > lo);
+    if ((count == 0) || (count >= ((size_t)1 << 40)) || (hi <= lo)) {
+        return 0;
+    }
+    if (w->dynamic) {
+        /* wrap-around of the address arithmetic is out of any region */
+        if ((lo < 0) && ((uintptr_t)off < (uintptr_t)-lo)) {
+            return 0;
+        }
+        att = mca_osc_umr_dyn_find(w, (uintptr_t)off + (uintptr_t)lo,
+                                   (uintptr_t)off + (uintptr_t)hi);
+        if ((att == NULL) || ((uintptr_t)off + (uintptr_t)hi < (uintptr_t)off)) {
+            return 0;
+        }
+        *addr_p     = (char*)(uintptr_t)off;
+        *att_base_p = att->base;
+        return 1;
+    }
+    *addr_p     = w->base + off;
+    *att_base_p = NULL;
+    return (off + lo >= 0) && (off + hi <= (ptrdiff_t)w->len);
 }
 
 static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
@@ -218,7 +250,7 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
     mca_osc_umr_tkey_t *tkey;
     umr_layout_t *layout = NULL;
     ompi_datatype_t *dt;
-    ptrdiff_t off;
+    char *addr, *att_base;
     void *p = desc;
     int status = MCA_OSC_UMR_KANS_OK;
 
@@ -232,7 +264,8 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
         return MCA_OSC_UMR_KANS_UNSUPPORTED;
     }
     OMPI_DATATYPE_RELEASE(dt);
-    if (!mca_osc_umr_in_window(w, kreq->disp, layout, kreq->count, &off)) {
+    if (!mca_osc_umr_in_window(w, kreq->disp, layout, kreq->count, &addr,
+                               &att_base)) {
         status = MCA_OSC_UMR_KANS_OUT_OF_WINDOW;
         goto out;
     }
@@ -247,12 +280,13 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
         w->tkeys_cap = cap;
     }
     tkey = &w->tkeys[w->ntkeys];
-    if (mca_common_umr_lkey_acquire(peer->rail, w->base + off, layout,
+    if (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
                                     kreq->count, &tkey->region, &tkey->lkey)
         != OMPI_SUCCESS) {
         status = MCA_OSC_UMR_KANS_NO_KEY;
         goto out;
     }
+    tkey->att_base = att_base;
     ++w->ntkeys;
     ans->rkey_len = (uint16_t)peer->rail->rkey_size;
     memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
@@ -290,6 +324,7 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src, size_t len)
                                             ans);
     }
     if (ans->status == MCA_OSC_UMR_KANS_OK) {
+        w->tkey_given[src] = 1;
         ++mca_osc_umr.cnt.key_answers;
     } else {
         ++mca_osc_umr.cnt.key_errors;
@@ -311,10 +346,13 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src, size_t len)
 
 void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
 {
-    mca_osc_umr_key_t *key, *next;
     ompi_request_t *req = w->kreq_req;
     int src;
     size_t len;
+
+    if (w->closing) {
+        return;
+    }
 
     if ((req != NULL) && REQUEST_COMPLETE(req)) {
         w->kreq_req = NULL;
@@ -328,11 +366,73 @@ void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
             w->kreq_req = NULL;   /* origins' keys stay pending */
         }
     }
+    mca_osc_umr_keys_answers(w);
+    if (w->dynamic) {
+        mca_osc_umr_dyn_check(w);
+    }
+}
+
+void mca_osc_umr_keys_answers(mca_osc_umr_win_t *w)
+{
+    mca_osc_umr_key_t *key, *next;
+
     OPAL_LIST_FOREACH_SAFE(key, next, &w->pending, mca_osc_umr_key_t) {
         if (REQUEST_COMPLETE(key->ans_req)) {
             mca_osc_umr_key_answered(key);
         }
     }
+}
+
+void mca_osc_umr_keys_drop(mca_osc_umr_win_t *w, int target)
+{
+    mca_osc_umr_key_id_t *id;
+    mca_osc_umr_key_t *key;
+    void *k, *node = NULL;
+    size_t ksize, n = 0, cap = 0, i;
+    mca_osc_umr_key_id_t *ids = NULL, *tmp;
+    int rc;
+
+    rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,
+                                           &node);
+    while (rc == OPAL_SUCCESS) {
+        id = k;
+        if ((key->target == target) &&
+            (key->state != MCA_OSC_UMR_KEY_PENDING)) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 16;
+                tmp = realloc(ids, cap * sizeof(*ids));
+                if (tmp == NULL) {
+                    /* cannot drop them: never use any key of this window */
+                    w->dynamic_broken = 1;
+                    break;
+                }
+                ids = tmp;
+            }
+            ids[n++] = *id;
+            /* kept until the window goes: operations in flight elsewhere
+             * may still refer to it */
+            opal_list_append(&w->stale, &key->super);
+        }
+        rc = opal_hash_table_get_next_key_ptr(&w->keys, &k, &ksize,
+                                              (void**)&key, node, &node);
+    }
+    for (i = 0; i < n; ++i) {
+        opal_hash_table_remove_value_ptr(&w->keys, &ids[i], sizeof(ids[i]));
+    }
+    mca_osc_umr.cnt.keys_dropped += n;
+    free(ids);
+}
+
+void mca_osc_umr_key_free(mca_osc_umr_key_t *key)
+{
+    if (key->has_rkey) {
+        uct_umr_ep_rkey_release(key->peer->ep, key->rkey);
+    }
+    if (key->layout != NULL) {
+        umr_layout_free(key->layout);
+    }
+    OBJ_DESTRUCT(&key->super);
+    free(key);
 }
 
 /* Every request another rank sent us is answered, every answer we wait
@@ -375,6 +475,9 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
     if (collective) {
         mca_osc_umr_keys_settle(w);
     }
+    /* from here progress leaves this window alone: the requests below are
+     * cancelled and waited for here, not taken by keys_progress */
+    w->closing = 1;
     if (w->kreq_req != NULL) {
         ompi_request_cancel(w->kreq_req);
         ompi_request_wait_completion(w->kreq_req);
@@ -393,16 +496,12 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
             ompi_request_free(&key->ans_req);
             opal_list_remove_item(&w->pending, &key->super);
         }
-        if (key->has_rkey) {
-            uct_umr_ep_rkey_release(key->peer->ep, key->rkey);
-        }
-        if (key->layout != NULL) {
-            umr_layout_free(key->layout);
-        }
-        OBJ_DESTRUCT(&key->super);
-        free(key);
+        mca_osc_umr_key_free(key);
         rc = opal_hash_table_get_next_key_ptr(&w->keys, &k, &ksize,
                                               (void**)&key, node, &node);
     }
     opal_hash_table_remove_all(&w->keys);
+    if (w->dynamic) {
+        mca_osc_umr_dyn_fini(w);
+    }
 }

@@ -61,6 +61,13 @@ mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
 /* A key that failed in use: never used again. */
 void mca_osc_umr_key_refuse(mca_osc_umr_key_t *key);
 
+/* Origin: take the answers that arrived; drop every key held for `target`
+ * (dynamic windows, at its detach: osc_umr_dyn.h), pending ones excepted;
+ * free a key no longer in the cache. */
+void mca_osc_umr_keys_answers(mca_osc_umr_win_t *w);
+void mca_osc_umr_keys_drop(mca_osc_umr_win_t *w, int target);
+void mca_osc_umr_key_free(mca_osc_umr_key_t *key);
+
 /* Target and origin sides of one window: start (post the request receive),
  * progress (answer requests, take answers), finish (`collective`: every
  * request sent is answered and every answer taken first; 0: only when no

@@ -6,6 +6,7 @@
  * osc/umr: osc/umr in front of a window's module (see osc_umr_module.h).
  */
 #include "osc_umr_module.h"
+#include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "osc_umr_rma.h"
 #include "osc_umr_sync.h"
@@ -45,7 +46,8 @@ static int mca_osc_umr_module_eligible(ompi_communicator_t *comm, int flavor)
         MCA_OSC_UMR_VERBOSE(10, "osc_umr_zcopy=off: window left as it is");
         return 0;
     }
-    if (flavor != MPI_WIN_FLAVOR_CREATE) {
+    if ((flavor != MPI_WIN_FLAVOR_CREATE) &&
+        (flavor != MPI_WIN_FLAVOR_DYNAMIC)) {
         MCA_OSC_UMR_VERBOSE(10, "window flavor %d: left as it is", flavor);
         return 0;
     }
@@ -61,8 +63,12 @@ static int mca_osc_umr_module_eligible(ompi_communicator_t *comm, int flavor)
     return 1;
 }
 
-static void mca_osc_umr_module_patch(ompi_osc_base_module_t *m)
+static void mca_osc_umr_module_patch(ompi_osc_base_module_t *m, int dynamic)
 {
+    if (dynamic) {
+        m->osc_win_attach  = mca_osc_umr_attach;
+        m->osc_win_detach  = mca_osc_umr_detach;
+    }
     m->osc_put             = mca_osc_umr_put;
     m->osc_get             = mca_osc_umr_get;
     m->osc_rput            = mca_osc_umr_rput;
@@ -89,6 +95,9 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
     if (ok) {
         w  = mca_osc_umr_win_new(win, base, size, disp_unit, comm);
         ok = (w != NULL);
+        if (ok) {
+            w->dynamic = (flavor == MPI_WIN_FLAVOR_DYNAMIC);
+        }
     }
     /* all ranks wrap, or none: the key protocol needs both ends */
     rc = comm->c_coll->coll_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm,
@@ -112,7 +121,7 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
 
     mca_osc_umr_win_add(w);
     w->real = *win->w_osc_module;
-    mca_osc_umr_module_patch(win->w_osc_module);
+    mca_osc_umr_module_patch(win->w_osc_module, w->dynamic);
     if (mca_osc_umr.nwins++ == 0) {
         opal_progress_register(mca_osc_umr_progress);
     }

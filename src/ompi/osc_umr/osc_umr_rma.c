@@ -6,6 +6,7 @@
  * osc/umr: put and get (see osc_umr_rma.h).
  */
 #include "osc_umr_rma.h"
+#include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "common_umr.h"
 #include "common_umr_dtype.h"
@@ -216,6 +217,20 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         (length < mca_osc_umr.min_size)) {
         goto real;
     }
+    if (w->dynamic) {
+        ptrdiff_t lb, extent, tlb, textent;
+
+        /* dynamic windows: nothing below one page of target span (never
+         * registered by the target, osc_umr_dyn.h; and keys of tiny
+         * accesses at ever new addresses, as linked lists make, would
+         * only fill the cache) */
+        ompi_datatype_get_extent(target_dt, &lb, &extent);
+        ompi_datatype_get_true_extent(target_dt, &tlb, &textent);
+        if (textent + (ptrdiff_t)(target_count - 1) * extent <
+            MCA_OSC_UMR_DYN_MIN_ATTACH) {
+            goto real;
+        }
+    }
     if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
         ompi_datatype_is_contiguous_memory_layout(origin_dt, origin_count) &&
         ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
@@ -236,6 +251,13 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         !mca_osc_umr_small_blocks(oinfo, origin_count, tinfo, target_count,
                                   length)) {
         goto real;
+    }
+    if (w->dynamic) {
+        /* a detach the target told us about drops its keys first */
+        mca_osc_umr_dyn_check(w);
+        if (w->dynamic_broken) {
+            goto pass;
+        }
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);

@@ -65,6 +65,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     OBJ_CONSTRUCT(&w->keys, opal_hash_table_t);
     OBJ_CONSTRUCT(&w->pending, opal_list_t);
     OBJ_CONSTRUCT(&w->failed, opal_list_t);
+    OBJ_CONSTRUCT(&w->stale, opal_list_t);
     opal_hash_table_init(&w->keys, 256);
     w->win           = win;
     w->base          = base;
@@ -75,8 +76,9 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->kreq_sent     = calloc(n, sizeof(int));
     w->kreq_answered = calloc(n, sizeof(int));
     w->inflight      = calloc(n, sizeof(uint64_t));
+    w->tkey_given    = calloc(n, sizeof(uint8_t));
     if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
-        (w->inflight == NULL) ||
+        (w->inflight == NULL) || (w->tkey_given == NULL) ||
         (mca_osc_umr_win_register(w) != OMPI_SUCCESS)) {
         mca_osc_umr_win_destroy(w);
         return NULL;
@@ -98,11 +100,14 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     }
     OBJ_DESTRUCT(&w->pending);
     OBJ_DESTRUCT(&w->failed);
+    OBJ_DESTRUCT(&w->stale);
     OBJ_DESTRUCT(&w->keys);
     free(w->kreq_sent);
     free(w->kreq_answered);
     free(w->inflight);
     free(w->tkeys);
+    free(w->tkey_given);
+    free(w->att);
     free(w);
 }
 

@@ -33,7 +33,16 @@ BEGIN_C_DECLS
 typedef struct mca_osc_umr_tkey {
     mca_common_umr_region_t *region;
     mca_common_umr_lkey_t   *lkey;
+    char                    *att_base;  /* dynamic: the attached region */
 } mca_osc_umr_tkey_t;
+
+/* Dynamic windows: memory attached to the window, registered on every
+ * rail until it is detached (osc_umr_dyn.h). */
+typedef struct mca_osc_umr_attached {
+    char                    *base;
+    size_t                  len;
+    mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
+} mca_osc_umr_attached_t;
 
 typedef struct mca_osc_umr_win {
     opal_list_item_t        super;      /* in the list of wrapped windows */
@@ -44,6 +53,10 @@ typedef struct mca_osc_umr_win {
     char                    *base;
     size_t                  len;
     ptrdiff_t               disp_unit;
+    int                     dynamic;    /* MPI_Win_create_dynamic */
+    int                     dynamic_broken; /* no invalidation receive:
+                                               keys never used */
+    int                     closing;    /* being freed: progress skips it */
 
     /* target side */
     mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
@@ -52,11 +65,18 @@ typedef struct mca_osc_umr_win {
     mca_osc_umr_tkey_t      *tkeys;
     size_t                  ntkeys, tkeys_cap;
     int                     *kreq_answered;  /* per origin */
+    mca_osc_umr_attached_t  *att;       /* dynamic: attached memory */
+    size_t                  natt, att_cap;
+    uint8_t                 *tkey_given;     /* per origin, since the
+                                                last detach */
 
     /* origin side */
     opal_hash_table_t       keys;       /* osc_umr_key.h */
     opal_list_t             pending;    /* keys whose answer is awaited */
     opal_list_t             failed;     /* operations to redo (osc_umr_rma.h) */
+    opal_list_t             stale;      /* keys dropped (dynamic) */
+    ompi_request_t          *inval_req; /* dynamic: next invalidation */
+    mca_osc_umr_inval_t     inval;
     int                     *kreq_sent;      /* per target */
     uint64_t                *inflight;       /* zero-copy ops per target */
     uint64_t                inflight_total;

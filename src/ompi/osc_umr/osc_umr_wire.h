@@ -22,6 +22,7 @@
 
 #define MCA_OSC_UMR_TAG_KREQ    (-0x700011)
 #define MCA_OSC_UMR_TAG_KANS    (-0x700012)
+#define MCA_OSC_UMR_TAG_INVAL   (-0x700013)
 
 #define MCA_OSC_UMR_KREQ_SIZE   4096
 #define MCA_OSC_UMR_KREQ_MAGIC  0x6f7363756d72316bull   /* "osc umr1k" */
@@ -55,5 +56,17 @@ typedef struct mca_osc_umr_kans {
     uint16_t pad;
     uint8_t  rkey[MCA_OSC_UMR_KANS_RKEY];
 } mca_osc_umr_kans_t;
+
+/* Dynamic windows: a target that detaches memory tells every origin it
+ * gave a key since its last detach to drop the keys it holds for that
+ * target (a synchronous send: MPI_Win_detach returns once each origin has
+ * matched it; osc_umr_dyn.h). */
+#define MCA_OSC_UMR_INVAL_MAGIC 0x6f7363756d723164ull   /* "osc umr1d" */
+
+typedef struct mca_osc_umr_inval {
+    uint64_t magic;
+    uint64_t base;        /* the detached region (for the trace) */
+    uint64_t len;
+} mca_osc_umr_inval_t;
 
 #endif

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# osc/umr under an ARMCI-MPI-style program (osc_umr_armci: strided
+# MPI_Get/MPI_Put of subarrays of a 2D and a 3D global array distributed
+# over the ranks, inside MPI_Win_lock_all / MPI_Win_flush /
+# MPI_Win_unlock_all, and MPI_Accumulate through the wrapped module), sw
+# engine: at np 2 and 4, over ob1 and over ucx, every element checked
+# against the serial result on every rank, and the check lines (with the
+# checksum of the whole array) the same with osc/umr on and with
+# osc_umr_enable=0; with osc/umr, gets and puts moved zero-copy on every
+# rank, keys were asked for and answered, no error.
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+. "$(dirname "$0")/mpi_test_env.sh"
+ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
+prog=$PWD/osc_umr_armci
+out=$PWD/test_osc_umr_armci.out.d
+mkdir -p "$out"
+run_timeout=${run_timeout:-180}
+suite=osc_umr_armci
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+
+osc_env=("${umr_env[@]}" OMPI_MCA_osc_umr_verbose=1)
+ucx_args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
+
+same_checks() {   # ref got
+    local ref=$1 got=$2
+    if grep -q "^FAIL" "$ref" "$got"; then grep -h "^FAIL" "$ref" "$got" | head; return 1; fi
+    grep -q "osc_umr_armci: 0 failure(s)" "$ref" || { echo "$ref failed"; tail "$ref"; return 1; }
+    grep -q "osc_umr_armci: 0 failure(s)" "$got" || { echo "$got failed"; tail "$got"; return 1; }
+    [ "$(grep -c '^check .*checksum' "$ref")" -eq 2 ] || { echo "no checksums in $ref"; return 1; }
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "check lines differ ($ref vs $got)"; return 1; }
+}
+
+counters() {   # file np: zero-copy puts and gets on every rank, no error
+    local f=$1 np=$2
+    [ "$(grep -c 'osc_umr: rank' "$f")" -eq "$np" ] || { echo "not $np counter lines"; return 1; }
+    grep "osc_umr: rank" "$f" | awk '{
+        for (i = 1; i < NF; ++i) v[$i] = $(i + 1)
+        if (v["zcopy_puts"] + 0 <= 0 || v["zcopy_gets"] + 0 <= 0 ||
+            v["key_ready"] + 0 <= 0 || v["key_answers"] + 0 <= 0 ||
+            v["zcopy_errors"] + 0 != 0 || v["key_errors"] + 0 != 0) {
+            print "bad counters: " $0; bad = 1 } }
+        END { exit bad }'
+}
+
+identical() {   # np pml
+    local np=$1 pml=$2 args=(-np "$1")
+    if [ "$pml" = ucx ]; then args+=("${ucx_args[@]}"); else args+=(--mca pml ob1,umr); fi
+    run "$out/ref-$np-$pml" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 -- "${args[@]}" ||
+        { tail "$out/ref-$np-$pml"; return 1; }
+    run "$out/umr-$np-$pml" "${osc_env[@]}" -- "${args[@]}" ||
+        { tail -30 "$out/umr-$np-$pml"; return 1; }
+    same_checks "$out/ref-$np-$pml" "$out/umr-$np-$pml" &&
+        counters "$out/umr-$np-$pml" "$np" &&
+        ! grep -q "osc_umr: rank" "$out/ref-$np-$pml"
+}
+
+for np in 2 4; do
+    for pml in ob1 ucx; do
+        check "identical_np${np}_${pml}" identical "$np" "$pml"
+    done
+done
+finish

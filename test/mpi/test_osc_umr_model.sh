@@ -1,0 +1,67 @@
+#!/bin/bash
+# Copyright (c) 2026, The mlx5_umr developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# osc/umr on the mlx5 engine over the rdma-core model on simulated hosts
+# (contrib/mpirun-model.sh: libumr_verbs_model.so preloaded, every peer on
+# the mlx5 engine, pml_umr_devices=mlx5_0; osc/umr picked by itself):
+#  - osc_umr_test (put/get of vector, subarray, indexed, struct-resized
+#    target types from a contiguous and a vector origin, under fence,
+#    lock/unlock, lock_all/flush, post/start/complete/wait and Rput/Rget,
+#    over MPI_Win_create, MPI_Win_allocate and dynamic windows, and
+#    attach/detach/re-attach of a dynamic window; every byte checked)
+#    prints the same check lines as the plain job (no mlx5_umr component),
+#    on an InfiniBand and on a RoCE v2 setup, at np 2 on 2 hosts (and np 4
+#    over ob1 on IB);
+#  - every rank moved puts and gets zero-copy through target keys, asked
+#    for and answered keys, dropped keys at the targets' detaches, with no
+#    zero-copy error, and ended with no registration left (pml/umr's line).
+# Results in GoogleTest's format (contrib/test-summary.sh counts them).
+#
+set -u
+. "$(dirname "$0")/mpi_test_env.sh"
+prog=$PWD/osc_umr_test
+out=$PWD/test_osc_umr_model.out.d
+mkdir -p "$out"
+suite=osc_umr_model
+run_timeout=${run_timeout:-600}
+. "$(dirname "$0")/../gtest/gtest_format.sh"
+. "$(dirname "$0")/pml_umr_model_env.sh"
+
+[ -f "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" ] ||
+    { echo "no mca_osc_umr.so in $top_builddir"; exit 1; }
+
+# every rank: zero-copy puts and gets, keys, dynamic windows' drops, no error
+osc_counters() {   # file np
+    local f=$1 np=$2
+    [ "$(grep -c 'osc_umr: rank' "$f")" -eq "$np" ] ||
+        { grep "osc_umr: rank" "$f"; echo "not $np osc_umr counter lines"; return 1; }
+    grep "osc_umr: rank" "$f" | awk '{
+        for (i = 1; i < NF; ++i) v[$i] = $(i + 1)
+        if (v["zcopy_puts"] + 0 <= 0 || v["zcopy_gets"] + 0 <= 0 ||
+            v["key_ready"] + 0 <= 0 || v["key_answers"] + 0 <= 0 ||
+            v["attached"] + 0 <= 0 || v["keys_dropped"] + 0 <= 0 ||
+            v["zcopy_errors"] + 0 != 0) { print "bad counters: " $0; bad = 1 } }
+        END { exit bad }' || return 1
+    ! grep -a "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
+}
+
+identical() {   # link np pml
+    local link=$1 np=$2 pml=$3 got=$out/model-$1-$2-$3 args=(-np "$2")
+    ref "$np" "$pml" || { tail "$out/ref-$np-$pml"; return 1; }
+    grep -q "osc_umr_test: 0 failure(s)" "$out/ref-$np-$pml" ||
+        { tail "$out/ref-$np-$pml"; return 1; }
+    if [ "$pml" = ucx ]; then args+=(--mca pml ucx,umr "${ucx_args[@]}")
+    else args+=(--mca pml ob1,umr); fi
+    model "$got" OMPI_MCA_osc_umr_verbose=1 -- --link "$link" --hosts 2 -- \
+        "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
+    grep -q "osc_umr_test: 0 failure(s)" "$got" || { tail -20 "$got"; return 1; }
+    same_results "$out/ref-$np-$pml" "$got" && osc_counters "$got" "$np"
+}
+
+for link in ib roce; do
+    check "identical_${link}_np2_ob1_zcopy" identical "$link" 2 ob1
+done
+check identical_roce_np2_ucx_zcopy identical roce 2 ucx
+check identical_ib_np4_ob1_zcopy identical ib 4 ob1
+finish
