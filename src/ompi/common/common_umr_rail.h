@@ -75,7 +75,7 @@ OMPI_DECLSPEC void mca_common_umr_rails_release(void);
 OMPI_DECLSPEC void mca_common_umr_rails_close(void);
 
 /* The modex version peers must publish: same Open MPI, same protocol. */
-#define MCA_COMMON_UMR_MODEX_VERSION OMPI_VERSION "/umr2"
+#define MCA_COMMON_UMR_MODEX_VERSION OMPI_VERSION "/umr3"
 
 END_C_DECLS
 

@@ -155,17 +155,19 @@ typedef struct mca_pml_umr_ack_slot {
 /* zero-copy sends waiting for their ack, oldest first */
 static UCS_LIST_HEAD(mca_pml_umr_sends_pending);
 
-/* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` with
- * `tag` that waits, or NULL when there are none or several (the receiver
- * cannot say which: that sender keeps waiting, as before). */
+/* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` on the
+ * communicator `cid` (umr_ompi_comm_gid) with `tag` that waits, or NULL
+ * when there are none or several (the receiver cannot say which: that
+ * sender keeps waiting). */
 static UCS_F_NOINLINE mca_pml_umr_request_t *
-mca_pml_umr_send_by_tag(int rank, int tag)
+mca_pml_umr_send_by_tag(int rank, uint64_t cid, int tag)
 {
     mca_pml_umr_request_t *req, *found = NULL;
     int n = 0;
 
     ucs_list_for_each(req, &mca_pml_umr_sends_pending, pending) {
-        if ((req->peer->world_rank == rank) && (req->tag == tag)) {
+        if ((req->peer->world_rank == rank) && (req->tag == tag) &&
+            (umr_ompi_comm_gid(req->comm) == cid)) {
             found = req;
             ++n;
         }
@@ -190,7 +192,8 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
     mca_common_umr_reap_add(ireq);
     if (!ireq->req_status._cancelled) {
         req = (slot->ack.sreq == MCA_PML_UMR_ACK_BY_TAG) ?
-              mca_pml_umr_send_by_tag(slot->rank, slot->ack.tag) :
+              mca_pml_umr_send_by_tag(slot->rank, slot->ack.cid,
+                                      slot->ack.tag) :
               (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
         if (req != NULL) {
             ucs_list_del(&req->pending);
