@@ -41,6 +41,7 @@ typedef struct mca_common_umr_counters {
     uint64_t lkey_hits;         /* layout key reused */
     uint64_t lkey_misses;       /* layout key made */
     uint64_t retired;           /* peers retired to pass-through */
+    uint64_t rails_retired;     /* rails retired (every peer on them) */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

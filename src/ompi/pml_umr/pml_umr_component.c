@@ -288,7 +288,8 @@ static int mca_pml_umr_counters_print(void)
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
-                    "fault_declines %lu fallback_sends %lu retired %lu",
+                    "fault_declines %lu fallback_sends %lu retired %lu "
+                    "rails_retired %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
@@ -296,7 +297,8 @@ static int mca_pml_umr_counters_print(void)
                     s->keys_live, c->errors + s->errors,
                     mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
                     c->prefiltered, ds.decoded + ds.unsupported, c->declined,
-                    c->fault_declines, c->fallback_sends, s->retired);
+                    c->fault_declines, c->fallback_sends, s->retired,
+                    s->rails_retired);
     }
     return OMPI_SUCCESS;
 }

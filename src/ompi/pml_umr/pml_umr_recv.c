@@ -134,6 +134,20 @@ static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
     ompi_request_set_callback(req->fb, mca_pml_umr_recv_fb_cb, req);
 }
 
+/* A fault on the zero-copy path (`status`): decline and retire the peer,
+ * and the rail too when the fault is the rail's (an md UMR timeout, an md
+ * the transport retired: port down). */
+static void mca_pml_umr_recv_fault(mca_pml_umr_request_t *req,
+                                   ucs_status_t status)
+{
+    if ((status == UCS_ERR_TIMED_OUT) ||
+        !mca_common_umr_rail_alive(req->peer->rail)) {
+        mca_common_umr_rail_retire(req->peer->rail,
+                                   ucs_status_string(status));
+    }
+    mca_pml_umr_recv_fallback(req, ucs_status_string(status));
+}
+
 static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
 {
     mca_pml_umr_request_t *req = ucs_container_of(comp, mca_pml_umr_request_t,
@@ -154,7 +168,7 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     req->has_rkey = 0;
     if (comp->status != UCS_OK) {
         /* what the get wrote is overwritten by the data that follows */
-        mca_pml_umr_recv_fallback(req, ucs_status_string(comp->status));
+        mca_pml_umr_recv_fault(req, comp->status);
         return;
     }
     mca_pml_umr_recv_ack(req, 0);
@@ -247,7 +261,7 @@ err_rkey:
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
 err:
     req->has_rkey = 0;
-    mca_pml_umr_recv_fallback(req, ucs_status_string(status));
+    mca_pml_umr_recv_fault(req, status);
     return;
 
 decline:
@@ -400,9 +414,14 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
                             req->peer->world_rank,
                             (unsigned long)req->ctl.length);
-        if (req->peer->retired || (req->ctl.rkey_len == 0)) {
-            /* (a retired sender sends only escapes, without a key) */
+        if (mca_common_umr_peer_retired(req->peer)) {
             mca_pml_umr_recv_fallback(req, "retired");
+            return;
+        }
+        if (req->ctl.rkey_len == 0) {
+            /* an escape without a key (its sender's key could not be made,
+             * or it retired us or its rail): declined, nothing retired */
+            mca_pml_umr_recv_fallback(req, NULL);
             return;
         }
         if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||

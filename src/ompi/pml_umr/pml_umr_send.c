@@ -131,7 +131,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
             return peer;    /* a retired peer declines it (no key) */
         }
     }
-    if (candidate && !peer->retired &&
+    if (candidate && !mca_common_umr_peer_retired(peer) &&
         mca_pml_umr_dtype_choose(slot, count, peer)) {
         return peer;
     }
@@ -363,25 +363,41 @@ static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
     ompi_request_set_callback(req->fb, mca_pml_umr_send_fb_cb, req);
 }
 
+/* An escape: Z bytes of user data that start with the magic. It must
+ * never pass through raw (the receiver would take it for a control
+ * message): without a key it goes as a control message without one,
+ * which the receiver declines. */
+static int mca_pml_umr_send_is_escape(mca_pml_umr_request_t *req)
+{
+    mca_pml_umr_ctl_t head;
+
+    if (req->dt->super.size * req->count != MCA_PML_UMR_CTL_SIZE) {
+        return 0;
+    }
+    mca_pml_umr_peek(req->buf, req->count, req->dt, &head,
+                     sizeof(head.magic));
+    return mca_pml_umr_ctl_is_magic(&head);
+}
+
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                   const umr_mpi_dtype_t *info)
 {
     mca_common_umr_peer_t *peer = req->peer;
     mca_pml_umr_ctl_t *ctl      = &req->ctl;
+    int keyless = 0;
     size_t addr_len;
     int rc;
 
-    if (peer->retired) {
-        /* an escape to a retired peer: a control message without a key,
-         * which it declines (the data follows through the wrapped PML) */
-        memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
-        addr_len = 0;
-        goto fill;
+    if (mca_common_umr_peer_retired(peer)) {
+        goto keyless;
     }
     /* the region and its layout key: registered once, reused */
     rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
                                      req->count, &req->region, &req->lkey);
     if (rc != OMPI_SUCCESS) {
+        if (mca_pml_umr_send_is_escape(req)) {
+            goto keyless;
+        }
         mca_pml_umr_send_fallback(req, rc);
         return OMPI_ERROR;
     }
@@ -393,6 +409,15 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
     ctl->rkey_len = peer->rail->rkey_size;
     memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
+    goto fill;
+
+keyless:
+    /* an escape to a retired peer (or rail), or one whose key could not be
+     * made: a control message without a key, which the receiver declines
+     * (the data follows through the wrapped PML) */
+    keyless = 1;
+    memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+    addr_len = 0;
 fill:
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
@@ -433,12 +458,18 @@ fill:
     return OMPI_SUCCESS;
 
 err_dereg:
-    mca_pml_umr_send_fallback(req, OMPI_ERROR);
     if (req->lkey != NULL) {
         mca_common_umr_lkey_release(req->region, req->lkey);
     }
     req->lkey   = NULL;
     req->region = NULL;
+    if (!keyless && mca_pml_umr_send_is_escape(req)) {
+        goto keyless;
+    }
+    /* (a keyless escape whose ack receive cannot be posted, out of
+     * memory, passes through raw: the receiver then declines it as a
+     * malformed control message) */
+    mca_pml_umr_send_fallback(req, OMPI_ERROR);
     return OMPI_ERROR;
 }
 

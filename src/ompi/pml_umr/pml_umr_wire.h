@@ -24,8 +24,9 @@
  *   CTL   S -> R  (user's comm, dst, tag; Z bytes): magic, S's request,
  *                 length, S's block count, S's layout key (+ S's endpoint
  *                 address while not connected). A CTL without a key (an
- *                 escape: user data of Z bytes that starts with the magic,
- *                 to a retired peer) is always declined.
+ *                 escape, user data of Z bytes that starts with the magic,
+ *                 to a retired peer or rail or whose key could not be
+ *                 made: it never goes raw) is always declined.
  *   ACK   R -> S  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK): names S's request
  *                 (sreq), or, when R never saw the CTL's bytes, the
  *                 message's communicator and tag (sreq
@@ -51,7 +52,9 @@
  *              the wrapped PML's own send, no request of ours.
  *   KEY        layout key + endpoint: on any failure (beyond the key
  *              budget, key pool dry, endpoint) nothing was sent yet ->
- *              the wrapped PML's own send (counter `fallbacks`).
+ *              the wrapped PML's own send (counter `fallbacks`), but an
+ *              escape goes as a keyless CTL; an md UMR timeout (or an md
+ *              the transport retired) also retires the rail.
  *   CTL_SENT   CTL posted, ACK receive posted; events 2 (CTL sent, ACK):
  *              ACK done      -> DONE when the CTL send completed too
  *              ACK FALLBACK  -> DATA_SENT (+1 event; RETIRE: peer retired;
@@ -71,14 +74,18 @@
  *                 not fit)                  -> TRUNC
  *   CLASSIFY   from progress: a pml/umr peer and the magic -> CTL, else the
  *              wrapped PML's status.
- *   CTL        retired peer or escape, malformed CTL, zero-copy would lose
- *              (pml_umr_choose_recv, both layouts), receive type not
- *              decoded -> DECLINE; connect (fault -> DECLINE+RETIRE) ->
+ *   CTL        retired peer or rail, malformed CTL -> DECLINE+RETIRE;
+ *              keyless escape, zero-copy would lose (pml_umr_choose_recv,
+ *              both layouts), receive type not decoded -> DECLINE;
+ *              connect (fault -> DECLINE+RETIRE) ->
  *              GET (at once, or once the peer is connected).
  *   GET        rkey, receive region (key fault -> DECLINE+RETIRE), the get
  *              (receive layout beyond the key budget -> DECLINE; md wait,
  *              post or completion fault -> DECLINE+RETIRE; no resource ->
- *              retried from progress) -> ACK(done) -> DONE. A receive
+ *              retried from progress) -> ACK(done) -> DONE. A fault that
+ *              is the rail's (md UMR timeout; the transport retired the
+ *              md: port down) retires the rail as well: every peer on it
+ *              is then declined at CTL without another try. A receive
  *              smaller than the message gets what fits and
  *              MPI_ERR_TRUNCATE (what the wrapped PML would say).
  *   DECLINE    post the DATA receive into the user's buffer, then
