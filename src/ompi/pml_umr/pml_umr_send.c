@@ -100,11 +100,15 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count)
     return 1;
 }
 
-/* The peer for a zero-copy send of this message, or NULL to pass through. */
+/* The peer for a zero-copy send of this message, or NULL to pass through.
+ * `prechecked`: the entry point found it noncontiguous, at least
+ * zc_min_len (>= min_size) bytes and not of small blocks, unless it is of
+ * exactly Z bytes (mca_pml_umr_send_fast, _small_blocks): not again. */
 static mca_common_umr_peer_t *
 mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
                         int dst, mca_pml_base_send_mode_t mode,
-                        ompi_communicator_t *comm, const umr_mpi_dtype_t **info)
+                        ompi_communicator_t *comm, const umr_mpi_dtype_t **info,
+                        int prechecked)
 {
     size_t len = dt->super.size * count;
     mca_common_umr_dtype_slot_t *slot;
@@ -112,10 +116,15 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_pml_umr_ctl_t head;
     int candidate;
 
-    candidate = (len >= mca_pml_umr.min_size) &&
-                !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
-    if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
-        return NULL;   /* counted */
+    if (prechecked && (len != MCA_PML_UMR_CTL_SIZE)) {
+        candidate = 1;
+    } else {
+        candidate = (len >= mca_pml_umr.min_size) &&
+                    !opal_datatype_is_contiguous_memory_layout(&dt->super,
+                                                               count);
+        if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
+            return NULL;   /* counted */
+        }
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
@@ -478,13 +487,14 @@ err_dereg:
 static UCS_F_ALWAYS_INLINE mca_pml_umr_request_t *
 mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
                        int dst, int tag, mca_pml_base_send_mode_t mode,
-                       ompi_communicator_t *comm)
+                       ompi_communicator_t *comm, int prechecked)
 {
     const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
     mca_common_umr_peer_t *peer;
 
-    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
+    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info,
+                                   prechecked);
     if (peer == NULL) {
         return NULL;
     }
@@ -513,7 +523,7 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
 
-    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
     if (req == NULL) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
@@ -562,7 +572,7 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     if (mca_pml_umr_send_small_blocks(dt, count)) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
-    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
     if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
@@ -609,7 +619,7 @@ static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     mca_pml_umr_request_restart(req);
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
-                                         &info);
+                                         &info, 0);
     if ((req->peer != NULL) &&
         (mca_pml_umr_send_zcopy(req, info) == OMPI_SUCCESS)) {
         return OMPI_SUCCESS;
