@@ -331,6 +331,11 @@ AS_IF([test "x$ac_cv_have_decl_PMIX_GLOBAL$ac_cv_have_decl_OPAL_PMIX_GLOBAL" = x
 # MPI fault tolerance (ULFM, 5.0): on at run time, Open MPI reads every PML
 # request as ob1's (ompi_request_is_failed_fn), which pml/umr's are not.
 AC_CHECK_DECLS([ompi_ftmpi_enabled], [], [], [UMR_OMPI_PROBE_HEADERS])
+# A communicator's id that all its processes agree on (the answer to a
+# truncated control message names it): 4.1's c_contextid, 5.0's extended id.
+AC_CHECK_DECLS([ompi_comm_get_extended_cid], [], [], [UMR_OMPI_PROBE_HEADERS[
+#include <ompi/communicator/communicator.h>
+]])
 # User messages (opal_show_help): up to 5.0 the help files are read at run
 # time from the directories opal_show_help_add_dir() names; from 6.0 they are
 # compiled into libopen-pal (opal_show_help_get_content) and a component's

@@ -18,8 +18,8 @@
  * (ompi_request_t, mca_pml_base_request_t, opal_convertor_*), the request
  * completion protocol (ompi_request_complete, ompi_request_set_callback),
  * the modex macros (OPAL_MODEX_SEND/RECV), ompi_mpi_state and the
- * communicator calls pml/umr makes (it never reads a communicator id, so
- * the extended ids of 5.0, ompi_comm_get_local_cid, do not concern it).
+ * communicator calls pml/umr makes. The one communicator id it reads is
+ * umr_ompi_comm_gid() below (never the local ids of 5.0).
  */
 #ifndef UMR_OMPI_COMPAT_H_
 #define UMR_OMPI_COMPAT_H_
@@ -53,6 +53,24 @@
 #else
 #  define UMR_OMPI_HELP_FILES_AT_RUN_TIME 1
 #endif
+
+
+/* A 64-bit id of a communicator, the same in all its processes (an answer
+ * names the communicator of the message it answers, pml_umr_wire.h): 4.1's
+ * context id (agreed by all members), from 5.0 the extended id (its
+ * c_index is local to each process). */
+#include <ompi/communicator/communicator.h>
+static inline uint64_t umr_ompi_comm_gid(const ompi_communicator_t *comm)
+{
+#if defined(HAVE_DECL_OMPI_COMM_GET_EXTENDED_CID) && \
+    HAVE_DECL_OMPI_COMM_GET_EXTENDED_CID
+    ompi_comm_extended_cid_t cid = ompi_comm_get_extended_cid(comm);
+
+    return (cid.cid_base * 0x9e3779b97f4a7c15ull) ^ cid.cid_sub.u64;
+#else
+    return comm->c_contextid;
+#endif
+}
 
 
 /* The PML framework's component version: 2.0.0 up to 4.1, 2.1.0 from 5.0

@@ -21,7 +21,12 @@
  *   colls     collectives with types Open MPI builds internally
  *   persist   persistent sends/receives (Start, Startall), MPI_Alltoallv
  *   trunc     half a column received from a whole column, blocking and
- *             nonblocking: MPI_ERR_TRUNCATE, and the sender is released
+ *             nonblocking, as a vector and as contiguous doubles:
+ *             MPI_ERR_TRUNCATE, and the sender is released
+ *   trunccomm two zero-copy sends with one tag to one peer on two
+ *             communicators wait at once; the receiver truncates the one on
+ *             MPI_COMM_WORLD into one double (nothing of the control
+ *             message to read): each send completes, the other arrives whole
  *   count     20 eligible sends from rank 0 to rank 1 (counters)
  */
 #include <mpi.h>
@@ -448,8 +453,9 @@ static void persist(void)
 /* Rank 0 sends a whole column of a 1024 x 8 matrix of doubles (1,024
  * doubles, 8 KiB: zero-copy) to rank 1, which receives half a column (a
  * vector of 512 doubles, 4 KiB: less than a control message) blocking,
- * then nonblocking: MPI_ERR_TRUNCATE for the receiver, the sender
- * completes, and a last message still goes through. */
+ * then nonblocking (MPI_Test loop), then 512 contiguous doubles
+ * nonblocking (MPI_Wait) and blocking: MPI_ERR_TRUNCATE for the receiver,
+ * the sender completes, and a last message still goes through. */
 static void trunc_case(void)
 {
     int rows = 1024, cols = 8, k, rc, cls, flag;
@@ -465,7 +471,7 @@ static void trunc_case(void)
     MPI_Type_vector(rows / 2, 1, cols, MPI_DOUBLE, &half);
     MPI_Type_commit(&col);
     MPI_Type_commit(&half);
-    for (k = 0; k < 2; ++k) {
+    for (k = 0; k < 4; ++k) {
         fill(a, len, rank, k);
         memset(b, 0, len);
         if (rank == 0) {
@@ -474,6 +480,16 @@ static void trunc_case(void)
         } else if (rank == 1) {
             if (k == 0) {
                 rc = MPI_Recv(b, 1, half, 0, 60 + k, MPI_COMM_WORLD, &st);
+            } else if (k == 2) {
+                MPI_Irecv(b, rows / 2, MPI_DOUBLE, 0, 60 + k, MPI_COMM_WORLD,
+                          &rq);
+                rc = MPI_Wait(&rq, &st);
+                if (rc == MPI_SUCCESS) {
+                    rc = st.MPI_ERROR;
+                }
+            } else if (k == 3) {
+                rc = MPI_Recv(b, rows / 2, MPI_DOUBLE, 0, 60 + k,
+                              MPI_COMM_WORLD, &st);
             } else {
                 MPI_Irecv(b, 1, half, 0, 60 + k, MPI_COMM_WORLD, &rq);
                 do {
@@ -484,8 +500,8 @@ static void trunc_case(void)
                 }
             }
             MPI_Error_class(rc, &cls);
-            CHECK(cls == MPI_ERR_TRUNCATE, "%s: error class %d",
-                  k ? "nonblocking" : "blocking", cls);
+            CHECK(cls == MPI_ERR_TRUNCATE, "receive %d: error class %d", k,
+                  cls);
             h = hash_bytes(h, &cls, sizeof(cls));
         }
     }
@@ -503,6 +519,69 @@ static void trunc_case(void)
     MPI_Type_free(&half);
     free(a); free(b);
     report("trunc", h);
+}
+
+/* Two zero-copy sends of a column from rank 0 to rank 1 with one tag wait
+ * at once, on a duplicate of MPI_COMM_WORLD and on MPI_COMM_WORLD; rank 1
+ * receives the one on MPI_COMM_WORLD into one double (MPI_Irecv, MPI_Wait:
+ * MPI_ERR_TRUNCATE; too small to show any byte of a control message), then
+ * the other whole. Both sends complete (MPI_Waitall), the whole one holds
+ * the right bytes, and a last message on each communicator goes through. */
+static void trunccomm_case(void)
+{
+    int rows = 1024, cols = 8, rc, cls, k;
+    size_t len = sizeof(double) * rows * cols;
+    char *a = malloc(len), *a2 = malloc(len), *b = malloc(len);
+    MPI_Datatype col;
+    MPI_Request rq[2];
+    MPI_Status st;
+    MPI_Comm dup;
+    uint64_t h = 0;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Type_vector(rows, 1, cols, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    fill(a, len, rank, 70);
+    fill(a2, len, rank, 71);
+    memset(b, 0, len);
+    if (rank == 0) {
+        MPI_Isend(a2, 1, col, 1, 70, dup, &rq[0]);
+        MPI_Isend(a, 1, col, 1, 70, MPI_COMM_WORLD, &rq[1]);
+        rc = MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        CHECK(rc == MPI_SUCCESS, "sender: rc %d", rc);
+    } else if (rank == 1) {
+        MPI_Irecv(b, 1, MPI_DOUBLE, 0, 70, MPI_COMM_WORLD, &rq[0]);
+        rc = MPI_Wait(&rq[0], &st);
+        if (rc == MPI_SUCCESS) {
+            rc = st.MPI_ERROR;
+        }
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TRUNCATE, "truncated receive: error class %d",
+              cls);
+        h = hash_bytes(h, &cls, sizeof(cls));
+        memset(b, 0, len);
+        MPI_Recv(b, 1, col, 0, 70, dup, MPI_STATUS_IGNORE);
+        h ^= verify("the other communicator's", b, len, 1, col, 0, len, 1,
+                    col, 71);
+    }
+    for (k = 0; k < 2; ++k) {
+        fill(a, len, rank, 72 + k);
+        memset(b, 0, len);
+        if (rank == 0) {
+            MPI_Send(a, 1, col, 1, 70, k ? dup : MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, 1, col, 0, 70, k ? dup : MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            h ^= verify("after truncation", b, len, 1, col, 0, len, 1, col,
+                        72 + k);
+        }
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&col);
+    MPI_Comm_free(&dup);
+    free(a); free(a2); free(b);
+    report("trunccomm", h);
 }
 
 /* ---- counters: 20 eligible sends ---------------------------------------- */
@@ -544,6 +623,7 @@ static const struct {
 } cases[] = {
     {"bigsend", bigsend}, {"bigrecv", bigrecv}, {"status", status},
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
+    {"trunccomm", trunccomm_case},
     {"count", count_case},
 };
 

@@ -13,6 +13,14 @@
 #    which the sender's side alone would win, every element checked
 #    (bench_mpi_apps -a transpose): declined and sent through the wrapped
 #    PML, nothing received zero-copy;
+#  - every fault point inside the engine (UCX_MLX5_UMR_TEST_FAULT of the
+#    test build, engine_fault.h: connect, post, completion, key, mdwait) on
+#    the sw engine: pml_umr_test gives the same results as without pml/umr,
+#    fallbacks + fault_declines + fallback_sends is not 0, no key is left
+#    and no error counted, over ob1 and ucx, -np 2 and 4 (the mlx5 engine
+#    on the rdma-core model: test_pml_umr_model_faults.sh);
+#  - an md UMR timeout (mdwait, either knob) retires the rail: one line a
+#    process, the counter rails_retired; no other fault point does;
 #  - a type made for one message and freed is not decoded to be passed
 #    through: the particle exchange (bench_mpi_apps -a particles: a fresh
 #    indexed type of 48-byte particles per message, MPI_Probe) with a costs
@@ -41,12 +49,12 @@ pml_args() {   # pml, umr(0|1)
 
 # sum of counter NAME over the ranks' counter lines of FILE
 counter() {
-    grep "pml_umr: rank [0-9]*:" "$1" | grep -o " $2 [0-9]*" | awk '{s += $2} END {print s + 0}'
+    grep "pml_umr: rank [0-9]*: zcopy_sends" "$1" | grep -o " $2 [0-9]*" | awk '{s += $2} END {print s + 0}'
 }
 
 clean_end() {   # file: counters printed, no key left, no error
-    [ "$(grep -c 'pml_umr: rank [0-9]*:' "$1")" -gt 0 ] || { echo "no counters in $1"; tail "$1"; return 1; }
-    ! grep "pml_umr: rank [0-9]*:" "$1" | grep -v "keys_live 0 errors 0"
+    [ "$(grep -c 'pml_umr: rank [0-9]*: zcopy_sends' "$1")" -gt 0 ] || { echo "no counters in $1"; tail "$1"; return 1; }
+    ! grep "pml_umr: rank [0-9]*: zcopy_sends" "$1" | grep -v "keys_live 0 errors 0"
 }
 
 same_checks() {   # ref, got: pml_umr_test's check lines
@@ -71,7 +79,44 @@ fault() {   # point, pml, np
         [ "$(counter "$got" $n)" -gt 0 ] || { echo "$n 0 with fault $1"; return 1; }
     done
     # the peers were retired: one verbose line each, naming the rank
-    grep -q "retired to pass-through" "$got" || { echo "no retirement line"; return 1; }
+    grep -q "rank [0-9]* retired to pass-through" "$got" || { echo "no retirement line"; return 1; }
+    rail_retired "$1" "$got"
+}
+
+# An md UMR timeout is the rail's: retired once (one line, rails_retired)
+# where it happened, every peer on it passes through; a fault of one peer
+# (connect, key, post, completion) leaves the rail.
+rail_retired() {   # point, file
+    local r
+    r=$(counter "$2" rails_retired)
+    echo "rails_retired $r"
+    if [ "${1%%:*}" = mdwait ]; then
+        [ "$r" -gt 0 ] && [ "$(grep -c 'rail sw retired to pass-through (every peer on it)' "$2")" -eq "$r" ] ||
+            { grep "retired" "$2" | head; echo "md timeout: the rail not retired once"; return 1; }
+    else
+        [ "$r" -eq 0 ] || { grep "rail .* retired" "$2" | head -3; echo "a peer's fault retired the rail"; return 1; }
+    fi
+}
+
+# A fault inside the sw engine (every rank, every call of the point after
+# the first AFTER): the plain job's results, some fallback counted.
+engine_fault() {   # point[:after], pml, np
+    local ref=$out/ref-$2-$3 got=$out/engine-${1/:/_}-$2-$3 n
+    prog=$test_prog
+    # shellcheck disable=SC2046 # word lists
+    [ -f "$ref" ] || run "$ref" -- -np "$3" $(pml_args "$2" 0) || { tail "$ref"; return 1; }
+    # shellcheck disable=SC2046
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on UCX_MLX5_UMR_ENGINE=sw \
+        UCX_MLX5_UMR_TEST_FAULT="$1" -- -np "$3" $(pml_args "$2" 1) ||
+        { echo "job failed"; tail -20 "$got"; return 1; }
+    same_checks "$ref" "$got" && clean_end "$got" || return 1
+    n=$(( $(counter "$got" fallbacks) + $(counter "$got" fault_declines) +
+          $(counter "$got" fallback_sends) ))
+    echo "$1 $2 np $3: fallbacks $(counter "$got" fallbacks) fault_declines" \
+         "$(counter "$got" fault_declines) fallback_sends $(counter "$got" fallback_sends)" \
+         "zcopy_recvs $(counter "$got" zcopy_recvs)"
+    [ "$n" -gt 0 ] || { echo "no fallback counted with engine fault $1"; grep "pml_umr: rank" "$got"; return 1; }
+    rail_retired "$1" "$got"
 }
 
 # sw costs 250 ns a block on either side, nothing else; the wrapped
@@ -138,6 +183,17 @@ for point in ${UMR_FAULT_POINTS:-connect key mdwait post completion}; do
     for pml in ob1 ucx; do
         for np in 2 4; do
             check "fault_${point}_${pml}_np$np" fault "$point" "$pml" "$np"
+        done
+    done
+done
+for point in ${UMR_ENGINE_FAULT_POINTS:-connect post completion key mdwait}; do
+    for pml in ob1 ucx; do
+        for np in 2 4; do
+            if [ "${UMR_TEST_FAULTS:-no}" = yes ]; then
+                check "engine_fault_${point}_${pml}_np$np" engine_fault "$point" "$pml" "$np"
+            else
+                skip "engine_fault_${point}_${pml}_np$np" "built without --enable-test-faults"
+            fi
         done
     done
 done

@@ -8,8 +8,9 @@
 # run without pml/umr, the receives hold exactly the bytes MPI's own
 # pack/unpack give (the program checks), and no rank printed an error:
 #  - bigsend/bigrecv: layouts beyond the key budget (max_keys) on both sides
-#    or on the receiver's only pass through or are received through a
-#    bounce buffer, silently (no UCX ERROR, no pml_umr warning);
+#    or on the receiver's only pass through (sender) or are declined (the
+#    data comes through the wrapped PML), silently (no UCX ERROR, no
+#    pml_umr warning);
 #  - status: status.MPI_ERROR is left alone by MPI_Recv, MPI_Mrecv,
 #    MPI_Wait, MPI_Test and the probes;
 #  - colls: MPI_Allgatherv, MPI_Gatherv, MPI_Alltoallw with the types Open
@@ -17,7 +18,11 @@
 #  - persist: persistent sends/receives (Start, Startall) of derived and
 #    contiguous types, and MPI_Alltoallv (persistent requests inside);
 #  - trunc: a zero-copy column received as half a column, blocking and
-#    nonblocking: MPI_ERR_TRUNCATE, and the sender is released (no hang);
+#    nonblocking, as a vector and as contiguous doubles: MPI_ERR_TRUNCATE,
+#    and the sender is released (no hang);
+#  - trunccomm: two zero-copy sends with one tag to one peer on two
+#    communicators wait at once, one is truncated unseen (one double): the
+#    receiver's answer releases that one and not the other (no hang);
 #  - counters: every eligible send is counted once (zcopy_sends,
 #    passthrough_sends, fallbacks), also with a key pool of one
 #    (UCX_MLX5_UMR_MKEY_POOL_SIZE=1): quiet fallback, one verbose line;
@@ -129,6 +134,7 @@ for pml in ob1 ucx; do
         done
     done
     check "trunc_np2_${pml}" same trunc 2 "$pml"
+    check "trunccomm_np2_${pml}" same trunccomm 2 "$pml"
     check "counters_np2_${pml}" counters_add_up "$pml"
     check "counters_pool_of_one_np2_${pml}" pool_of_one "$pml"
     check "typo_warned_np2_${pml}" typo_warned "$pml"

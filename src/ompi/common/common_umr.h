@@ -52,6 +52,7 @@ typedef struct mca_common_umr_counters {
                                     and every connected peer busy, or a
                                     disconnect under way (sender: of
                                     fallbacks; receiver: of declined) */
+    uint64_t rails_retired;     /* rails retired (every peer on them) */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

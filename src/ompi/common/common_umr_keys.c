@@ -245,6 +245,11 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
                                ucs_status_string(status));
         rc = (status == UCS_ERR_EXCEEDS_LIMIT) ? OMPI_ERR_NOT_AVAILABLE :
                                                  OMPI_ERROR;
+        if ((status == UCS_ERR_TIMED_OUT) || !mca_common_umr_rail_alive(rail)) {
+            /* the md's UMRs time out, or its port is down: not this
+             * layout's fault, nor one peer's */
+            mca_common_umr_rail_retire(rail, ucs_status_string(status));
+        }
         goto err_layout;
     }
     status = uct_md_mkey_pack(rail->md, lkey->memh, lkey->rkey);

@@ -173,6 +173,12 @@ OMPI_DECLSPEC void mca_common_umr_peer_wait(mca_common_umr_peer_t *peer,
 OMPI_DECLSPEC void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer,
                                               const char *why);
 
+/* The peer passes through: retired itself, or its rail is. */
+static inline int mca_common_umr_peer_retired(const mca_common_umr_peer_t *peer)
+{
+    return peer->retired || peer->rail->retired;
+}
+
 /* MPI_Finalize has started: let in-flight work finish and cancel the
  * handshake receives that will never match, while MPI_COMM_WORLD works. */
 OMPI_DECLSPEC void mca_common_umr_peers_quiesce(void);

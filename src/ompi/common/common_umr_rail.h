@@ -35,6 +35,8 @@ typedef struct mca_common_umr_rail {
     size_t        dev_addr_len;
     size_t        iface_addr_len;
     int           is_sw;
+    int           retired;          /* a rail-level fault: every peer on
+                                       it passes through from now on */
     ucs_rcache_t  *rcache;          /* registrations (common_umr_keys.h) */
 } mca_common_umr_rail_t;
 
@@ -73,6 +75,16 @@ OMPI_DECLSPEC int mca_common_umr_rails_open(const mca_base_component_t *owner,
 /* Release the registrations (keys_live to 0), then close the rails. */
 OMPI_DECLSPEC void mca_common_umr_rails_release(void);
 OMPI_DECLSPEC void mca_common_umr_rails_close(void);
+
+/* A rail-level fault on `rail` (`why`: an md UMR timeout, the port
+ * down): it is retired, every peer on it passes through from now on (one
+ * verbose line, the counter rails_retired). */
+OMPI_DECLSPEC void mca_common_umr_rail_retire(mca_common_umr_rail_t *rail,
+                                              const char *why);
+/* Whether the rail's md still works (the transport retires an md whose
+ * port went down: it then reaches nothing, not even itself). Fault paths
+ * only: it asks the transport. */
+OMPI_DECLSPEC int mca_common_umr_rail_alive(mca_common_umr_rail_t *rail);
 
 /* The modex version peers must publish: same Open MPI, same protocol. */
 #define MCA_COMMON_UMR_MODEX_VERSION OMPI_VERSION "/umr3"

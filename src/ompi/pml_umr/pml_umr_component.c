@@ -302,7 +302,8 @@ static int mca_pml_umr_counters_print(void)
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
                     "fault_declines %lu fallback_sends %lu retired %lu "
-                    "conns_max %lu disconnects %lu budget_passthrough %lu",
+                    "conns_max %lu disconnects %lu budget_passthrough %lu "
+                    "rails_retired %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
@@ -311,7 +312,8 @@ static int mca_pml_umr_counters_print(void)
                     mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
                     c->prefiltered, ds.decoded + ds.unsupported, c->declined,
                     c->fault_declines, c->fallback_sends, s->retired,
-                    s->conns_max, s->disconnects, s->budget_passthrough);
+                    s->conns_max, s->disconnects, s->budget_passthrough,
+                    s->rails_retired);
     }
     return OMPI_SUCCESS;
 }

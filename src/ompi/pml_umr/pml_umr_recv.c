@@ -73,12 +73,15 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req, uint32_t flags)
     if (req->step == MCA_PML_UMR_STEP_TRUNC) {
         ack->sreq = MCA_PML_UMR_ACK_BY_TAG;
         ack->tag  = req->tag;
+        ack->cid  = umr_ompi_comm_gid(req->comm);
     } else {
         ack->sreq = req->ctl.sreq;
         ack->tag  = 0;
+        ack->cid  = 0;
     }
     ack->error = (req->error == MPI_ERR_TRUNCATE) ? MPI_SUCCESS : req->error;
     ack->flags = flags;
+    ack->pad   = 0;
     if (mca_pml_umr.real.pml_isend(ack, sizeof(*ack), &ompi_mpi_byte.dt,
                                    req->peer->world_rank, MCA_PML_UMR_TAG_ACK,
                                    MCA_PML_BASE_SEND_STANDARD,
@@ -103,9 +106,10 @@ static int mca_pml_umr_recv_fb_cb(ompi_request_t *fb)
 }
 
 /* Decline the control message: the data comes through the wrapped PML
- * (pml_umr_wire.h). `why` NULL: zero-copy would lose; otherwise a fault on
- * the zero-copy path, and the peer is retired. The get's resources are
- * released already. */
+ * (pml_umr_wire.h). `why` NULL: zero-copy would lose, or the receive
+ * layout cannot be moved zero-copy (not decoded, beyond the rail's key
+ * budget); otherwise a fault on the zero-copy path, and the peer is
+ * retired. The get's resources are released already. */
 static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
                                       const char *why)
 {
@@ -117,8 +121,6 @@ static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
     } else {
         ++mca_pml_umr.cnt.declined;
     }
-    free(req->tmp);
-    req->tmp = NULL;
     rc = mca_pml_umr.real.pml_irecv(req->buf, req->count, req->dt,
                                     req->peer->world_rank,
                                     MCA_PML_UMR_TAG_DATA,
@@ -137,14 +139,24 @@ static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
     ompi_request_set_callback(req->fb, mca_pml_umr_recv_fb_cb, req);
 }
 
+/* A fault on the zero-copy path (`status`): decline and retire the peer,
+ * and the rail too when the fault is the rail's (an md UMR timeout, an md
+ * the transport retired: port down). */
+static void mca_pml_umr_recv_fault(mca_pml_umr_request_t *req,
+                                   ucs_status_t status)
+{
+    if ((status == UCS_ERR_TIMED_OUT) ||
+        !mca_common_umr_rail_alive(req->peer->rail)) {
+        mca_common_umr_rail_retire(req->peer->rail,
+                                   ucs_status_string(status));
+    }
+    mca_pml_umr_recv_fallback(req, ucs_status_string(status));
+}
+
 static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
 {
     mca_pml_umr_request_t *req = ucs_container_of(comp, mca_pml_umr_request_t,
                                                   comp);
-    struct iovec iov;
-    uint32_t iov_count = 1;
-    size_t max_data;
-    opal_convertor_t conv;
 
     if ((comp->status == UCS_OK) &&
         mca_pml_umr_fault(MCA_PML_UMR_FAULT_COMPLETION)) {
@@ -158,39 +170,14 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
     }
     req->memh = NULL;
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
-    if (req->tmp != NULL) {
-        if (comp->status == UCS_OK) {
-            iov.iov_base = req->tmp;
-            iov.iov_len  = req->length;
-            max_data     = req->length;
-            OBJ_CONSTRUCT(&conv, opal_convertor_t);
-            opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
-                                                     &req->dt->super,
-                                                     req->count, req->buf, 0,
-                                                     &conv);
-            opal_convertor_unpack(&conv, &iov, &iov_count, &max_data);
-            OBJ_DESTRUCT(&conv);
-        }
-        free(req->tmp);
-        req->tmp = NULL;
-    }
+    req->has_rkey = 0;
     if (comp->status != UCS_OK) {
         /* what the get wrote is overwritten by the data that follows */
-        mca_pml_umr_recv_fallback(req, ucs_status_string(comp->status));
+        mca_pml_umr_recv_fault(req, comp->status);
         return;
     }
     mca_pml_umr_recv_ack(req, 0);
     mca_pml_umr_recv_finish(req, 1);
-}
-
-/* The packed bytes into a registered bounce buffer (unpacked by the
- * convertor when the get is done). */
-static ucs_status_t mca_pml_umr_recv_bounce(mca_pml_umr_request_t *req)
-{
-    req->tmp = malloc(req->length);
-    return (req->tmp == NULL) ? UCS_ERR_NO_MEMORY :
-           mca_common_umr_mem_reg(req->peer->rail, req->tmp, req->length,
-                                  &req->memh);
 }
 
 static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
@@ -199,7 +186,6 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
     mca_common_umr_rail_t *rail    = req->peer->rail;
     size_t capacity             = req->dt->super.size * req->count;
     ucs_status_t status;
-    uct_iov_t iov;
 
     req->length = req->ctl.length;
     if (req->length > capacity) {
@@ -214,10 +200,16 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         }
         req->has_rkey = 1;
     }
+    if ((info == NULL) || (info->layout == NULL)) {
+        /* a receive type the decoder does not take: declined */
+        MCA_PML_UMR_VERBOSE(20, "receive type not decoded: %lu bytes "
+                            "declined", (unsigned long)req->length);
+        goto decline;
+    }
     if (req->memh == NULL) {
         if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_KEY)) {
             status = UCS_ERR_NO_RESOURCE;
-        } else if ((info != NULL) && (info->layout != NULL)) {
+        } else {
             status = (mca_common_umr_region_acquire(rail, req->buf,
                                                     info->layout, req->count,
                                                     &req->region) ==
@@ -225,8 +217,6 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
             if (status == UCS_OK) {
                 req->memh = req->region->memh;
             }
-        } else {
-            status = mca_pml_umr_recv_bounce(req);
         }
         if (status != UCS_OK) {
             req->memh   = NULL;
@@ -242,37 +232,24 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         status = UCS_ERR_TIMED_OUT;
     } else if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_POST)) {
         status = UCS_ERR_IO_ERROR;
-    } else if (req->tmp == NULL) {
+    } else {
         status = uct_umr_ep_get_layout(req->peer->ep, req->memh, req->buf,
                                        info->layout, req->count, 0,
                                        req->length, 0, req->rkey, &req->comp);
-    } else {
-        iov.buffer = req->tmp;
-        iov.length = req->length;
-        iov.memh   = req->memh;
-        iov.stride = 0;
-        iov.count  = 1;
-        status = uct_ep_get_zcopy(req->peer->ep, &iov, 1, 0, req->rkey,
-                                  &req->comp);
     }
-    if (OPAL_UNLIKELY(status == UCS_ERR_EXCEEDS_LIMIT) && (req->tmp == NULL)) {
-        /* ISSUE-18 RECEIVER FALLBACK (minimal; to become the receiver's
-         * decline message of the protocol): the receive layout is beyond
-         * the rail's key budget, found before any data moved. The data
-         * still comes, packed, through the bounce buffer. */
+    if (OPAL_UNLIKELY(status == UCS_ERR_EXCEEDS_LIMIT)) {
+        /* the receive layout is beyond the rail's key budget, found
+         * before any data moved: declined, the data comes through the
+         * wrapped PML (not a fault: the peer stays) */
         mca_common_umr_region_put(req->region);
         req->region = NULL;
         req->memh   = NULL;
-        status      = mca_pml_umr_recv_bounce(req);
-        if (status != UCS_OK) {
-            req->memh = NULL;
-            goto err_rkey;
-        }
         MCA_PML_UMR_VERBOSE(20, "receive layout beyond the key budget: "
-                            "%lu bytes through a bounce buffer",
+                            "%lu bytes declined",
                             (unsigned long)req->length);
-        mca_pml_umr_recv_get(req);
-        return;
+        uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
+        req->has_rkey = 0;
+        goto decline;
     }
     if (status == UCS_INPROGRESS) {
         return;
@@ -289,7 +266,16 @@ err_rkey:
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
 err:
     req->has_rkey = 0;
-    mca_pml_umr_recv_fallback(req, ucs_status_string(status));
+    mca_pml_umr_recv_fault(req, status);
+    return;
+
+decline:
+    if (req->has_rkey) {
+        uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
+        req->has_rkey = 0;
+    }
+    req->error = MPI_SUCCESS;   /* a truncation is the wrapped PML's to say */
+    mca_pml_umr_recv_fallback(req, NULL);
 }
 
 /* A receive too small for a control message was truncated: if it was one,
@@ -355,9 +341,10 @@ static int mca_pml_umr_recv_watch_cb(ompi_request_t *r)
 
 /* Such a receive, watched: its completion callback is set, so only where
  * the caller leaves it alone (the tags of mca_pml_umr_recv_inplace_ok). A
- * contiguous receive is not watched (its cost would be every small
- * message's): a control message truncated into one still keeps its sender
- * waiting. */
+ * contiguous one is watched only when its communicator's errors are not
+ * fatal (mca_pml_umr_irecv): with MPI_ERRORS_ARE_FATAL (the default) a
+ * truncation ends the job anyway, and the common receive costs one more
+ * compare, not a callback. */
 static UCS_F_NOINLINE int
 mca_pml_umr_irecv_watch(void *buf, size_t count, ompi_datatype_t *dt, int src,
                         int tag, ompi_communicator_t *comm,
@@ -432,9 +419,14 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
                             req->peer->world_rank,
                             (unsigned long)req->ctl.length);
-        if (req->peer->retired || (req->ctl.rkey_len == 0)) {
-            /* (a retired sender sends only escapes, without a key) */
+        if (mca_common_umr_peer_retired(req->peer)) {
             mca_pml_umr_recv_fallback(req, "retired");
+            return;
+        }
+        if (req->ctl.rkey_len == 0) {
+            /* an escape without a key (its sender's key could not be made,
+             * or it retired us or its rail): declined, nothing retired */
+            mca_pml_umr_recv_fallback(req, NULL);
             return;
         }
         if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
@@ -507,7 +499,6 @@ static int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
     mca_pml_umr_request_restart(req);
     req->has_rkey = 0;
     req->memh     = NULL;
-    req->tmp      = NULL;
     if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
         rc = mca_pml_umr_stash_irecv(req, req->buf, req->count, req->dt,
                                      req->peer_rank, req->tag, req->comm,
@@ -597,7 +588,10 @@ int mca_pml_umr_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src,
     /* tail calls only: no stack frame on the way to the wrapped PML */
     if (OPAL_LIKELY(mca_pml_umr.stash_count == 0)) {
         if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
-            if (OPAL_LIKELY(dt->super.flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) ||
+            if ((OPAL_LIKELY(dt->super.flags &
+                             OPAL_DATATYPE_FLAG_CONTIGUOUS) &&
+                 OPAL_LIKELY(comm->error_handler ==
+                             &ompi_mpi_errors_are_fatal.eh)) ||
                 (tag <= MCA_COLL_BASE_TAG_NONBLOCKING_BASE)) {
                 return mca_pml_umr.real.pml_irecv(buf, count, dt, src, tag,
                                                   comm, request);

@@ -163,7 +163,6 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->region                    = NULL;
     req->lkey                      = NULL;
     req->has_rkey                  = 0;
-    req->tmp                       = NULL;
     req->error                     = MPI_SUCCESS;
     req->comm                      = comm;
     OBJ_RETAIN(comm);

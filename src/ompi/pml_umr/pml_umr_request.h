@@ -78,7 +78,6 @@ struct mca_pml_umr_request {
     mca_common_umr_lkey_t *lkey;      /* sender's layout key */
     uct_rkey_t            rkey;
     int                   has_rkey;
-    void                  *tmp;       /* bounce for undecodable receive types */
     size_t                length;     /* bytes moved */
     uct_completion_t      comp;
     ompi_status_public_t  inner_status;

@@ -100,11 +100,15 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count)
     return 1;
 }
 
-/* The peer for a zero-copy send of this message, or NULL to pass through. */
+/* The peer for a zero-copy send of this message, or NULL to pass through.
+ * `prechecked`: the entry point found it noncontiguous, at least
+ * zc_min_len (>= min_size) bytes and not of small blocks, unless it is of
+ * exactly Z bytes (mca_pml_umr_send_fast, _small_blocks): not again. */
 static mca_common_umr_peer_t *
 mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
                         int dst, mca_pml_base_send_mode_t mode,
-                        ompi_communicator_t *comm, const umr_mpi_dtype_t **info)
+                        ompi_communicator_t *comm, const umr_mpi_dtype_t **info,
+                        int prechecked)
 {
     size_t len = dt->super.size * count;
     mca_common_umr_dtype_slot_t *slot;
@@ -112,10 +116,15 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_pml_umr_ctl_t head;
     int candidate;
 
-    candidate = (len >= mca_pml_umr.min_size) &&
-                !opal_datatype_is_contiguous_memory_layout(&dt->super, count);
-    if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
-        return NULL;   /* counted */
+    if (prechecked && (len != MCA_PML_UMR_CTL_SIZE)) {
+        candidate = 1;
+    } else {
+        candidate = (len >= mca_pml_umr.min_size) &&
+                    !opal_datatype_is_contiguous_memory_layout(&dt->super,
+                                                               count);
+        if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
+            return NULL;   /* counted */
+        }
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
@@ -131,7 +140,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
             return peer;    /* a retired peer declines it (no key) */
         }
     }
-    if (candidate && !peer->retired &&
+    if (candidate && !mca_common_umr_peer_retired(peer) &&
         mca_pml_umr_dtype_choose(slot, count, peer)) {
         return peer;
     }
@@ -155,17 +164,19 @@ typedef struct mca_pml_umr_ack_slot {
 /* zero-copy sends waiting for their ack, oldest first */
 static UCS_LIST_HEAD(mca_pml_umr_sends_pending);
 
-/* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` with
- * `tag` that waits, or NULL when there are none or several (the receiver
- * cannot say which: that sender keeps waiting, as before). */
+/* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` on the
+ * communicator `cid` (umr_ompi_comm_gid) with `tag` that waits, or NULL
+ * when there are none or several (the receiver cannot say which: that
+ * sender keeps waiting). */
 static UCS_F_NOINLINE mca_pml_umr_request_t *
-mca_pml_umr_send_by_tag(int rank, int tag)
+mca_pml_umr_send_by_tag(int rank, uint64_t cid, int tag)
 {
     mca_pml_umr_request_t *req, *found = NULL;
     int n = 0;
 
     ucs_list_for_each(req, &mca_pml_umr_sends_pending, pending) {
-        if ((req->peer->world_rank == rank) && (req->tag == tag)) {
+        if ((req->peer->world_rank == rank) && (req->tag == tag) &&
+            (umr_ompi_comm_gid(req->comm) == cid)) {
             found = req;
             ++n;
         }
@@ -190,7 +201,8 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
     mca_common_umr_reap_add(ireq);
     if (!ireq->req_status._cancelled) {
         req = (slot->ack.sreq == MCA_PML_UMR_ACK_BY_TAG) ?
-              mca_pml_umr_send_by_tag(slot->rank, slot->ack.tag) :
+              mca_pml_umr_send_by_tag(slot->rank, slot->ack.cid,
+                                      slot->ack.tag) :
               (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
         if (req != NULL) {
             ucs_list_del(&req->pending);
@@ -367,25 +379,41 @@ static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
     ompi_request_set_callback(req->fb, mca_pml_umr_send_fb_cb, req);
 }
 
+/* An escape: Z bytes of user data that start with the magic. It must
+ * never pass through raw (the receiver would take it for a control
+ * message): without a key it goes as a control message without one,
+ * which the receiver declines. */
+static int mca_pml_umr_send_is_escape(mca_pml_umr_request_t *req)
+{
+    mca_pml_umr_ctl_t head;
+
+    if (req->dt->super.size * req->count != MCA_PML_UMR_CTL_SIZE) {
+        return 0;
+    }
+    mca_pml_umr_peek(req->buf, req->count, req->dt, &head,
+                     sizeof(head.magic));
+    return mca_pml_umr_ctl_is_magic(&head);
+}
+
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
                                   const umr_mpi_dtype_t *info)
 {
     mca_common_umr_peer_t *peer = req->peer;
     mca_pml_umr_ctl_t *ctl      = &req->ctl;
+    int keyless = 0;
     size_t addr_len;
     int rc;
 
-    if (peer->retired) {
-        /* an escape to a retired peer: a control message without a key,
-         * which it declines (the data follows through the wrapped PML) */
-        memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
-        addr_len = 0;
-        goto fill;
+    if (mca_common_umr_peer_retired(peer)) {
+        goto keyless;
     }
     /* the region and its layout key: registered once, reused */
     rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
                                      req->count, &req->region, &req->lkey);
     if (rc != OMPI_SUCCESS) {
+        if (mca_pml_umr_send_is_escape(req)) {
+            goto keyless;
+        }
         mca_pml_umr_send_fallback(req, rc);
         return OMPI_ERROR;
     }
@@ -398,6 +426,15 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
     ctl->rkey_len = peer->rail->rkey_size;
     memcpy(ctl->data, req->lkey->rkey, ctl->rkey_len);
+    goto fill;
+
+keyless:
+    /* an escape to a retired peer (or rail), or one whose key could not be
+     * made: a control message without a key, which the receiver declines
+     * (the data follows through the wrapped PML) */
+    keyless = 1;
+    memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
+    addr_len = 0;
 fill:
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
@@ -444,13 +481,19 @@ fill:
     return OMPI_SUCCESS;
 
 err_dereg:
-    /* OMPI_ERR_OUT_OF_RESOURCE: no connection within the budget now */
-    mca_pml_umr_send_fallback(req, rc);
     if (req->lkey != NULL) {
         mca_common_umr_lkey_release(req->region, req->lkey);
     }
     req->lkey   = NULL;
     req->region = NULL;
+    if (!keyless && mca_pml_umr_send_is_escape(req)) {
+        goto keyless;
+    }
+    /* (a keyless escape whose ack receive cannot be posted, out of
+     * memory, passes through raw: the receiver then declines it as a
+     * malformed control message); OMPI_ERR_OUT_OF_RESOURCE: no
+     * connection within the budget now */
+    mca_pml_umr_send_fallback(req, rc);
     return OMPI_ERROR;
 }
 
@@ -459,13 +502,14 @@ err_dereg:
 static UCS_F_ALWAYS_INLINE mca_pml_umr_request_t *
 mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
                        int dst, int tag, mca_pml_base_send_mode_t mode,
-                       ompi_communicator_t *comm)
+                       ompi_communicator_t *comm, int prechecked)
 {
     const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
     mca_common_umr_peer_t *peer;
 
-    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info);
+    peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info,
+                                   prechecked);
     if (peer == NULL) {
         return NULL;
     }
@@ -494,7 +538,7 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
 
-    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
     if (req == NULL) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
@@ -543,7 +587,7 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     if (mca_pml_umr_send_small_blocks(dt, count)) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
-    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm);
+    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
     if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
@@ -590,7 +634,7 @@ static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     mca_pml_umr_request_restart(req);
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
-                                         &info);
+                                         &info, 0);
     if ((req->peer != NULL) &&
         (mca_pml_umr_send_zcopy(req, info) == OMPI_SUCCESS)) {
         return OMPI_SUCCESS;

@@ -15,36 +15,111 @@
  * wrapped PML's). Z is not a power of two, so that ordinary messages of
  * exactly Z bytes, whose first bytes are checked for the magic, are rare.
  *
- * Protocol of one zero-copy message (S sender, R receiver; every message
- * through the wrapped PML; the data stays in S's buffer, untouched, until
- * S's request completes):
+ * Protocol of one zero-copy message: one protocol, one way to fall back.
+ * S is the sender, R the receiver; every message goes through the wrapped
+ * PML; S's data stays in S's buffer, untouched, until S's request
+ * completes, so whatever happens S can still send it through the wrapped
+ * PML. Messages:
  *
- *   S: CTL --(user's comm, dst, tag: Z bytes, key + block summary)--> R
- *   R: matches it as the user's receive, then decides with both layouts
- *      (pml_umr_choose_recv) and the state of the peer:
- *      a) zero-copy: one get from S's layout key into the receive layout,
- *         then ACK(error) --(MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK)--> S;
- *         S completes its request (error: the receiver's get failed).
- *      b) decline (zero-copy would lose; or any fault on R's side before
- *         or during the get: connect, key, post, completion): R posts a
- *         receive of the data into the user's buffer on (MPI_COMM_WORLD,
- *         S, MCA_PML_UMR_TAG_DATA), then ACK(FALLBACK[|RETIRE]) --> S;
- *         S sends the data through the wrapped PML on that tag and
- *         completes its request when that send does. RETIRE: the peer is
- *         retired on both sides (pass-through from then on; one verbose
- *         line and a counter each). Both sides handle the declined
- *         messages of a pair in the same order (one tag, FIFO per pair),
- *         so the data of each lands in its own receive.
- *         BUSY (no connection now: the budget of connected peers,
- *         common_umr_peer.h): this message only, no retirement, and the
- *         sender does not remember the type as one to pass through.
- *   S states: CTL_SENT (events: control message sent, answer) ->
- *             done (ACK) | DATA_SENT (FALLBACK: + the data send) -> done
- *   R states: CLASSIFY (Z bytes arrived: magic?) -> CTL -> GET (connected)
- *             -> done (ACK sent) | FALLBACK (data receive posted, ACK sent)
- *             -> done
- * A dead peer is an error of the wrapped PML's messages above (as without
- * pml/umr), never a wait for an answer that cannot come.
+ *   CTL   S -> R  (user's comm, dst, tag; Z bytes): magic, S's request,
+ *                 length, S's block count, S's layout key (+ S's endpoint
+ *                 address while not connected). A CTL without a key (an
+ *                 escape, user data of Z bytes that starts with the magic,
+ *                 to a retired peer or rail or whose key could not be
+ *                 made: it never goes raw) is always declined.
+ *   ACK   R -> S  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK): names S's request
+ *                 (sreq), or, when R never saw the CTL's bytes, the
+ *                 message's communicator and tag (sreq
+ *                 MCA_PML_UMR_ACK_BY_TAG, cid, tag); flags:
+ *                   0                  done: R's get finished (error: its
+ *                                      MPI error class, 0 on success)
+ *                   FALLBACK           declined: send the data on DATA
+ *                   FALLBACK|RETIRE    declined by a fault: also retire
+ *                                      the peer (both sides pass through
+ *                                      from now on; one verbose line and
+ *                                      the counter `retired` each)
+ *                   FALLBACK|BUSY      declined for want of a connection
+ *                                      (the budget of connected peers,
+ *                                      common_umr_peer.h): this message
+ *                                      only, no retirement, and the sender
+ *                                      does not remember the type as one
+ *                                      to pass through
+ *   DATA  S -> R  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_DATA): the message
+ *                 itself, (buf, count, datatype) through the wrapped PML,
+ *                 into R's receive, posted before R sent FALLBACK. Both
+ *                 sides handle the declined messages of a pair in the same
+ *                 order (one tag, FIFO per pair), so each lands in its own
+ *                 receive; a receive smaller than the message gets
+ *                 MPI_ERR_TRUNCATE from the wrapped PML itself.
+ *
+ * Sender request (pml_umr_send.c):
+ *   CHOOSE     pass-through test (size, contiguity, prefilter, peer,
+ *              decoded layout, memo of past declines, costs): pass ->
+ *              the wrapped PML's own send, no request of ours.
+ *   KEY        layout key + endpoint: on any failure (beyond the key
+ *              budget, key pool dry, endpoint, no connection within the
+ *              budget of connected peers) nothing was sent yet -> the
+ *              wrapped PML's own send (counter `fallbacks`), but an
+ *              escape goes as a keyless CTL; an md UMR timeout (or an md
+ *              the transport retired) also retires the rail.
+ *   CTL_SENT   CTL posted, ACK receive posted; events 2 (CTL sent, ACK):
+ *              ACK done      -> DONE when the CTL send completed too
+ *              ACK FALLBACK  -> DATA_SENT (+1 event; RETIRE: peer retired;
+ *                               by cost: this type and count pass through
+ *                               from now on)
+ *              CTL send error-> DONE with that error (a dead peer: an MPI
+ *                               error of the wrapped PML, never a wait)
+ *   DATA_SENT  DATA posted (counter `fallback_sends`) -> DONE when it
+ *              completes (with its error, if any)
+ *   DONE       the user's request completes; the key is released.
+ *
+ * Receive (pml_umr_recv.c; pml_umr_hook.c for receives hooked in place):
+ *   POSTED     the wrapped PML's receive, unchanged. It completes with:
+ *                 not Z bytes / no magic    -> its own status (pass-through)
+ *                 Z bytes with the magic    -> CLASSIFY
+ *                 MPI_ERR_TRUNCATE, receive smaller than Z (a CTL that did
+ *                 not fit)                  -> TRUNC
+ *   CLASSIFY   from progress: a pml/umr peer and the magic -> CTL, else the
+ *              wrapped PML's status.
+ *   CTL        retired peer or rail, malformed CTL -> DECLINE+RETIRE;
+ *              keyless escape, zero-copy would lose (pml_umr_choose_recv,
+ *              both layouts), receive type not decoded -> DECLINE;
+ *              no connection within the budget of connected peers (every
+ *              connected peer busy, or S still believes in an end dropped
+ *              here) -> DECLINE+BUSY;
+ *              connect (fault -> DECLINE+RETIRE) ->
+ *              GET (at once, or once the peer is connected).
+ *   GET        rkey, receive region (key fault -> DECLINE+RETIRE), the get
+ *              (receive layout beyond the key budget -> DECLINE; md wait,
+ *              post or completion fault -> DECLINE+RETIRE; no resource ->
+ *              retried from progress) -> ACK(done) -> DONE. A fault that
+ *              is the rail's (md UMR timeout; the transport retired the
+ *              md: port down) retires the rail as well: every peer on it
+ *              is then declined at CTL without another try. A receive
+ *              smaller than the message gets what fits and
+ *              MPI_ERR_TRUNCATE (what the wrapped PML would say).
+ *   DECLINE    post the DATA receive into the user's buffer, then
+ *              ACK(FALLBACK[|RETIRE]) (counters `declined`,
+ *              `fault_declines`) -> DONE when DATA arrives (its status:
+ *              the length, MPI_ERR_TRUNCATE). If that receive cannot be
+ *              posted: ACK(done, MPI_ERR_OTHER), DONE with MPI_ERR_OTHER.
+ *   TRUNC      the CTL's first bytes in the buffer (ob1, room for them)
+ *              name S's request: ACK(done) at once; otherwise (pml ucx
+ *              delivers nothing of a truncated message; a receive of a few
+ *              bytes) ACK(done) by (cid, tag) from progress, and S releases
+ *              its one send to R on that communicator with that tag (when
+ *              several such sends wait at once, it cannot tell which: they
+ *              keep waiting). The receive itself completes with the wrapped
+ *              PML's status (MPI_ERR_TRUNCATE). Watched: blocking receives,
+ *              nonblocking receives of a derived datatype, and contiguous
+ *              nonblocking ones on a communicator whose errors are not
+ *              fatal (a fatal truncation ends the job anyway).
+ *   DONE       the user's receive completes.
+ *
+ * On fault or decline nothing S sent is lost: the CTL was matched by R's
+ * receive and the data follows as DATA; on a truncation R answers so S's
+ * request completes. A dead peer is an error of the wrapped PML's messages
+ * above (as without pml/umr), never a wait for an answer that cannot come.
  */
 #ifndef MCA_PML_UMR_WIRE_H_
 #define MCA_PML_UMR_WIRE_H_
@@ -93,13 +168,15 @@ typedef struct mca_pml_umr_ctl {
  * declined (flags). A control message truncated into a receive too small
  * to show it (pml ucx delivers no byte of a truncated message) cannot name
  * its send: the receiver then answers "by tag" (sreq
- * MCA_PML_UMR_ACK_BY_TAG, the status's tag in `tag`), and the sender
- * releases its one zero-copy send to that peer with that tag
- * (pml_umr_send.c). */
+ * MCA_PML_UMR_ACK_BY_TAG, the status's communicator in `cid` and tag in
+ * `tag`), and the sender releases its one zero-copy send to that peer on
+ * that communicator with that tag (pml_umr_send.c). */
 #define MCA_PML_UMR_ACK_BY_TAG   0x1   /* never a request's address */
 
 typedef struct mca_pml_umr_ack {
     uint64_t sreq;
+    uint64_t cid;          /* an ack by tag: the communicator, the same id
+                              on both sides (umr_ompi_comm_gid), else 0 */
     int32_t  error;        /* MPI error class of the receiver's get */
     uint32_t flags;        /* MCA_PML_UMR_ACK_* */
     int32_t  tag;          /* an ack by tag: the message's tag, else 0 */

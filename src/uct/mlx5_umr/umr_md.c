@@ -10,6 +10,7 @@
 #include "umr_config.h"
 
 #include "umr_md.h"
+#include "engine_fault.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -833,7 +834,9 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
 
     md->super.ops       = &uct_mlx5_umr_md_ops;
     md->super.component = &uct_mlx5_umr_component;
-    md->eng             = uct_mlx5_umr_md_engine_of(md_name);
+    /* the test build may inject faults around it (engine_fault.h) */
+    md->eng             = umr_eng_fault_wrap(
+                                  uct_mlx5_umr_md_engine_of(md_name));
     md->next_memh_id    = 1;
     ucs_list_head_init(&md->free_mkeys);
     ucs_list_head_init(&md->dirty_mkeys);
@@ -881,7 +884,10 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     qp_config.queue_len    = md->config.umr_queue_len;
     qp_config.list_entries = md->config.mkey_entries;
     qp_config.timeout      = md->config.reg_timeout;
-    status = uct_mlx5_umr_qp_init(&md->umr, md, md->eng, md->dev, &qp_config);
+    /* the md's own UMR queue pair talks to itself: injected faults are
+     * its wait's (mdwait), never its loopback connect or completions */
+    status = uct_mlx5_umr_qp_init(&md->umr, md, umr_eng_fault_unwrap(md->eng),
+                                  md->dev, &qp_config);
     if (status != UCS_OK) {
         goto err_dev;
     }
