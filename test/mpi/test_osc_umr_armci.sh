@@ -48,6 +48,18 @@ counters() {   # file np: zero-copy puts and gets on every rank, no error
         END { exit bad }'
 }
 
+# Open MPI 5.0's default osc under pml ucx cannot make a window on a host
+# without InfiniBand: MPI_Win_create fails (MPI_ERR_WIN) with no mlx5_umr
+# component loaded at all. Then the ucx cases cannot run here (skipped, with
+# the plain job's error); osc/umr is not the cause.
+osc_under_ucx_fails() {   # prints why, true when Open MPI's own job fails
+    local f=$out/plain-ucx-probe
+    [ -f "$f" ] || run "$f" -- -np 2 --mca pml ucx --mca pml_ucx_tls any \
+        --mca pml_ucx_devices any || true
+    grep -aq "MPI_ERR_WIN" "$f" || return 1
+    echo "Open MPI's own job (no mlx5_umr) under pml ucx: $(grep -a -m1 'An error occurred in' "$f" | sed 's/^.*\*\*\* //'): $(grep -a -m1 MPI_ERR_WIN "$f" | sed 's/^.*\*\*\* //')"
+}
+
 identical() {   # np pml
     local np=$1 pml=$2 args=(-np "$1")
     if [ "$pml" = ucx ]; then args+=("${ucx_args[@]}"); else args+=(--mca pml ob1,umr); fi
@@ -62,7 +74,11 @@ identical() {   # np pml
 
 for np in 2 4; do
     for pml in ob1 ucx; do
-        check "identical_np${np}_${pml}" identical "$np" "$pml"
+        if [ "$pml" = ucx ] && why=$(osc_under_ucx_fails); then
+            skip "identical_np${np}_${pml}" "$why"
+        else
+            check "identical_np${np}_${pml}" identical "$np" "$pml"
+        fi
     done
 done
 finish
