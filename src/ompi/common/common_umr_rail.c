@@ -347,31 +347,3 @@ static int mca_common_umr_modex_send(void)
                     mca_common_umr_rails.owner, &mx, sizeof(mx));
     return (rc == OPAL_SUCCESS) ? OMPI_SUCCESS : OMPI_ERROR;
 }
-
-
-void mca_common_umr_rail_retire(mca_common_umr_rail_t *rail, const char *why)
-{
-    if (rail->retired) {
-        return;
-    }
-    rail->retired = 1;
-    ++mca_common_umr.cnt.rails_retired;
-    MCA_COMMON_UMR_VERBOSE(1, "rail %s retired to pass-through (every peer "
-                           "on it): %s", rail->name, why);
-}
-
-int mca_common_umr_rail_alive(mca_common_umr_rail_t *rail)
-{
-    uint8_t addr[2 * MCA_COMMON_UMR_MAX_ADDR];
-
-    if ((rail->dev_addr_len + rail->iface_addr_len > sizeof(addr)) ||
-        (uct_iface_get_device_address(rail->iface,
-                                      (uct_device_addr_t*)addr) != UCS_OK) ||
-        (uct_iface_get_address(rail->iface, (uct_iface_addr_t*)
-                               (addr + rail->dev_addr_len)) != UCS_OK)) {
-        return 1;   /* cannot tell: the peer alone is retired */
-    }
-    return uct_iface_is_reachable(rail->iface, (uct_device_addr_t*)addr,
-                                  (uct_iface_addr_t*)(addr +
-                                                      rail->dev_addr_len));
-}

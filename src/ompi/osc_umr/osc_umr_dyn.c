@@ -160,25 +160,23 @@ int mca_osc_umr_dyn_init(mca_osc_umr_win_t *w)
     return OMPI_SUCCESS;
 }
 
-void mca_osc_umr_dyn_check(mca_osc_umr_win_t *w)
+int mca_osc_umr_dyn_check(mca_osc_umr_win_t *w)
 {
     ompi_request_t *req = w->inval_req;
-    int src;
+    int src, detached = -1;
 
     if ((req == NULL) || !REQUEST_COMPLETE(req)) {
-        return;
+        return -1;
     }
     w->inval_req = NULL;
     src = req->req_status.MPI_SOURCE;
-    /* answers that came before the invalidation are older than it */
-    mca_osc_umr_keys_answers(w);
     if (!req->req_status._cancelled && (src >= 0) && (src < w->size) &&
         (w->inval.magic == MCA_OSC_UMR_INVAL_MAGIC)) {
         MCA_OSC_UMR_VERBOSE(10, "rank %d detached %p (%lu bytes): its keys "
                             "dropped", src, (void*)(uintptr_t)w->inval.base,
                             (unsigned long)w->inval.len);
         ++mca_osc_umr.cnt.invals_received;
-        mca_osc_umr_keys_drop(w, src);
+        detached = src;
     }
     ompi_request_free(&req);
     if (mca_osc_umr_inval_post(w) != OMPI_SUCCESS) {
@@ -186,21 +184,17 @@ void mca_osc_umr_dyn_check(mca_osc_umr_win_t *w)
         w->inval_req = NULL;
         w->dynamic_broken = 1;
     }
+    return detached;
 }
 
 void mca_osc_umr_dyn_fini(mca_osc_umr_win_t *w)
 {
-    mca_osc_umr_key_t *key, *next;
     size_t i;
 
     if (w->inval_req != NULL) {
         ompi_request_cancel(w->inval_req);
         ompi_request_wait_completion(w->inval_req);
         ompi_request_free(&w->inval_req);
-    }
-    OPAL_LIST_FOREACH_SAFE(key, next, &w->stale, mca_osc_umr_key_t) {
-        opal_list_remove_item(&w->stale, &key->super);
-        mca_osc_umr_key_free(key);
     }
     for (i = 0; i < w->natt; ++i) {
         mca_osc_umr_att_release(&w->att[i]);

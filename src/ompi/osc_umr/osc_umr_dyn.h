@@ -50,10 +50,11 @@ mca_osc_umr_attached_t *mca_osc_umr_dyn_find(mca_osc_umr_win_t *w,
                                              uintptr_t lo, uintptr_t hi);
 
 /* Origin: post the invalidation receive (init), take an invalidation that
- * arrived (check: cheap when none; progress and every put/get of a dynamic
- * window call it), cancel it and free the dropped keys (fini). */
+ * arrived (check: cheap when none; the rank that detached, whose keys must
+ * go, or -1: mca_osc_umr_keys_check_detach), cancel it (fini; the keys
+ * dropped are osc_umr_key.c's to free). */
 int  mca_osc_umr_dyn_init(mca_osc_umr_win_t *w);
-void mca_osc_umr_dyn_check(mca_osc_umr_win_t *w);
+int  mca_osc_umr_dyn_check(mca_osc_umr_win_t *w);
 void mca_osc_umr_dyn_fini(mca_osc_umr_win_t *w);
 
 END_C_DECLS

@@ -368,7 +368,18 @@ void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
     }
     mca_osc_umr_keys_answers(w);
     if (w->dynamic) {
-        mca_osc_umr_dyn_check(w);
+        mca_osc_umr_keys_check_detach(w);
+    }
+}
+
+void mca_osc_umr_keys_check_detach(mca_osc_umr_win_t *w)
+{
+    int target = mca_osc_umr_dyn_check(w);
+
+    if (target >= 0) {
+        /* answers that came before the invalidation are older than it */
+        mca_osc_umr_keys_answers(w);
+        mca_osc_umr_keys_drop(w, target);
     }
 }
 
@@ -467,7 +478,7 @@ static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
 
 void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
 {
-    mca_osc_umr_key_t *key;
+    mca_osc_umr_key_t *key, *next;
     void *k, *node = NULL;
     size_t ksize, i;
     int rc;
@@ -503,5 +514,9 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
     opal_hash_table_remove_all(&w->keys);
     if (w->dynamic) {
         mca_osc_umr_dyn_fini(w);
+        OPAL_LIST_FOREACH_SAFE(key, next, &w->stale, mca_osc_umr_key_t) {
+            opal_list_remove_item(&w->stale, &key->super);
+            mca_osc_umr_key_free(key);
+        }
     }
 }

@@ -66,6 +66,9 @@ void mca_osc_umr_key_refuse(mca_osc_umr_key_t *key);
  * free a key no longer in the cache. */
 void mca_osc_umr_keys_answers(mca_osc_umr_win_t *w);
 void mca_osc_umr_keys_drop(mca_osc_umr_win_t *w, int target);
+/* Dynamic windows: a detach a target told us about drops its keys, after
+ * the answers that came before it (progress and every put/get call it). */
+void mca_osc_umr_keys_check_detach(mca_osc_umr_win_t *w);
 void mca_osc_umr_key_free(mca_osc_umr_key_t *key);
 
 /* Target and origin sides of one window: start (post the request receive),

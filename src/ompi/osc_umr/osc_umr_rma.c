@@ -254,7 +254,7 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */
-        mca_osc_umr_dyn_check(w);
+        mca_osc_umr_keys_check_detach(w);
         if (w->dynamic_broken) {
             goto pass;
         }
