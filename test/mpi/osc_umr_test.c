@@ -541,7 +541,12 @@ int main(int argc, char **argv)
     dyn_base = NULL;
     MPI_Group_free(&target_group);
     MPI_Group_free(&source_group);
-    run_out_of_window(&t[0]);
+    /* osc/ucx writes a put past the end of a created window (it checks
+     * no range there; seen with Open MPI 4.1.4 and 6.0): bad input can
+     * only be tried against a module that refuses it */
+    if (getenv("OSC_UMR_TEST_NO_OUT_OF_WINDOW") == NULL) {
+        run_out_of_window(&t[0]);
+    }
     for (i = 0; i < nt; ++i) {
         MPI_Type_free(&t[i].type);
     }

@@ -60,10 +60,18 @@ osc_under_ucx_fails() {   # prints why, true when Open MPI's own job fails
 
 identical() {   # link np pml
     local link=$1 np=$2 pml=$3 got=$out/model-$1-$2-$3 args=(-np "$2")
-    ref "$np" "$pml" || { tail "$out/ref-$np-$pml"; return 1; }
+    # under pml ucx the wrapped osc is osc/ucx, which writes an out-of-window
+    # put past the window (osc_umr_test.c): that bad-input case is left out
+    if [ "$pml" = ucx ]; then
+        OSC_UMR_TEST_NO_OUT_OF_WINDOW=1 ref "$np" "$pml" ||
+            { tail "$out/ref-$np-$pml"; return 1; }
+    else
+        ref "$np" "$pml" || { tail "$out/ref-$np-$pml"; return 1; }
+    fi
     grep -q "osc_umr_test: 0 failure(s)" "$out/ref-$np-$pml" ||
         { tail "$out/ref-$np-$pml"; return 1; }
-    if [ "$pml" = ucx ]; then args+=(--mca pml ucx,umr "${ucx_args[@]}")
+    if [ "$pml" = ucx ]; then args+=(--mca pml ucx,umr "${ucx_args[@]}"
+                                     -x OSC_UMR_TEST_NO_OUT_OF_WINDOW=1)
     else args+=(--mca pml ob1,umr); fi
     model "$got" OMPI_MCA_osc_umr_verbose=1 -- --link "$link" --hosts 2 -- \
         "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
