@@ -49,3 +49,38 @@ run() {
     rm -f "$file.raw"
     return $rc
 }
+
+# A run's failure markers: a FAIL line of the program, a sanitizer report.
+failed_lines='^FAIL\|AddressSanitizer\|runtime error:'
+
+# same_checks REF GOT: neither run failed (no FAIL line or sanitizer report,
+# and, when the caller set done_line, that line in both), REF printed check
+# lines and GOT printed the same ones.
+same_checks() {
+    local ref=$1 got=$2 f
+    grep -q "$failed_lines" "$ref" "$got" &&
+        { grep -h -A5 "$failed_lines" "$ref" "$got" | head -20; return 1; }
+    if [ -n "${done_line:-}" ]; then
+        for f in "$ref" "$got"; do
+            grep -q "$done_line" "$f" || { echo "$f failed"; tail "$f"; return 1; }
+        done
+    fi
+    [ "$(grep -c '^check ' "$ref")" -gt 0 ] || { echo "no results in $ref"; tail "$ref"; return 1; }
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "results differ ($ref vs $got)"; tail -20 "$got"; return 1; }
+}
+
+# zcopy_each_case FILE: pml_umr_test's 'zcopy CASE ...' lines (field 5: the
+# rank's zero-copy messages) show messages moved zero-copy in every case,
+# summed over the ranks, and every rank's pml_umr counter line ended with
+# no live key and no error.
+zcopy_each_case() {
+    local file=$1 c n bad=0
+    for c in $(grep '^zcopy ' "$file" | awk '{print $2}' | sort -u); do
+        n=$(awk -v c="$c" '$1 == "zcopy" && $2 == c && $5 > 0 {s += $5} END {print s + 0}' "$file")
+        [ "$n" -gt 0 ] || { echo "case $c: nothing moved zero-copy"; bad=1; }
+    done
+    [ "$(grep -c '^zcopy ' "$file")" -gt 0 ] || { echo "no zcopy lines"; bad=1; }
+    grep -a "pml_umr: rank" "$file" | grep -v "keys_live 0 errors 0" && bad=1
+    return $bad
+}

@@ -31,29 +31,14 @@
  */
 #include <mpi.h>
 
+#include "mpi_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, nprocs, errors;
-
-#define FAIL(...) do { \
-        printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
-        printf(__VA_ARGS__); printf("\n"); ++errors; \
-    } while (0)
-
-#define CHECK(_cond, ...) do { if (!(_cond)) FAIL(__VA_ARGS__); } while (0)
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-
-    while (n-- > 0) {
-        h = (h ^ *c++) * 0x100000001b3ull;
-    }
-    return h;
-}
 
 /* the bytes of rank r's send buffer for `salt` */
 static void fill(void *buf, size_t len, int r, int salt)

@@ -15,6 +15,8 @@
  */
 #include <mpi.h>
 
+#include "mpi_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,26 +26,9 @@
 
 static int rank, nprocs, errors;
 
-#define CHECK(_cond, ...) do { \
-        if (!(_cond)) { \
-            printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
-            printf(__VA_ARGS__); printf("\n"); ++errors; \
-        } \
-    } while (0)
-
 static double val(int r, int i, int salt)
 {
     return r * 1000000.0 + i + salt * 0.25;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-
-    while (n-- > 0) {
-        h = (h ^ *c++) * 0x100000001b3ull;
-    }
-    return h;
 }
 
 /* COLS columns of an N x N matrix, one vector a column */

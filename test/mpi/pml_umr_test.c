@@ -16,6 +16,8 @@
  * Usage: pml_umr_test [case...]   (default: all cases)
  */
 #include <mpi.h>
+
+#include "mpi_check.h"
 #include "pml_umr_wire.h"   /* Z and the magic: the escape cases */
 
 #include <stdint.h>
@@ -26,13 +28,6 @@
 #include <unistd.h>
 
 static int rank, nprocs, errors;
-
-#define FAIL(...) do { \
-        printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
-        printf(__VA_ARGS__); printf("\n"); ++errors; \
-    } while (0)
-
-#define CHECK(_cond, ...) do { if (!(_cond)) FAIL(__VA_ARGS__); } while (0)
 
 /* ---- MPI_T: pml/umr's zero-copy counters --------------------------------- */
 
@@ -77,16 +72,6 @@ static long zcopy_now(void)
 }
 
 /* ---- helpers --------------------------------------------------------------- */
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-
-    while (n-- > 0) {
-        h = (h ^ *c++) * 0x100000001b3ull;
-    }
-    return h;
-}
 
 static double val(int r, int i, int salt)
 {

@@ -57,13 +57,6 @@ clean_end() {   # file: counters printed, no key left, no error
     ! grep "pml_umr: rank [0-9]*: zcopy_sends" "$1" | grep -v "keys_live 0 errors 0"
 }
 
-same_checks() {   # ref, got: pml_umr_test's check lines
-    grep -q "^FAIL\|AddressSanitizer\|runtime error:" "$1" "$2" &&
-        { grep -h "^FAIL\|AddressSanitizer\|runtime error:" "$1" "$2" | head; return 1; }
-    [ "$(grep -c '^check ' "$1")" -gt 0 ] || { echo "no results in $1"; tail "$1"; return 1; }
-    diff <(grep '^check ' "$1" | sort) <(grep '^check ' "$2" | sort) ||
-        { echo "results differ ($1 vs $2)"; tail -20 "$2"; return 1; }
-}
 
 fault() {   # point, pml, np
     local ref=$out/ref-$2-$3 got=$out/fault-$1-$2-$3 n
