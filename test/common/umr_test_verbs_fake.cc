@@ -303,6 +303,30 @@ void fake_wr_mr_list(struct mlx5dv_qp_ex *mqpx, struct mlx5dv_mkey *mkey,
     model_add(qpx_of(mqpx), model_wr::UMR_LIST, wr);
 }
 
+/* R31: rdma-core leaves the mlx5dv UMR builders NULL on a QP created
+ * without mlx5 send operations, and mlx5dv_wr_mr_* call through them
+ * unchecked: a crash. The model stops with the reason instead. */
+[[noreturn]] void fake_wr_mr_none(const char *what)
+{
+    fprintf(stderr, "rdma-core model: %s on a QP created without mlx5 send "
+            "operations: rdma-core has no builder there (NULL, R31: "
+            "qp.c mlx5_qp_fill_wr_pfns), the process would crash\n", what);
+    abort();
+}
+
+void fake_wr_mr_interleaved_none(struct mlx5dv_qp_ex *, struct mlx5dv_mkey *,
+                                 uint32_t, uint32_t, uint16_t,
+                                 struct mlx5dv_mr_interleaved *)
+{
+    fake_wr_mr_none("mlx5dv_wr_mr_interleaved");
+}
+
+void fake_wr_mr_list_none(struct mlx5dv_qp_ex *, struct mlx5dv_mkey *,
+                          uint32_t, uint16_t, struct ibv_sge *)
+{
+    fake_wr_mr_none("mlx5dv_wr_mr_list");
+}
+
 /* ---- fake extended CQ ---- */
 
 fake_cq_state *cq_state(struct ibv_cq_ex *cq)
@@ -597,6 +621,7 @@ void verbs_fake::defaults()
     calls.clear();
     qp_attrs.clear();
     dv_qp_attrs.clear();
+    qp_sq_bytes.clear();
     modify_calls.clear();
     mkey_attrs.clear();
     cq_attrs.clear();
@@ -1040,6 +1065,7 @@ struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
                  dv_attr);
     fake().qp_attrs.push_back(*attr);
     fake().dv_qp_attrs.push_back(*dv_attr);
+    fake().qp_sq_bytes.push_back(0);
     if (fake().create_qp_errno) {
         errno = fake().create_qp_errno;
         return NULL;
@@ -1057,6 +1083,7 @@ struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
             errno = ret;
             return NULL;
         }
+        fake().qp_sq_bytes.back() = qp->model.sq_bytes;
     } else {
         qp->qpx.qp_base.qp_num = 0x300u + (++globals().qp_seq);
     }
@@ -1074,8 +1101,16 @@ struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
     qp->qpx.wr_rdma_read    = fake_wr_rdma_read;
     qp->qpx.wr_local_inv    = fake_wr_local_inv;
     qp->qpx.wr_set_sge_list = fake_wr_set_sge_list;
-    qp->mqpx.wr_mr_interleaved = fake_wr_mr_interleaved;
-    qp->mqpx.wr_mr_list        = fake_wr_mr_list;
+    if ((dv_attr != NULL) &&
+        (dv_attr->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) &&
+        (dv_attr->send_ops_flags != 0)) {
+        qp->mqpx.wr_mr_interleaved = fake_wr_mr_interleaved;
+        qp->mqpx.wr_mr_list        = fake_wr_mr_list;
+    } else {
+        /* R31: no mlx5 send operations, no UMR builders */
+        qp->mqpx.wr_mr_interleaved = fake_wr_mr_interleaved_none;
+        qp->mqpx.wr_mr_list        = fake_wr_mr_list_none;
+    }
 
     globals().live_qps.insert(&qp->qpx.qp_base);
     preload_own(&qp->qpx.qp_base);

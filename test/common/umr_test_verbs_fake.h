@@ -115,6 +115,14 @@ struct verbs_fake {
     std::vector<fake_wr_call>                calls;
     std::vector<struct ibv_qp_init_attr_ex>  qp_attrs;
     std::vector<struct mlx5dv_qp_init_attr>  dv_qp_attrs;
+    std::vector<uint64_t>                    qp_sq_bytes;   /* model: the
+                                                              send queue each
+                                                              created QP got
+                                                              (R1-R4), in
+                                                              step with
+                                                              qp_attrs; 0:
+                                                              failed or
+                                                              record mode */
     std::vector<std::pair<struct ibv_qp_attr, int> > modify_calls;
     std::vector<struct mlx5dv_mkey_init_attr> mkey_attrs;
     std::vector<struct ibv_cq_init_attr_ex>  cq_attrs;

@@ -760,6 +760,7 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
     mqp->max_inline_data      = wqe_size - overhead - 4;
     mqp->max_gs               = attr->cap.max_send_sge;
     mqp->max_post             = wq_size / wqe_size;
+    mqp->sq_bytes             = wq_size;
     mqp->head                 = 0;
     mqp->tail                 = 0;
     mqp->err                  = 0;

@@ -276,6 +276,20 @@
  *  R30 the largest send WQE is the device's max_sq_desc_sz (from the
  *      kernel; 1 KiB on a ConnectX, verbs_fake::max_sq_desc_sz here): R2
  *      with that value. [small_max_sq_desc_sz]
+ *  R31 a QP created without mlx5 send operations (no
+ *      MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS, or none set) gets no mlx5dv
+ *      builder: mlx5_qp_fill_wr_pfns sets wr_mr_interleaved / wr_mr_list
+ *      only "if (mlx5_ops)", the QP is calloc'd, so they stay NULL, and
+ *      mlx5dv_wr_mr_interleaved / _list call through them unchecked: the
+ *      process crashes (model: a message, then abort()). The RC builders,
+ *      wr_local_inv included, are set whatever the send operations ("Set
+ *      all supported micro-functions regardless user request"); only R1
+ *      sizes the WQE for what was asked.
+ *        44.0 qp.c:mlx5_qp_fill_wr_pfns:3574,3586,3595,
+ *             verbs.c:create_qp:2306, mlx5dv.h:518,528
+ *        56.1 qp.c:3581,3593,3602, verbs.c:2410, mlx5dv.h:534,544
+ *        65.0 qp.c:3581,3593,3602, verbs.c:2533, mlx5dv.h:535,545 (same)
+ *      [no_umr_builders_without_mlx5_send_ops]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -342,6 +356,7 @@ struct model_qp {
     uint32_t              max_inline_data;
     uint32_t              max_gs;
     uint32_t              max_post;
+    uint64_t              sq_bytes;      /* the send queue (R4) */
     uint64_t              head;          /* WRs executed */
     uint64_t              tail;          /* WRs whose completion freed them */
     int                   err;           /* sticky builder error */

@@ -877,6 +877,51 @@ TEST_F(test_verbs_model, sq_in_basic_blocks)
     EXPECT_EQ(2048u, a.cap.max_send_wr);
 }
 
+/* R31: no mlx5 send operations, no UMR builders (rdma-core: NULL, a crash
+ * in mlx5dv_wr_mr_*; the model: a message and abort()). The RC builders,
+ * wr_local_inv included, exist regardless; RDMA works. And R1-R4 size such
+ * a QP for RDMA WQEs: with the RDMA operations alone, 256 WRs of 4 SGEs
+ * take 32 KiB; LOCAL_INV alone brings the UMR segments back (64 KiB). */
+TEST_F(test_verbs_model, no_umr_builders_without_mlx5_send_ops)
+{
+    const uint64_t rdma_ops = IBV_QP_EX_WITH_RDMA_WRITE |
+                              IBV_QP_EX_WITH_RDMA_READ;
+    auto a = qp_attr(256, 4, 0, rdma_ops);
+    struct ibv_qp *qp = create(a, 0);
+    ASSERT_NE(nullptr, qp);
+    /* ctrl 16 + raddr 16 + 4 x 16 = 96 -> 128 B; 256 x 128 = 32 KiB */
+    EXPECT_EQ(32768u, fake().qp_sq_bytes.back());
+    EXPECT_EQ(256u, a.cap.max_send_wr);
+    EXPECT_EQ(128u - 32 - 4, a.cap.max_inline_data) << "R3";
+    auto b = qp_attr(256, 4, 0, rdma_ops | IBV_QP_EX_WITH_LOCAL_INV);
+    ASSERT_NE(nullptr, create(b, 0));
+    /* 192 + 64 = 256 B WQEs: 64 KiB */
+    EXPECT_EQ(65536u, fake().qp_sq_bytes.back());
+
+    struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+    EXPECT_NE(nullptr, (void*)qpx->wr_local_inv) << "RC builders: all";
+    EXPECT_NE(nullptr, (void*)qpx->wr_rdma_write);
+
+    ASSERT_EQ(0, modify(qp, IBV_QPS_INIT));
+    ASSERT_EQ(0, modify(qp, IBV_QPS_RTR, qp->qp_num));
+    ASSERT_EQ(0, modify(qp, IBV_QPS_RTS));
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct mlx5dv_mkey *m = mkey(4);
+    ASSERT_NE(nullptr, m);
+    EXPECT_DEATH(umr_list(qp, m, {{(uintptr_t)src.data(), 8, smr->lkey}}),
+                 "mlx5dv_wr_mr_list on a QP created without mlx5 send "
+                 "operations");
+    EXPECT_DEATH(umr_ilv(qp, m, 1, {{(uintptr_t)src.data(), 8, 8,
+                                     smr->lkey}}),
+                 "mlx5dv_wr_mr_interleaved on a QP created without mlx5 "
+                 "send operations");
+    /* the same QP moves data */
+    EXPECT_EQ(0, rdma(qp, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, memcmp(src.data(), dst.data(), 64));
+}
+
 /* ---- addressing, the fabric, async events (R24-R30) ------------------- */
 
 /* One end of a connection: a simulated host with its port. */
@@ -1501,6 +1546,101 @@ TEST_F(test_engine_mlx5_model, limits_from_max_sq_desc_sz)
         qp = NULL; cq = NULL; dev = NULL;
         EXPECT_EQ(0, fake().live_objects());
     }
+}
+
+/* Issue 19 finding 8: an RDMA-only QP (umr_eng_qp_params_t rdma_only).
+ * The engine asks rdma-core for the RDMA send operations alone, no inline
+ * room and no mlx5 send operations, so the model (R1-R4) gives it a queue
+ * of RDMA WQEs; qp_sq_bytes and the QP's own figure (from what the provider
+ * wrote back) are the model's, with and without UMR and on a device of
+ * 512 B WQEs. A UMR or LOCAL_INV on it is refused with UCS_ERR_UNSUPPORTED
+ * before rdma-core (whose UMR builders are NULL there, R31: the model
+ * would abort the test); RDMA through it works. */
+TEST_F(test_engine_mlx5_model, rdma_only_qp)
+{
+    uint64_t daddr[8], qaddr[8];
+
+    open();
+    umr_eng_caps_t caps;
+    ops->dev_query(dev, &caps);
+    struct { unsigned sq, sge, list; int rdma_only; uint64_t bytes; } cases[] = {
+        {256, 4, 0, 1, 32768},         /* (32 + 4 x 16 -> 128) x 256 */
+        {64, 4, 0, 1, 8192},           /* 128 x 64 */
+        {256, 30, 0, 1, 131072},       /* (32 + 480 = 512) x 256 */
+        {256, 30, 52, 0, 262144},      /* 1 KiB UMR WQEs x 256 */
+        {100, 1, 20, 0, 65536},        /* 192 + 320 = 512 B x 100 -> 2^16 */
+    };
+    for (auto &c : cases) {
+        SCOPED_TRACE("sq " + std::to_string(c.sq) + " sge " +
+                     std::to_string(c.sge) + (c.rdma_only ? " RDMA only" :
+                     " UMR " + std::to_string(c.list)));
+        umr_eng_qp_params_t p = {};
+        umr_eng_qp_t *q;
+        p.sq_size = c.sq; p.max_sge = c.sge; p.umr_list_entries = c.list;
+        p.rdma_only = c.rdma_only;
+        ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &p, &q));
+        EXPECT_EQ(c.bytes, fake().qp_sq_bytes.back()) << "the model's";
+        EXPECT_EQ(c.bytes, ops->qp_sq_bytes(dev, &p)) << "the engine's";
+        EXPECT_EQ(c.bytes, ((umr_eng_mlx5_qp_t*)q)->sq_bytes)
+                << "from what the provider wrote back";
+        const struct ibv_qp_init_attr_ex &qa = fake().qp_attrs.back();
+        const struct mlx5dv_qp_init_attr &dv = fake().dv_qp_attrs.back();
+        if (c.rdma_only) {
+            EXPECT_EQ(0u, qa.cap.max_inline_data);
+            EXPECT_EQ(0u, qa.send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV);
+            EXPECT_EQ(0u, dv.comp_mask &
+                          MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS);
+        }
+        ops->qp_destroy(q);
+    }
+    umr_eng_qp_params_t bad = {};
+    bad.sq_size = 256; bad.max_sge = caps.max_sge + 1; bad.rdma_only = 1;
+    EXPECT_EQ(0u, ops->qp_sq_bytes(dev, &bad));
+    bad.max_sge = 4; bad.sq_size = caps.max_qp_wr + 1;
+    EXPECT_EQ(0u, ops->qp_sq_bytes(dev, &bad));
+
+    /* the data path of an RDMA-only QP connected to itself */
+    umr_eng_qp_params_t p = {};
+    umr_eng_qp_t *q;
+    umr_eng_mkey_t *m;
+    p.sq_size = 16; p.max_sge = 4; p.rdma_only = 1;
+    ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &p, &q));
+    ops->dev_get_addr(dev, daddr);
+    ops->qp_get_addr(q, qaddr);
+    ASSERT_EQ(UCS_OK, ops->qp_connect(q, daddr, qaddr));
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 8, &m));
+    size_t calls = fake().calls.size();
+    umr_eng_interleaved_t e = {(uintptr_t)buf.data(), 8, 8, mr->lkey};
+    umr_eng_sge_t l         = {(uintptr_t)buf.data(), 64, mr->lkey};
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_umr_interleaved(q, m, UMR_ENG_ACCESS_LOCAL_WRITE, 4,
+                                        1, &e, 1, UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_umr_list(q, m, UMR_ENG_ACCESS_LOCAL_WRITE, 1, &l, 2,
+                                 UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_local_inv(q, m, 3, UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(calls, fake().calls.size()) << "nothing reached rdma-core";
+
+    for (size_t i = 0; i < 256; ++i) {
+        buf[i] = (uint8_t)(i * 3 + 1);
+    }
+    umr_eng_sge_t s[4];
+    for (unsigned i = 0; i < 4; ++i) {
+        s[i] = {(uintptr_t)buf.data() + 64 * i, 16, mr->lkey};
+    }
+    ASSERT_EQ(UCS_OK, ops->post_rdma(q, UMR_ENG_OP_RDMA_WRITE, s, 4,
+                                     (uintptr_t)buf.data() + 2048, mr->rkey,
+                                     4, UMR_ENG_WR_SIGNALED));
+    umr_eng_wc_t wc = {};
+    for (int i = 0; (i < 1000) && (ops->cq_poll(cq, &wc, 1) == 0); ++i) {
+    }
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, wc.status);
+    for (unsigned i = 0; i < 64; ++i) {
+        EXPECT_EQ(buf[64 * (i / 16) + i % 16], buf[2048 + i]) << i;
+    }
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+    ops->qp_destroy(q);
 }
 
 /* The probe failing for another reason than EOPNOTSUPP: the device cannot

@@ -52,7 +52,7 @@ protected:
     }
 
     static umr_eng_qp_params_t qp_params(unsigned sq_size = 256) {
-        umr_eng_qp_params_t p;
+        umr_eng_qp_params_t p = {};
         p.sq_size         = sq_size;
         p.max_sge         = 16;
         p.umr_list_entries = 52;

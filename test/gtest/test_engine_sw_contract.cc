@@ -353,6 +353,77 @@ TEST_F(test_engine_sw_contract, sq_slots) {
     ops->qp_destroy(pq);
 }
 
+/* Issue 19 finding 8: a QP created for RDMA only (umr_eng_qp_params_t
+ * rdma_only, the transport's UCX_MLX5_UMR_EP_UMR=n) refuses a UMR and a
+ * LOCAL_INV with UCS_ERR_UNSUPPORTED, posting nothing (the mlx5 engine has
+ * no UMR builder there), moves RDMA as any QP, and its work request slots
+ * hold no UMR entries (qp_sq_bytes). */
+TEST_F(test_engine_sw_contract, rdma_only_qp_refuses_umr) {
+    umr_eng_qp_params_t p = qp_params(64);
+    p.max_sge   = 4;
+    p.rdma_only = 1;
+    umr_eng_qp_t *q, *pq;
+    ASSERT_EQ(UCS_OK, ops->qp_create(dev, cq, &p, &q));
+    ASSERT_EQ(UCS_OK, ops->qp_create(pdev, pcq, &p, &pq));
+    connect(q, dev, pq, pdev);
+    connect(pq, pdev, q, dev);
+
+    umr_eng_mkey_t *m;
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 8, &m));
+    uint32_t key = m->lkey;
+    umr_eng_interleaved_t ilv = {(uintptr_t)local.data(), 8, 8, lmr->lkey};
+    umr_eng_sge_t sge         = {(uintptr_t)local.data(), 64, lmr->lkey};
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_umr_interleaved(q, m, RW, 4, 1, &ilv, 1,
+                                        UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_umr_list(q, m, RW, 1, &sge, 2, UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_local_inv(q, m, 3, UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(key, m->lkey) << "nothing posted: the key's tag stays";
+    expect_no_completion(cq);
+
+    /* RDMA: 4 SGEs gathered, 5 refused */
+    umr_eng_sge_t four[4], five[5];
+    for (unsigned i = 0; i < 5; ++i) {
+        five[i] = {(uintptr_t)local.data() + 100 * i, 10, lmr->lkey};
+        if (i < 4) {
+            four[i] = five[i];
+        }
+    }
+    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+              ops->post_rdma(q, UMR_ENG_OP_RDMA_WRITE, five, 5,
+                             (uintptr_t)remote.data(), rmr->rkey, 4,
+                             UMR_ENG_WR_SIGNALED));
+    ASSERT_EQ(UCS_OK, ops->post_rdma(q, UMR_ENG_OP_RDMA_WRITE, four, 4,
+                                     (uintptr_t)remote.data(), rmr->rkey, 5,
+                                     UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, complete_one(cq, 5));
+    for (unsigned i = 0; i < 40; ++i) {
+        EXPECT_EQ(local[100 * (i / 10) + i % 10], remote[i]) << i;
+    }
+    EXPECT_EQ(0xee, remote[40]);
+
+    /* its slots carry no UMR entries: the same queue with UMR room is
+     * larger by 64 x 52 entries */
+    umr_eng_qp_params_t u = p;
+    u.rdma_only        = 0;
+    u.umr_list_entries = 52;
+    size_t rdma_bytes = ops->qp_sq_bytes(dev, &p);
+    size_t umr_bytes  = ops->qp_sq_bytes(dev, &u);
+    EXPECT_GT(rdma_bytes, 0u);
+    ASSERT_GT(umr_bytes, rdma_bytes);
+    EXPECT_EQ(0u, (umr_bytes - rdma_bytes) % (64u * 52))
+            << "64 slots x 52 UMR entries more";
+    umr_eng_qp_params_t bad = p;
+    bad.sq_size = 0;
+    EXPECT_EQ(0u, ops->qp_sq_bytes(dev, &bad)) << "qp_create refuses it";
+
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+    ops->qp_destroy(q);
+    ops->qp_destroy(pq);
+}
+
 TEST_F(test_engine_sw_contract, small_cq_backpressure) {
     umr_eng_cq_t *small;
     umr_eng_qp_t *q, *pq;

@@ -44,6 +44,7 @@ static ucs_status_t uct_mlx5_umr_qp_create(uct_mlx5_umr_qp_t *qp)
         goto err;
     }
 
+    memset(&qp_params, 0, sizeof(qp_params));   /* not rdma_only: UMR */
     qp_params.sq_size          = qp->config.queue_len;
     qp_params.max_sge          = 1;
     qp_params.umr_list_entries = qp->config.list_entries;

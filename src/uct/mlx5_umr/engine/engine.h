@@ -209,7 +209,16 @@ typedef struct umr_eng_qp_params {
     unsigned umr_list_entries;  /* sizes the inline UMR WQE, counted as
                                    list entries (1 .. caps.max_list); the
                                    QP then takes umr_list_entries - 1
-                                   interleaved entries */
+                                   interleaved entries. Ignored (0) when
+                                   rdma_only */
+    int      rdma_only;         /* the QP posts RDMA writes and reads only:
+                                   created without the UMR and LOCAL_INV
+                                   send operations and without the inline
+                                   UMR room, so its send queue is sized for
+                                   RDMA WQEs (mlx5: 32 B + 16 B an SGE,
+                                   instead of 1 KiB UMR WQEs). A UMR or
+                                   LOCAL_INV post on it fails with
+                                   UCS_ERR_UNSUPPORTED, nothing posted */
 } umr_eng_qp_params_t;
 
 typedef struct umr_eng_wc {
@@ -265,6 +274,14 @@ typedef struct umr_eng_ops {
                               const umr_eng_qp_params_t *params,
                               umr_eng_qp_t **qp_p);
     void         (*qp_destroy)(umr_eng_qp_t *qp);
+    /* Bytes of send queue a QP created with `params` on `dev` takes: mlx5,
+     * the NIC's queue in host memory as rdma-core sizes it (WQE size from
+     * the send operations, SGEs and inline room, rounded to 64 B basic
+     * blocks; the queue a power of two of them); sw, its work request
+     * slots. 0 when qp_create would refuse the parameters. What a
+     * connected peer costs (pml/umr's budget line). */
+    size_t       (*qp_sq_bytes)(umr_eng_dev_t *dev,
+                                const umr_eng_qp_params_t *params);
     void         (*qp_get_addr)(umr_eng_qp_t *qp, void *addr);
     ucs_status_t (*qp_connect)(umr_eng_qp_t *qp, const void *remote_dev_addr,
                                const void *remote_qp_addr);

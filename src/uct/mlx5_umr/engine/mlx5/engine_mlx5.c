@@ -28,6 +28,7 @@ const umr_eng_ops_t umr_eng_mlx5_ops = {
     .cq_poll              = umr_eng_mlx5_cq_poll,
     .qp_create            = umr_eng_mlx5_qp_create,
     .qp_destroy           = umr_eng_mlx5_qp_destroy,
+    .qp_sq_bytes          = umr_eng_mlx5_qp_sq_bytes,
     .qp_get_addr          = umr_eng_mlx5_qp_get_addr,
     .qp_connect           = umr_eng_mlx5_qp_connect,
     .qp_fail              = umr_eng_mlx5_qp_fail,

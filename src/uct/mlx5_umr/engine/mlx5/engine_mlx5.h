@@ -66,6 +66,18 @@ extern "C" {
 #define UMR_ENG_MLX5_MAX_INTERLEAVED  (UMR_ENG_MLX5_MAX_LIST - 1)
 #define UMR_ENG_MLX5_UMR_OVERHEAD     192   /* B of a UMR WQE before data */
 
+/* A QP that posts RDMA only (umr_eng_qp_params_t rdma_only) asks for the
+ * RDMA send operations alone: its WQE carries ctrl 16 + remote address 16
+ * B before the SGEs (verbs.c _sq_overhead, the same in 44.0:1463,
+ * 56.1:1486, 65.0:1601), 16 B an SGE (mlx5_calc_send_wqe), no inline room;
+ * with 4 SGEs 96 B -> 128 B, 2 basic blocks instead of a 1 KiB UMR WQE's
+ * 16. Without mlx5 send operations rdma-core leaves the mlx5dv UMR builders
+ * NULL (qp.c mlx5_qp_fill_wr_pfns sets them only "if (mlx5_ops)", 44.0:3595,
+ * 56.1 and 65.0:3602; mlx5dv_wr_mr_* call through them unchecked): the
+ * engine refuses a UMR on such a QP before it could reach rdma-core. */
+#define UMR_ENG_MLX5_RDMA_OVERHEAD    32    /* B of an RDMA WQE before SGEs */
+#define UMR_ENG_MLX5_SGE_BYTES        16    /* struct mlx5_wqe_data_seg */
+
 /* Descriptors one indirect key may be created for: the 16-bit max_entries
  * rounded up to a multiple of 4 (verbs.c _mlx5dv_create_mkey). */
 #define UMR_ENG_MLX5_MAX_MKEY_ENTRIES (UINT16_MAX & ~3u)
@@ -155,6 +167,9 @@ typedef struct umr_eng_mlx5_dev {
                                                WQE the device allows (<= 52,
                                                umr_eng_mlx5_dev_probe_wqe) */
     uint32_t            wqe_bbs;            /* its size in basic blocks */
+    uint32_t            max_send_wqebb;     /* basic blocks a send queue may
+                                               have (the device's max_qp_wr:
+                                               rdma-core's max_send_wqebb) */
     /* the RC connection (umr_eng_dev_params_t, resolved) */
     uint16_t            pkey_index;
     uint16_t            pkey;
@@ -204,7 +219,10 @@ struct umr_eng_mlx5_qp {
     struct ibv_qp_ex    *qpx;
     struct mlx5dv_qp_ex *mqpx;
     int                 connected;
+    int                 rdma_only;          /* no UMR, no LOCAL_INV */
     unsigned            sq_size;
+    size_t              sq_bytes;           /* its send queue, from what
+                                               the provider wrote back */
     unsigned            max_sge;
     uint32_t            max_inline_data;    /* as read back after create */
     uint32_t            max_interleaved;
@@ -245,6 +263,8 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
                                     const umr_eng_qp_params_t *params,
                                     umr_eng_qp_t **qp_p);
 void         umr_eng_mlx5_qp_destroy(umr_eng_qp_t *qp);
+size_t       umr_eng_mlx5_qp_sq_bytes(umr_eng_dev_t *dev,
+                                      const umr_eng_qp_params_t *params);
 void         umr_eng_mlx5_qp_get_addr(umr_eng_qp_t *qp, void *addr);
 ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *qp,
                                      const void *remote_dev_addr,

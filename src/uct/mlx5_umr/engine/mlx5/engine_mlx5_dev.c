@@ -392,6 +392,7 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     caps->max_sge         = ucs_min((uint32_t)dattr->orig_attr.max_sge,
                                     dev->max_list);
     caps->max_qp          = dattr->orig_attr.max_qp;
+    dev->max_send_wqebb   = dattr->orig_attr.max_qp_wr;
     /* work requests, each up to a UMR WQE of wqe_bbs basic blocks */
     caps->max_qp_wr       = ucs_max(ucs_rounddown_pow2(
                                         dattr->orig_attr.max_qp_wr) /

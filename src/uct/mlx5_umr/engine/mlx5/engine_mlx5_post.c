@@ -81,6 +81,21 @@ static ucs_status_t umr_eng_mlx5_post_check(umr_eng_mlx5_qp_t *qp,
     return UCS_OK;
 }
 
+/* A QP created for RDMA only has neither the UMR builders (rdma-core leaves
+ * them NULL without mlx5 send operations: calling one would crash) nor the
+ * room of a UMR WQE (LOCAL_INV included): refused before rdma-core. */
+static ucs_status_t umr_eng_mlx5_umr_allowed(umr_eng_mlx5_qp_t *qp,
+                                             const char *what)
+{
+    if (ucs_unlikely(qp->rdma_only)) {
+        ucs_error("%s: %s on QP 0x%x, which was created for RDMA only (no "
+                  "UMR send operations, WQEs without UMR room)",
+                  qp->dev->caps.name, what, qp->qp->qp_num);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return UCS_OK;
+}
+
 /* Checks shared by both UMR kinds, before their own entries are checked. */
 static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
                                            umr_eng_mlx5_mkey_t *mkey,
@@ -91,6 +106,11 @@ static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
     ucs_status_t status;
 
     status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = umr_eng_mlx5_umr_allowed(qp, what);
     if (status != UCS_OK) {
         return status;
     }
@@ -392,6 +412,11 @@ ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *nqp,
     ucs_status_t status;
 
     status = umr_eng_mlx5_post_check(qp, flags, what);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = umr_eng_mlx5_umr_allowed(qp, what);
     if (status != UCS_OK) {
         return status;
     }

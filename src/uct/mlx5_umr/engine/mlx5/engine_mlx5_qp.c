@@ -10,6 +10,7 @@
 
 #include "engine_mlx5.h"
 
+#include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/math.h>
@@ -96,6 +97,10 @@ umr_eng_mlx5_qp_check_params(umr_eng_mlx5_dev_t *dev,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    if (params->rdma_only) {
+        return UCS_OK;          /* no UMR room to size */
+    }
+
     /* an interleaved UMR needs room for one entry and its header */
     if (params->umr_list_entries < 2) {
         ucs_error("%s: qp_create: umr_list_entries %u must be >= 2",
@@ -111,6 +116,67 @@ umr_eng_mlx5_qp_check_params(umr_eng_mlx5_dev_t *dev,
     }
 
     return UCS_OK;
+}
+
+/* Inline data the QP asks for: room for the UMR entries, none for RDMA */
+static uint32_t umr_eng_mlx5_qp_inline(const umr_eng_qp_params_t *params)
+{
+    return params->rdma_only ? 0 :
+           UMR_ENG_MLX5_INLINE_FOR_LIST(params->umr_list_entries);
+}
+
+/* Bytes before the data of the QP's largest WQE (verbs.c _sq_overhead for
+ * the send operations qp_create asks for) */
+static uint32_t umr_eng_mlx5_qp_overhead(const umr_eng_qp_params_t *params)
+{
+    return params->rdma_only ? UMR_ENG_MLX5_RDMA_OVERHEAD :
+                               UMR_ENG_MLX5_UMR_OVERHEAD;
+}
+
+/* A send queue of `wrs` WQEs of `wqe_size` bytes: rdma-core allocates
+ * roundup_pow_of_two(wrs * wqe_size) (verbs.c mlx5_calc_sq_size, 44.0:1680,
+ * 56.1:1704, 65.0:1819) */
+static size_t umr_eng_mlx5_sq_bytes(uint64_t wrs, uint32_t wqe_size)
+{
+    return ucs_roundup_pow2(wrs * wqe_size);
+}
+
+size_t umr_eng_mlx5_qp_sq_bytes(umr_eng_dev_t *ndev,
+                                const umr_eng_qp_params_t *params)
+{
+    umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
+    uint32_t overhead, size, inl, wqe_size;
+    size_t bytes;
+
+    if ((params == NULL) || (params->sq_size == 0) ||
+        (params->sq_size > dev->caps.max_qp_wr) || (params->max_sge == 0) ||
+        (params->max_sge > dev->caps.max_sge) ||
+        (!params->rdma_only &&
+         ((params->umr_list_entries < 2) ||
+          (params->umr_list_entries > dev->caps.max_list)))) {
+        return 0;
+    }
+
+    /* verbs.c mlx5_calc_send_wqe (44.0:1583, 56.1:1607, 65.0:1722): the
+     * larger of overhead + SGEs and overhead + inline header and data,
+     * in 64 B basic blocks */
+    overhead = umr_eng_mlx5_qp_overhead(params);
+    inl      = umr_eng_mlx5_qp_inline(params);
+    size     = overhead + params->max_sge * UMR_ENG_MLX5_SGE_BYTES;
+    if (inl != 0) {
+        size = ucs_max(size, overhead + ucs_align_up(4 + inl, 16));
+    }
+    wqe_size = ucs_align_up(size, UMR_ENG_MLX5_WQE_BB);
+    if (wqe_size > dev->wqe_bbs * UMR_ENG_MLX5_WQE_BB) {
+        return 0;
+    }
+
+    bytes = umr_eng_mlx5_sq_bytes(params->sq_size, wqe_size);
+    if ((dev->max_send_wqebb != 0) &&
+        (bytes / UMR_ENG_MLX5_WQE_BB > dev->max_send_wqebb)) {
+        return 0;
+    }
+    return bytes;
 }
 
 ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
@@ -157,31 +223,34 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
     attr.cap.max_send_sge    = params->max_sge;
     attr.cap.max_recv_wr     = 1;
     attr.cap.max_recv_sge    = 1;
-    /* UMR is posted inline only: the inline size bounds the entries */
-    attr.cap.max_inline_data = UMR_ENG_MLX5_INLINE_FOR_LIST(
-                                       params->umr_list_entries);
+    /* UMR is posted inline only: the inline size bounds the entries; an
+     * RDMA-only QP posts no inline data */
+    attr.cap.max_inline_data = umr_eng_mlx5_qp_inline(params);
     attr.pd                  = dev->pd;
     attr.qp_context          = qp;   /* async events name the engine QP */
     attr.comp_mask           = IBV_QP_INIT_ATTR_PD |
                                IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-    /* LOCAL_INV: post_local_inv. The UMR WQE size is counted for the
-     * MR_INTERLEAVED / MR_LIST below in every release (verbs.c
-     * _sq_overhead), with or without LOCAL_INV */
     attr.send_ops_flags      = IBV_QP_EX_WITH_RDMA_WRITE |
-                               IBV_QP_EX_WITH_RDMA_READ |
-                               IBV_QP_EX_WITH_LOCAL_INV;
+                               IBV_QP_EX_WITH_RDMA_READ;
 
     memset(&dv_attr, 0, sizeof(dv_attr));
-    dv_attr.comp_mask      = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
-    dv_attr.send_ops_flags = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
-                             MLX5DV_QP_EX_WITH_MR_LIST;
+    if (!params->rdma_only) {
+        /* LOCAL_INV: post_local_inv. The UMR WQE size is counted for the
+         * MR_INTERLEAVED / MR_LIST below in every release (verbs.c
+         * _sq_overhead), with or without LOCAL_INV. An RDMA-only QP asks
+         * for neither: LOCAL_INV alone would size it for UMR WQEs too */
+        attr.send_ops_flags   |= IBV_QP_EX_WITH_LOCAL_INV;
+        dv_attr.comp_mask      = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+        dv_attr.send_ops_flags = MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+                                 MLX5DV_QP_EX_WITH_MR_LIST;
+    }
 
     qp->qp = mlx5dv_create_qp(dev->ctx, &attr, &dv_attr);
     if (qp->qp == NULL) {
-        ucs_error("%s: mlx5dv_create_qp(RC, sq %u, sge %u, inline %u) "
-                  "failed: %m", dev->caps.name, params->sq_size,
-                  params->max_sge, UMR_ENG_MLX5_INLINE_FOR_LIST(
-                          params->umr_list_entries));
+        ucs_error("%s: mlx5dv_create_qp(RC%s, sq %u, sge %u, inline %u) "
+                  "failed: %m", dev->caps.name,
+                  params->rdma_only ? " RDMA only" : "", params->sq_size,
+                  params->max_sge, umr_eng_mlx5_qp_inline(params));
         status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
         goto err_free_wrs;
     }
@@ -202,7 +271,7 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
 
     /* The provider writes the real capabilities back: trust those */
     inl = attr.cap.max_inline_data;
-    if (((inl + 4) / 16) < 2) {
+    if (!params->rdma_only && (((inl + 4) / 16) < 2)) {
         ucs_error("%s: QP 0x%x got max_inline_data %u: no room for UMR",
                   dev->caps.name, qp->qp->qp_num, inl);
         status = UCS_ERR_UNSUPPORTED;
@@ -211,15 +280,27 @@ ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *ndev, umr_eng_cq_t *ncq,
 
     qp->dev             = dev;
     qp->cq              = cq;
+    qp->rdma_only       = !!params->rdma_only;
     qp->sq_size         = params->sq_size;
     qp->max_sge         = ucs_min(params->max_sge, attr.cap.max_send_sge);
     qp->max_inline_data = inl;
-    qp->max_interleaved = ((inl + 4) / 16) - 1;
-    qp->max_list        = (inl + 4) / 16;
-    ucs_debug("%s: QP 0x%x: sq %u, sge %u, inline %u -> UMR %u interleaved "
-              "/ %u list entries", dev->caps.name, qp->qp->qp_num,
-              qp->sq_size, qp->max_sge, inl, qp->max_interleaved,
-              qp->max_list);
+    qp->max_interleaved = qp->rdma_only ? 0 : ((inl + 4) / 16) - 1;
+    qp->max_list        = qp->rdma_only ? 0 : (inl + 4) / 16;
+    /* what the provider wrote back (verbs.c mlx5_calc_sq_size: inline =
+     * WQE - overhead - 4, max_send_wr = queue bytes / WQE) gives the WQE
+     * and the queue it allocated */
+    qp->sq_bytes        = umr_eng_mlx5_sq_bytes(
+            attr.cap.max_send_wr, inl + 4 + umr_eng_mlx5_qp_overhead(params));
+    ucs_debug("%s: QP 0x%x: sq %u, sge %u, inline %u -> %s, send queue %zu "
+              "B (%u WQEs of %u B)", dev->caps.name, qp->qp->qp_num,
+              qp->sq_size, qp->max_sge, inl,
+              qp->rdma_only ? "RDMA only" : "UMR", qp->sq_bytes,
+              attr.cap.max_send_wr, inl + 4 + umr_eng_mlx5_qp_overhead(params));
+    if (!qp->rdma_only) {
+        ucs_debug("%s: QP 0x%x: UMR %u interleaved / %u list entries",
+                  dev->caps.name, qp->qp->qp_num, qp->max_interleaved,
+                  qp->max_list);
+    }
     *qp_p = (umr_eng_qp_t*)qp;
     return UCS_OK;
 

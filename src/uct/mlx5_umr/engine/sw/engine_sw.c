@@ -31,6 +31,7 @@ const umr_eng_ops_t umr_eng_sw_ops = {
     .cq_poll              = umr_eng_sw_cq_poll,
     .qp_create            = umr_eng_sw_qp_create,
     .qp_destroy           = umr_eng_sw_qp_destroy,
+    .qp_sq_bytes          = umr_eng_sw_qp_sq_bytes,
     .qp_get_addr          = umr_eng_sw_qp_get_addr,
     .qp_connect           = umr_eng_sw_qp_connect,
     .qp_fail              = umr_eng_sw_qp_fail,

@@ -242,7 +242,8 @@ struct umr_eng_qp {
     uint32_t            qpn;
     unsigned            sq_size;
     unsigned            max_sge;
-    unsigned            max_umr_entries;
+    unsigned            max_umr_entries;    /* 0: RDMA only */
+    int                 rdma_only;          /* no UMR, no LOCAL_INV */
     uint64_t            sq_pi;          /* next seq to post */
     uint64_t            sq_exec;        /* next seq to execute */
     uint64_t            sq_ci;          /* oldest seq holding a slot */
@@ -307,6 +308,8 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
                                   const umr_eng_qp_params_t *params,
                                   umr_eng_qp_t **qp_p);
 void         umr_eng_sw_qp_destroy(umr_eng_qp_t *qp);
+size_t       umr_eng_sw_qp_sq_bytes(umr_eng_dev_t *dev,
+                                    const umr_eng_qp_params_t *params);
 void         umr_eng_sw_qp_get_addr(umr_eng_qp_t *qp, void *addr);
 ucs_status_t umr_eng_sw_qp_connect(umr_eng_qp_t *qp,
                                    const void *remote_dev_addr,

@@ -78,6 +78,19 @@ umr_eng_sw_check_mkey(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
     return UCS_OK;
 }
 
+/* What the mlx5 engine refuses on a QP created for RDMA only (no UMR send
+ * operations, no UMR room in its WQEs): the same contract here. */
+static ucs_status_t umr_eng_sw_check_umr_allowed(umr_eng_qp_t *qp,
+                                                 const char *op)
+{
+    if (ucs_unlikely(qp->rdma_only)) {
+        ucs_error("sw engine: %s on qp 0x%x, which was created for RDMA only "
+                  "(no UMR, no LOCAL_INV)", op, qp->qpn);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return UCS_OK;
+}
+
 /* Rotate the tag: keys packed before this UMR stop working once it runs. */
 static uint32_t umr_eng_sw_mkey_rotate(umr_eng_sw_mkey_t *mkey)
 {
@@ -104,6 +117,11 @@ umr_eng_sw_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
 
     if (qp == NULL) {
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_eng_sw_check_umr_allowed(qp, "umr_interleaved");
+    if (status != UCS_OK) {
+        return status;
     }
 
     status = umr_eng_sw_check_mkey(qp, emkey, access, "umr_interleaved");
@@ -187,6 +205,11 @@ umr_eng_sw_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    status = umr_eng_sw_check_umr_allowed(qp, "umr_list");
+    if (status != UCS_OK) {
+        return status;
+    }
+
     status = umr_eng_sw_check_mkey(qp, emkey, access, "umr_list");
     if (status != UCS_OK) {
         return status;
@@ -252,6 +275,11 @@ ucs_status_t umr_eng_sw_post_local_inv(umr_eng_qp_t *qp,
 
     if (qp == NULL) {
         return UCS_ERR_INVALID_PARAM;
+    }
+
+    status = umr_eng_sw_check_umr_allowed(qp, "local_inv");
+    if (status != UCS_OK) {
+        return status;
     }
 
     status = umr_eng_sw_check_mkey(qp, emkey, 0, "local_inv");

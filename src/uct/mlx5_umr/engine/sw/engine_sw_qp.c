@@ -71,6 +71,38 @@ void umr_eng_sw_cq_destroy(umr_eng_cq_t *cq)
     ucs_free(cq);
 }
 
+/* SGEs and UMR entries of each work request slot: 0 means the device
+ * maximum; an RDMA-only QP has no UMR entries. 0 on success, -1 when out
+ * of range. */
+static int umr_eng_sw_qp_dims(const umr_eng_qp_params_t *params,
+                              unsigned *max_sge_p, unsigned *max_umr_p)
+{
+    *max_sge_p = params->max_sge ? params->max_sge : UMR_ENG_SW_MAX_SGE;
+    if (params->rdma_only) {
+        *max_umr_p = 0;
+    } else {
+        *max_umr_p = params->umr_list_entries ? params->umr_list_entries :
+                                                UMR_ENG_SW_MAX_LIST;
+    }
+    return ((params->sq_size == 0) || (params->sq_size > UMR_ENG_SW_MAX_QP_WR) ||
+            (*max_sge_p > UMR_ENG_SW_MAX_SGE) ||
+            (*max_umr_p > UMR_ENG_SW_MAX_LIST)) ? -1 : 0;
+}
+
+/* The QP's work request slots: each a WR, its SGEs and its UMR entries */
+size_t umr_eng_sw_qp_sq_bytes(umr_eng_dev_t *edev,
+                              const umr_eng_qp_params_t *params)
+{
+    unsigned max_sge, max_umr;
+
+    if ((params == NULL) || umr_eng_sw_qp_dims(params, &max_sge, &max_umr)) {
+        return 0;
+    }
+    return (size_t)params->sq_size *
+           (sizeof(umr_eng_sw_wr_t) + max_sge * sizeof(umr_eng_sge_t) +
+            max_umr * sizeof(umr_eng_sw_desc_t));
+}
+
 ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
                                          umr_eng_cq_t *cq,
                                          const umr_eng_qp_params_t *params,
@@ -89,12 +121,7 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    /* 0 means the device maximum */
-    max_sge = params->max_sge ? params->max_sge : UMR_ENG_SW_MAX_SGE;
-    max_umr = params->umr_list_entries ? params->umr_list_entries :
-                                        UMR_ENG_SW_MAX_LIST;
-    if ((params->sq_size == 0) || (params->sq_size > UMR_ENG_SW_MAX_QP_WR) ||
-        (max_sge > UMR_ENG_SW_MAX_SGE) || (max_umr > UMR_ENG_SW_MAX_LIST)) {
+    if (umr_eng_sw_qp_dims(params, &max_sge, &max_umr)) {
         ucs_error("sw engine: qp_create: sq_size %u (1..%u), max_sge %u "
                   "(<= %u), umr_list_entries %u (<= %u)", params->sq_size,
                   UMR_ENG_SW_MAX_QP_WR, params->max_sge, UMR_ENG_SW_MAX_SGE,
@@ -112,9 +139,11 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
                            "umr_eng_sw qp wrs");
     qp->sges  = ucs_calloc((size_t)params->sq_size * max_sge,
                            sizeof(*qp->sges), "umr_eng_sw qp sges");
-    qp->descs = ucs_calloc((size_t)params->sq_size * max_umr,
+    qp->descs = (max_umr == 0) ? NULL :
+                ucs_calloc((size_t)params->sq_size * max_umr,
                            sizeof(*qp->descs), "umr_eng_sw qp descs");
-    if ((qp->wrs == NULL) || (qp->sges == NULL) || (qp->descs == NULL)) {
+    if ((qp->wrs == NULL) || (qp->sges == NULL) ||
+        ((qp->descs == NULL) && (max_umr != 0))) {
         status = UCS_ERR_NO_MEMORY;
         goto err_free;
     }
@@ -136,6 +165,7 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
     qp->sq_size         = params->sq_size;
     qp->max_sge         = max_sge;
     qp->max_umr_entries = max_umr;
+    qp->rdma_only       = !!params->rdma_only;
     ucs_list_add_tail(&cq->qps, &qp->list);
     dev->num_objs++;
     *qp_p = qp;
