@@ -1879,6 +1879,243 @@ TEST_F(test_uct_limits, tx_queue_never_fits)
     ASSERT_UCS_OK(m_s.dereg(memh));
 }
 
+/* Issue 19 finding 8: endpoint QPs sized for what they post
+ * (UCX_MLX5_UMR_EP_UMR=n). The endpoint's QP is created for RDMA only (the
+ * engines refuse a UMR on it), so every local key - of a layout operation
+ * and of an iov longer than the QP's 4 SGEs - is configured on the md's QP
+ * and waited for; the bytes land as the layout engine's CPU pack and unpack
+ * say, on either engine (gtest_uct: sw; gtest_uct_mlx5_model: mlx5 over
+ * the rdma-core model). */
+class test_uct_ep_rdma_only : public test_uct_xproc {
+protected:
+    /* post until accepted (progress on NO_RESOURCE), then wait */
+    ucs_status_t layout_op(int op, uct_mem_h memh, void *base,
+                           const umr_layout_t *l, size_t off, size_t len,
+                           uint64_t raddr, uct_rkey_t rkey) {
+        test_comp comp;
+        ucs_status_t st;
+        do {
+            st = (op == OP_PUT) ?
+                 uct_umr_ep_put_layout(m_ep, memh, base, l, 1, off, len,
+                                       raddr, rkey, &comp.uct) :
+                 uct_umr_ep_get_layout(m_ep, memh, base, l, 1, off, len,
+                                       raddr, rkey, &comp.uct);
+            if (st == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (st == UCS_ERR_NO_RESOURCE);
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+    }
+
+    uint64_t md_umrs() {
+        uct_umr_md_stats_t st;
+        EXPECT_UCS_OK_(uct_umr_md_get_stats(m_s.md, &st));
+        return st.umr_posted;
+    }
+};
+
+TEST_F(test_uct_ep_rdma_only, layouts_land_byte_for_byte)
+{
+    uint64_t seed = test_seed();
+    std::mt19937_64 rng(seed);
+    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
+
+    m_regions.emplace_back();
+    make_contig_region(m_regions.back(), 64 * 1024);
+    m_regions.emplace_back();
+    make_layout_region(rng, m_regions.back(), 4096);
+    ASSERT_FALSE(HasFatalFailure());
+    for (auto &r : m_regions) {
+        fill_random(rng, r.init);
+    }
+    start({}, {{"EP_UMR", "n"}, {"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    /* what the endpoint QP is: RDMA only, 4 SGEs, a smaller send queue
+     * than with UMR (the engine's own figure; gtest_uct_mlx5_model checks
+     * it against the model's rdma-core rules) */
+    uct_umr_iface_attr_t attr, attr_umr;
+    ASSERT_UCS_OK(uct_umr_iface_query(m_s.iface, &attr));
+    EXPECT_EQ(0, attr.ep_umr);
+    EXPECT_EQ(4u, attr.ep_max_sge);
+    {
+        uct_stack s;
+        ASSERT_UCS_OK(s.open(uct_test_dev(), {}, {{"EP_UMR", "y"}}));
+        ASSERT_UCS_OK(uct_umr_iface_query(s.iface, &attr_umr));
+    }
+    EXPECT_EQ(1, attr_umr.ep_umr);
+    EXPECT_EQ(attr.ep_sq_len, attr_umr.ep_sq_len);
+    EXPECT_GT(attr.ep_sq_bytes, 0u);
+    EXPECT_LT(attr.ep_sq_bytes, attr_umr.ep_sq_bytes);
+
+    bytes_t buf(64 * 1024);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
+
+    /* halo rows (a vector) and an irregular indexed set of blocks */
+    umr_layout_t *rows, *irr;
+    ASSERT_UCS_OK(umr_layout_vector(64, 256, 512, NULL, &rows));
+    std::vector<size_t> lens;
+    std::vector<ptrdiff_t> displs;
+    ptrdiff_t pos = 0;
+    while (lens.size() < 150) {
+        lens.push_back(32 + rng() % 65);
+        displs.push_back(pos);
+        pos += lens.back() + 8 + rng() % 40;
+    }
+    ASSERT_UCS_OK(umr_layout_indexed(lens.size(), lens.data(), displs.data(),
+                                     NULL, &irr));
+    void *rbase = buf.data() + 100, *ibase = buf.data() + 40000;
+    ASSERT_LT((size_t)pos + 40000, buf.size());
+    size_t rsize = umr_layout_size(rows), isize = umr_layout_size(irr);
+
+    /* puts: the remote bytes are the CPU pack of the local layout */
+    uint64_t umrs0 = md_umrs();
+    bytes_t packed(rsize);
+    ASSERT_UCS_OK(umr_layout_pack(rows, 1, rbase, packed.data()));
+    for (int it = 0; it < 3; ++it) {
+        ASSERT_EQ(UCS_OK, layout_op(OP_PUT, memh, rbase, rows, 0, rsize,
+                                    m_va[0] + 16, m_rkeys[0].rkey))
+                << "iteration " << it;
+    }
+    memcpy(want[0].data() + GUARD + 16, packed.data(), rsize);
+    packed.resize(isize);
+    ASSERT_UCS_OK(umr_layout_pack(irr, 1, ibase, packed.data()));
+    ASSERT_EQ(UCS_OK, layout_op(OP_PUT, memh, ibase, irr, 0, isize,
+                                m_va[0] + 20000, m_rkeys[0].rkey));
+    memcpy(want[0].data() + GUARD + 20000, packed.data(), isize);
+    uct_umr_ep_stats_t st = ep_stats();
+    EXPECT_EQ(2u, st.cache_misses);
+    EXPECT_EQ(2u, st.cache_hits);
+    EXPECT_EQ(0u, st.pack_fallbacks);
+    /* the keys were configured on the md's QP (with EP_UMR=y: on the
+     * endpoint's, the md posts none: local_layout_cache_halo_loop) */
+    EXPECT_GE(md_umrs() - umrs0, 2u);
+
+    /* gets: the local layout is the CPU unpack of what the remote key
+     * addresses (a remote layout key, random ranges) */
+    for (int i = 0; i < 8; ++i) {
+        size_t rtotal = m_regions[1].stream.size();
+        size_t len    = 1 + rng() % std::min(rtotal, rsize);
+        size_t roff   = rng() % (rtotal - len + 1);
+        size_t loff   = rng() % (rsize - len + 1);
+        bytes_t before = buf;
+        SCOPED_TRACE("seed " + std::to_string(seed) + " get roff " +
+                     std::to_string(roff) + " loff " + std::to_string(loff) +
+                     " len " + std::to_string(len));
+        ASSERT_EQ(UCS_OK, layout_op(OP_GET, memh, rbase, rows, loff, len,
+                                    roff, m_rkeys[1].rkey));
+        bytes_t src(len);
+        for (size_t k = 0; k < len; ++k) {
+            src[k] = m_regions[1].init[m_regions[1].stream[roff + k]];
+        }
+        ASSERT_UCS_OK(umr_layout_unpack_range(rows, 1, before.data() + 100,
+                                              loff, len, src.data()));
+        ASSERT_EQ(before, buf) << first_diff(buf, before);
+    }
+    {
+        /* the whole irregular layout from contiguous remote bytes */
+        bytes_t before = buf;
+        ASSERT_EQ(UCS_OK, layout_op(OP_GET, memh, ibase, irr, 0, isize,
+                                    m_va[0] + 40000, m_rkeys[0].rkey));
+        ASSERT_UCS_OK(umr_layout_unpack(irr, 1, before.data() + 40000,
+                                        want[0].data() + GUARD + 40000));
+        ASSERT_EQ(before, buf) << first_diff(buf, before);
+    }
+
+    /* an iov of 12 entries, more than the QP's 4 SGEs: a list key over it,
+     * configured on the md's QP too; both ways */
+    std::vector<uct_iov_t> iov;
+    bytes_t iov_bytes;
+    for (size_t i = 0; i < 12; ++i) {
+        size_t off = 50000 + i * 700, len = 100 + rng() % 500;
+        iov.push_back({buf.data() + off, len, memh, 0, 1});
+        iov_bytes.insert(iov_bytes.end(), buf.begin() + off,
+                         buf.begin() + off + len);
+    }
+    uint64_t umrs1 = md_umrs();
+    ASSERT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0] + 56000, m_rkeys[0].rkey));
+    memcpy(want[0].data() + GUARD + 56000, iov_bytes.data(),
+           iov_bytes.size());
+    EXPECT_GT(md_umrs(), umrs1) << "the iov's list key on the md's QP";
+    {
+        bytes_t before = buf;
+        ASSERT_EQ(UCS_OK, run(OP_GET, iov, m_va[0] + 100, m_rkeys[0].rkey));
+        size_t k = 0;
+        for (const uct_iov_t &v : iov) {
+            uint8_t *dst = before.data() + ((uint8_t*)v.buffer - buf.data());
+            memcpy(dst, want[0].data() + GUARD + 100 + k, v.length);
+            k += v.length;
+        }
+        ASSERT_EQ(before, buf) << first_diff(buf, before);
+    }
+
+    std::vector<bytes_t> got = dump();
+    EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
+    EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    m_s.destroy_ep(m_ep);
+    m_ep = nullptr;
+    uct_umr_md_stats_t mst;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+    umr_layout_free(rows);
+    umr_layout_free(irr);
+}
+
+/* Bad values of EP_UMR and EP_MAX_SGE: the iface does not open, and the
+ * error names the variable (UCX's own parser names the field without its
+ * prefix and reads "4x" as 4). */
+TEST(test_uct_ep_config, bad_values_name_the_variable)
+{
+    uct_umr_iface_attr_t attr;
+    unsigned dev_max;
+    {
+        /* auto: the device's limit with UMR, 4 without; a count as given */
+        uct_stack s, n, two;
+        ASSERT_UCS_OK(s.open(uct_test_dev(), {}, {{"EP_UMR", "y"}}));
+        ASSERT_UCS_OK(uct_umr_iface_query(s.iface, &attr));
+        dev_max = attr.ep_max_sge;
+        EXPECT_GT(dev_max, 4u);
+        ASSERT_UCS_OK(n.open(uct_test_dev(), {}, {{"EP_UMR", "no"}}));
+        ASSERT_UCS_OK(uct_umr_iface_query(n.iface, &attr));
+        EXPECT_EQ(4u, attr.ep_max_sge);
+        EXPECT_EQ(0, attr.ep_umr);
+        ASSERT_UCS_OK(two.open(uct_test_dev(), {}, {{"EP_UMR", "y"},
+                                                     {"EP_MAX_SGE", "2"}}));
+        ASSERT_UCS_OK(uct_umr_iface_query(two.iface, &attr));
+        EXPECT_EQ(2u, attr.ep_max_sge);
+        EXPECT_EQ(1, attr.ep_umr);
+    }
+
+    for (const char *v : {"maybe", "", "2", "yn"}) {
+        SCOPED_TRACE(std::string("EP_UMR=") + v);
+        log_capture log;
+        uct_stack s;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  s.open(uct_test_dev(), {}, {{"EP_UMR", v}}));
+        EXPECT_TRUE(log.has(std::string("UCX_MLX5_UMR_EP_UMR=") + v));
+    }
+    std::string above = std::to_string(dev_max + 1);
+    for (const std::string &v : {std::string("0"), std::string("4x"),
+                                 std::string("-1"), std::string(""),
+                                 std::string(" 4"), std::string("inf"),
+                                 above, std::string("99999999999999999999")}) {
+        SCOPED_TRACE("EP_MAX_SGE=" + v);
+        log_capture log;
+        uct_stack s;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  s.open(uct_test_dev(), {}, {{"EP_MAX_SGE", v}}));
+        EXPECT_TRUE(log.has("UCX_MLX5_UMR_EP_MAX_SGE=" + v));
+    }
+}
+
 /* Issue 11: lookups of both key caches are O(1). With thousands of entries
  * a lookup still compares about one entry (the list scan it replaces
  * compared up to all of them). Operation counts, not time: the timing is

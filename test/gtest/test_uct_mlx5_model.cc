@@ -15,7 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <errno.h>
+#include <string.h>
 #include <ucs/sys/compiler_def.h>
 
 using namespace umr_test;
@@ -92,6 +94,71 @@ TEST_F(test_uct_mlx5_model, max_num_eps_is_device_max_qp)
         ASSERT_UCS_OK(s.open("mlx5_0"));
         ASSERT_UCS_OK(uct_iface_query(s.iface, &attr));
         EXPECT_GT(attr.max_num_eps, (size_t)UINT32_MAX) << "UCX's default";
+    }
+}
+
+/* Finding 8 of issue 19, data QPs sized for what they post: with
+ * UCX_MLX5_UMR_EP_UMR=n the endpoint's QP asks rdma-core for the RDMA send
+ * operations alone (no LOCAL_INV, no mlx5 UMR operations, no inline room),
+ * and its send queue is what the model's rules R1-R4 (verbs.c
+ * _sq_overhead, mlx5_calc_send_wqe, mlx5_calc_sq_size) give for RDMA WQEs.
+ * The figure the transport reports per endpoint (uct_umr_iface_query,
+ * pml/umr's budget line) is the model's, in both configurations. */
+TEST_F(test_uct_mlx5_model, ep_qp_sized_for_rdma_only)
+{
+    /* R1: struct mlx5_wqe_ctrl_seg 16 B, mlx5_wqe_raddr_seg 16 B; a UMR
+     * WQE adds mlx5_wqe_umr_ctrl_seg 48 + mlx5_wqe_mkey_context_seg 64 +
+     * 64 (klm, at least 64) to the ctrl segment; mlx5_wqe_data_seg 16 B an
+     * SGE; inline data after a 4 B header, 16 B aligned. R4: 64 B basic
+     * blocks, the queue roundup_pow_of_two(WRs x WQE) */
+    const uint64_t ctrl = 16, raddr = 16, umr = 16 + 48 + 64 + 64, sge = 16;
+    const uint64_t bb = 64, wrs = 256;
+    auto align = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+    auto pow2  = [](uint64_t v) { uint64_t p = 1; while (p < v) p <<= 1;
+                                  return p; };
+    /* RDMA only, 4 SGEs: 32 + 64 = 96 -> 128 B, x 256 = 32 KiB */
+    const uint64_t rdma_sq = pow2(wrs * align(ctrl + raddr + 4 * sge, bb));
+    /* with UMR: 52 list entries inline, 16 x 52 - 4 B -> 192 + 832 = 1 KiB
+     * (30 SGEs, 192 + 480, are fewer), x 256 = 256 KiB */
+    const uint64_t umr_sq  = pow2(wrs * align(std::max(umr + 30 * sge,
+                                  umr + align(4 + 16 * 52 - 4, 16)), bb));
+    ASSERT_EQ(32768u, rdma_sq);
+    ASSERT_EQ(262144u, umr_sq);
+
+    for (const char *ep_umr : {"n", "y"}) {
+        SCOPED_TRACE(std::string("EP_UMR=") + ep_umr);
+        bool rdma_only = !strcmp(ep_umr, "n");
+        fake().reset();
+        uct_stack s;
+        ASSERT_UCS_OK(s.open("mlx5_0", {}, {{"EP_UMR", ep_umr}}));
+        uct_umr_iface_attr_t attr;
+        ASSERT_UCS_OK(uct_umr_iface_query(s.iface, &attr));
+        size_t before = fake().qp_attrs.size();
+        uct_ep_h ep   = s.create_ep();
+        ASSERT_NE(nullptr, ep);
+        ASSERT_EQ(before + 1, fake().qp_attrs.size());
+
+        const struct ibv_qp_init_attr_ex &qa = fake().qp_attrs.back();
+        const struct mlx5dv_qp_init_attr &dv = fake().dv_qp_attrs.back();
+        EXPECT_EQ(wrs, qa.cap.max_send_wr);
+        EXPECT_EQ(rdma_only ? 4u : 30u, qa.cap.max_send_sge);
+        if (rdma_only) {
+            EXPECT_EQ(0u, qa.cap.max_inline_data);
+            EXPECT_EQ((uint64_t)(IBV_QP_EX_WITH_RDMA_WRITE |
+                                 IBV_QP_EX_WITH_RDMA_READ), qa.send_ops_flags)
+                    << "LOCAL_INV alone would size UMR WQEs (R1)";
+            EXPECT_FALSE((dv.comp_mask &
+                          MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) &&
+                         dv.send_ops_flags) << "no mlx5 send operations";
+        } else {
+            EXPECT_EQ(828u, qa.cap.max_inline_data);
+            EXPECT_TRUE(dv.send_ops_flags & MLX5DV_QP_EX_WITH_MR_LIST);
+        }
+        /* the model's send queue, and the transport's figure */
+        EXPECT_EQ(rdma_only ? rdma_sq : umr_sq, fake().qp_sq_bytes.back());
+        EXPECT_EQ(fake().qp_sq_bytes.back(), attr.ep_sq_bytes);
+        EXPECT_EQ(rdma_only ? 0 : 1, attr.ep_umr);
+        s.destroy_ep(ep);
     }
 }
 

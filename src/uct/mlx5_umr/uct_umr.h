@@ -74,7 +74,8 @@ ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
  * The local side is `count` elements of `layout` at `base`, all inside `memh`
  * (from uct_md_mem_reg); the operation moves bytes [offset, offset + length)
  * of its packed stream. The endpoint configures a UMR key for
- * (memh, layout, base, count) on its own queue pair once and caches it, so a
+ * (memh, layout, base, count) once and caches it - on its own queue pair, or
+ * on the md's with UCX_MLX5_UMR_EP_UMR=n -, so a
  * halo loop pays for the UMR on its first iteration only (see
  * uct_umr_ep_stats_t); layouts of tiny blocks are packed through a bounce
  * buffer instead (UCX_MLX5_UMR_PACK_THRESH). `layout` may be freed as soon
@@ -127,6 +128,23 @@ ucs_status_t uct_umr_ep_rkey_release(uct_ep_h ep, uct_rkey_t rkey);
 
 /** Returns UCS_ERR_INVALID_PARAM when ep is not an mlx5_umr endpoint. */
 ucs_status_t uct_umr_ep_get_stats(uct_ep_h ep, uct_umr_ep_stats_t *stats);
+
+/** What one endpoint of an interface costs, for the configuration in use. */
+typedef struct uct_umr_iface_attr {
+    size_t   ep_sq_bytes;       /* send queue of an endpoint's queue pair,
+                                   as the engine sizes it (mlx5: the NIC's
+                                   queue in host memory; sw: its work
+                                   request slots) */
+    unsigned ep_sq_len;         /* its work requests (TX_QUEUE_LEN) */
+    unsigned ep_max_sge;        /* SGEs of its RDMA work requests */
+    int      ep_umr;            /* 1: local keys configured on the
+                                   endpoint's queue pair (EP_UMR=y); 0: its
+                                   queue pair is RDMA only */
+} uct_umr_iface_attr_t;
+
+/** Returns UCS_ERR_INVALID_PARAM when iface is not an mlx5_umr interface. */
+ucs_status_t uct_umr_iface_query(uct_iface_h iface,
+                                 uct_umr_iface_attr_t *attr);
 
 #ifdef __cplusplus
 }

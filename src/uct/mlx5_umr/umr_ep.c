@@ -353,7 +353,9 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     unsigned next;
     int on_ep_qp;
 
-    on_ep_qp = (frags + plan->num_keys <= iface->config.tx_queue_len);
+    /* an RDMA-only endpoint QP (EP_UMR=n) takes no UMR */
+    on_ep_qp = iface->config.ep_umr &&
+               (frags + plan->num_keys <= iface->config.tx_queue_len);
     if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
         return uct_mlx5_umr_ep_no_resource(ep);
     }
@@ -669,9 +671,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_ep_t, const uct_ep_params_t *params)
         return UCS_ERR_UNSUPPORTED;
     }
 
-    qp_params.sq_size         = iface->config.tx_queue_len;
-    qp_params.max_sge         = iface->config.max_sge;
-    qp_params.umr_list_entries = iface->md->config.mkey_entries;
+    uct_mlx5_umr_iface_ep_qp_params(iface, &qp_params);
     status = iface->eng->qp_create(iface->md->dev, iface->cq, &qp_params,
                                    &self->qp);
     if (status != UCS_OK) {

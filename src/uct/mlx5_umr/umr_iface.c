@@ -15,8 +15,11 @@
 #include <ucs/sys/math.h>
 #include <ucs/sys/string.h>
 #include <ucs/sys/sys.h>
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <strings.h>
 
 
 static ucs_config_field_t uct_mlx5_umr_iface_config_table[] = {
@@ -87,6 +90,29 @@ static ucs_config_field_t uct_mlx5_umr_iface_config_table[] = {
      "contiguous data: the value of mlx5_umr is noncontiguous layouts.",
      ucs_offsetof(uct_mlx5_umr_iface_config_t, latency_overhead),
      UCS_CONFIG_TYPE_TIME},
+
+    /* y: the 1 KiB UMR WQE is what a local key needs on the endpoint's QP
+     * (configured there right before its RDMA, no wait); n saves 7/8 of the
+     * send queue a peer (docs/hosts.md) but a key cache miss then waits for
+     * its UMR on the md's QP. No NIC has measured that wait here: y stays
+     * the default until a hardware run shows n is never slower. */
+    {"EP_UMR", "y",
+     "Configure local UMR keys on each endpoint's own queue pair, right\n"
+     "before the RDMA that uses them (y), or create endpoint queue pairs\n"
+     "for RDMA only (n): their send queue is then sized for RDMA work\n"
+     "requests (32 KiB instead of 256 KiB for 256 requests of 4 SGEs on\n"
+     "mlx5) and local keys are configured on the memory domain's queue pair,\n"
+     "each cache miss waiting for its UMR to complete.",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, ep_umr),
+     UCS_CONFIG_TYPE_STRING},
+
+    {"EP_MAX_SGE", "auto",
+     "Scatter/gather entries of an endpoint's RDMA work request: an iov of\n"
+     "more entries goes through a UMR list key. 'auto': the device's\n"
+     "limit with EP_UMR=y (the UMR work request has the room anyway), 4 with\n"
+     "EP_UMR=n (each entry adds 16 bytes to every work request).",
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, ep_max_sge),
+     UCS_CONFIG_TYPE_STRING},
 
     /* UCP 1.13 connects a connect-to-ep transport through an auxiliary
      * wireup transport (as rc needs ud); shared-memory-only jobs have none,
@@ -643,6 +669,92 @@ static ucs_status_t uct_mlx5_umr_iface_bufs_init(uct_mlx5_umr_iface_t *self)
     return UCS_OK;
 }
 
+/* SGEs of an RDMA-only endpoint's work request by default: 4 x 16 B after
+ * the 32 B of ctrl and remote address fill two 64 B basic blocks */
+#define UCT_MLX5_UMR_EP_RDMA_SGE  4
+
+/* EP_UMR and EP_MAX_SGE, with errors that name the variable (UCX's parser
+ * names the field without its prefix and reads "4x" as 4). */
+static ucs_status_t
+uct_mlx5_umr_iface_parse_ep(uct_mlx5_umr_iface_t *self,
+                            const uct_mlx5_umr_iface_config_t *config,
+                            const uct_mlx5_umr_md_t *md)
+{
+    static const char *yes[] = {"y", "yes", "on", "1"};
+    static const char *no[]  = {"n", "no", "off", "0"};
+    unsigned dev_max         = ucs_max(md->caps.max_sge, 1);
+    unsigned long n;
+    char *end;
+    int i;
+
+    self->config.ep_umr = -1;
+    for (i = 0; i < (int)ucs_static_array_size(yes); ++i) {
+        if (!strcasecmp(config->ep_umr, yes[i])) {
+            self->config.ep_umr = 1;
+        } else if (!strcasecmp(config->ep_umr, no[i])) {
+            self->config.ep_umr = 0;
+        }
+    }
+    if (self->config.ep_umr < 0) {
+        ucs_error("mlx5_umr: UCX_%sEP_UMR=%s: expected y (local keys on the "
+                  "endpoint's queue pair) or n (endpoint queue pairs for RDMA "
+                  "only)", UCT_MLX5_UMR_CONFIG_PREFIX, config->ep_umr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!strcasecmp(config->ep_max_sge, "auto")) {
+        self->config.max_sge = self->config.ep_umr ? dev_max :
+                               ucs_min(UCT_MLX5_UMR_EP_RDMA_SGE, dev_max);
+        return UCS_OK;
+    }
+
+    errno = 0;
+    n     = strtoul(config->ep_max_sge, &end, 10);
+    if ((errno != 0) || (end == config->ep_max_sge) || (*end != '\0') ||
+        !isdigit((unsigned char)config->ep_max_sge[0]) || (n < 1) ||
+        (n > dev_max)) {
+        ucs_error("mlx5_umr: UCX_%sEP_MAX_SGE=%s: expected auto or a number "
+                  "of SGEs from 1 to %u (the limit of %s)",
+                  UCT_MLX5_UMR_CONFIG_PREFIX, config->ep_max_sge, dev_max,
+                  md->caps.name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    self->config.max_sge = (unsigned)n;
+    return UCS_OK;
+}
+
+void uct_mlx5_umr_iface_ep_qp_params(const uct_mlx5_umr_iface_t *iface,
+                                     umr_eng_qp_params_t *params)
+{
+    memset(params, 0, sizeof(*params));
+    params->sq_size          = iface->config.tx_queue_len;
+    params->max_sge          = iface->config.max_sge;
+    params->rdma_only        = !iface->config.ep_umr;
+    params->umr_list_entries = iface->config.ep_umr ?
+                               iface->md->config.mkey_entries : 0;
+}
+
+ucs_status_t uct_umr_iface_query(uct_iface_h tl_iface,
+                                 uct_umr_iface_attr_t *attr)
+{
+    uct_mlx5_umr_iface_t *iface;
+
+    if ((tl_iface == NULL) || (attr == NULL) ||
+        (tl_iface->ops.ep_put_zcopy != uct_mlx5_umr_ep_put_zcopy)) {
+        ucs_error("uct_umr_iface_query: iface %p is not an mlx5_umr "
+                  "interface (or attr is NULL)", tl_iface);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    iface = ucs_derived_of(tl_iface, uct_mlx5_umr_iface_t);
+    memset(attr, 0, sizeof(*attr));
+    attr->ep_sq_bytes = iface->config.ep_sq_bytes;
+    attr->ep_sq_len   = iface->config.tx_queue_len;
+    attr->ep_max_sge  = iface->config.max_sge;
+    attr->ep_umr      = iface->config.ep_umr;
+    return UCS_OK;
+}
+
 /*
  * The UCT API contract of am_alignment/am_align_offset (uct.h): the alignment
  * is a power of 2, the offset needs an alignment and lies below it. mlx5_umr
@@ -689,6 +801,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
     const uct_mlx5_umr_iface_config_t *config =
             ucs_derived_of(tl_config, uct_mlx5_umr_iface_config_t);
     uct_mlx5_umr_md_t *md = ucs_derived_of(tl_md, uct_mlx5_umr_md_t);
+    umr_eng_qp_params_t ep_qp;
     ucs_status_t status;
 
     UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
@@ -735,7 +848,6 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
     self->outstanding             = 0;
     self->config.tx_queue_len     = ucs_min(config->tx_queue_len,
                                             md->caps.max_qp_wr);
-    self->config.max_sge          = ucs_max(md->caps.max_sge, 1);
     /* two levels of UMR lists at most */
     self->config.max_iov          = ucs_min(config->max_iov,
                                             md->limits.max_list *
@@ -752,6 +864,18 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
     self->config.hide_caps        = !config->ucp_lanes &&
                                     (params->field_mask &
                                      UCT_IFACE_PARAM_FIELD_FEATURES);
+    status = uct_mlx5_umr_iface_parse_ep(self, config, md);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* what a connected peer costs: the engine sizes the endpoint's QP */
+    uct_mlx5_umr_iface_ep_qp_params(self, &ep_qp);
+    self->config.ep_sq_bytes = self->eng->qp_sq_bytes(md->dev, &ep_qp);
+    ucs_debug("mlx5_umr iface %p: endpoint QPs %s, %u WRs, %u SGEs: %zu B "
+              "of send queue each", self,
+              self->config.ep_umr ? "with UMR" : "RDMA only",
+              ep_qp.sq_size, ep_qp.max_sge, self->config.ep_sq_bytes);
     ucs_list_head_init(&self->eps);
     ucs_list_head_init(&self->failed_eps);
     ucs_list_head_init(&self->pending_eps);

@@ -43,6 +43,8 @@ typedef struct uct_mlx5_umr_iface_config {
     size_t             max_msg;
     double             latency_overhead;
     int                ucp_lanes;
+    char               *ep_umr;      /* "y"/"n": parsed at iface init */
+    char               *ep_max_sge;  /* "auto" or a count */
 } uct_mlx5_umr_iface_config_t;
 
 
@@ -82,7 +84,13 @@ typedef struct uct_mlx5_umr_iface {
     struct {
         unsigned         tx_queue_len;
         unsigned         max_iov;
-        unsigned         max_sge;
+        unsigned         max_sge;    /* SGEs of an endpoint's RDMA WR */
+        int              ep_umr;     /* local keys configured on the
+                                        endpoint's QP (EP_UMR=y); else its
+                                        QP is RDMA only and keys go through
+                                        the md's QP, waited for */
+        size_t           ep_sq_bytes;/* send queue of one endpoint's QP
+                                        (the engine's figure) */
         unsigned         cache_size;
         unsigned         rcache_size;
         size_t           pack_thresh;
@@ -132,6 +140,10 @@ typedef struct uct_mlx5_umr_op {
 extern uct_tl_t uct_mlx5_umr_tl;
 
 unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface);
+
+/* The engine QP parameters of an endpoint of `iface`. */
+void uct_mlx5_umr_iface_ep_qp_params(const uct_mlx5_umr_iface_t *iface,
+                                     umr_eng_qp_params_t *params);
 
 /* Progress runs only while there is work (operations outstanding, pending
  * requests, failures to report): armed when work starts, disarmed by

@@ -16,8 +16,10 @@
  *  - the list key over a long local iov (umr_ep_rma.c, the plan comes from
  *    umr_layout_lower_blocks): both on the ep's own QP, where the RDMA posted
  *    after the UMRs is fenced behind them by the QP itself. When the ep's
- *    queue could never hold the UMRs and the RDMA together, they are
- *    configured on the md's QP instead (uct_mlx5_umr_key_configure).
+ *    queue could never hold the UMRs and the RDMA together, or the ep's QP
+ *    is RDMA only (UCX_MLX5_UMR_EP_UMR=n: no UMR room, a smaller send
+ *    queue), they are configured on the md's QP instead
+ *    (uct_mlx5_umr_key_configure), waited for before the RDMA.
  */
 #ifndef UCT_MLX5_UMR_KEY_H_
 #define UCT_MLX5_UMR_KEY_H_
