@@ -18,7 +18,11 @@
 #  - a peer that dies holding a zero-copy message ends the job (an MPI
 #    error, the runtime's abort), never a hang;
 #  - contrib/mpirun-model.sh itself: it prints every rank's counters and
-#    their sum, and returns mpirun's exit status.
+#    their sum, and returns mpirun's exit status;
+#  - UCX_MLX5_UMR_EP_UMR=n (endpoint QPs for RDMA only, issue 19 finding
+#    8): the same results, zero-copy in every case, 32 KiB of send queue a
+#    peer in each rank's budget line; bad values of EP_UMR / EP_MAX_SGE
+#    pass through with one error a rank naming the variable.
 # The fault cases whose result depends on pml/umr falling back after a
 # fault on the zero-copy path (a link that goes down mid-job) are in
 # test_pml_umr_model_faults.sh, not run by make check until pml/umr has
@@ -66,6 +70,43 @@ two_hcas_spread() {
         { grep "pml_umr: rail" "$got"; echo "not two ranks on each HCA"; return 1; }
 }
 
+# Issue 19 finding 8, data QPs sized for what they post: with
+# UCX_MLX5_UMR_EP_UMR=n every endpoint QP is RDMA only (local keys on the
+# md's QP); the job gives the plain job's results with every case
+# zero-copy, and each rank's budget line states the endpoint's send queue
+# from the engine (32 KiB: 256 WRs of 4 SGEs, 128 B WQEs) instead of
+# 256 KiB. np 4 on 2 IB hosts, ob1 and ucx.
+ep_rdma_only() {   # pml
+    local pml=$1 got=$out/ep-rdma-only-$1 args=(-np 4)
+    ref 4 "$pml" || return 1
+    if [ "$pml" = ucx ]; then args+=(--mca pml ucx,umr "${ucx_args[@]}")
+    else args+=(--mca pml ob1,umr); fi
+    model "$got" UCX_MLX5_UMR_EP_UMR=n OMPI_MCA_pml_umr_verbose=5 -- \
+        --link ib --hosts 2 -- "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
+    same_checks "$out/ref-4-$pml" "$got" && zcopy_in_every_case "$got" &&
+        rails_and_hosts "$got" 4 || return 1
+    [ "$(grep -c 'pml_umr: budget of connected peers: .*; per connected peer: mlx5_0 32 KiB of send queue (256 WRs, 4 SGEs, RDMA only, keys on the md.s QP)' "$got")" -eq 4 ] ||
+        { grep "budget of connected peers" "$got"; echo "not one RDMA-only 32 KiB budget line a rank"; return 1; }
+    # the default: 256 KiB a peer (1 KiB UMR WQEs), as the same line says
+    grep -q 'per connected peer: mlx5_0 256 KiB of send queue (256 WRs, 30 SGEs, keys on the endpoint.s QP)' \
+        "$out/model-ib-4-ob1" || { grep "budget of connected peers" "$out/model-ib-4-ob1"; return 1; }
+}
+
+# A bad value of the new variables: the rail does not open (an error naming
+# the variable, a line a rank) and pml/umr passes everything through.
+ep_bad_value() {   # VAR=VALUE
+    local got=$out/ep-bad-${1%%=*}
+    ref 2 ob1 || return 1
+    model "$got" "UCX_MLX5_UMR_$1" -- --hosts 2 -- -np 2 --mca pml ob1,umr \
+        "$prog" || { tail -20 "$got"; return 1; }
+    same_checks "$out/ref-2-ob1" "$got" || return 1
+    awk '$1 == "zcopy" && $5 > 0 {print; bad = 1} END {exit bad}' "$got" || return 1
+    [ "$(grep -c "mlx5_umr: UCX_MLX5_UMR_$1: expected" "$got")" -eq 2 ] ||
+        { grep -i "mlx5_umr\|error" "$got" | head; echo "not one line naming UCX_MLX5_UMR_${1%%=*} a rank"; return 1; }
+    [ "$(grep -c 'pml_umr: no mlx5_umr rail could be opened .*: passing everything through' "$got")" -eq 2 ] ||
+        { grep "pml_umr" "$got" | head; echo "not one pass-through line a rank"; return 1; }
+}
+
 script_reports() {
     local got=$out/script rc=0
     model "$got" -- --hosts 2 -- -np 2 --mca pml ob1,umr "$prog" halo || return 1
@@ -86,6 +127,10 @@ for link in ib roce; do
         done
     done
 done
+check ep_rdma_only_ib_np4_ob1_zcopy ep_rdma_only ob1
+check ep_rdma_only_ib_np4_ucx_zcopy ep_rdma_only ucx
+check ep_umr_bad_value_pass_through ep_bad_value EP_UMR=maybe
+check ep_max_sge_bad_value_pass_through ep_bad_value EP_MAX_SGE=4x
 check mixed_roce_versions_pass_through unreachable roce roce roce=v1,ipv4=0
 check ib_partitions_pass_through unreachable pkeys ib pkeys=0x8002
 check peer_death_ends_job peer_death

@@ -10,6 +10,7 @@
 #include "common_umr_help.h"
 
 #include "umr_ompi_compat.h"
+#include "uct_umr.h"
 
 #include <ompi/proc/proc.h>
 #include <opal/class/opal_hash_table.h>
@@ -39,10 +40,6 @@ typedef struct mca_common_umr_peer_disc {
 /* A direct-mapped front of the peers table, keyed by the ompi_proc_t (a
  * hash table lookup costs about 170 instructions, a hit here a few). */
 #define MCA_COMMON_UMR_PEER_SLOTS 64   /* power of two */
-
-/* Send queue of an mlx5 endpoint's QP: UCX_MLX5_UMR_TX_QUEUE_LEN 256 x
- * 1 KiB UMR WQEs (engine_mlx5_qp.c; docs/hosts.md) */
-#define MCA_COMMON_UMR_PEER_SQ_KIB 256
 
 static struct {
     ompi_proc_t           *proc;
@@ -86,6 +83,59 @@ int mca_common_umr_peers_budget_parse(const char *value, const char *param,
     return OMPI_SUCCESS;
 }
 
+/* `bytes` as "N KiB" ("N.N KiB", "N B" below 1 KiB, MiB from 1 MiB) */
+static void mca_common_umr_bytes_str(uint64_t bytes, char *buf, size_t max)
+{
+    if (bytes < 1024) {
+        snprintf(buf, max, "%lu B", (unsigned long)bytes);
+    } else if (bytes < 1024 * 1024) {
+        snprintf(buf, max, (bytes % 1024) ? "%.1f KiB" : "%.0f KiB",
+                 bytes / 1024.0);
+    } else {
+        snprintf(buf, max, (bytes % (1024 * 1024)) ? "%.1f MiB" : "%.0f MiB",
+                 bytes / (1024.0 * 1024.0));
+    }
+}
+
+/* What a connected peer costs on each rail, from the transport's endpoint
+ * QP for the configuration in use (uct_umr_iface_query: the engine's send
+ * queue size, EP_UMR and EP_MAX_SGE applied), and at the budget. */
+static const char *mca_common_umr_peers_mem_str(uint64_t budget)
+{
+    static char str[512];
+    char sq[32], total[32];
+    uct_umr_iface_attr_t attr;
+    uint64_t most = 0;
+    size_t len;
+    int i;
+
+    len = snprintf(str, sizeof(str), "per connected peer:");
+    for (i = 0; (i < mca_common_umr_rails.nrails) && (len < sizeof(str));
+         ++i) {
+        if (uct_umr_iface_query(mca_common_umr_rails.rails[i].iface,
+                                &attr) != UCS_OK) {
+            continue;
+        }
+        most = ucs_max(most, attr.ep_sq_bytes);
+        mca_common_umr_bytes_str(attr.ep_sq_bytes, sq, sizeof(sq));
+        len += snprintf(str + len, sizeof(str) - len, "%s %s %s of send "
+                        "queue (%u WRs, %u SGEs, %s)", (i > 0) ? "," : "",
+                        mca_common_umr_rails.rails[i].name, sq,
+                        attr.ep_sq_len, attr.ep_max_sge,
+                        attr.ep_umr ? "keys on the endpoint's QP" :
+                                      "RDMA only, keys on the md's QP");
+    }
+    if (len < sizeof(str)) {
+        len += snprintf(str + len, sizeof(str) - len, " + ~1 KiB endpoint");
+    }
+    if ((budget != 0) && (len < sizeof(str))) {
+        mca_common_umr_bytes_str(budget * most, total, sizeof(total));
+        snprintf(str + len, sizeof(str) - len, "; at the budget %s of send "
+                 "queues", total);
+    }
+    return str;
+}
+
 void mca_common_umr_peers_budget(int max_conns, const char *param)
 {
     unsigned locals = opal_process_info.num_local_peers + 1;
@@ -111,14 +161,10 @@ void mca_common_umr_peers_budget(int max_conns, const char *param)
         }
     }
     mca_common_umr_max_conns = budget;
-    /* per connected peer: one RC QP whose send queue holds TX_QUEUE_LEN
-     * (256) 1 KiB UMR WQEs (docs/hosts.md), its endpoint, two caches */
     MCA_COMMON_UMR_VERBOSE(1, "budget of connected peers: %s%lu (%s=%d, %u "
-                           "local ranks); per connected peer %u KiB of send "
-                           "queue (mlx5; sw: none) + ~1 KiB endpoint",
-                           budget ? "" : "unlimited ", (unsigned long)budget,
-                           param, max_conns, locals,
-                           MCA_COMMON_UMR_PEER_SQ_KIB);
+                           "local ranks); %s", budget ? "" : "unlimited ",
+                           (unsigned long)budget, param, max_conns, locals,
+                           mca_common_umr_peers_mem_str(budget));
 }
 
 /* The rail that reaches `proc`, or NULL: the component must run there with
