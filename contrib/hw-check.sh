@@ -12,7 +12,9 @@
 #    the device (test/bench/umr_dev_facts): the UMR entries from the largest
 #    WQE the device takes, the nesting depth (assumed), the send queue
 #    depth, the GID and its RoCE version, the pkey, traffic class, SL, hop
-#    limit, the retry budget, the read depths, the CPUs near it - the first
+#    limit, the retry budget, the read depths, the CPUs near it, and the
+#    send queue of one endpoint's QP (the memory a connected peer costs) in
+#    the configuration in use and with UCX_MLX5_UMR_EP_UMR=y / n - the first
 #    facts a hardware run establishes, at the top of the report;
 # 3. runs the device suite (gtest_engine_mlx5_device: real loopback UMR
 #    write/read; it must not skip when a device is present);
@@ -247,7 +249,8 @@ fi
         echo "## what the transport derived and chose on $dev"
         echo
         echo "(test/bench/umr_dev_facts; UCX_MLX5_UMR_* set them: TIMEOUT,"
-        echo "RETRY_COUNT, TRAFFIC_CLASS, SL, HOP_LIMIT, FLOW_LABEL, PKEY, GID_INDEX)"
+        echo "RETRY_COUNT, TRAFFIC_CLASS, SL, HOP_LIMIT, FLOW_LABEL, PKEY, GID_INDEX,"
+        echo "and TX_QUEUE_LEN, EP_UMR, EP_MAX_SGE the endpoint's send queue)"
         echo '```'
         cat "$logs/facts.txt"
         # the nesting depth, as the device suite established it

@@ -21,7 +21,10 @@
 #include "engine_mlx5.h"
 #endif
 
+#include "uct_umr.h"
+
 #include <uct/api/uct.h>
+#include <ucs/async/async.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +47,73 @@ static uct_component_h find_component(void)
     }
     uct_release_component_list(comps);
     return found;
+}
+
+/* What one endpoint costs (issue 19 finding 8): open an iface with the
+ * UCX_MLX5_UMR_* configuration in use and print its endpoint QP's send
+ * queue, and what the engine gives for either EP_UMR setting. */
+static void print_ep_facts(uct_mlx5_umr_md_t *md, uct_md_h uct_md,
+                           const char *dev)
+{
+    ucs_async_context_t *async = NULL;
+    uct_worker_h worker        = NULL;
+    uct_iface_config_t *config = NULL;
+    uct_iface_h iface          = NULL;
+    uct_iface_params_t params;
+    uct_umr_iface_attr_t attr;
+    umr_eng_qp_params_t qp;
+
+    if ((ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                  &async) != UCS_OK) ||
+        (uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) !=
+         UCS_OK) ||
+        (uct_md_iface_config_read(uct_md, UCT_MLX5_UMR_NAME, NULL, NULL,
+                                  &config) != UCS_OK)) {
+        printf("ep_sq_bytes ? (no iface: see the error above)\n");
+        goto out;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = UCT_MLX5_UMR_NAME;
+    params.mode.device.dev_name = dev;
+    if ((uct_iface_open(uct_md, worker, &params, config, &iface) != UCS_OK) ||
+        (uct_umr_iface_query(iface, &attr) != UCS_OK)) {
+        printf("ep_sq_bytes ? (no iface: see the error above)\n");
+        goto out;
+    }
+
+    printf("ep_sq_bytes %zu (an endpoint's send queue in use: %u WRs, %u "
+           "SGEs, %s)\n", attr.ep_sq_bytes, attr.ep_sq_len, attr.ep_max_sge,
+           attr.ep_umr ? "UMR room, UCX_MLX5_UMR_EP_UMR=y" :
+                         "RDMA only, UCX_MLX5_UMR_EP_UMR=n");
+    memset(&qp, 0, sizeof(qp));
+    qp.sq_size          = attr.ep_sq_len;
+    qp.max_sge          = md->caps.max_sge;
+    qp.umr_list_entries = md->config.mkey_entries;
+    printf("ep_sq_bytes_umr %zu (EP_UMR=y: %u WRs, %u SGEs, %u-entry UMR "
+           "WQEs)\n", md->eng->qp_sq_bytes(md->dev, &qp), qp.sq_size,
+           qp.max_sge, qp.umr_list_entries);
+    qp.max_sge          = (md->caps.max_sge < 4) ? md->caps.max_sge : 4;
+    qp.umr_list_entries = 0;
+    qp.rdma_only        = 1;
+    printf("ep_sq_bytes_rdma_only %zu (EP_UMR=n: %u WRs, %u SGEs)\n",
+           md->eng->qp_sq_bytes(md->dev, &qp), qp.sq_size, qp.max_sge);
+
+out:
+    if (iface != NULL) {
+        uct_iface_close(iface);
+    }
+    if (config != NULL) {
+        uct_config_release(config);
+    }
+    if (worker != NULL) {
+        uct_worker_destroy(worker);
+    }
+    if (async != NULL) {
+        ucs_async_context_destroy(async);
+    }
 }
 
 static int first_device(uct_component_h comp, char *name, size_t len)
@@ -122,6 +192,7 @@ int main(int argc, char **argv)
     }
     printf("md_mkey_entries %u (descriptors of a pool key)\n",
            md->config.mkey_entries);
+    print_ep_facts(md, uct_md, dev);
     uct_md_close(uct_md);
     return 0;
 }

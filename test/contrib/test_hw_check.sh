@@ -151,7 +151,8 @@ no_device_exit_77() {
 # v2 port gives 52 list entries, DSCP 26 (traffic class 106), its RoCE v2
 # IPv4 GID, the default pkey, UCX's retry budget; an IB device whose WQE is
 # at most 512 B gives 20 entries, and a pkey table whose first entry is a
-# limited member gives its first full member.
+# limited member gives its first full member. An endpoint's send queue: 256
+# KiB with 1 KiB UMR WQEs (128 KiB with 512 B ones), 32 KiB RDMA only.
 facts_on_the_model() {
     local r=$out/facts-roce.txt l
     hw facts-roce env HW_CHECK_ENGINE=model UMR_MODEL_LINK=roce \
@@ -163,7 +164,10 @@ facts_on_the_model() {
              "RoCE v2 IPv4" "pkey_index 0 pkey 0xffff (full member)" \
              "traffic_class 106 (DSCP 26)" "sl 0" "hop_limit 255" \
              "retry_count 7, rnr_retry 7: gives up after 8.59 s" \
-             "max_qp_wr 2048"; do
+             "max_qp_wr 2048" \
+             "ep_sq_bytes 262144 (an endpoint's send queue in use: 256 WRs, 30 SGEs, UMR room" \
+             "ep_sq_bytes_umr 262144 (EP_UMR=y: 256 WRs" \
+             "ep_sq_bytes_rdma_only 32768 (EP_UMR=n: 256 WRs, 4 SGEs)"; do
         grep -qF "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
     done
     grep -q "REHEARSAL" "$r" || fail "not a REHEARSAL" || return 1
@@ -174,7 +178,9 @@ facts_on_the_model() {
     [ $rc -eq 0 ] || { tail -20 "$out/facts-ib.log"; fail "hw-check exit $rc"; } || return 1
     for l in "umr_wqe_bytes 512" "umr_list_entries 20" "max_sge 20" \
              "link_layer InfiniBand" "pkey_index 1 pkey 0x8001 (full member)" \
-             "traffic_class 0 (DSCP 0)" "max_qp_wr 4096"; do
+             "traffic_class 0 (DSCP 0)" "max_qp_wr 4096" \
+             "ep_sq_bytes_umr 131072 (EP_UMR=y: 256 WRs, 20 SGEs, 20-entry UMR WQEs)" \
+             "ep_sq_bytes_rdma_only 32768"; do
         grep -qF "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
     done
 }
