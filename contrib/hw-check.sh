@@ -22,7 +22,8 @@
 #    (UMR_TEST_DEV=<device>; the same tests CI runs on sw and on the model);
 # 5. sweeps put/get through strided layout keys, block size x stride
 #    (test/bench/bench_uct_layout, UCX_MLX5_UMR_ENGINE=mlx5), layout to
-#    layout and contiguous to layout;
+#    layout and contiguous to layout, and layout to layout with a local key
+#    cache miss every operation (-M) with UCX_MLX5_UMR_EP_UMR=y and =n;
 # 6. calibrates pml/umr's zero-copy choice on that device
 #    (contrib/umr-calibrate.sh --device <device>, mpirun -np 2 on this host):
 #    writes the costs file next to the report (<report>.costs.conf), puts
@@ -154,7 +155,8 @@ mkdir -p "$BUILD_DIR"
 logs=$BUILD_DIR/hw-check
 mkdir -p "$logs"
 # sections of the report: only the steps that ran
-rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/calibrate.log" "$logs/device.log"
+rm -f "$logs/sweep.txt" "$logs/sweep-L.txt" "$logs/sweep-My.txt" "$logs/sweep-Mn.txt" \
+    "$logs/calibrate.log" "$logs/device.log"
 calibrated=0
 
 # ---- 2. build -----------------------------------------------------------------
@@ -203,6 +205,13 @@ if selected sweep; then
         env UCX_MLX5_UMR_ENGINE=$engine "$bench" $quick -d "$dev"
     step "sweep contig->layout" "$logs/sweep-L.txt" \
         env UCX_MLX5_UMR_ENGINE=$engine "$bench" $quick -L -d "$dev"
+    # a local key cache miss every operation, keys on the endpoint's QP
+    # (EP_UMR=y, the default) and on the md's QP (n, 8x smaller endpoint
+    # send queues): whether n can become the default (docs/hosts.md)
+    step "sweep key misses, EP_UMR=y" "$logs/sweep-My.txt" \
+        env UCX_MLX5_UMR_ENGINE=$engine UCX_MLX5_UMR_EP_UMR=y "$bench" $quick -M -d "$dev"
+    step "sweep key misses, EP_UMR=n" "$logs/sweep-Mn.txt" \
+        env UCX_MLX5_UMR_ENGINE=$engine UCX_MLX5_UMR_EP_UMR=n "$bench" $quick -M -d "$dev"
 fi
 
 # ---- 6. calibration of pml/umr's choice -------------------------------------------
@@ -269,6 +278,16 @@ fi
         echo
         cat "$logs/sweep-L.txt" 2>/dev/null
         echo '```'
+        if [ -f "$logs/sweep-My.txt" ] || [ -f "$logs/sweep-Mn.txt" ]; then
+            echo
+            echo "### a local key cache miss every operation: keys on the endpoint's QP"
+            echo "### (UCX_MLX5_UMR_EP_UMR=y) against the md's QP (n, RDMA-only endpoint QPs)"
+            echo '```'
+            cat "$logs/sweep-My.txt" 2>/dev/null
+            echo
+            cat "$logs/sweep-Mn.txt" 2>/dev/null
+            echo '```'
+        fi
     fi
     if [ -f "$logs/calibrate.log" ]; then
         echo

@@ -21,11 +21,17 @@
  * The engine follows UCX_MLX5_UMR_ENGINE (sw|mlx5|auto): on sw the figures
  * are cross-memory attach on this host, NOT NIC figures.
  *
- * usage: bench_uct_layout [-q] [-c] [-L] [-s bytes] [-r repeats]
+ * usage: bench_uct_layout [-q] [-c] [-L | -M] [-s bytes] [-r repeats]
  *                         [-b min_block] [-B max_block] [-d device]
  *   -q  quick: 8 B, 512 B, 64 KiB blocks, 256 KiB per op, 3 repeats
  *   -c  machine-readable output: CSV with a header line (comments start '#')
  *   -L  contiguous local memory (the remote side stays a layout)
+ *   -M  local key cache misses: the local layout is at another base each
+ *       operation (BENCH_MISS_BASES bases a byte apart, cycled: more than
+ *       the endpoint's key cache holds, so every timed operation configures
+ *       a local key - on the endpoint's QP with UCX_MLX5_UMR_EP_UMR=y, on
+ *       the md's QP, waited for, with n - and evicts one). Without -M the
+ *       timed operations are cache hits.
  * Exit status: 0 (every transfer verified), 1 (failure), 77 (no device for
  * the selected engine, e.g. UCX_MLX5_UMR_ENGINE=mlx5 without a ConnectX).
  */
@@ -37,12 +43,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define BENCH_MAX_REPEATS 64
+#define BENCH_MISS_BASES  257   /* > UCX_MLX5_UMR_CACHE_SIZE (64) */
 
 enum { CMD_SETUP, CMD_CHECK, CMD_FILL, CMD_FREE, CMD_QUIT };
 enum { OP_PUT, OP_GET };
@@ -65,7 +73,7 @@ typedef struct {
 typedef struct {
     size_t   min_block, max_block, bytes;
     unsigned repeats;
-    int      quick, csv, local_contig;
+    int      quick, csv, local_contig, miss;
     const char *dev;
 } bench_opts_t;
 
@@ -127,6 +135,14 @@ static inline uint8_t bench_pattern(uint64_t k, uint64_t seed)
 static inline size_t bench_at(size_t k, size_t block, size_t stride)
 {
     return (k / block) * stride + (k % block);
+}
+
+/* UCX_MLX5_UMR_EP_UMR as the transport reads it: n/no/off/0 are false,
+ * anything else (unset: the default y) true */
+static int bench_ep_umr_on(const char *v)
+{
+    return (v == NULL) || !(!strcasecmp(v, "n") || !strcasecmp(v, "no") ||
+                            !strcasecmp(v, "off") || !strcmp(v, "0"));
 }
 
 static double bench_now(void)
@@ -304,20 +320,28 @@ typedef struct {
     const umr_layout_t *layout;    /* local layout, or NULL (iov) */
     uint64_t               raddr;
     uct_rkey_t             rkey;
+    unsigned               bases;      /* -M: cycle the local base over
+                                          this many bytes (0: fixed) */
+    unsigned               *cursor;    /* the next base, across runs */
 } bench_xfer_t;
 
 static ucs_status_t bench_post(umr_example_t *ex, const bench_xfer_t *x,
                                uct_completion_t *comp)
 {
+    char *base = x->iov.buffer;
     ucs_status_t status;
 
+    if (x->bases != 0) {
+        base += *x->cursor;
+        *x->cursor = (*x->cursor + 1) % x->bases;
+    }
     for (;;) {
         if (x->layout != NULL) {
             status = (x->op == OP_PUT) ?
-                     uct_umr_ep_put_layout(ex->ep, x->iov.memh, x->iov.buffer,
+                     uct_umr_ep_put_layout(ex->ep, x->iov.memh, base,
                                            x->layout, 1, 0, x->iov.length,
                                            x->raddr, x->rkey, comp) :
-                     uct_umr_ep_get_layout(ex->ep, x->iov.memh, x->iov.buffer,
+                     uct_umr_ep_get_layout(ex->ep, x->iov.memh, base,
                                            x->layout, 1, 0, x->iov.length,
                                            x->raddr, x->rkey, comp);
         } else {
@@ -452,7 +476,8 @@ static int bench_point(bench_init_t *in, size_t block, size_t stride,
     bench_req_t req       = {.cmd = CMD_SETUP, .block = block,
                              .stride = stride, .bytes = bytes, .seed = seed};
     bench_rep_t rep;
-    bench_xfer_t x, cx;
+    bench_xfer_t x, cx, tx;
+    unsigned cursor = 0;
     double us[2][2];
     ucs_status_t status;
     uint32_t bad;
@@ -532,7 +557,13 @@ static int bench_point(bench_init_t *in, size_t block, size_t stride,
             goto out;
         }
 
-        us[op][0] = bench_measure(ex, &x, o);
+        /* timed: with -M each operation at the next base */
+        tx = x;
+        if (o->miss) {
+            tx.bases  = BENCH_MISS_BASES;
+            tx.cursor = &cursor;
+        }
+        us[op][0] = bench_measure(ex, &tx, o);
         us[op][1] = bench_measure(ex, &cx, o);
         if ((us[op][0] < 0) || (us[op][1] < 0)) {
             goto out;
@@ -601,7 +632,8 @@ static int bench_initiator(int fd, const bench_opts_t *o)
     }
 
     /* the largest local buffer: max_block blocks at 4x, registered once */
-    in.local_size = o->local_contig ? o->bytes : 4 * o->bytes;
+    in.local_size = o->local_contig ? o->bytes :
+                    4 * o->bytes + (o->miss ? BENCH_MISS_BASES : 0);
     in.local      = calloc(1, in.local_size);
     in.clocal     = calloc(1, o->bytes);
     if ((in.local == NULL) || (in.clocal == NULL)) {
@@ -624,7 +656,16 @@ static int bench_initiator(int fd, const bench_opts_t *o)
            ": sw engine, cross-memory attach on this host, NOT NIC figures");
     printf("# remote: one layout key over a vector of <block> B blocks at "
            "<stride>; local: %s\n", o->local_contig ? "contiguous memory" :
+           o->miss ? "the same layout at another of 257 bases each operation "
+                     "(uct_umr_ep_{put,get}_layout): every one a local key "
+                     "cache miss" :
            "the same layout (uct_umr_ep_{put,get}_layout)");
+    if (o->miss) {
+        printf("# local keys configured on the %s (UCX_MLX5_UMR_EP_UMR=%s)\n",
+               bench_ep_umr_on(getenv("UCX_MLX5_UMR_EP_UMR")) ?
+               "endpoint's QP" : "md's QP, waited for",
+               getenv("UCX_MLX5_UMR_EP_UMR") ?: "y");
+    }
     printf("# <bytes> per operation; median of %u runs; layout_* vs "
            "contig_* (the same bytes, contiguous on both sides); "
            "GB/s = 1e9 B/s\n", o->repeats);
@@ -662,10 +703,11 @@ out:
 
 static void bench_usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [-q] [-c] [-L] [-s bytes] [-r repeats] "
+    fprintf(stderr, "usage: %s [-q] [-c] [-L | -M] [-s bytes] [-r repeats] "
             "[-b min_block] [-B max_block] [-d device]\n"
             "  -q quick (8 B, 512 B, 64 KiB blocks; 256 KiB; 3 repeats)\n"
             "  -c CSV output   -L contiguous local side\n"
+            "  -M a local key cache miss every operation\n"
             "engine: UCX_MLX5_UMR_ENGINE=sw|mlx5|auto\n", prog);
 }
 
@@ -676,11 +718,12 @@ int main(int argc, char **argv)
     int opt, sv[2], status, rc;
     pid_t pid;
 
-    while ((opt = getopt(argc, argv, "qcLs:r:b:B:d:h")) != -1) {
+    while ((opt = getopt(argc, argv, "qcLMs:r:b:B:d:h")) != -1) {
         switch (opt) {
         case 'q': o.quick = 1; o.bytes = 256ul << 10; o.repeats = 3; break;
         case 'c': o.csv = 1; break;
         case 'L': o.local_contig = 1; break;
+        case 'M': o.miss = 1; break;
         case 's': o.bytes = strtoull(optarg, NULL, 0); break;
         case 'r': o.repeats = (unsigned)atoi(optarg); break;
         case 'b': o.min_block = strtoull(optarg, NULL, 0); break;
@@ -692,6 +735,12 @@ int main(int argc, char **argv)
     if (o.quick) {
         o.min_block = 8;
         o.max_block = 65536;
+    }
+    if (o.miss && o.local_contig) {
+        fprintf(stderr, "bench_uct_layout: -M needs a local layout (not "
+                "-L)\n");
+        bench_usage(argv[0]);
+        return 1;
     }
     if ((o.repeats < 1) || (o.repeats > BENCH_MAX_REPEATS) ||
         (o.min_block < 1) || (o.min_block > o.max_block) ||
