@@ -28,6 +28,11 @@
  *             MPI_COMM_WORLD into one double (nothing of the control
  *             message to read): each send completes, the other arrives whole
  *   count     20 eligible sends from rank 0 to rank 1 (counters)
+ *   verdict   one vector type sent 1, 1, 1, 128, 1, 1, 128 elements at a
+ *             time from rank 0 to rank 1 (64 KiB and 8 MiB of data): with
+ *             the costs file of test_pml_umr_regress.sh the small messages
+ *             pass through (after the first, by the verdict remembered for
+ *             the type and count) and the large ones go zero-copy
  */
 #include <mpi.h>
 
@@ -617,6 +622,40 @@ static void count_case(void)
     report("count", h);
 }
 
+/* ---- the pass-through verdict is per type and count ------------------ */
+
+static void verdict_case(void)
+{
+    static const int counts[] = {1, 1, 1, 128, 1, 1, 128};
+    int k, n;
+    size_t len;
+    char *a, *b;
+    MPI_Datatype vec;
+    uint64_t h = 0;
+
+    /* blocks of 64 B every 128 B: dense (the data covers half its span) */
+    MPI_Type_vector(512, 8, 16, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    len = span(128, vec);
+    a   = malloc(len);
+    b   = malloc(len);
+    for (k = 0; k < (int)(sizeof(counts) / sizeof(counts[0])); ++k) {
+        n = counts[k];
+        fill(a, span(n, vec), rank, 90 + k);
+        memset(b, 0, span(n, vec));
+        if (rank == 0) {
+            MPI_Send(a, n, vec, 1, 90, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, n, vec, 0, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            h ^= verify("verdict", b, span(n, vec), n, vec, 0, span(n, vec),
+                        n, vec, 90 + k);
+        }
+    }
+    MPI_Type_free(&vec);
+    free(a); free(b);
+    report("verdict", h);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -624,7 +663,7 @@ static const struct {
     {"bigsend", bigsend}, {"bigrecv", bigrecv}, {"status", status},
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
     {"trunccomm", trunccomm_case},
-    {"count", count_case},
+    {"count", count_case}, {"verdict", verdict_case},
 };
 
 int main(int argc, char **argv)
