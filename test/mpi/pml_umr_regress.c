@@ -459,8 +459,12 @@ static void persist(void)
  * doubles, 8 KiB: zero-copy) to rank 1, which receives half a column (a
  * vector of 512 doubles, 4 KiB: less than a control message) blocking,
  * then nonblocking (MPI_Test loop), then 512 contiguous doubles
- * nonblocking (MPI_Wait) and blocking: MPI_ERR_TRUNCATE for the receiver,
- * the sender completes, and a last message still goes through. */
+ * nonblocking (MPI_Wait) and blocking, then 2 doubles and 5 ints blocking
+ * (16 and 20 bytes: room for the control message's magic, not for the
+ * send's request that follows it), then persistent receives (MPI_Recv_init,
+ * MPI_Start, MPI_Wait) of half a column and of 512 contiguous doubles:
+ * MPI_ERR_TRUNCATE for the receiver, the sender completes, and a last
+ * message still goes through. */
 static void trunc_case(void)
 {
     int rows = 1024, cols = 8, k, rc, cls, flag;
@@ -476,7 +480,7 @@ static void trunc_case(void)
     MPI_Type_vector(rows / 2, 1, cols, MPI_DOUBLE, &half);
     MPI_Type_commit(&col);
     MPI_Type_commit(&half);
-    for (k = 0; k < 4; ++k) {
+    for (k = 0; k < 8; ++k) {
         fill(a, len, rank, k);
         memset(b, 0, len);
         if (rank == 0) {
@@ -495,6 +499,25 @@ static void trunc_case(void)
             } else if (k == 3) {
                 rc = MPI_Recv(b, rows / 2, MPI_DOUBLE, 0, 60 + k,
                               MPI_COMM_WORLD, &st);
+            } else if (k == 4) {
+                rc = MPI_Recv(b, 2, MPI_DOUBLE, 0, 60 + k, MPI_COMM_WORLD,
+                              &st);
+            } else if (k == 5) {
+                rc = MPI_Recv(b, 5, MPI_INT, 0, 60 + k, MPI_COMM_WORLD, &st);
+            } else if (k >= 6) {
+                if (k == 6) {
+                    MPI_Recv_init(b, 1, half, 0, 60 + k, MPI_COMM_WORLD,
+                                  &rq);
+                } else {
+                    MPI_Recv_init(b, rows / 2, MPI_DOUBLE, 0, 60 + k,
+                                  MPI_COMM_WORLD, &rq);
+                }
+                MPI_Start(&rq);
+                rc = MPI_Wait(&rq, &st);
+                if (rc == MPI_SUCCESS) {
+                    rc = st.MPI_ERROR;
+                }
+                MPI_Request_free(&rq);
             } else {
                 MPI_Irecv(b, 1, half, 0, 60 + k, MPI_COMM_WORLD, &rq);
                 do {
