@@ -46,7 +46,8 @@
 #             a job, not just its calls (mpi-bench-jobs.txt)
 #
 # Engine for pml/umr: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach
-# on one host, NOT NIC figures).
+# on one host, NOT NIC figures). UMR_SO_DIR=DIR loads pml/umr's
+# mca_pml_umr.so from DIR instead of the build (before/after figures).
 #
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -113,6 +114,9 @@ declare -A opts
 opts[ob1]="--mca pml ob1"
 opts[ucx]="${ucx[*]}"
 umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+# UMR_SO_DIR=DIR: pml/umr's mca_pml_umr.so from DIR (an older build's, for
+# before/after figures; its RUNPATH names its own libmca_common_umr.so.0)
+[ -z "${UMR_SO_DIR:-}" ] || umr_so=$UMR_SO_DIR/mca_pml_umr.so
 if [ -f "$umr_so" ]; then
     mkdir -p "$out/components"
     ln -sf "$umr_so" "$out/components/"

@@ -28,6 +28,11 @@
  *             MPI_COMM_WORLD into one double (nothing of the control
  *             message to read): each send completes, the other arrives whole
  *   count     20 eligible sends from rank 0 to rank 1 (counters)
+ *   verdict   one vector type sent 1, 1, 1, 128, 1, 1, 128 elements at a
+ *             time from rank 0 to rank 1 (64 KiB and 8 MiB of data): with
+ *             the costs file of test_pml_umr_regress.sh the small messages
+ *             pass through (after the first, by the verdict remembered for
+ *             the type and count) and the large ones go zero-copy
  */
 #include <mpi.h>
 
@@ -439,8 +444,12 @@ static void persist(void)
  * doubles, 8 KiB: zero-copy) to rank 1, which receives half a column (a
  * vector of 512 doubles, 4 KiB: less than a control message) blocking,
  * then nonblocking (MPI_Test loop), then 512 contiguous doubles
- * nonblocking (MPI_Wait) and blocking: MPI_ERR_TRUNCATE for the receiver,
- * the sender completes, and a last message still goes through. */
+ * nonblocking (MPI_Wait) and blocking, then 2 doubles and 5 ints blocking
+ * (16 and 20 bytes: room for the control message's magic, not for the
+ * send's request that follows it), then persistent receives (MPI_Recv_init,
+ * MPI_Start, MPI_Wait) of half a column and of 512 contiguous doubles:
+ * MPI_ERR_TRUNCATE for the receiver, the sender completes, and a last
+ * message still goes through. */
 static void trunc_case(void)
 {
     int rows = 1024, cols = 8, k, rc, cls, flag;
@@ -456,7 +465,7 @@ static void trunc_case(void)
     MPI_Type_vector(rows / 2, 1, cols, MPI_DOUBLE, &half);
     MPI_Type_commit(&col);
     MPI_Type_commit(&half);
-    for (k = 0; k < 4; ++k) {
+    for (k = 0; k < 8; ++k) {
         fill(a, len, rank, k);
         memset(b, 0, len);
         if (rank == 0) {
@@ -475,6 +484,25 @@ static void trunc_case(void)
             } else if (k == 3) {
                 rc = MPI_Recv(b, rows / 2, MPI_DOUBLE, 0, 60 + k,
                               MPI_COMM_WORLD, &st);
+            } else if (k == 4) {
+                rc = MPI_Recv(b, 2, MPI_DOUBLE, 0, 60 + k, MPI_COMM_WORLD,
+                              &st);
+            } else if (k == 5) {
+                rc = MPI_Recv(b, 5, MPI_INT, 0, 60 + k, MPI_COMM_WORLD, &st);
+            } else if (k >= 6) {
+                if (k == 6) {
+                    MPI_Recv_init(b, 1, half, 0, 60 + k, MPI_COMM_WORLD,
+                                  &rq);
+                } else {
+                    MPI_Recv_init(b, rows / 2, MPI_DOUBLE, 0, 60 + k,
+                                  MPI_COMM_WORLD, &rq);
+                }
+                MPI_Start(&rq);
+                rc = MPI_Wait(&rq, &st);
+                if (rc == MPI_SUCCESS) {
+                    rc = st.MPI_ERROR;
+                }
+                MPI_Request_free(&rq);
             } else {
                 MPI_Irecv(b, 1, half, 0, 60 + k, MPI_COMM_WORLD, &rq);
                 do {
@@ -602,6 +630,40 @@ static void count_case(void)
     report("count", h);
 }
 
+/* ---- the pass-through verdict is per type and count ------------------ */
+
+static void verdict_case(void)
+{
+    static const int counts[] = {1, 1, 1, 128, 1, 1, 128};
+    int k, n;
+    size_t len;
+    char *a, *b;
+    MPI_Datatype vec;
+    uint64_t h = 0;
+
+    /* blocks of 64 B every 128 B: dense (the data covers half its span) */
+    MPI_Type_vector(512, 8, 16, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    len = span(128, vec);
+    a   = malloc(len);
+    b   = malloc(len);
+    for (k = 0; k < (int)(sizeof(counts) / sizeof(counts[0])); ++k) {
+        n = counts[k];
+        fill(a, span(n, vec), rank, 90 + k);
+        memset(b, 0, span(n, vec));
+        if (rank == 0) {
+            MPI_Send(a, n, vec, 1, 90, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, n, vec, 0, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            h ^= verify("verdict", b, span(n, vec), n, vec, 0, span(n, vec),
+                        n, vec, 90 + k);
+        }
+    }
+    MPI_Type_free(&vec);
+    free(a); free(b);
+    report("verdict", h);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -609,7 +671,7 @@ static const struct {
     {"bigsend", bigsend}, {"bigrecv", bigrecv}, {"status", status},
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
     {"trunccomm", trunccomm_case},
-    {"count", count_case},
+    {"count", count_case}, {"verdict", verdict_case},
 };
 
 int main(int argc, char **argv)

@@ -27,7 +27,12 @@
 #    passthrough_sends, fallbacks), also with a key pool of one
 #    (UCX_MLX5_UMR_MKEY_POOL_SIZE=1): quiet fallback, one verbose line;
 #  - a misspelt UCX_MLX5_UMR_* variable: one warning a process naming the
-#    closest known variable.
+#    closest known variable;
+#  - the verdict of pass-through is per type and count (automatic choice,
+#    a costs file by which a dense vector of 64 KiB passes through and one
+#    of 8 MiB goes zero-copy): sent 1, 1, 1, 128, 1, 1, 128 elements at a
+#    time, 5 pass through (after the first, by the type's remembered
+#    verdict, pml_umr_send.c) and 2 go zero-copy, every byte checked.
 #
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
@@ -127,6 +132,58 @@ typo_warned_by_transport() {
     ! grep "is not a variable" <<<"$o"
 }
 
+# The costs of `verdict`: zero-copy of a sparse layout costs nothing, of a
+# dense one 1 ms; the wrapped PML a nanosecond a byte. A dense message
+# goes zero-copy from about 1.1 MB on; a sparse one always would (so the
+# size bound before the choice lets the dense 64 KiB messages reach it).
+costs_verdict() {
+    local f=$out/costs-verdict.conf op b pml
+    {
+        echo "version = 1"
+        for op in get put; do
+            echo "engine.sw.$op.sparse.op_ns = 0"
+            echo "engine.sw.$op.dense.op_ns = 1000000"
+            for b in rentry_ns lentry_ns byte_ns; do
+                echo "engine.sw.$op.sparse.$b = 0"
+                echo "engine.sw.$op.dense.$b = 0"
+            done
+        done
+        for pml in ob1 ucx; do
+            echo "pml.$pml.local.ctrl_ns = 0"
+            for b in 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
+                echo "pml.$pml.local.ddt.$b.op_ns = 0"
+                echo "pml.$pml.local.ddt.$b.byte_ns = 1"
+            done
+        done
+    } >"$f"
+    echo "$f"
+}
+
+# 7 sends of one type: 5 of 1 element pass through, 2 of 128 zero-copy.
+verdict_per_count() {   # pml
+    local pml=$1 ref=$out/ref-verdict-$1 got=$out/umr-verdict-$1 costs
+    costs=$(costs_verdict)
+    run "$ref" -- -np 2 $(pml_args "$pml") -- verdict ||
+        { echo "reference run failed"; tail -20 "$ref"; return 1; }
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
+        OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 $(pml_args "$pml" umr) -- verdict ||
+        { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
+    clean_run "$ref" && clean_run "$got" || return 1
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "results differ"; return 1; }
+    echo "zcopy_sends $(sum_of "$got" zcopy_sends) passthrough_sends" \
+         "$(sum_of "$got" passthrough_sends) fallbacks $(sum_of "$got" fallbacks)" \
+         "declined $(sum_of "$got" declined) zcopy_recvs $(sum_of "$got" zcopy_recvs)"
+    [ "$(sum_of "$got" zcopy_sends)" -eq 2 ] && [ "$(sum_of "$got" zcopy_recvs)" -eq 2 ] &&
+        [ "$(sum_of "$got" passthrough_sends)" -eq 5 ] &&
+        [ "$(sum_of "$got" fallbacks)" -eq 0 ] && [ "$(sum_of "$got" declined)" -eq 0 ] &&
+        [ "$(sum_of "$got" errors)" -eq 0 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ] ||
+        { grep "pml_umr: rank" "$got"; return 1; }
+}
+
+for pml in ob1 ucx; do
+    check "verdict_np2_${pml}" verdict_per_count "$pml"
+done
 for pml in ob1 ucx; do
     for np in 2 4; do
         for c in bigsend bigrecv status colls persist; do

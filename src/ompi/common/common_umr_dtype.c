@@ -12,20 +12,10 @@
 
 #include <opal/datatype/opal_datatype_internal.h>
 
-#define MCA_COMMON_UMR_DTYPE_SLOTS  64      /* power of two */
-
-static mca_common_umr_dtype_slot_t
+mca_common_umr_dtype_slot_t
     mca_common_umr_dtype_front[MCA_COMMON_UMR_DTYPE_SLOTS];
 static int mca_common_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
 static int mca_common_umr_self_keyval = MPI_KEYVAL_INVALID;
-
-static inline mca_common_umr_dtype_slot_t *
-mca_common_umr_dtype_slot(const ompi_datatype_t *dt)
-{
-    uint64_t h = (uintptr_t)dt * 0x9e3779b97f4a7c15ull;
-
-    return &mca_common_umr_dtype_front[h >> 58];   /* top 6 bits */
-}
 
 static void mca_common_umr_dtype_forget(MPI_Datatype type)
 {
@@ -71,12 +61,13 @@ static int mca_common_umr_dtype_open(void)
     return 1;
 }
 
-mca_common_umr_dtype_slot_t *mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
+mca_common_umr_dtype_slot_t *
+mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt)
 {
     mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
     const umr_mpi_dtype_t *info;
 
-    if (OPAL_LIKELY(slot->dt == dt)) {
+    if (slot->dt == dt) {
         return slot;
     }
     if (OPAL_UNLIKELY(mca_common_umr_dtype_state != 1) &&
@@ -96,9 +87,10 @@ mca_common_umr_dtype_slot_t *mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
     if (info == NULL) {
         return NULL;
     }
-    slot->dt      = dt;
-    slot->info    = info;
-    slot->memo[0] = slot->memo[1] = -1;
+    slot->dt         = dt;
+    slot->info       = info;
+    slot->pass_count = 0;
+    slot->memo[0]    = slot->memo[1] = -1;
     return slot;
 }
 

@@ -25,19 +25,71 @@
 #include <ompi_config.h>
 #include <ompi/datatype/ompi_datatype.h>
 
+#include <stdint.h>
+
 BEGIN_C_DECLS
+
+#define MCA_COMMON_UMR_DTYPE_SLOTS  64      /* power of two */
 
 typedef struct mca_common_umr_dtype_slot {
     ompi_datatype_t       *dt;           /* NULL: empty */
+    size_t                pass_count;    /* the component's verdict: a
+                                            message of this many elements
+                                            passes through to every peer,
+                                            whatever its rail (0: none
+                                            known). Read inline by the send
+                                            entry points: one compare */
     const umr_mpi_dtype_t *info;
     size_t                memo_count[2]; /* per engine: sw, mlx5 */
     signed char           memo[2];       /* -1 none, 0 pass, 1 zero-copy */
-} mca_common_umr_dtype_slot_t;
+} __opal_attribute_aligned__(64) mca_common_umr_dtype_slot_t;
+                                         /* (a slot's address: one shift) */
 
-/* The front slot of `dt` (memo cleared when it is new), or NULL when the
- * datatype does not decode or the cache is closed. */
+/* The direct-mapped front, keyed by the datatype's address; a slot is
+ * emptied when its type is freed (the decoder's attribute delete callback),
+ * before the address can be reused. Read inline (below); written only by
+ * mca_common_umr_dtype_lookup_slow and the owner of a slot's memo. */
+OMPI_DECLSPEC extern mca_common_umr_dtype_slot_t
+    mca_common_umr_dtype_front[MCA_COMMON_UMR_DTYPE_SLOTS];
+
+/* The front slot `dt` maps to (whatever type it holds). */
+static inline mca_common_umr_dtype_slot_t *
+mca_common_umr_dtype_slot(const ompi_datatype_t *dt)
+{
+    uint64_t h = (uintptr_t)dt * 0x9e3779b97f4a7c15ull;
+
+    return &mca_common_umr_dtype_front[h >> 58];   /* top 6 bits */
+}
+
+/* `dt` not in its front slot: decode (or find in the decoder's cache) and
+ * take the slot. NULL when the datatype does not decode or the cache is
+ * closed. */
 OMPI_DECLSPEC mca_common_umr_dtype_slot_t *
-mca_common_umr_dtype_lookup(ompi_datatype_t *dt);
+mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt);
+
+/* The front slot of `dt` (memo cleared and no verdict when it is new), or
+ * NULL when the datatype does not decode or the cache is closed. */
+static inline mca_common_umr_dtype_slot_t *
+mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
+{
+    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
+
+    if (OPAL_LIKELY(slot->dt == dt)) {
+        return slot;
+    }
+    return mca_common_umr_dtype_lookup_slow(dt);
+}
+
+/* Whether `count` elements of `dt` are known to pass through (the
+ * component's verdict in the slot): no decoding, no lookup beyond the
+ * slot, so a hot pass-through costs a hash and two compares. */
+static inline int mca_common_umr_dtype_passes(const ompi_datatype_t *dt,
+                                              size_t count)
+{
+    const mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
+
+    return (slot->dt == dt) && (slot->pass_count == count);
+}
 
 /* The decoded datatype, or NULL. */
 static inline const umr_mpi_dtype_t *

@@ -37,14 +37,7 @@ typedef struct mca_common_umr_peer_disc {
     uint32_t              gen;
 } mca_common_umr_peer_disc_t;
 
-/* A direct-mapped front of the peers table, keyed by the ompi_proc_t (a
- * hash table lookup costs about 170 instructions, a hit here a few). */
-#define MCA_COMMON_UMR_PEER_SLOTS 64   /* power of two */
-
-static struct {
-    ompi_proc_t           *proc;
-    mca_common_umr_peer_t *peer;
-} mca_common_umr_peer_front[MCA_COMMON_UMR_PEER_SLOTS];
+mca_common_umr_peer_slot_t mca_common_umr_peer_front[MCA_COMMON_UMR_PEER_SLOTS];
 
 static void mca_common_umr_peer_event_run(mca_common_umr_work_t *work);
 
@@ -221,33 +214,27 @@ static void mca_common_umr_peer_resolve(mca_common_umr_peer_t *peer,
     }
 }
 
-mca_common_umr_peer_t *mca_common_umr_peer_get(ompi_communicator_t *comm,
-                                               int rank)
+mca_common_umr_peer_t *mca_common_umr_peer_get_slow(ompi_proc_t *proc)
 {
-    ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
-    unsigned slot     = ((uintptr_t)proc * 0x9e3779b97f4a7c15ull) >> 58;
+    mca_common_umr_peer_slot_t *slot = mca_common_umr_peer_slot(proc);
     mca_common_umr_peer_t *peer;
 
-    if (OPAL_LIKELY(mca_common_umr_peer_front[slot].proc == proc)) {
-        peer = mca_common_umr_peer_front[slot].peer;
-    } else {
-        if (OPAL_SUCCESS !=
-            opal_hash_table_get_value_ptr(&mca_common_umr_peers, &proc,
-                                          sizeof(proc), (void**)&peer)) {
-            peer = calloc(1, sizeof(*peer));
-            if (peer == NULL) {
-                return NULL;
-            }
-            OBJ_CONSTRUCT(&peer->waiting, opal_list_t);
-            OBJ_CONSTRUCT(&peer->event, opal_list_item_t);
-            peer->event.run = mca_common_umr_peer_event_run;
-            mca_common_umr_peer_resolve(peer, proc);
-            opal_hash_table_set_value_ptr(&mca_common_umr_peers, &proc,
-                                          sizeof(proc), peer);
+    if (OPAL_SUCCESS !=
+        opal_hash_table_get_value_ptr(&mca_common_umr_peers, &proc,
+                                      sizeof(proc), (void**)&peer)) {
+        peer = calloc(1, sizeof(*peer));
+        if (peer == NULL) {
+            return NULL;
         }
-        mca_common_umr_peer_front[slot].proc = proc;
-        mca_common_umr_peer_front[slot].peer = peer;
+        OBJ_CONSTRUCT(&peer->waiting, opal_list_t);
+        OBJ_CONSTRUCT(&peer->event, opal_list_item_t);
+        peer->event.run = mca_common_umr_peer_event_run;
+        mca_common_umr_peer_resolve(peer, proc);
+        opal_hash_table_set_value_ptr(&mca_common_umr_peers, &proc,
+                                      sizeof(proc), peer);
     }
+    slot->proc = proc;
+    slot->peer = peer;
     return (peer->state == MCA_COMMON_UMR_PEER_OK) ? peer : NULL;
 }
 

@@ -132,10 +132,61 @@ OMPI_DECLSPEC void mca_common_umr_peer_pin(mca_common_umr_peer_t *peer);
 /* Destroy the endpoints and forget the peers. */
 OMPI_DECLSPEC void mca_common_umr_peers_fini(void);
 
+/* A direct-mapped front of the peers table, keyed by the ompi_proc_t (a
+ * hash table lookup costs about 170 instructions, a hit here a few): read
+ * inline, filled by mca_common_umr_peer_get_slow. A peer, once in it, is
+ * there until mca_common_umr_peers_fini (or another proc takes its slot). */
+#define MCA_COMMON_UMR_PEER_SLOTS 64   /* power of two */
+
+typedef struct mca_common_umr_peer_slot {
+    ompi_proc_t           *proc;
+    mca_common_umr_peer_t *peer;
+} mca_common_umr_peer_slot_t;
+
+OMPI_DECLSPEC extern mca_common_umr_peer_slot_t
+    mca_common_umr_peer_front[MCA_COMMON_UMR_PEER_SLOTS];
+
+static inline mca_common_umr_peer_slot_t *
+mca_common_umr_peer_slot(const ompi_proc_t *proc)
+{
+    return &mca_common_umr_peer_front[((uintptr_t)proc *
+                                       0x9e3779b97f4a7c15ull) >> 58];
+}
+
+/* `proc` not in its front slot: the peers table (a peer made and its rail
+ * resolved on first use), then the slot. */
+OMPI_DECLSPEC mca_common_umr_peer_t *
+mca_common_umr_peer_get_slow(ompi_proc_t *proc);
+
 /* The peer `rank` of `comm` when a rail reaches it, else NULL (pass
  * through). Peers live until mca_common_umr_peers_fini. */
-OMPI_DECLSPEC mca_common_umr_peer_t *
-mca_common_umr_peer_get(ompi_communicator_t *comm, int rank);
+static inline mca_common_umr_peer_t *
+mca_common_umr_peer_get(ompi_communicator_t *comm, int rank)
+{
+    ompi_proc_t *proc                = ompi_comm_peer_lookup(comm, rank);
+    const mca_common_umr_peer_slot_t *slot = mca_common_umr_peer_slot(proc);
+
+    if (OPAL_LIKELY(slot->proc == proc)) {
+        return (slot->peer->state == MCA_COMMON_UMR_PEER_OK) ? slot->peer :
+                                                               NULL;
+    }
+    return mca_common_umr_peer_get_slow(proc);
+}
+
+/* Whether a message to the peer `rank` of `comm` is known to pass through
+ * whatever its datatype (the peer is in the front: no rail reaches it, or
+ * it is retired, or its rail is); 0 when that is not known yet. Inline, no
+ * call: the entry points ask before looking at the datatype. */
+static inline int mca_common_umr_peer_passes(ompi_communicator_t *comm,
+                                             int rank)
+{
+    ompi_proc_t *proc                = ompi_comm_peer_lookup(comm, rank);
+    const mca_common_umr_peer_slot_t *slot = mca_common_umr_peer_slot(proc);
+
+    return (slot->proc == proc) &&
+           ((slot->peer->state != MCA_COMMON_UMR_PEER_OK) ||
+            slot->peer->retired || slot->peer->rail->retired);
+}
 
 /* The peer's endpoint exists (created on first use, within the budget:
  * OMPI_ERR_OUT_OF_RESOURCE when it is full and no peer is idle, counted

@@ -128,10 +128,18 @@ typedef struct mca_pml_umr_globals {
                                                costs allow on the rails) */
     double                 zc_min_block;    /* mean block below: pass
                                                through without decoding */
+    int                    engines;         /* the rails' engines: bit 0
+                                               sw, bit 1 mlx5 (a verdict
+                                               of pass through holds for
+                                               every peer when it holds for
+                                               each of them) */
     mca_pml_umr_counters_t cnt;
 } mca_pml_umr_globals_t;
 
-extern mca_pml_umr_globals_t mca_pml_umr;
+/* hidden: the entry points reach it without a load from the GOT (nothing
+ * outside the component uses it) */
+extern mca_pml_umr_globals_t mca_pml_umr
+    __opal_attribute_visibility__("hidden");
 OMPI_DECLSPEC extern mca_pml_base_component_t mca_pml_umr_component;
 
 #define MCA_PML_UMR_VERBOSE(_lvl, ...) \

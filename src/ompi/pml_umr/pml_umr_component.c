@@ -341,7 +341,9 @@ static void mca_pml_umr_choose_thresholds(void)
     double min_block, block = HUGE_VAL;
     int i, remote;
 
+    mca_pml_umr.engines = 0;
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+        mca_pml_umr.engines |= mca_common_umr_rails.rails[i].is_sw ? 1 : 2;
         /* sw reaches the same host only; mlx5 either */
         for (remote = 0; remote <= !mca_common_umr_rails.rails[i].is_sw;
              ++remote) {

@@ -280,12 +280,14 @@ decline:
 
 /* A receive too small for a control message was truncated: if it was one,
  * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
- * receiver's error only). Where the message's first bytes are in the
- * buffer (ob1) they name the send; where they are not (pml ucx delivers
- * nothing of a truncated message) and the message had exactly Z bytes, the
- * sender is released by tag (pml_umr_wire.h). `buf` NULL: nothing to
- * read. Called from a completion callback too, so the ack by tag is sent
- * from progress. */
+ * receiver's error only). Only a message of exactly Z bytes may be one.
+ * Where its first 24 bytes are in the buffer (ob1) they name the send;
+ * where only the 16 of the magic are (a receive of 16 to 23 bytes), or
+ * none (pml ucx delivers nothing of a truncated message; a receive of
+ * less than 16 bytes), the sender is released by tag (pml_umr_wire.h);
+ * ob1's first 16 bytes without the magic were data. `buf` NULL: nothing
+ * to read. Called from a completion callback too, so the ack by tag is
+ * sent from progress. */
 static UCS_F_NOINLINE void
 mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
                            ompi_communicator_t *comm,
@@ -303,24 +305,32 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
         return;
     }
     req->peer = peer;
-    if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
+    if (status->_ucount != MCA_PML_UMR_CTL_SIZE) {
+        /* a control message has exactly Z bytes: this was data */
+        req->free_called = 1;
+        mca_pml_umr_request_mpi_complete(req);
+        return;
+    }
+    if (capacity >= sizeof(req->ctl.magic)) {
         mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
         if (mca_pml_umr_ctl_is_magic(&req->ctl)) {
-            req->error = MPI_SUCCESS;
-            mca_pml_umr_recv_ack(req, 0);
+            if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
+                /* the send's request is there too: answer it */
+                req->error = MPI_SUCCESS;
+                mca_pml_umr_recv_ack(req, 0);
+                req->free_called = 1;
+                mca_pml_umr_request_mpi_complete(req);
+                return;
+            }
+            /* 16 to 23 bytes: the magic, not the send's request: by tag */
+        } else if (!strcmp(mca_pml_umr.real_component.pmlm_version.
+                           mca_component_name, "ob1")) {
+            /* ob1 delivers the first bytes: without the magic, it was
+             * data */
             req->free_called = 1;
             mca_pml_umr_request_mpi_complete(req);
             return;
         }
-    }
-    /* ob1 delivers the first bytes: without the magic, it was data */
-    if ((status->_ucount != MCA_PML_UMR_CTL_SIZE) ||
-        ((capacity >= sizeof(req->ctl.magic)) &&
-         !strcmp(mca_pml_umr.real_component.pmlm_version.mca_component_name,
-                 "ob1"))) {
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req);
-        return;
     }
     req->step = MCA_PML_UMR_STEP_TRUNC;
     mca_common_umr_progress_ref(1);
@@ -357,6 +367,29 @@ mca_pml_umr_irecv_watch(void *buf, size_t count, ompi_datatype_t *dt, int src,
         ompi_request_set_callback(*request, mca_pml_umr_recv_watch_cb, NULL);
     }
     return rc;
+}
+
+/* MPI_Start(all) of a persistent receive too small for a control message
+ * that is watched like a nonblocking one (mca_pml_umr_irecv_init: a
+ * derived datatype, or a communicator whose errors are not fatal): the
+ * wrapped PML's own start, then the completion callback of the watch
+ * (the wrapped PML clears it at each completion). */
+static int mca_pml_umr_watch_start(size_t count, ompi_request_t **requests)
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; i < count; ++i) {
+        rc = mca_pml_umr.real.pml_start(1, &requests[i]);
+        if (rc != OMPI_SUCCESS) {
+            return rc;
+        }
+        if (requests[i]->req_complete_cb == NULL) {
+            ompi_request_set_callback(requests[i], mca_pml_umr_recv_watch_cb,
+                                      NULL);
+        }
+    }
+    return OMPI_SUCCESS;
 }
 
 /* Zero-copy for this control message, knowing both layouts (the sender's
@@ -568,6 +601,13 @@ mca_pml_umr_irecv_slow(void *buf, size_t count, ompi_datatype_t *dt, int src,
     return OMPI_SUCCESS;
 }
 
+/* Whether a receive too small for a control message may be watched, which
+ * takes its completion callback (see mca_pml_umr_recv_inplace_ok). */
+static inline int mca_pml_umr_recv_watch_ok(int tag)
+{
+    return tag > MCA_COLL_BASE_TAG_NONBLOCKING_BASE;
+}
+
 /* Whether a receive may be hooked in place, which takes its completion
  * callback: the caller must not set one. The application cannot (its tags,
  * MPI_ANY_TAG), nor do the blocking collectives (their fixed tags, above
@@ -675,8 +715,18 @@ int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
     int rc;
 
     if (OPAL_LIKELY(!mca_pml_umr_recv_may_match(dt, count))) {
-        return mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
-                                               request);
+        rc = mca_pml_umr.real.pml_irecv_init(buf, count, dt, src, tag, comm,
+                                             request);
+        /* watched as mca_pml_umr_irecv watches a nonblocking one: each
+         * MPI_Start sets the callback that releases a truncated zero-copy
+         * send (the error handler as it is now) */
+        if ((rc == OMPI_SUCCESS) &&
+            (!(dt->super.flags & OPAL_DATATYPE_FLAG_CONTIGUOUS) ||
+             (comm->error_handler != &ompi_mpi_errors_are_fatal.eh)) &&
+            mca_pml_umr_recv_watch_ok(tag)) {
+            (*request)->req_start = mca_pml_umr_watch_start;
+        }
+        return rc;
     }
     if ((mca_pml_umr.recv_inplace == MCA_PML_UMR_INPLACE_OB1) &&
         mca_pml_umr_recv_inplace_ok(tag)) {
@@ -707,6 +757,8 @@ int mca_pml_umr_start(size_t count, ompi_request_t **requests)
             /* a persistent receive hooked in place (MCA_PML_CALL(start)
              * of the collectives, not MPI_Start) */
             rc = mca_pml_umr_hook_start(1, &requests[i]);
+        } else if (requests[i]->req_start == mca_pml_umr_watch_start) {
+            rc = mca_pml_umr_watch_start(1, &requests[i]);
         } else if (!mca_pml_umr_request_is_ours(requests[i])) {
             rc = mca_pml_umr.real.pml_start(1, &requests[i]);
         } else {

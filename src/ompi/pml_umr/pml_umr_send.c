@@ -15,21 +15,19 @@
 
 static int mca_pml_umr_send_start(mca_pml_umr_request_t *req);
 
-/* pml_umr_choose_zcopy() for this peer's engine, remembered per datatype
- * and count in the datatype's front slot (common_umr_dtype.h); the message
- * is eligible (size, layout). */
-static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
-                                    size_t count,
-                                    const mca_common_umr_peer_t *peer)
+/* pml_umr_choose_zcopy() for engine `e` (0 sw, 1 mlx5), remembered per
+ * datatype and count in the datatype's front slot (common_umr_dtype.h);
+ * the message is eligible (size, layout). */
+static int mca_pml_umr_dtype_memo(mca_common_umr_dtype_slot_t *slot,
+                                  size_t count, int e)
 {
     mca_pml_umr_choose_peer_t cp;
-    int e = peer->rail->is_sw ? 0 : 1;
 
     if (OPAL_LIKELY((slot->memo[e] >= 0) && (slot->memo_count[e] == count))) {
         return slot->memo[e];
     }
-    cp.engine           = peer->rail->is_sw ? "sw" : "mlx5";
-    cp.same_host        = peer->rail->is_sw;
+    cp.engine           = (e == 0) ? "sw" : "mlx5";
+    cp.same_host        = (e == 0);
     cp.pml              = mca_pml_umr.real_component.pmlm_version.
                           mca_component_name;
     slot->memo[e]       = (signed char)mca_pml_umr_choose_zcopy(
@@ -37,6 +35,41 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
                                   mca_pml_umr.zcopy_mode);
     slot->memo_count[e] = count;
     return slot->memo[e];
+}
+
+/* `count` elements of the slot's type pass through on engine `e` (by the
+ * choice, or remembered after a decline or a key that could not be made):
+ * when they do on every engine of the rails, that is the slot's verdict
+ * (pass_count), which the entry points read inline: the next such message
+ * costs a hash and two compares, no lookup, no decoding, no choice. A
+ * verdict of pass through never turns: the choice is the same for the same
+ * type and count, and only declines change a memo (to pass). */
+static void mca_pml_umr_dtype_pass(mca_common_umr_dtype_slot_t *slot,
+                                   size_t count, int e)
+{
+    slot->memo[e]       = 0;
+    slot->memo_count[e] = count;
+    if (((mca_pml_umr.engines & 1) &&
+         (mca_pml_umr_dtype_memo(slot, count, 0) != 0)) ||
+        ((mca_pml_umr.engines & 2) &&
+         (mca_pml_umr_dtype_memo(slot, count, 1) != 0))) {
+        return;
+    }
+    slot->pass_count = count;
+}
+
+/* The choice for this peer's engine (above). */
+static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
+                                    size_t count,
+                                    const mca_common_umr_peer_t *peer)
+{
+    int e = peer->rail->is_sw ? 0 : 1;
+
+    if (mca_pml_umr_dtype_memo(slot, count, e)) {
+        return 1;
+    }
+    mca_pml_umr_dtype_pass(slot, count, e);
+    return 0;
 }
 
 /* Everything below Z bytes, contiguous data and derived-datatype messages
@@ -75,20 +108,34 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
         }
         return 1;
     }
+    /* a type and count that passed through before (the verdict in its
+     * front slot): not for persistent sends, counted at each start */
+    if (count_pass && mca_common_umr_dtype_passes(dt, count)) {
+        ++mca_pml_umr.cnt.passthrough_sends;
+        return 1;
+    }
     return 0;
 }
 
 /* Blocks too small for zero-copy to win, by what Open MPI knows of the
- * type (mca_common_umr_dtype_blocks against zc_min_block): no peer lookup,
- * no decoding, so a type used once costs nothing. Counted as passed
- * through (and prefiltered). Never for exactly Z bytes (maybe an escape). */
+ * type (mca_common_umr_dtype_blocks against zc_min_block): no decoding, so
+ * a type used once costs nothing. Counted as passed through (and
+ * prefiltered). Before that, a peer known to pass through (no rail reaches
+ * it, or it is retired: mca_common_umr_peer_passes, inline) passes at
+ * once, counted as passed through. Never for exactly Z bytes (maybe an
+ * escape). */
 static UCS_F_ALWAYS_INLINE int
-mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count)
+mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
+                              ompi_communicator_t *comm, int dst)
 {
     size_t len = dt->super.size * count, bytes, blocks;
 
     if (len == MCA_PML_UMR_CTL_SIZE) {
         return 0;
+    }
+    if (mca_common_umr_peer_passes(comm, dst)) {
+        ++mca_pml_umr.cnt.passthrough_sends;
+        return 1;
     }
     blocks = mca_common_umr_dtype_blocks(dt, &bytes);
     if ((len >= mca_pml_umr.zc_min_len) &&
@@ -122,7 +169,7 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
         candidate = (len >= mca_pml_umr.min_size) &&
                     !opal_datatype_is_contiguous_memory_layout(&dt->super,
                                                                count);
-        if (candidate && mca_pml_umr_send_small_blocks(dt, count)) {
+        if (candidate && mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
             return NULL;   /* counted */
         }
     }
@@ -305,8 +352,7 @@ static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
     ++mca_pml_umr.cnt.fallbacks;
     if ((rc == OMPI_ERR_NOT_AVAILABLE) &&
         (NULL != (slot = mca_common_umr_dtype_lookup(req->dt)))) {
-        slot->memo[e]       = 0;
-        slot->memo_count[e] = req->count;
+        mca_pml_umr_dtype_pass(slot, req->count, e);
     }
     if (!said) {
         said = 1;
@@ -359,9 +405,8 @@ static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
          * on (the choice's memo), without a control message's round trip */
         req->declined = 0;
         if ((slot = mca_common_umr_dtype_lookup(req->dt)) != NULL) {
-            e                   = req->peer->rail->is_sw ? 0 : 1;
-            slot->memo[e]       = 0;
-            slot->memo_count[e] = req->count;
+            e = req->peer->rail->is_sw ? 0 : 1;
+            mca_pml_umr_dtype_pass(slot, req->count, e);
         }
     }
     rc = mca_pml_umr.real.pml_isend(req->buf, req->count, req->dt,
@@ -554,7 +599,7 @@ mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
                         int dst, int tag, mca_pml_base_send_mode_t mode,
                         ompi_communicator_t *comm, ompi_request_t **request)
 {
-    if (mca_pml_umr_send_small_blocks(dt, count)) {
+    if (mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
     }
@@ -584,7 +629,7 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;
 
-    if (mca_pml_umr_send_small_blocks(dt, count)) {
+    if (mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
     req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);

@@ -103,17 +103,20 @@
  *              `fault_declines`) -> DONE when DATA arrives (its status:
  *              the length, MPI_ERR_TRUNCATE). If that receive cannot be
  *              posted: ACK(done, MPI_ERR_OTHER), DONE with MPI_ERR_OTHER.
- *   TRUNC      the CTL's first bytes in the buffer (ob1, room for them)
- *              name S's request: ACK(done) at once; otherwise (pml ucx
- *              delivers nothing of a truncated message; a receive of a few
- *              bytes) ACK(done) by (cid, tag) from progress, and S releases
- *              its one send to R on that communicator with that tag (when
- *              several such sends wait at once, it cannot tell which: they
- *              keep waiting). The receive itself completes with the wrapped
- *              PML's status (MPI_ERR_TRUNCATE). Watched: blocking receives,
- *              nonblocking receives of a derived datatype, and contiguous
- *              nonblocking ones on a communicator whose errors are not
- *              fatal (a fatal truncation ends the job anyway).
+ *   TRUNC      (a message of exactly Z bytes) the CTL's first 24 bytes in
+ *              the buffer (ob1, room for them) name S's request: ACK(done)
+ *              at once; the first 16 without the magic (ob1): data, no
+ *              answer; otherwise (pml ucx delivers nothing of a truncated
+ *              message; a receive of less than 24 bytes) ACK(done) by
+ *              (cid, tag) from progress, and S releases its one send to R
+ *              on that communicator with that tag (when several such sends
+ *              wait at once, it cannot tell which: they keep waiting). The
+ *              receive itself completes with the wrapped PML's status
+ *              (MPI_ERR_TRUNCATE). Watched: blocking receives, nonblocking
+ *              and persistent receives of a derived datatype, and
+ *              contiguous nonblocking and persistent ones on a
+ *              communicator whose errors are not fatal (a fatal truncation
+ *              ends the job anyway).
  *   DONE       the user's receive completes.
  *
  * On fault or decline nothing S sent is lost: the CTL was matched by R's
