@@ -635,9 +635,9 @@ int mca_common_umr_peer_prepare(mca_common_umr_peer_t *peer, void *addr,
 int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
                                   const void *addr, size_t addr_len)
 {
-    uint8_t own[MCA_COMMON_UMR_PEER_ADDR_MAX];
     ompi_request_t *sreq;
     size_t own_len;
+    uint8_t *own;
     uint32_t gen = 0;
     int rc;
 
@@ -677,21 +677,27 @@ int mca_common_umr_peer_handshake(mca_common_umr_peer_t *peer,
         }
     }
     if (!peer->conn_sent) {
-        if ((0 == (own_len = mca_common_umr_peer_own_addr(peer, own))) ||
+        /* the send may go out after we return (a wrapped PML out of
+         * resources queues it): the address lives until it is reaped */
+        own = malloc(MCA_COMMON_UMR_PEER_ADDR_MAX);
+        if ((own == NULL) ||
+            (0 == (own_len = mca_common_umr_peer_own_addr(peer, own))) ||
             (mca_common_umr_internal_irecv(&peer->ready_buf,
                                            sizeof(peer->ready_buf),
                                            peer->world_rank,
                                            MCA_COMMON_UMR_TAG_READY,
                                            mca_common_umr_handshake_cb, peer,
                                            &peer->ready_req) != OMPI_SUCCESS)) {
+            free(own);
             return -1;
         }
         if (mca_common_umr_msg->isend(own, own_len, peer->world_rank,
                                       MCA_COMMON_UMR_TAG_CONN, &sreq) !=
             OMPI_SUCCESS) {
+            free(own);
             return -1;
         }
-        mca_common_umr_reap_add(sreq);
+        mca_common_umr_reap_add_buf(sreq, own);
         peer->conn_sent = 1;
     }
     return peer->ready;
