@@ -28,10 +28,16 @@
  * origin's whole buffer after a get, gaps included).
  *
  *     mpirun -np 2 ./bench_osc_umr [-s bytes_per_op] [-r reps] [-q]
+ *                 [-b block[,block..]] [-A]
  *                 [-t vector,subarray,indexed] [-w create,allocate,dynamic]
  *                 [-o contig,vector] [-y fence,lock]
- * -q: blocks 8, 64, 512, 4096, 65536 only. Defaults: -t vector -w create,
- * both origins, both synchronisations (the first milestone's table).
+ * -q: blocks 8, 64, 512, 4096, 65536 only; -b: these block sizes only.
+ * -r: pairs per point (any number: one pair's ratio scatters 0.6-1.6x on a
+ * loaded VM, so telling 0.95x from 1x takes hundreds, see
+ * docs/osc_umr.md). -A: the A/A control, both windows made with
+ * osc_umr_enable=false: its ratios are the run's noise floor.
+ * Defaults: -t vector -w create, both origins, both synchronisations (the
+ * first milestone's table).
  * Rows: op origin sync block umr[us] plain[us] ratio GB/s(umr) win ttype.
  */
 #include <mpi.h>
@@ -208,7 +214,11 @@ int main(int argc, char **argv)
     const size_t *blocks = all_blocks;
     size_t nblocks = sizeof(all_blocks) / sizeof(all_blocks[0]);
     size_t bytes = 1 << 20, wlen, olen, b;
+    static size_t sel_blocks[16];
     int reps = 6, opt, nprocs, is_put, ovec, sync, r, total, salt = 0;
+    int control = 0, bad = 0;
+    double *t[2], *ratio;
+    char *end;
     unsigned tmask = 1u << TT_VECTOR, wmask = 1u << WF_CREATE, omask = 3,
              ymask = 3;
     int tt, wf;
@@ -220,7 +230,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    while ((opt = getopt(argc, argv, "s:r:qt:w:o:y:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:r:qb:At:w:o:y:")) != -1) {
         if (opt == 's') {
             bytes = strtoul(optarg, NULL, 0);
         } else if (opt == 'r') {
@@ -228,6 +238,24 @@ int main(int argc, char **argv)
         } else if (opt == 'q') {
             blocks  = quick_blocks;
             nblocks = sizeof(quick_blocks) / sizeof(quick_blocks[0]);
+        } else if (opt == 'b') {
+            for (nblocks = 0, end = optarg; *end != '\0'; ++nblocks) {
+                if (nblocks == 16) {
+                    bad = 1;
+                    break;
+                }
+                sel_blocks[nblocks] = strtoul(end, &end, 0);
+                if ((sel_blocks[nblocks] == 0) ||
+                    ((*end != ',') && (*end != '\0'))) {
+                    bad = 1;
+                    break;
+                }
+                end += (*end == ',');
+            }
+            blocks = sel_blocks;
+            bad   |= (nblocks == 0);
+        } else if (opt == 'A') {
+            control = 1;
         } else if (opt == 't') {
             tmask = parse_list(optarg, tt_names, TT_MAX);
         } else if (opt == 'w') {
@@ -238,9 +266,11 @@ int main(int argc, char **argv)
             ymask = parse_list(optarg, sync_names, 2);
         }
     }
-    if ((nprocs != 2) || (reps < 2) || !tmask || !wmask || !omask || !ymask) {
+    if ((nprocs != 2) || (reps < 2) || bad || !tmask || !wmask || !omask ||
+        !ymask) {
         if (rank == 0) {
             fprintf(stderr, "bench_osc_umr: mpirun -np 2, -r 2 or more, "
+                    "-b up to 16 block sizes > 0, "
                     "-t/-w/-o/-y name known values\n");
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -251,10 +281,18 @@ int main(int argc, char **argv)
     MPI_Info_create(&info[0]);
     MPI_Info_create(&info[1]);
     MPI_Info_set(info[1], "osc_umr_enable", "false");
+    if (control) {
+        MPI_Info_set(info[0], "osc_umr_enable", "false");
+    }
+    t[0]  = malloc(reps * sizeof(double));
+    t[1]  = malloc(reps * sizeof(double));
+    ratio = malloc(reps * sizeof(double));
 
     if (rank == 0) {
         printf("# bench_osc_umr: %zu bytes per operation, %d repetitions per "
-               "window, A B B A\n", bytes, reps);
+               "window, A B B A%s\n", bytes, reps, control ?
+               "; A/A control: both windows without osc/umr (column umr "
+               "too)" : "");
         printf("# %-4s %-7s %-6s %8s %12s %12s %9s %9s %-8s %s\n", "op",
                "origin", "sync", "block", "umr[us]", "plain[us]", "ratio",
                "GB/s(umr)", "win", "ttype");
@@ -301,8 +339,8 @@ int main(int argc, char **argv)
                     size_t blk = blocks[b], n = bytes / blk;
                     MPI_Datatype ttype, otype;
                     int ocount;
-                    double t[2][64], ratio[64], tt_s;
-                    int k[2] = {0, 0}, w, nr = reps > 64 ? 64 : reps, o;
+                    double tt_s;
+                    int k[2] = {0, 0}, w, nr = reps, o;
                     char what[160];
 
                     make_ttype(tt, n, blk, &ttype);
@@ -372,6 +410,9 @@ int main(int argc, char **argv)
     }
     MPI_Info_free(&info[0]);
     MPI_Info_free(&info[1]);
+    free(t[0]);
+    free(t[1]);
+    free(ratio);
     MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# verified: %d error(s)\n", total);

@@ -41,11 +41,33 @@
 
 static int rank, nprocs, failures;
 
+/* OSC_UMR_TEST_CASES=name[,name..]: only these target types, in the
+ * put/get matrix alone (test_osc_umr.sh's long_indexed); without it, every
+ * type but those run on request only (the long indexed ones: thousands of
+ * system calls an operation through the plain osc/rdma). */
+static int case_selected(const char *name, int on_request)
+{
+    const char *sel = getenv("OSC_UMR_TEST_CASES"), *p;
+    size_t n = strlen(name);
+
+    if (sel == NULL) {
+        return !on_request;
+    }
+    for (p = strstr(sel, name); p != NULL; p = strstr(p + 1, name)) {
+        if (((p == sel) || (p[-1] == ',')) &&
+            ((p[n] == ',') || (p[n] == '\0'))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 typedef struct {
     const char   *name;
     MPI_Datatype type;
     int          count;
     int          ndoubles;     /* data of count elements */
+    int          on_request;   /* only when OSC_UMR_TEST_CASES names it */
 } tcase_t;
 
 static uint8_t pattern(int who, int round, int salt, size_t i)
@@ -96,6 +118,35 @@ static void make_types(tcase_t *t, int *n)
         }
         MPI_Type_indexed(300, bl, dp, MPI_DOUBLE, &t[k].type);
         t[k].name = "indexed"; t[k].count = 1; t[k].ndoubles = total; ++k;
+    }
+
+    /* long indexed types, 1,000 and 5,000 blocks of 1..2 doubles (an even
+     * number in all: the vector origin takes pairs) with gaps of 1..3
+     * doubles: their packed description (two ints a block) does not fit
+     * osc/umr's 4 KiB key request, it is sent apart */
+    {
+        static const int nblk[2] = {1000, 5000};
+        static const char *names[2] = {"indexed1000", "indexed5000"};
+        int j;
+
+        for (j = 0; j < 2; ++j) {
+            int *bl = malloc(nblk[j] * sizeof(int));
+            int *dp = malloc(nblk[j] * sizeof(int));
+            int d = 0, total = 0;
+
+            for (i = 0; i < nblk[j]; ++i) {
+                bl[i] = 1 + i % 2;
+                dp[i] = d;
+                d += bl[i] + 1 + i % 3;
+                total += bl[i];
+            }
+            MPI_Type_indexed(nblk[j], bl, dp, MPI_DOUBLE, &t[k].type);
+            t[k].name = names[j]; t[k].count = 1; t[k].ndoubles = total;
+            t[k].on_request = 1;
+            ++k;
+            free(bl);
+            free(dp);
+        }
     }
 
     /* struct with resized bounds: one double at 8, two at 32, extent 64,
@@ -288,43 +339,123 @@ static void run_case(MPI_Win win, uint8_t *wbuf, const tcase_t *t,
     free(exp);
 }
 
-/* Bad input: a put whose target type reaches past the end of the window,
- * three times (the first use asks for the key, the target refuses it, the
- * next ones pass through without asking). With
- * MPI_ERRORS_RETURN each returns the wrapped module's error; the error
- * class is printed, and it must be the same with and without osc/umr. The
- * target window must be untouched. */
+static const char *class_name(int cls, char *buf, size_t len)
+{
+    if (cls == MPI_SUCCESS) {
+        return "none";
+    }
+    if (cls == MPI_ERR_RMA_RANGE) {
+        return "MPI_ERR_RMA_RANGE";
+    }
+    snprintf(buf, len, "class_%d", cls);
+    return buf;
+}
+
+/* One put of `count` x `type` from `obuf` (doubles) at displacement `disp`
+ * (doubles) of the target's window inside lock/unlock: MPI_SUCCESS or the
+ * error class. */
+static int range_put(MPI_Win win, int count, MPI_Datatype type,
+                     const uint8_t *obuf, int ndoubles, MPI_Aint disp)
+{
+    int target = (rank + 1) % nprocs, rc, cls = MPI_SUCCESS;
+
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+    rc = MPI_Put(obuf, ndoubles, MPI_DOUBLE, target, disp, count, type, win);
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &cls);
+    }
+    MPI_Win_unlock(target, win);
+    return cls;
+}
+
+/* Bad input against an MPI_Win_create window (disp_unit 8) with
+ * MPI_ERRORS_RETURN; the target window must be untouched by every refused
+ * put. The window lies one page into a mapping one page longer on each
+ * side, and those pages are checked too: a put written outside the window
+ * shows there.
+ *  - A put whose target type (`t`) reaches far past the end of the window,
+ *    three times (with osc/umr the origin refuses it before asking for a
+ *    key; the wrapped osc/rdma refuses it too): "check" lines, the same
+ *    with and without osc/umr.
+ *  - A put whose last byte is the window's last byte: accepted, and every
+ *    byte checked ("check" line).
+ *  - With OSC_UMR_TEST_RANGE=1 (runs with osc/umr: the wrapped module may
+ *    not check these; osc/rdma checks only the end, osc/ucx nothing): `t`
+ *    one displacement unit past that end, and a type whose block starts 8
+ *    bytes before its origin at displacement 0 (before the window's
+ *    start; MPI_Put itself refuses a negative displacement); "range" lines,
+ *    each must say refused with MPI_ERR_RMA_RANGE. */
 static void run_out_of_window(const tcase_t *t)
 {
-    int target = (rank + 1) % nprocs, round, rc, cls;
-    size_t bytes = (size_t)t->ndoubles * 8;
-    uint8_t *wbuf, *obuf = malloc(bytes), *exp = malloc(WIN_BYTES);
+    int source = (rank + nprocs - 1) % nprocs, round, cls, strict;
+    size_t bytes = (size_t)t->ndoubles * 8, page = 4096;
+    size_t mlen = WIN_BYTES + 2 * page;
+    uint8_t *map, *wbuf, *obuf = malloc(bytes), *src = malloc(bytes);
+    uint8_t *exp = malloc(mlen);
+    MPI_Aint tlb, text, end_disp;
     MPI_Win win;
-    char what[128];
+    char what[160], cbuf[32];
 
-    wbuf = malloc(WIN_BYTES);
+    strict = (getenv("OSC_UMR_TEST_RANGE") != NULL);
+    MPI_Type_get_true_extent(t->type, &tlb, &text);
+    end_disp = (MPI_Aint)(WIN_BYTES - (size_t)(tlb + text)) / 8;
+    map  = mmap(NULL, mlen, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    wbuf = map + page;
     MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    fill(wbuf, WIN_BYTES, rank, 0, 999);
+    fill(map, mlen, rank, 0, 999);
     fill(obuf, bytes, rank, 0, 998);
+    MPI_Barrier(MPI_COMM_WORLD);
     for (round = 0; round < 3; ++round) {
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
-        rc = MPI_Put(obuf, t->ndoubles, MPI_DOUBLE, target,
-                     WIN_BYTES / 8 - 16, t->count, t->type, win);
-        MPI_Error_class(rc, &cls);
-        MPI_Win_unlock(target, win);
+        cls = range_put(win, t->count, t->type, obuf, t->ndoubles,
+                        WIN_BYTES / 8 - 16);
         snprintf(what, sizeof(what), "out-of-window put %s round=%d "
-                 "error_class=%d", t->name, round, cls);
+                 "error_class=%s", t->name, round, class_name(cls, cbuf,
+                                                              sizeof(cbuf)));
         printf("check %s rank %d: %s\n", what, rank,
-               (rc != MPI_SUCCESS) ? "refused" : "accepted");
-        MPI_Barrier(MPI_COMM_WORLD);   /* progress: the key request */
+               (cls != MPI_SUCCESS) ? "refused" : "accepted");
+        MPI_Barrier(MPI_COMM_WORLD);   /* progress */
+    }
+    if (strict) {
+        MPI_Datatype before;
+        int bl = t->ndoubles;
+        MPI_Aint dp = -8;
+
+        MPI_Type_create_hindexed(1, &bl, &dp, MPI_DOUBLE, &before);
+        MPI_Type_commit(&before);
+        cls = range_put(win, t->count, t->type, obuf, t->ndoubles,
+                        end_disp + 1);
+        printf("range past_end_by_one_unit put %s rank %d: %s "
+               "error_class=%s\n", t->name, rank,
+               (cls != MPI_SUCCESS) ? "refused" : "accepted",
+               class_name(cls, cbuf, sizeof(cbuf)));
+        MPI_Barrier(MPI_COMM_WORLD);
+        cls = range_put(win, 1, before, obuf, t->ndoubles, 0);
+        printf("range before_start put rank %d: %s error_class=%s\n", rank,
+               (cls != MPI_SUCCESS) ? "refused" : "accepted",
+               class_name(cls, cbuf, sizeof(cbuf)));
+        MPI_Type_free(&before);
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    fill(exp, WIN_BYTES, rank, 0, 999);
-    check("out-of-window window untouched", wbuf, exp, WIN_BYTES);
+    fill(exp, mlen, rank, 0, 999);
+    check("out-of-window window untouched", map, exp, mlen);
+    MPI_Barrier(MPI_COMM_WORLD);   /* checked before the next put comes */
+
+    /* the last byte of the type at the last byte of the window */
+    cls = range_put(win, t->count, t->type, obuf, t->ndoubles, end_disp);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(src, bytes, source, 0, 998);
+    reference(exp, src, t->ndoubles, MPI_DOUBLE, exp + page + end_disp * 8,
+              t->count, t->type, bytes);
+    snprintf(what, sizeof(what), "window-end put %s error_class=%s",
+             t->name, class_name(cls, cbuf, sizeof(cbuf)));
+    check(what, map, exp, mlen);
     MPI_Win_free(&win);
-    free(wbuf);
+    munmap(map, mlen);
     free(obuf);
+    free(src);
     free(exp);
 }
 
@@ -478,14 +609,16 @@ static void run_reattach(const tcase_t *t)
 
 int main(int argc, char **argv)
 {
-    tcase_t t[8];
+    tcase_t t[8];   /* make_types: 6 */
     int nt, i, nc, s, p, w, salt = 0, all;
+    int only_oow = (getenv("OSC_UMR_TEST_ONLY_OUT_OF_WINDOW") != NULL);
     uint8_t *wbuf;
     MPI_Win win;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    memset(t, 0, sizeof(t));
     make_types(t, &nt);
 
     {
@@ -500,7 +633,9 @@ int main(int argc, char **argv)
     /* MPI_Win_create (osc/umr moves these zero-copy), then
      * MPI_Win_allocate (left to the wrapped module: shared mapping) */
     dyn_base = NULL;
-    for (w = 0; w < 3; ++w) {
+    /* OSC_UMR_TEST_ONLY_OUT_OF_WINDOW: the bad-input case alone (under
+     * osc/ucx with osc/umr, test_osc_umr.sh) */
+    for (w = only_oow ? 3 : 0; w < 3; ++w) {
         if (w == 0) {
             win_name = "create";
             wbuf = malloc(WIN_BYTES);
@@ -518,8 +653,13 @@ int main(int argc, char **argv)
             MPI_Win_allocate(WIN_BYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
                              &wbuf, &win);
         }
-        run_retyped(win, wbuf);
+        if (getenv("OSC_UMR_TEST_CASES") == NULL) {
+            run_retyped(win, wbuf);
+        }
         for (i = 0; i < nt; ++i) {
+            if (!case_selected(t[i].name, t[i].on_request)) {
+                continue;
+            }
             for (nc = 0; nc < 2; ++nc) {
                 for (s = 0; s < SYNC_MAX; ++s) {
                     for (p = 1; p >= 0; --p) {
@@ -536,15 +676,19 @@ int main(int argc, char **argv)
             free(wbuf);
         }
     }
-    run_reattach(&t[0]);
+    if (!only_oow && (getenv("OSC_UMR_TEST_CASES") == NULL)) {
+        run_reattach(&t[0]);
+    }
     free(dyn_base);
     dyn_base = NULL;
     MPI_Group_free(&target_group);
     MPI_Group_free(&source_group);
     /* osc/ucx writes a put past the end of a created window (it checks
-     * no range there; seen with Open MPI 4.1.4 and 6.0): bad input can
-     * only be tried against a module that refuses it */
-    if (getenv("OSC_UMR_TEST_NO_OUT_OF_WINDOW") == NULL) {
+     * no range there; seen with Open MPI 4.1.4 and 6.0): without osc/umr
+     * (which refuses it) bad input can only be tried against a module that
+     * refuses it */
+    if ((getenv("OSC_UMR_TEST_NO_OUT_OF_WINDOW") == NULL) &&
+        (getenv("OSC_UMR_TEST_CASES") == NULL)) {
         run_out_of_window(&t[0]);
     }
     for (i = 0; i < nt; ++i) {

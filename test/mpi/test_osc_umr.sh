@@ -12,9 +12,16 @@
 #    and MPI_Win_allocate windows; every byte of the window or origin
 #    buffer checked against a CPU reference) passes with and without
 #    osc/umr, with the same check lines, at np 2 and np 4; a put past the
-#    end of the window returns the same error class with and without
-#    osc/umr (the target refuses the key: one key_errors and key_refused
-#    a rank) and leaves the window untouched;
+#    end of the window returns MPI_ERR_RMA_RANGE with and without osc/umr
+#    (osc/umr refuses it at the origin, before any key request: no
+#    key_errors, no key_refused) and leaves the window untouched, a put
+#    ending at the window's last byte is accepted; with osc/umr also a put
+#    one displacement unit past the end and one before the start are
+#    refused with MPI_ERR_RMA_RANGE (range_refused 5 a rank);
+#  - the same bad input under osc/ucx with osc/umr in front (pml ucx,
+#    --mca osc ucx,umr): refused with MPI_ERR_RMA_RANGE, window untouched
+#    (osc/ucx alone checks no range on created windows and writes past the
+#    window: that plain job is not run);
 #  - with osc/umr (no osc argument: it wins the selection by itself) every
 #    rank's MPI_Win_create window was wrapped and its MPI_Win_allocate
 #    window left to the wrapped module, keys were asked for and arrived,
@@ -23,6 +30,11 @@
 #    registered, every detach told the origins holding keys to drop them
 #    (invals_sent, invals_received, keys_dropped > 0 on every rank) and at
 #    least one rank got new pages at the detached region's address;
+#  - indexed target types of 1,000 and 5,000 blocks (descriptions of 8 and
+#    40 KB, beyond the 4 KiB key request: sent apart) give the plain job's
+#    check lines and move zero-copy: every rank asked for 4 keys (2 types,
+#    created and dynamic window), all sent apart and all answered, puts and
+#    gets zero-copy, no key refused;
 #  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
 #    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
 #    leaves the window to the wrapped module);
@@ -38,6 +50,7 @@ mkdir -p "$out"
 run_timeout=${run_timeout:-180}
 suite=osc_umr
 . "$(dirname "$0")/../gtest/gtest_format.sh"
+. "$(dirname "$0")/osc_umr_range_check.sh"
 
 osc_env=("${umr_env[@]}" OMPI_MCA_osc_umr_verbose=1)
 
@@ -48,9 +61,9 @@ done_line="osc_umr_test: 0 failure(s)"
 counter_each_rank() {   # file name np [value]
     local file=$1 name=$2 np=$3 value=${4:-}
     local lines
-    lines=$(grep -c "osc_umr: rank" "$file")
+    lines=$(grep -c "osc_umr: rank [0-9]*: " "$file")
     [ "$lines" -eq "$np" ] || { echo "$lines counter lines, expected $np"; return 1; }
-    grep "osc_umr: rank" "$file" | awk -v c="$name" -v z="$value" '{
+    grep "osc_umr: rank [0-9]*: " "$file" | awk -v c="$name" -v z="$value" '{
         v = ""
         for (i = 1; i < NF; ++i) if ($i == c) v = $(i + 1)
         if ((v == "") || (z == "" && v + 0 <= 0) || (z != "" && v + 0 != z + 0)) {
@@ -66,10 +79,11 @@ zcopy_ran() {   # file np
         counter_each_rank "$f" $c "$np" || return 1
     done
     counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
-    # the out-of-window put: one key refused by each target, for each origin
+    # the out-of-window puts: refused at the origin, no key ever asked
     for c in key_errors key_refused; do
-        counter_each_rank "$f" $c "$np" 1 || return 1
+        counter_each_rank "$f" $c "$np" 0 || return 1
     done
+    range_refused_ok "$f" "$np" || return 1
     grep -q "reattach rank .*same_address=1" "$f" ||
         { echo "no rank re-attached at the same address"; return 1; }
     # pml/umr's line: no registration left, no error
@@ -80,9 +94,26 @@ identical() {   # np
     local np=$1
     run "$out/ref-$np" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 -- -np "$np" ||
         { tail "$out/ref-$np"; return 1; }
-    run "$out/umr-$np" "${osc_env[@]}" -- -np "$np" || { tail -30 "$out/umr-$np"; return 1; }
+    run "$out/umr-$np" "${osc_env[@]}" OSC_UMR_TEST_RANGE=1 -- -np "$np" ||
+        { tail -30 "$out/umr-$np"; return 1; }
     same_checks "$out/ref-$np" "$out/umr-$np" && zcopy_ran "$out/umr-$np" "$np" &&
-        ! grep -q "osc_umr: rank" "$out/ref-$np"
+        ! grep -q "osc_umr: rank" "$out/ref-$np" &&
+        grep -q "^check out-of-window put .*error_class=MPI_ERR_RMA_RANGE rank 0: refused" \
+            "$out/ref-$np"
+}
+
+# osc/ucx (no range check of its own on created windows) with osc/umr in
+# front refuses the bad input with MPI_ERR_RMA_RANGE and writes nothing.
+out_of_window_osc_ucx() {
+    local f=$out/oow-ucx
+    run "$f" "${osc_env[@]}" OMPI_MCA_osc_umr_verbose=10 OSC_UMR_TEST_RANGE=1 \
+        OSC_UMR_TEST_ONLY_OUT_OF_WINDOW=1 -- -np 2 --mca pml ucx,umr \
+        --mca pml_ucx_tls any --mca pml_ucx_devices any --mca osc ucx,umr ||
+        { tail -30 "$f"; return 1; }
+    grep -q "osc_umr_test: 0 failure(s)" "$f" || { tail -30 "$f"; return 1; }
+    [ "$(grep -c 'osc_umr: window created by osc/ucx' "$f")" -eq 2 ] ||
+        { echo "the window is not osc/ucx's on both ranks"; grep "window created" "$f"; return 1; }
+    range_refused_ok "$f" 2
 }
 
 zcopy_off() {
@@ -100,6 +131,24 @@ no_pml_umr() {
         counter_each_rank "$out/nopml" zcopy_gets 2 0
 }
 
+# Long indexed target types: their descriptions go apart (osc_umr_wire.h)
+# and their puts and gets zero-copy.
+long_indexed() {
+    local cases=OSC_UMR_TEST_CASES=indexed1000,indexed5000 f=$out/long-umr n
+    run "$out/long-ref" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 $cases -- -np 2 ||
+        { tail "$out/long-ref"; return 1; }
+    run "$f" "${osc_env[@]}" OMPI_MCA_osc_umr_verbose=10 $cases -- -np 2 ||
+        { tail -30 "$f"; return 1; }
+    same_checks "$out/long-ref" "$f" || return 1
+    grep -q "^check put indexed5000 win=create" "$f" || { echo "no indexed5000 case"; return 1; }
+    n=$(grep -c "osc_umr: asked target .*description of [0-9]* bytes, sent apart" "$f")
+    [ "$n" -eq 8 ] || { echo "$n requests sent apart, expected 8 (4 a rank)"; return 1; }
+    counter_each_rank "$f" key_requests 2 4 && counter_each_rank "$f" key_ready 2 4 &&
+        counter_each_rank "$f" key_answers 2 4 && counter_each_rank "$f" key_refused 2 0 &&
+        counter_each_rank "$f" key_errors 2 0 && counter_each_rank "$f" zcopy_puts 2 &&
+        counter_each_rank "$f" zcopy_gets 2 && counter_each_rank "$f" zcopy_errors 2 0
+}
+
 ompi_info_lists() {
     env "${umr_env[@]}" ompi_info --param osc umr --level 9 >"$out/ompi_info" 2>&1 || return 1
     grep -q "MCA osc: umr" "$out/ompi_info" || grep -q 'component "umr"' "$out/ompi_info" ||
@@ -112,6 +161,8 @@ ompi_info_lists() {
 
 check identical_np2 identical 2
 check identical_np4 identical 4
+check out_of_window_osc_ucx out_of_window_osc_ucx
+check long_indexed long_indexed
 check zcopy_off zcopy_off
 check no_pml_umr_no_rails no_pml_umr
 check ompi_info_lists ompi_info_lists

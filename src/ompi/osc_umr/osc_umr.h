@@ -17,7 +17,11 @@
  *   osc_umr_wire.h   the key request and its answer (plain C)
  *   osc_umr_key.h    target layout keys: asked for on first use, built by
  *                    the target from its progress, cached by the origin
- *   osc_umr_rma.h    put/get through a key, or through the wrapped module
+ *   osc_umr_kreq.h   the target's side: requests answered in each origin's
+ *                    order, long descriptions received apart
+ *   osc_umr_rma.h    put/get through a key, or through the wrapped module;
+ *                    created windows: target ranges checked
+ *                    (MPI_ERR_RMA_RANGE)
  *   osc_umr_sync.h   every synchronisation call completes osc/umr's
  *                    operations before the wrapped one runs
  *
@@ -71,6 +75,9 @@ typedef struct mca_osc_umr_counters {
                                    their keys (at detach) */
     uint64_t invals_received;   /* dynamic, origin: such messages taken */
     uint64_t keys_dropped;      /* dynamic, origin: keys dropped by them */
+    uint64_t range_refused;     /* created windows: put/get refused with
+                                   MPI_ERR_RMA_RANGE (target range outside
+                                   the target's window) */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,

@@ -113,14 +113,15 @@ static int mca_osc_umr_component_finalize(void)
                     "passthrough %lu key_requests %lu key_ready %lu "
                     "key_refused %lu key_answers %lu key_errors %lu "
                     "zcopy_errors %lu attached %lu invals_sent %lu "
-                    "invals_received %lu keys_dropped %lu",
+                    "invals_received %lu keys_dropped %lu "
+                    "range_refused %lu",
                     mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
                     c->key_requests, c->key_ready, c->key_refused,
                     c->key_answers, c->key_errors, c->zcopy_errors,
                     c->attached, c->invals_sent, c->invals_received,
-                    c->keys_dropped);
+                    c->keys_dropped, c->range_refused);
     }
     return OMPI_SUCCESS;
 }

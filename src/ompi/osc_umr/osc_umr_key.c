@@ -7,6 +7,7 @@
  */
 #include "osc_umr_key.h"
 #include "osc_umr_dyn.h"
+#include "osc_umr_kreq.h"
 #include "common_umr.h"
 #include "common_umr_progress.h"
 
@@ -14,7 +15,6 @@
 #include <ompi/mca/pml/pml.h>
 #include <opal/runtime/opal_progress.h>
 
-#include "umr_mpi_dtype.h"
 #include "uct_umr.h"
 
 #include <stdlib.h>
@@ -29,9 +29,34 @@ typedef struct mca_osc_umr_key_id {
     uint64_t lhash;
 } mca_osc_umr_key_id_t;
 
-#define MCA_OSC_UMR_KREQ_HDR offsetof(mca_osc_umr_kreq_t, data)
-
 /* ------------------------------------------------------------------ origin */
+
+/* A description too long for the request goes first, on its own tag
+ * (osc_umr_wire.h): a copy (the user may free the type meanwhile). */
+static int mca_osc_umr_key_send_desc(mca_osc_umr_win_t *w,
+                                     mca_osc_umr_key_t *key, const void *desc,
+                                     size_t dlen)
+{
+    mca_osc_umr_kdesc_t *kd = malloc(sizeof(*kd) + dlen);
+    ompi_request_t *sreq;
+    int rc;
+
+    if (kd == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    kd->magic = MCA_OSC_UMR_KDESC_MAGIC;
+    kd->id    = (uintptr_t)key;
+    memcpy(kd + 1, desc, dlen);
+    rc = MCA_PML_CALL(isend(kd, sizeof(*kd) + dlen, MPI_BYTE, key->target,
+                            MCA_OSC_UMR_TAG_KDESC, MCA_PML_BASE_SEND_STANDARD,
+                            w->comm, &sreq));
+    if (rc != OMPI_SUCCESS) {
+        free(kd);
+        return rc;
+    }
+    mca_common_umr_reap_add_buf(sreq, kd);
+    return OMPI_SUCCESS;
+}
 
 static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
                                ompi_datatype_t *dt)
@@ -41,10 +66,10 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     mca_osc_umr_kreq_t *kreq;
     ompi_request_t *sreq;
     const void *desc;
-    size_t alen;
-    int rc;
+    size_t alen, inline_len;
+    int rc, apart;
 
-    if ((dlen > sizeof(addr)) ||
+    if ((dlen > MCA_OSC_UMR_KDESC_MAX) ||
         (ompi_datatype_get_pack_description(dt, &desc) != OMPI_SUCCESS)) {
         MCA_OSC_UMR_VERBOSE(10, "datatype description of %zu bytes: never "
                             "asked for", dlen);
@@ -52,11 +77,12 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     }
     /* the address first (on the stack), then only what is sent on the
      * heap: no 4 KiB allocation per request between the user's */
-    if ((mca_common_umr_peer_prepare(key->peer, addr, &alen) !=
-         OMPI_SUCCESS) || (alen + dlen > sizeof(kreq->data))) {
+    if (mca_common_umr_peer_prepare(key->peer, addr, &alen) != OMPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    kreq = malloc(MCA_OSC_UMR_KREQ_HDR + alen + dlen);
+    apart      = (alen + dlen > sizeof(kreq->data));
+    inline_len = apart ? 0 : dlen;
+    kreq = malloc(MCA_OSC_UMR_KREQ_HDR + alen + inline_len);
     if (kreq == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -69,8 +95,8 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     kreq->count    = key->count;
     kreq->desc_len = (uint32_t)dlen;
     kreq->addr_len = (uint16_t)alen;
-    kreq->pad      = 0;
-    memcpy(kreq->data + alen, desc, dlen);
+    kreq->flags    = apart ? MCA_OSC_UMR_KREQ_DESC_APART : 0;
+    memcpy(kreq->data + alen, desc, inline_len);
 
     /* answers from one target come in the order of the requests */
     rc = MCA_PML_CALL(irecv(&key->ans, sizeof(key->ans), MPI_BYTE, key->target,
@@ -79,9 +105,18 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
         free(kreq);
         return rc;
     }
-    rc = MCA_PML_CALL(isend(kreq, MCA_OSC_UMR_KREQ_HDR + alen + dlen, MPI_BYTE,
-                            key->target, MCA_OSC_UMR_TAG_KREQ,
-                            MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq));
+    /* the description before the request: if the request cannot be sent
+     * after it, the target finds a description that names another request
+     * in front of its next one and refuses them (never a hang on a
+     * description that does not come) */
+    if (apart) {
+        rc = mca_osc_umr_key_send_desc(w, key, desc, dlen);
+    }
+    if (rc == OMPI_SUCCESS) {
+        rc = MCA_PML_CALL(isend(kreq, MCA_OSC_UMR_KREQ_HDR + alen + inline_len,
+                                MPI_BYTE, key->target, MCA_OSC_UMR_TAG_KREQ,
+                                MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq));
+    }
     if (rc != OMPI_SUCCESS) {
         /* the answer receive stays posted and never matches: cancel it */
         ompi_request_cancel(key->ans_req);
@@ -95,8 +130,10 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     ++w->kreq_sent[key->target];
     opal_list_append(&w->pending, &key->super);
     ++mca_osc_umr.cnt.key_requests;
-    MCA_OSC_UMR_VERBOSE(10, "asked target %d for a key (disp %ld, count %zu)",
-                        key->target, (long)key->disp, key->count);
+    MCA_OSC_UMR_VERBOSE(10, "asked target %d for a key (disp %ld, count %zu, "
+                        "description of %zu bytes%s)", key->target,
+                        (long)key->disp, key->count, dlen,
+                        apart ? ", sent apart" : "");
     return OMPI_SUCCESS;
 }
 
@@ -171,18 +208,6 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
 
 /* ------------------------------------------------------------------ target */
 
-static const char *mca_osc_umr_kans_str(int status)
-{
-    switch (status) {
-    case MCA_OSC_UMR_KANS_BAD_REQUEST:   return "malformed request";
-    case MCA_OSC_UMR_KANS_NO_PEER:       return "no rail to the origin";
-    case MCA_OSC_UMR_KANS_UNSUPPORTED:   return "datatype not expressible";
-    case MCA_OSC_UMR_KANS_OUT_OF_WINDOW: return "bytes outside the window";
-    case MCA_OSC_UMR_KANS_NO_KEY:        return "no layout key";
-    default:                             return "ok";
-    }
-}
-
 static int mca_osc_umr_kreq_post(mca_osc_umr_win_t *w)
 {
     return MCA_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE,
@@ -206,144 +231,6 @@ int mca_osc_umr_keys_init(mca_osc_umr_win_t *w)
     return OMPI_SUCCESS;
 }
 
-/* The bytes `count` elements of `layout` touch at displacement `disp` lie in
- * the window (dynamic: in one attached region, the displacement being an
- * address); *addr_p: where the first element starts. */
-static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
-                                 const umr_layout_t *layout, size_t count,
-                                 char **addr_p, char **att_base_p)
-{
-    ptrdiff_t off    = (ptrdiff_t)disp * w->disp_unit;
-    ptrdiff_t last   = (ptrdiff_t)(count - 1) * umr_layout_extent(layout);
-    ptrdiff_t lo     = umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
-    ptrdiff_t hi     = umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
-    mca_osc_umr_attached_t *att;
-
-    if ((count == 0) || (count >= ((size_t)1 << 40)) || (hi <= lo)) {
-        return 0;
-    }
-    if (w->dynamic) {
-        /* wrap-around of the address arithmetic is out of any region */
-        if ((lo < 0) && ((uintptr_t)off < (uintptr_t)-lo)) {
-            return 0;
-        }
-        att = mca_osc_umr_dyn_find(w, (uintptr_t)off + (uintptr_t)lo,
-                                   (uintptr_t)off + (uintptr_t)hi);
-        if ((att == NULL) || ((uintptr_t)off + (uintptr_t)hi < (uintptr_t)off)) {
-            return 0;
-        }
-        *addr_p     = (char*)(uintptr_t)off;
-        *att_base_p = att->base;
-        return 1;
-    }
-    *addr_p     = w->base + off;
-    *att_base_p = NULL;
-    return (off + lo >= 0) && (off + hi <= (ptrdiff_t)w->len);
-}
-
-static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
-                                 mca_common_umr_peer_t *peer,
-                                 const mca_osc_umr_kreq_t *kreq,
-                                 ompi_proc_t *proc, mca_osc_umr_kans_t *ans)
-{
-    uint64_t desc[MCA_OSC_UMR_KREQ_SIZE / sizeof(uint64_t)];
-    mca_osc_umr_tkey_t *tkey;
-    umr_layout_t *layout = NULL;
-    ompi_datatype_t *dt;
-    char *addr, *att_base;
-    void *p = desc;
-    int status = MCA_OSC_UMR_KANS_OK;
-
-    memcpy(desc, kreq->data + kreq->addr_len, kreq->desc_len); /* aligned */
-    dt = ompi_datatype_create_from_packed_description(&p, proc);
-    if (dt == NULL) {
-        return MCA_OSC_UMR_KANS_UNSUPPORTED;
-    }
-    if ((umr_mpi_dtype_decode(dt, &layout) != UCS_OK) || (layout == NULL)) {
-        OMPI_DATATYPE_RELEASE(dt);
-        return MCA_OSC_UMR_KANS_UNSUPPORTED;
-    }
-    OMPI_DATATYPE_RELEASE(dt);
-    if (!mca_osc_umr_in_window(w, kreq->disp, layout, kreq->count, &addr,
-                               &att_base)) {
-        status = MCA_OSC_UMR_KANS_OUT_OF_WINDOW;
-        goto out;
-    }
-    if (w->ntkeys == w->tkeys_cap) {
-        size_t cap = w->tkeys_cap ? 2 * w->tkeys_cap : 16;
-        tkey = realloc(w->tkeys, cap * sizeof(*tkey));
-        if (tkey == NULL) {
-            status = MCA_OSC_UMR_KANS_NO_KEY;
-            goto out;
-        }
-        w->tkeys     = tkey;
-        w->tkeys_cap = cap;
-    }
-    tkey = &w->tkeys[w->ntkeys];
-    if (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
-                                    kreq->count, &tkey->region, &tkey->lkey)
-        != OMPI_SUCCESS) {
-        status = MCA_OSC_UMR_KANS_NO_KEY;
-        goto out;
-    }
-    tkey->att_base = att_base;
-    ++w->ntkeys;
-    ans->rkey_len = (uint16_t)peer->rail->rkey_size;
-    memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
-out:
-    umr_layout_free(layout);
-    return status;
-}
-
-/* A key request from `src` is in w->kreq (`len` bytes): answer it. */
-static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src, size_t len)
-{
-    const mca_osc_umr_kreq_t *kreq = &w->kreq;
-    mca_common_umr_peer_t *peer;
-    mca_osc_umr_kans_t *ans;
-    ompi_request_t *sreq;
-
-    ans = calloc(1, sizeof(*ans));
-    if (ans == NULL) {
-        return;   /* the origin's key stays pending: it passes through */
-    }
-    ans->id = kreq->id;
-    if ((len < MCA_OSC_UMR_KREQ_HDR) || (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
-        (MCA_OSC_UMR_KREQ_HDR + (size_t)kreq->addr_len + kreq->desc_len > len)) {
-        ans->status = MCA_OSC_UMR_KANS_BAD_REQUEST;
-    } else if ((NULL == (peer = mca_common_umr_peer_get(w->comm, src))) ||
-               ((kreq->addr_len > 0) &&
-                (mca_common_umr_peer_handshake(peer, kreq->data,
-                                               kreq->addr_len) < 0))) {
-        ans->status = MCA_OSC_UMR_KANS_NO_PEER;
-    } else {
-        /* the origin's RMA comes through this endpoint: never disconnected */
-        mca_common_umr_peer_pin(peer);
-        ans->status = mca_osc_umr_tkey_make(w, peer, kreq,
-                                            ompi_comm_peer_lookup(w->comm, src),
-                                            ans);
-    }
-    if (ans->status == MCA_OSC_UMR_KANS_OK) {
-        w->tkey_given[src] = 1;
-        ++mca_osc_umr.cnt.key_answers;
-    } else {
-        ++mca_osc_umr.cnt.key_errors;
-        /* bad input (out of the window, malformed) is worth a line; a type
-         * the decoder cannot express is routine */
-        MCA_OSC_UMR_VERBOSE((ans->status == MCA_OSC_UMR_KANS_UNSUPPORTED) ?
-                            10 : 1, "key request from rank %d refused: %s",
-                            src, mca_osc_umr_kans_str(ans->status));
-    }
-    ++w->kreq_answered[src];
-    if (MCA_PML_CALL(isend(ans, sizeof(*ans), MPI_BYTE, src,
-                           MCA_OSC_UMR_TAG_KANS, MCA_PML_BASE_SEND_STANDARD,
-                           w->comm, &sreq)) != OMPI_SUCCESS) {
-        free(ans);
-        return;
-    }
-    mca_common_umr_reap_add_buf(sreq, ans);
-}
-
 void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
 {
     ompi_request_t *req = w->kreq_req;
@@ -359,12 +246,15 @@ void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
         src = req->req_status.MPI_SOURCE;
         len = req->req_status._ucount;
         if (!req->req_status._cancelled && (src >= 0) && (src < w->size)) {
-            mca_osc_umr_kreq_answer(w, src, len);
+            mca_osc_umr_kreq_take(w, src, len);
         }
         ompi_request_free(&req);
         if (mca_osc_umr_kreq_post(w) != OMPI_SUCCESS) {
             w->kreq_req = NULL;   /* origins' keys stay pending */
         }
+    }
+    if (!opal_list_is_empty(&w->treqs)) {
+        mca_osc_umr_kreq_progress(w);
     }
     mca_osc_umr_keys_answers(w);
     if (w->dynamic) {
@@ -494,6 +384,7 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
         ompi_request_wait_completion(w->kreq_req);
         ompi_request_free(&w->kreq_req);
     }
+    mca_osc_umr_kreq_fini(w);
     for (i = 0; i < w->ntkeys; ++i) {
         mca_common_umr_lkey_release(w->tkeys[i].region, w->tkeys[i].lkey);
     }

@@ -109,7 +109,11 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
         w->comm = NULL;
         goto plain;   /* collective: every rank fails the same way */
     }
-    ok = (mca_osc_umr_keys_init(w) == OMPI_SUCCESS);
+    /* created windows: every target's size and displacement unit, for the
+     * range check of each put/get (osc_umr_rma.c) */
+    ok = (w->dynamic ||
+          (mca_osc_umr_win_extents(w, comm) == OMPI_SUCCESS)) &&
+         (mca_osc_umr_keys_init(w) == OMPI_SUCCESS);
     rc = comm->c_coll->coll_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm,
                                       comm->c_coll->coll_allreduce_module);
     if ((rc != OMPI_SUCCESS) || !all_ok) {

@@ -15,6 +15,7 @@
 
 #include "uct_umr.h"
 
+#include <ompi/constants.h>
 #include <ompi/datatype/ompi_datatype.h>
 
 #include <stdlib.h>
@@ -325,6 +326,39 @@ real:
     return 0;
 }
 
+/* Whether the bytes `count` elements of `dt` touch at displacement `disp`
+ * of a created window's target lie in that target's window (as osc/rdma
+ * checks, both ends here; osc/ucx checks nothing and would write past the
+ * window). Nothing is touched by an empty operation; an unknown target and
+ * dynamic windows are the wrapped module's to judge. A few loads and
+ * compares: the in-window path pays nothing measurable. */
+static inline int mca_osc_umr_rma_in_range(const mca_osc_umr_win_t *w,
+                                           int target, ptrdiff_t disp,
+                                           umr_ompi_osc_count_t count,
+                                           const ompi_datatype_t *dt)
+{
+    const opal_datatype_t *d = &dt->super;
+    const mca_osc_umr_extent_t *ext;
+    ptrdiff_t rep, off, first, last, lo, hi;
+
+    if (w->dynamic || (count <= 0) || (d->size == 0) || (target < 0) ||
+        (target >= w->size)) {
+        return 1;
+    }
+    ext = &w->extents[target];
+    /* the touched bytes of count elements: [true_lb, true_ub) of the first
+     * one, stretched by (count - 1) extents (either sign) */
+    if (__builtin_mul_overflow((ptrdiff_t)(count - 1), d->ub - d->lb, &rep) ||
+        __builtin_add_overflow(d->true_lb, (rep < 0) ? rep : 0, &first) ||
+        __builtin_add_overflow(d->true_ub, (rep > 0) ? rep : 0, &last) ||
+        __builtin_mul_overflow(disp, (ptrdiff_t)ext->disp_unit, &off) ||
+        __builtin_add_overflow(off, first, &lo) ||
+        __builtin_add_overflow(off, last, &hi)) {
+        return 0;   /* no window reaches that far */
+    }
+    return (lo >= 0) && (hi <= (ptrdiff_t)ext->size);
+}
+
 static int mca_osc_umr_rma(int is_put, void *origin_addr,
                            umr_ompi_osc_count_t origin_count,
                            ompi_datatype_t *origin_dt, int target,
@@ -337,6 +371,19 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
     mca_osc_umr_op_t *op;
     ompi_request_t *req;
 
+    if (OPAL_UNLIKELY((origin_count > 0) &&
+                      !mca_osc_umr_rma_in_range(w, target, target_disp,
+                                                target_count, target_dt))) {
+        ++mca_osc_umr.cnt.range_refused;
+        MCA_OSC_UMR_VERBOSE(5, "%s to %d refused: displacement %ld, %lu "
+                            "element(s) reach outside the target's window "
+                            "(%lu bytes, unit %ld)", is_put ? "put" : "get",
+                            target, (long)target_disp,
+                            (unsigned long)target_count,
+                            (unsigned long)w->extents[target].size,
+                            (long)w->extents[target].disp_unit);
+        return OMPI_ERR_RMA_RANGE;
+    }
     if (mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count, origin_dt,
                               target, target_disp, target_count, target_dt,
                               &op)) {

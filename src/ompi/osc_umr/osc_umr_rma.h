@@ -10,7 +10,9 @@
  * then it is one put or get of the transport between the origin's layout
  * (over its registered region) and the target's key, counted in flight for
  * its target until a synchronisation call completes it (osc_umr_sync.h).
- * Everything else is the wrapped module's call, unchanged.
+ * Everything else is the wrapped module's call, unchanged, except that on a
+ * created window a target range outside the target's window is refused
+ * with MPI_ERR_RMA_RANGE first (osc/ucx would write past the window).
  *
  * MPI_Rput/MPI_Rget: the same, with a request of osc/umr's that completes
  * with the operation (local and remote completion at once).

@@ -66,6 +66,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     OBJ_CONSTRUCT(&w->pending, opal_list_t);
     OBJ_CONSTRUCT(&w->failed, opal_list_t);
     OBJ_CONSTRUCT(&w->stale, opal_list_t);
+    OBJ_CONSTRUCT(&w->treqs, opal_list_t);
     opal_hash_table_init(&w->keys, 256);
     w->win           = win;
     w->base          = base;
@@ -77,13 +78,30 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->kreq_answered = calloc(n, sizeof(int));
     w->inflight      = calloc(n, sizeof(uint64_t));
     w->tkey_given    = calloc(n, sizeof(uint8_t));
+    w->extents       = calloc(n, sizeof(*w->extents));
+    w->tq_taken      = calloc(n, sizeof(uint32_t));
+    w->tq_answered   = calloc(n, sizeof(uint32_t));
+    w->kdesc_broken  = calloc(n, sizeof(uint8_t));
     if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
         (w->inflight == NULL) || (w->tkey_given == NULL) ||
+        (w->extents == NULL) || (w->tq_taken == NULL) ||
+        (w->tq_answered == NULL) || (w->kdesc_broken == NULL) ||
         (mca_osc_umr_win_register(w) != OMPI_SUCCESS)) {
         mca_osc_umr_win_destroy(w);
         return NULL;
     }
     return w;
+}
+
+int mca_osc_umr_win_extents(mca_osc_umr_win_t *w, ompi_communicator_t *comm)
+{
+    mca_osc_umr_extent_t mine = {
+        .size = w->len, .disp_unit = (int64_t)w->disp_unit
+    };
+
+    return comm->c_coll->coll_allgather(&mine, 2, MPI_UINT64_T, w->extents,
+                                        2, MPI_UINT64_T, comm,
+                                        comm->c_coll->coll_allgather_module);
 }
 
 void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
@@ -101,12 +119,17 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     OBJ_DESTRUCT(&w->pending);
     OBJ_DESTRUCT(&w->failed);
     OBJ_DESTRUCT(&w->stale);
+    OBJ_DESTRUCT(&w->treqs);
     OBJ_DESTRUCT(&w->keys);
     free(w->kreq_sent);
     free(w->kreq_answered);
     free(w->inflight);
     free(w->tkeys);
     free(w->tkey_given);
+    free(w->extents);
+    free(w->tq_taken);
+    free(w->tq_answered);
+    free(w->kdesc_broken);
     free(w->att);
     free(w);
 }

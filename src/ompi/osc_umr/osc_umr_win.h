@@ -44,6 +44,13 @@ typedef struct mca_osc_umr_attached {
     mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
 } mca_osc_umr_attached_t;
 
+/* A created window's extent at one target (its MPI_Win_create size and
+ * displacement unit): what an origin checks its target range against. */
+typedef struct mca_osc_umr_extent {
+    uint64_t size;
+    int64_t  disp_unit;
+} mca_osc_umr_extent_t;
+
 typedef struct mca_osc_umr_win {
     opal_list_item_t        super;      /* in the list of wrapped windows */
     ompi_win_t              *win;
@@ -69,8 +76,15 @@ typedef struct mca_osc_umr_win {
     size_t                  natt, att_cap;
     uint8_t                 *tkey_given;     /* per origin, since the
                                                 last detach */
+    opal_list_t             treqs;      /* requests waiting (osc_umr_kreq.h) */
+    uint32_t                *tq_taken;       /* per origin: requests taken */
+    uint32_t                *tq_answered;    /* ... and answered */
+    uint8_t                 *kdesc_broken;   /* per origin: descriptions
+                                                apart refused */
 
     /* origin side */
+    mca_osc_umr_extent_t    *extents;   /* created windows: per target
+                                           (osc_umr_rma.h's range check) */
     opal_hash_table_t       keys;       /* osc_umr_key.h */
     opal_list_t             pending;    /* keys whose answer is awaited */
     opal_list_t             failed;     /* operations to redo (osc_umr_rma.h) */
@@ -87,6 +101,9 @@ typedef struct mca_osc_umr_win {
 mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
                                        size_t size, ptrdiff_t disp_unit,
                                        ompi_communicator_t *comm);
+/* Created windows: learn every rank's window size and displacement unit
+ * into w->extents (collective over `comm`). */
+int mca_osc_umr_win_extents(mca_osc_umr_win_t *w, ompi_communicator_t *comm);
 /* Release what mca_osc_umr_win_new made, and the private communicator. */
 void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w);
 

@@ -12,8 +12,14 @@
  * message size, so pml/umr passes it through with one compare): the
  * origin's endpoint address (when the peers have not shaken hands yet,
  * common_umr_peer.h), then Open MPI's packed description of the target
- * datatype (ompi_datatype_get_pack_description). Types whose description
- * does not fit are never asked for (the wrapped module moves them).
+ * datatype (ompi_datatype_get_pack_description). A description that does
+ * not fit (an indexed type of more than about 250 blocks: two ints a
+ * block) comes apart, up to MCA_OSC_UMR_KDESC_MAX bytes: the origin first
+ * sends it on its own tag (MCA_OSC_UMR_TAG_KDESC, behind a header naming
+ * the request), then the request with MCA_OSC_UMR_KREQ_DESC_APART; the
+ * target, on taking such a request, receives the description from that
+ * origin (osc_umr_kreq.h). Each origin's requests are answered in the order
+ * they were sent.
  */
 #ifndef MCA_OSC_UMR_WIRE_H_
 #define MCA_OSC_UMR_WIRE_H_
@@ -23,9 +29,19 @@
 #define MCA_OSC_UMR_TAG_KREQ    (-0x700011)
 #define MCA_OSC_UMR_TAG_KANS    (-0x700012)
 #define MCA_OSC_UMR_TAG_INVAL   (-0x700013)
+#define MCA_OSC_UMR_TAG_KDESC   (-0x700014)
 
 #define MCA_OSC_UMR_KREQ_SIZE   4096
-#define MCA_OSC_UMR_KREQ_MAGIC  0x6f7363756d72316bull   /* "osc umr1k" */
+#define MCA_OSC_UMR_KREQ_MAGIC  0x6f7363756d72326bull   /* "osc umr2k" */
+#define MCA_OSC_UMR_KDESC_MAGIC 0x6f7363756d723264ull   /* "osc umr2d" */
+/* The largest description sent apart (an indexed type of about two
+ * million blocks; the target's transport refuses a layout it cannot key,
+ * UCX_MLX5_UMR_MKEY_POOL_SIZE, long before that). */
+#define MCA_OSC_UMR_KDESC_MAX   (16ul << 20)
+
+/* kreq flags */
+#define MCA_OSC_UMR_KREQ_DESC_APART 0x1   /* the description came before,
+                                             on MCA_OSC_UMR_TAG_KDESC */
 #define MCA_OSC_UMR_KANS_RKEY   256                     /* = MAX_RKEY */
 
 typedef struct mca_osc_umr_kreq {
@@ -35,9 +51,16 @@ typedef struct mca_osc_umr_kreq {
     uint64_t count;       /* target count */
     uint32_t desc_len;    /* packed datatype description */
     uint16_t addr_len;    /* origin's endpoint address (0: none) */
-    uint16_t pad;
-    uint8_t  data[MCA_OSC_UMR_KREQ_SIZE - 40];   /* address, description */
+    uint16_t flags;       /* MCA_OSC_UMR_KREQ_DESC_APART */
+    uint8_t  data[MCA_OSC_UMR_KREQ_SIZE - 40];   /* address, description
+                                                    (unless apart) */
 } mca_osc_umr_kreq_t;
+
+/* The head of a description sent apart; desc_len bytes follow. */
+typedef struct mca_osc_umr_kdesc {
+    uint64_t magic;
+    uint64_t id;          /* the request's id */
+} mca_osc_umr_kdesc_t;
 
 /* Answer status */
 enum {

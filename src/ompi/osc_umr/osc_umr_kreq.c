@@ -1,0 +1,347 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr: the target side of the key protocol (see osc_umr_kreq.h).
+ */
+#include "osc_umr_kreq.h"
+#include "osc_umr_dyn.h"
+#include "common_umr.h"
+#include "common_umr_keys.h"
+#include "common_umr_peer.h"
+#include "common_umr_progress.h"
+
+#include <ompi/datatype/ompi_datatype.h>
+#include <ompi/mca/pml/pml.h>
+
+#include "umr_mpi_dtype.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A request taken but not answered yet (osc_umr_kreq.h). */
+typedef struct mca_osc_umr_treq {
+    opal_list_item_t    super;      /* in w->treqs, in the order taken */
+    int                 src;
+    uint32_t            seq;        /* its place among src's requests */
+    size_t              len;
+    mca_osc_umr_kreq_t  *kreq;      /* a copy (w->kreq is reused) */
+    mca_osc_umr_kdesc_t *kdesc;     /* the description apart, or NULL */
+    size_t              kdesc_len;
+    ompi_request_t      *kdesc_req; /* its receive while under way */
+} mca_osc_umr_treq_t;
+
+static const char *mca_osc_umr_kans_str(int status)
+{
+    switch (status) {
+    case MCA_OSC_UMR_KANS_BAD_REQUEST:   return "malformed request";
+    case MCA_OSC_UMR_KANS_NO_PEER:       return "no rail to the origin";
+    case MCA_OSC_UMR_KANS_UNSUPPORTED:   return "datatype not expressible";
+    case MCA_OSC_UMR_KANS_OUT_OF_WINDOW: return "bytes outside the window";
+    case MCA_OSC_UMR_KANS_NO_KEY:        return "no layout key";
+    default:                             return "ok";
+    }
+}
+
+/* The bytes `count` elements of `layout` touch at displacement `disp` lie in
+ * the window (dynamic: in one attached region, the displacement being an
+ * address); *addr_p: where the first element starts. */
+static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
+                                 const umr_layout_t *layout, size_t count,
+                                 char **addr_p, char **att_base_p)
+{
+    ptrdiff_t off    = (ptrdiff_t)disp * w->disp_unit;
+    ptrdiff_t last   = (ptrdiff_t)(count - 1) * umr_layout_extent(layout);
+    ptrdiff_t lo     = umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
+    ptrdiff_t hi     = umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
+    mca_osc_umr_attached_t *att;
+
+    if ((count == 0) || (count >= ((size_t)1 << 40)) || (hi <= lo)) {
+        return 0;
+    }
+    if (w->dynamic) {
+        /* wrap-around of the address arithmetic is out of any region */
+        if ((lo < 0) && ((uintptr_t)off < (uintptr_t)-lo)) {
+            return 0;
+        }
+        att = mca_osc_umr_dyn_find(w, (uintptr_t)off + (uintptr_t)lo,
+                                   (uintptr_t)off + (uintptr_t)hi);
+        if ((att == NULL) || ((uintptr_t)off + (uintptr_t)hi < (uintptr_t)off)) {
+            return 0;
+        }
+        *addr_p     = (char*)(uintptr_t)off;
+        *att_base_p = att->base;
+        return 1;
+    }
+    *addr_p     = w->base + off;
+    *att_base_p = NULL;
+    return (off + lo >= 0) && (off + hi <= (ptrdiff_t)w->len);
+}
+
+/* `apart`: the description received apart (aligned), or NULL: it is in
+ * the request, after the address. */
+static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
+                                 mca_common_umr_peer_t *peer,
+                                 const mca_osc_umr_kreq_t *kreq,
+                                 const void *apart, ompi_proc_t *proc,
+                                 mca_osc_umr_kans_t *ans)
+{
+    uint64_t desc[MCA_OSC_UMR_KREQ_SIZE / sizeof(uint64_t)];
+    mca_osc_umr_tkey_t *tkey;
+    umr_layout_t *layout = NULL;
+    ompi_datatype_t *dt;
+    char *addr, *att_base;
+    void *p = desc;
+    int status = MCA_OSC_UMR_KANS_OK;
+
+    if (apart != NULL) {
+        p = (void*)apart;
+    } else {
+        /* aligned; desc_len was checked against the request's length */
+        memcpy(desc, kreq->data + kreq->addr_len, kreq->desc_len);
+    }
+    dt = ompi_datatype_create_from_packed_description(&p, proc);
+    if (dt == NULL) {
+        return MCA_OSC_UMR_KANS_UNSUPPORTED;
+    }
+    if ((umr_mpi_dtype_decode(dt, &layout) != UCS_OK) || (layout == NULL)) {
+        OMPI_DATATYPE_RELEASE(dt);
+        return MCA_OSC_UMR_KANS_UNSUPPORTED;
+    }
+    OMPI_DATATYPE_RELEASE(dt);
+    if (!mca_osc_umr_in_window(w, kreq->disp, layout, kreq->count, &addr,
+                               &att_base)) {
+        status = MCA_OSC_UMR_KANS_OUT_OF_WINDOW;
+        goto out;
+    }
+    if (w->ntkeys == w->tkeys_cap) {
+        size_t cap = w->tkeys_cap ? 2 * w->tkeys_cap : 16;
+        tkey = realloc(w->tkeys, cap * sizeof(*tkey));
+        if (tkey == NULL) {
+            status = MCA_OSC_UMR_KANS_NO_KEY;
+            goto out;
+        }
+        w->tkeys     = tkey;
+        w->tkeys_cap = cap;
+    }
+    tkey = &w->tkeys[w->ntkeys];
+    if (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
+                                    kreq->count, &tkey->region, &tkey->lkey)
+        != OMPI_SUCCESS) {
+        status = MCA_OSC_UMR_KANS_NO_KEY;
+        goto out;
+    }
+    tkey->att_base = att_base;
+    ++w->ntkeys;
+    ans->rkey_len = (uint16_t)peer->rail->rkey_size;
+    memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
+out:
+    umr_layout_free(layout);
+    return status;
+}
+
+/* Answer the request `kreq` of `len` bytes from `src`; `apart`: its
+ * description, when it came apart (NULL: in the request, or, for a request
+ * that says apart, not received whole: refused). */
+static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
+                                    const mca_osc_umr_kreq_t *kreq, size_t len,
+                                    const void *apart)
+{
+    size_t inline_len = (kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ? 0 :
+                        kreq->desc_len;
+    mca_common_umr_peer_t *peer;
+    mca_osc_umr_kans_t *ans;
+    ompi_request_t *sreq;
+
+    ans = calloc(1, sizeof(*ans));
+    if (ans == NULL) {
+        return;   /* the origin's key stays pending: it passes through */
+    }
+    ans->id = kreq->id;
+    if ((len < MCA_OSC_UMR_KREQ_HDR) || (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
+        (MCA_OSC_UMR_KREQ_HDR + (size_t)kreq->addr_len + inline_len > len) ||
+        ((kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) && (apart == NULL))) {
+        ans->status = MCA_OSC_UMR_KANS_BAD_REQUEST;
+    } else if ((NULL == (peer = mca_common_umr_peer_get(w->comm, src))) ||
+               ((kreq->addr_len > 0) &&
+                (mca_common_umr_peer_handshake(peer, kreq->data,
+                                               kreq->addr_len) < 0))) {
+        ans->status = MCA_OSC_UMR_KANS_NO_PEER;
+    } else {
+        /* the origin's RMA comes through this endpoint: never disconnected */
+        mca_common_umr_peer_pin(peer);
+        ans->status = mca_osc_umr_tkey_make(w, peer, kreq, apart,
+                                            ompi_comm_peer_lookup(w->comm, src),
+                                            ans);
+    }
+    if (ans->status == MCA_OSC_UMR_KANS_OK) {
+        w->tkey_given[src] = 1;
+        ++mca_osc_umr.cnt.key_answers;
+    } else {
+        ++mca_osc_umr.cnt.key_errors;
+        /* bad input (out of the window, malformed) is worth a line; a type
+         * the decoder cannot express is routine */
+        MCA_OSC_UMR_VERBOSE((ans->status == MCA_OSC_UMR_KANS_UNSUPPORTED) ?
+                            10 : 1, "key request from rank %d refused: %s",
+                            src, mca_osc_umr_kans_str(ans->status));
+    }
+    ++w->kreq_answered[src];
+    if (MCA_PML_CALL(isend(ans, sizeof(*ans), MPI_BYTE, src,
+                           MCA_OSC_UMR_TAG_KANS, MCA_PML_BASE_SEND_STANDARD,
+                           w->comm, &sreq)) != OMPI_SUCCESS) {
+        free(ans);
+        return;
+    }
+    mca_common_umr_reap_add_buf(sreq, ans);
+}
+
+/* The request's description apart, as received: the whole of it, for this
+ * request; NULL otherwise (the origin's later descriptions are refused). */
+static const void *mca_osc_umr_treq_desc(mca_osc_umr_win_t *w,
+                                         mca_osc_umr_treq_t *t)
+{
+    ompi_request_t *req = t->kdesc_req;
+    int ok;
+
+    if (t->kdesc == NULL) {
+        return NULL;
+    }
+    ok = !req->req_status._cancelled &&
+         (req->req_status.MPI_ERROR == OMPI_SUCCESS) &&
+         (req->req_status._ucount == t->kdesc_len) &&
+         (t->kdesc->magic == MCA_OSC_UMR_KDESC_MAGIC) &&
+         (t->kdesc->id == t->kreq->id);
+    if (!ok) {
+        MCA_OSC_UMR_VERBOSE(1, "key request from rank %d: its description "
+                            "did not come whole or names another request: "
+                            "its descriptions are refused from now on",
+                            t->src);
+        w->kdesc_broken[t->src] = 1;
+        return NULL;
+    }
+    return t->kdesc + 1;
+}
+
+static void mca_osc_umr_treq_free(mca_osc_umr_treq_t *t)
+{
+    if (t->kdesc_req != NULL) {
+        if (!REQUEST_COMPLETE(t->kdesc_req)) {
+            ompi_request_cancel(t->kdesc_req);
+            ompi_request_wait_completion(t->kdesc_req);
+        }
+        ompi_request_free(&t->kdesc_req);
+    }
+    free(t->kdesc);
+    free(t->kreq);
+    OBJ_DESTRUCT(&t->super);
+    free(t);
+}
+
+/* Receive the description of `t` (taken from `src`), which came before the
+ * request on MCA_OSC_UMR_TAG_KDESC. 0 when there is none to receive (the
+ * request is refused when answered). */
+static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
+                                      mca_osc_umr_treq_t *t)
+{
+    const mca_osc_umr_kreq_t *kreq = t->kreq;
+
+    if ((t->len < MCA_OSC_UMR_KREQ_HDR) ||
+        (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
+        !(kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ||
+        (kreq->desc_len > MCA_OSC_UMR_KDESC_MAX) || w->kdesc_broken[t->src]) {
+        /* an origin of this build sends a description for every request
+         * that says so and only up to the maximum: none is coming */
+        return 0;
+    }
+    t->kdesc_len = sizeof(*t->kdesc) + kreq->desc_len;
+    t->kdesc     = malloc(t->kdesc_len);
+    if ((t->kdesc == NULL) ||
+        (MCA_PML_CALL(irecv(t->kdesc, t->kdesc_len, MPI_BYTE, t->src,
+                            MCA_OSC_UMR_TAG_KDESC, w->comm, &t->kdesc_req))
+         != OMPI_SUCCESS)) {
+        /* the description stays unmatched: the origin's next one would
+         * be taken for a later request's */
+        w->kdesc_broken[t->src] = 1;
+        free(t->kdesc);
+        t->kdesc     = NULL;
+        t->kdesc_req = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
+{
+    const mca_osc_umr_kreq_t *kreq = &w->kreq;
+    int apart = (len >= MCA_OSC_UMR_KREQ_HDR) &&
+                (kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART);
+    mca_osc_umr_treq_t *t;
+
+    if (!apart && (w->tq_taken[src] == w->tq_answered[src])) {
+        /* nothing of this origin waits: answered now */
+        ++w->tq_taken[src];
+        ++w->tq_answered[src];
+        mca_osc_umr_kreq_answer(w, src, kreq, len, NULL);
+        return;
+    }
+    t = calloc(1, sizeof(*t));
+    if (t != NULL) {
+        t->kreq = malloc(len);
+    }
+    if ((t == NULL) || (t->kreq == NULL)) {
+        /* cannot keep it: its description, if any, stays unmatched */
+        if (apart) {
+            w->kdesc_broken[src] = 1;
+        }
+        free(t);
+        if (w->tq_taken[src] == w->tq_answered[src]) {
+            /* refused now, in its turn (a request apart without its
+             * description is a bad request) */
+            ++w->tq_taken[src];
+            ++w->tq_answered[src];
+            mca_osc_umr_kreq_answer(w, src, kreq, len, NULL);
+        }
+        /* else the origin's key stays pending (it passes through) */
+        return;
+    }
+    OBJ_CONSTRUCT(&t->super, opal_list_item_t);
+    t->src = src;
+    t->seq = w->tq_taken[src]++;
+    t->len = len;
+    memcpy(t->kreq, kreq, len);
+    if (apart) {
+        (void)mca_osc_umr_treq_recv_desc(w, t);
+    }
+    opal_list_append(&w->treqs, &t->super);
+    mca_osc_umr_kreq_progress(w);
+}
+
+void mca_osc_umr_kreq_progress(mca_osc_umr_win_t *w)
+{
+    mca_osc_umr_treq_t *t, *next;
+
+    OPAL_LIST_FOREACH_SAFE(t, next, &w->treqs, mca_osc_umr_treq_t) {
+        if ((t->seq != w->tq_answered[t->src]) ||
+            ((t->kdesc_req != NULL) && !REQUEST_COMPLETE(t->kdesc_req))) {
+            continue;   /* not its turn, or its description is under way */
+        }
+        opal_list_remove_item(&w->treqs, &t->super);
+        ++w->tq_answered[t->src];
+        mca_osc_umr_kreq_answer(w, t->src, t->kreq, t->len,
+                                mca_osc_umr_treq_desc(w, t));
+        mca_osc_umr_treq_free(t);
+        /* a later request of that origin may be next: start over */
+        next = (mca_osc_umr_treq_t*)opal_list_get_first(&w->treqs);
+    }
+}
+
+void mca_osc_umr_kreq_fini(mca_osc_umr_win_t *w)
+{
+    mca_osc_umr_treq_t *t, *next;
+
+    OPAL_LIST_FOREACH_SAFE(t, next, &w->treqs, mca_osc_umr_treq_t) {
+        opal_list_remove_item(&w->treqs, &t->super);
+        mca_osc_umr_treq_free(t);
+    }
+}

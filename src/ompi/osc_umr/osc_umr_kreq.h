@@ -1,0 +1,43 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr, target side of the key protocol (osc_umr_wire.h): a key request
+ * taken from the window's receive is answered with the packed rkey of a
+ * layout key over the window memory (common_umr_keys.h), or with an error
+ * status.
+ *
+ * A request whose datatype description was sent apart
+ * (MCA_OSC_UMR_KREQ_DESC_APART) waits in w->treqs while that description
+ * is received from its origin (MCA_OSC_UMR_TAG_KDESC); so does every later
+ * request of the same origin, because an origin matches answers in the
+ * order of its requests. A request of an origin with nothing waiting is
+ * answered at once, as before descriptions could come apart. A
+ * description that names another request, or does not come whole, refuses
+ * that request and every later description of that origin (its short
+ * requests still work): never a wrong key, never a hang.
+ */
+#ifndef MCA_OSC_UMR_KREQ_H_
+#define MCA_OSC_UMR_KREQ_H_
+
+#include "osc_umr_win.h"
+
+BEGIN_C_DECLS
+
+#define MCA_OSC_UMR_KREQ_HDR offsetof(mca_osc_umr_kreq_t, data)
+
+/* A request of `len` bytes from `src` is in w->kreq: answer it, or queue
+ * it (w->kreq is reused at once). */
+void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len);
+
+/* Answer the queued requests whose turn it is and whose description is in
+ * (from progress, while w->treqs is not empty). */
+void mca_osc_umr_kreq_progress(mca_osc_umr_win_t *w);
+
+/* The window goes: drop what is queued (receives cancelled). */
+void mca_osc_umr_kreq_fini(mca_osc_umr_win_t *w);
+
+END_C_DECLS
+
+#endif
