@@ -15,6 +15,7 @@ set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/bench_mpi_calls
 out=$PWD/test_bench_mpi_calls.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=bench_mpi_calls
 . "$(dirname "$0")/../gtest/gtest_format.sh"

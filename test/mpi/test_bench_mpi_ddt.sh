@@ -19,6 +19,7 @@ run_timeout=120
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/bench_mpi_ddt
 out=$PWD/test_bench_mpi_ddt.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=bench_mpi_ddt
 . "$(dirname "$0")/../gtest/gtest_format.sh"

@@ -46,6 +46,7 @@ set -u
 ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
 prog=$PWD/osc_umr_test
 out=$PWD/test_osc_umr.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 run_timeout=${run_timeout:-180}
 suite=osc_umr

@@ -22,6 +22,7 @@ set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/osc_umr_test
 out=$PWD/test_osc_umr_model.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=osc_umr_model
 run_timeout=${run_timeout:-600}

@@ -45,6 +45,7 @@ set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/pml_umr_test
 out=$PWD/test_pml_umr.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 ucx_args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
 suite=pml_umr

@@ -31,6 +31,7 @@
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 out=$PWD/test_pml_umr_fallback.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=pml_umr_fallback
 . "$(dirname "$0")/../gtest/gtest_format.sh"

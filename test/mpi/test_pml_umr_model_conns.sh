@@ -22,6 +22,7 @@ set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/pml_umr_conns
 out=$PWD/test_pml_umr_model_conns.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=pml_umr_model_conns
 . "$(dirname "$0")/../gtest/gtest_format.sh"

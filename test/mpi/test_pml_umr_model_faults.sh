@@ -28,6 +28,7 @@ set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/pml_umr_test
 out=$PWD/test_pml_umr_model_faults.out.d
+rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=pml_umr_model_faults
 . "$(dirname "$0")/../gtest/gtest_format.sh"

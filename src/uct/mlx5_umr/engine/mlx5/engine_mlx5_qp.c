@@ -9,6 +9,7 @@
 #include "umr_config.h"
 
 #include "engine_mlx5.h"
+#include "umr_ucs_compat.h"  /* ucs_align_up, ucs_roundup_pow2 */
 
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
