@@ -29,7 +29,9 @@
 # counters (zcopy_sends, zcopy_recvs, ...) and their sum. The exit status
 # is mpirun's.
 # Environment: BUILD_DIR (default ./build); MCA parameters and UCX_MLX5_UMR_*
-# variables already set are kept; UMR_MODEL_* are passed to the model.
+# variables already set are kept; UMR_MODEL_* are passed to the model;
+# MPIRUN_MODEL_JOB names the job (its fabric table: /dev/shm/umr-model-NAME,
+# removed at the end; default mpirun-model-PID-TIME).
 #
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,7 +76,7 @@ for f in "$lib" "$module" "$pml"; do
 done
 
 # ---- the environment ---------------------------------------------------------
-job=mpirun-model-$$-$(date +%s)
+job=${MPIRUN_MODEL_JOB:-mpirun-model-$$-$(date +%s)}
 shm=/dev/shm/umr-model-$job
 trap 'rm -f "$shm"' EXIT
 
