@@ -84,3 +84,16 @@ zcopy_each_case() {
     grep -a "pml_umr: rank" "$file" | grep -v "keys_live 0 errors 0" && bad=1
     return $bad
 }
+
+# The wrapped PMLs' part of a costs file (pml_umr_cost.h) for tests that
+# write their own: no control cost, 1 ns a byte packed, for ob1 and ucx.
+costs_wrapped_pml() {
+    local pml b
+    for pml in ob1 ucx; do
+        echo "pml.$pml.local.ctrl_ns = 0"
+        for b in 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
+            echo "pml.$pml.local.ddt.$b.op_ns = 0"
+            echo "pml.$pml.local.ddt.$b.byte_ns = 1"
+        done
+    done
+}

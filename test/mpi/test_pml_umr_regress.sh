@@ -149,13 +149,7 @@ costs_verdict() {
                 echo "engine.sw.$op.dense.$b = 0"
             done
         done
-        for pml in ob1 ucx; do
-            echo "pml.$pml.local.ctrl_ns = 0"
-            for b in 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
-                echo "pml.$pml.local.ddt.$b.op_ns = 0"
-                echo "pml.$pml.local.ddt.$b.byte_ns = 1"
-            done
-        done
+        costs_wrapped_pml
     } >"$f"
     echo "$f"
 }
