@@ -50,10 +50,18 @@ const char *remote_names[] = {"contig", "layout"};
 
 const size_t GUARD = 64;
 
-uint64_t test_seed()
+/* The test's random source; its seed is printed so that a failure can be
+ * rerun with UMR_TEST_SEED. */
+std::mt19937_64 seeded_rng(uint64_t *seed_p = nullptr)
 {
     const char *env = getenv("UMR_TEST_SEED");
-    return env ? strtoull(env, NULL, 0) : std::random_device()();
+    uint64_t seed   = env ? strtoull(env, NULL, 0) : std::random_device()();
+
+    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
+    if (seed_p != nullptr) {
+        *seed_p = seed;
+    }
+    return std::mt19937_64(seed);
 }
 
 /* A buffer addressed as a stream: byte k of the key is buf[stream[k]]. */
@@ -539,6 +547,24 @@ TEST(test_uct_ucp_lanes, hidden_from_feature_requests_by_default)
 
 class test_uct_xproc : public ::testing::Test {
 protected:
+    /* The usual pair of targets: region 0 contiguous (contig_len bytes),
+     * region 1 a random layout of at least layout_min bytes, both filled
+     * from rng; then start(). */
+    void start_contig_and_layout(std::mt19937_64 &rng, size_t contig_len,
+                                 size_t layout_min,
+                                 const config_t &md_cfg = config_t(),
+                                 const config_t &iface_cfg = config_t()) {
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), contig_len);
+        m_regions.emplace_back();
+        make_layout_region(rng, m_regions.back(), layout_min);
+        ASSERT_FALSE(HasFatalFailure());
+        for (auto &r : m_regions) {
+            fill_random(rng, r.init);
+        }
+        start(md_cfg, iface_cfg);
+    }
+
     void start(const config_t &md_cfg = config_t(),
                const config_t &iface_cfg = config_t()) {
         ASSERT_UCS_OK(m_s.open(uct_test_dev(), md_cfg, iface_cfg));
@@ -728,11 +754,9 @@ TEST_F(test_uct_xproc, put_get_all_combinations)
      * case registers its own target region, bounded by the md key pool */
     const char *env = getenv("UMR_TEST_UCT_CASES");
     const int cases_per_combo = env ? atoi(env) : 40;
-    uint64_t seed = test_seed();
-    std::mt19937_64 rng(seed);
+    uint64_t seed;
+    std::mt19937_64 rng = seeded_rng(&seed);
     std::vector<xcase> cases;
-
-    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
 
     /* target regions: one per case, contiguous or layout */
     for (int op = OP_PUT; op <= OP_GET; ++op) {
@@ -1005,7 +1029,7 @@ class test_uct_stale : public test_uct_xproc,
 
 TEST_P(test_uct_stale, remote_key_fails_after_dereg)
 {
-    std::mt19937_64 rng(test_seed());
+    std::mt19937_64 rng = seeded_rng();
     m_regions.emplace_back();
     if (GetParam() == REMOTE_LAYOUT) {
         make_layout_region(rng, m_regions.back(), 64);
@@ -1051,7 +1075,7 @@ INSTANTIATE_TEST_SUITE_P(kind, test_uct_stale,
 /* Out-of-range offsets and foreign keys are refused before posting. */
 TEST_F(test_uct_xproc, bad_offsets_and_keys)
 {
-    std::mt19937_64 rng(test_seed());
+    std::mt19937_64 rng = seeded_rng();
     m_regions.emplace_back();
     make_layout_region(rng, m_regions.back(), 16);
     ASSERT_FALSE(HasFatalFailure());
@@ -1214,19 +1238,9 @@ TEST_F(test_uct_xproc, pack_fallback_tiny_blocks)
  * (memh, layout, base, count); a halo loop configures it once. */
 TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
 {
-    uint64_t seed = test_seed();
-    std::mt19937_64 rng(seed);
-    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
-
-    m_regions.emplace_back();
-    make_contig_region(m_regions.back(), 64 * 1024);
-    m_regions.emplace_back();
-    make_layout_region(rng, m_regions.back(), 2048);
-    ASSERT_FALSE(HasFatalFailure());
-    for (auto &r : m_regions) {
-        fill_random(rng, r.init);
-    }
-    start();
+    uint64_t seed;
+    std::mt19937_64 rng = seeded_rng(&seed);
+    start_contig_and_layout(rng, 64 * 1024, 2048);
     ASSERT_FALSE(HasFatalFailure());
 
     bytes_t buf(64 * 1024);
@@ -1366,20 +1380,11 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
 /* Transfers longer than MAX_MSG are split into fragments, any local kind. */
 TEST_F(test_uct_xproc, fragments_at_max_msg)
 {
-    uint64_t seed = test_seed();
-    std::mt19937_64 rng(seed);
-    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
-
-    m_regions.emplace_back();
-    make_contig_region(m_regions.back(), 80 * 1024);
-    m_regions.emplace_back();
-    make_layout_region(rng, m_regions.back(), 4000);
-    ASSERT_FALSE(HasFatalFailure());
-    for (auto &r : m_regions) {
-        fill_random(rng, r.init);
-    }
-    start({}, {{"MAX_MSG", "1000"}, {"TX_QUEUE_LEN", "64"},
-               {"PACK_THRESH", "0"}});
+    uint64_t seed;
+    std::mt19937_64 rng = seeded_rng(&seed);
+    start_contig_and_layout(rng, 80 * 1024, 4000, {},
+                            {{"MAX_MSG", "1000"}, {"TX_QUEUE_LEN", "64"},
+                             {"PACK_THRESH", "0"}});
     ASSERT_FALSE(HasFatalFailure());
     std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
 
@@ -1919,19 +1924,10 @@ protected:
 
 TEST_F(test_uct_ep_rdma_only, layouts_land_byte_for_byte)
 {
-    uint64_t seed = test_seed();
-    std::mt19937_64 rng(seed);
-    printf("[ SEED     ] UMR_TEST_SEED=%llu\n", (unsigned long long)seed);
-
-    m_regions.emplace_back();
-    make_contig_region(m_regions.back(), 64 * 1024);
-    m_regions.emplace_back();
-    make_layout_region(rng, m_regions.back(), 4096);
-    ASSERT_FALSE(HasFatalFailure());
-    for (auto &r : m_regions) {
-        fill_random(rng, r.init);
-    }
-    start({}, {{"EP_UMR", "n"}, {"PACK_THRESH", "0"}});
+    uint64_t seed;
+    std::mt19937_64 rng = seeded_rng(&seed);
+    start_contig_and_layout(rng, 64 * 1024, 4096, {},
+                            {{"EP_UMR", "n"}, {"PACK_THRESH", "0"}});
     ASSERT_FALSE(HasFatalFailure());
 
     /* what the endpoint QP is: RDMA only, 4 SGEs, a smaller send queue
@@ -2219,7 +2215,7 @@ TEST_F(test_uct_xproc, progress_armed_only_while_busy)
 /* Unpacking the same packed key through the ep returns the cached key. */
 TEST_F(test_uct_xproc, remote_key_cache)
 {
-    std::mt19937_64 rng(test_seed());
+    std::mt19937_64 rng = seeded_rng();
     for (int i = 0; i < 3; ++i) {
         m_regions.emplace_back();
         make_contig_region(m_regions.back(), 1024);
