@@ -112,6 +112,10 @@ int peer_main(proc &p, const host_t &host, const config_t &md_cfg)
         (!peer_ep.empty() && (s.connect(ep, s.dev_addr(), peer_ep) != UCS_OK))) {
         return 13;
     }
+    /* connected (our QP ready to receive): the parent may post now */
+    if (!peer_ep.empty() && !p.send(uint32_t(1))) {
+        return 13;
+    }
     for (;;) {
         if (!p.recv(cmd, 120.0)) {
             return 14;
@@ -179,6 +183,13 @@ protected:
         EXPECT_NE(nullptr, ep);
         EXPECT_UCS_OK_(s.connect(ep, peer.dev, peer.ep));
         EXPECT_TRUE(put_bytes(*peer.p, s.ep_addr(ep)));
+        /* Wait until the peer's QP takes packets: a write posted before
+         * is retried by the NIC (model rule R26), and with a budget of a
+         * few ms (retry_budget_configurable) a loaded machine would see
+         * RETRY_EXC on a link that is up. */
+        uint32_t connected = 0;
+        EXPECT_TRUE(peer.p->recv(connected, 60.0) && (connected == 1))
+                << "the peer did not connect";
         return ep;
     }
 
