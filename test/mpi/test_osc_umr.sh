@@ -35,6 +35,17 @@
 #    check lines and move zero-copy: every rank asked for 4 keys (2 types,
 #    created and dynamic window), all sent apart and all answered, puts and
 #    gets zero-copy, no key refused;
+#  - target-side failures (osc_umr_test_fault, osc_umr_fault.h: the
+#    answer's buffer, a request that must wait, the buffer of a description
+#    sent apart, the layout key, the answer's send), np 2 over ob1 and
+#    ucx: every job ends (fence, unlock, MPI_Win_free: none waits for an
+#    answer that does not come) with the plain job's check lines; the
+#    origins' keys are refused (key_refused > 0, nothing zero-copy, no key
+#    ready), the target counts its refusals (key_errors > 0), an answer
+#    that could not be sent is refused at the window's free
+#    (key_unanswered, answers_lost > 0), no registration or key is left;
+#    the transport's key pool dry (UCX_MLX5_UMR_TEST_FAULT=key) likewise;
+#    without an answer buffer the window's spare answer delivers the keys;
 #  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
 #    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
 #    leaves the window to the wrapped module);
@@ -150,12 +161,53 @@ long_indexed() {
         counter_each_rank "$f" zcopy_gets 2 && counter_each_rank "$f" zcopy_errors 2 0
 }
 
+# A fault on the target side of the key protocol (osc_umr_fault.h; engine_key:
+# the transport's own, UCX_MLX5_UMR_TEST_FAULT=key, the key pool dry): the
+# origins get refusals and keep the wrapped module; nothing waits forever.
+# answer: the window's spare answer is sent instead, the keys still arrive.
+target_fault() {   # point pml
+    local p=$1 pml=$2 f=$out/fault-$1-$2 ref=$out/fault-ref-$1-$2 cases args=() c
+    local fenv=(OMPI_MCA_osc_umr_test_fault=$p)
+    case $p in
+        kdesc|queue) cases=indexed1000 ;;   # only descriptions sent apart
+        *)           cases=vector,indexed1000 ;;
+    esac
+    [ "$p" = engine_key ] && fenv=(UCX_MLX5_UMR_TEST_FAULT=key)
+    [ "$pml" = ucx ] && args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
+    run "$ref" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 OSC_UMR_TEST_CASES=$cases \
+        -- -np 2 "${args[@]}" || { tail "$ref"; return 1; }
+    run "$f" "${osc_env[@]}" "${fenv[@]}" OSC_UMR_TEST_CASES=$cases \
+        -- -np 2 "${args[@]}" || { echo "the job failed or hung"; tail -30 "$f"; return 1; }
+    same_checks "$ref" "$f" || return 1
+    grep -q "osc_umr_test_fault:" "$f" && { grep "osc_umr_test_fault:" "$f"; return 1; }
+    counter_each_rank "$f" windows_wrapped 2 && counter_each_rank "$f" key_requests 2 &&
+        counter_each_rank "$f" zcopy_errors 2 0 || return 1
+    if [ "$p" = answer ]; then
+        for c in key_ready key_answers zcopy_puts zcopy_gets; do
+            counter_each_rank "$f" $c 2 || return 1
+        done
+        counter_each_rank "$f" key_refused 2 0 || return 1
+    else
+        for c in zcopy_puts zcopy_gets key_ready key_answers; do
+            counter_each_rank "$f" $c 2 0 || return 1
+        done
+        counter_each_rank "$f" key_refused 2 && counter_each_rank "$f" key_errors 2 || return 1
+    fi
+    if [ "$p" = send ]; then
+        counter_each_rank "$f" key_unanswered 2 && counter_each_rank "$f" answers_lost 2 ||
+            return 1
+    else
+        counter_each_rank "$f" key_unanswered 2 0 || return 1
+    fi
+    ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
+}
+
 ompi_info_lists() {
     env "${umr_env[@]}" ompi_info --param osc umr --level 9 >"$out/ompi_info" 2>&1 || return 1
     grep -q "MCA osc: umr" "$out/ompi_info" || grep -q 'component "umr"' "$out/ompi_info" ||
         { cat "$out/ompi_info"; return 1; }
     local p
-    for p in enable priority zcopy min_size sw_max_block verbose; do
+    for p in enable priority zcopy min_size sw_max_block verbose test_fault; do
         grep -q "osc_umr_$p" "$out/ompi_info" || { echo "no osc_umr_$p"; return 1; }
     done
 }
@@ -164,6 +216,11 @@ check identical_np2 identical 2
 check identical_np4 identical 4
 check out_of_window_osc_ucx out_of_window_osc_ucx
 check long_indexed long_indexed
+for point in ${FAULT_POINTS:-answer queue kdesc tkey send engine_key}; do
+    for pml in ob1 ucx; do
+        check target_fault_${point}_$pml target_fault $point $pml
+    done
+done
 check zcopy_off zcopy_off
 check no_pml_umr_no_rails no_pml_umr
 check ompi_info_lists ompi_info_lists
