@@ -4,7 +4,7 @@
 #
 # Calibrate pml/umr's zero-copy choice on this host: run test/bench/umr_calibrate
 # (mpirun -np 2) under each PML pml/umr may wrap, and write the costs file the
-# component reads (format: src/ompi/pml_umr/pml_umr_cost.h). Then print, per
+# component reads (format: src/ompi/common/common_umr_cost.h). Then print, per
 # engine, the block sizes from which a message goes zero-copy.
 #
 # usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx] [--quick]

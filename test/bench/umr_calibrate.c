@@ -4,7 +4,7 @@
  */
 /**
  * umr_calibrate: measures the constants pml/umr's zero-copy choice uses
- * (src/ompi/pml_umr/pml_umr_cost.h documents them and the file format).
+ * (src/ompi/common/common_umr_cost.h documents them and the file format).
  * Run by contrib/umr-calibrate.sh; two MPI ranks, on one host (scope
  * "local") or on two (scope "remote"):
  *
@@ -33,7 +33,7 @@
  */
 #include "umr_example.h"
 #include "umr_example_pml.h"
-#include "pml_umr_cost.h"
+#include "common_umr_cost.h"
 #include "pml_umr_wire.h"
 
 #include <mpi.h>
@@ -517,12 +517,12 @@ static int uc_crossover(const char *path, const char *pml)
 {
     static const size_t sizes[] = { 64ul << 10, 1ul << 20, 16ul << 20 };
     static const double dens[] = { 0.5, 0.125, 1.0 / 256 };
-    mca_pml_umr_cost_t cost;
+    mca_common_umr_cost_t cost;
     char err[512];
     size_t b, i, d;
     int ret, eng, scope;
 
-    ret = mca_pml_umr_cost_load(&cost, path, pml, err, sizeof(err));
+    ret = mca_common_umr_cost_load(&cost, path, pml, err, sizeof(err));
     if (ret != 0) {
         fprintf(stderr, "umr_calibrate: %s\n", ret > 0 ? "no costs file" : err);
         return 1;
@@ -535,9 +535,9 @@ static int uc_crossover(const char *path, const char *pml)
         printf(" %10zu KiB", sizes[i] >> 10);
     }
     printf("\n");
-    for (eng = 0; eng < MCA_PML_UMR_COST_NUM_ENG; ++eng) {
-        scope = (eng == MCA_PML_UMR_COST_SW) ? MCA_PML_UMR_COST_LOCAL :
-                                               MCA_PML_UMR_COST_REMOTE;
+    for (eng = 0; eng < MCA_COMMON_UMR_COST_NUM_ENG; ++eng) {
+        scope = (eng == MCA_COMMON_UMR_COST_SW) ? MCA_COMMON_UMR_COST_LOCAL :
+                                               MCA_COMMON_UMR_COST_REMOTE;
         for (d = 0; d < sizeof(dens) / sizeof(dens[0]); ++d) {
             printf("%-6s %-7s %-9.4f", eng ? "mlx5" : "sw",
                    scope ? "remote" : "local", dens[d]);
@@ -546,7 +546,7 @@ static int uc_crossover(const char *path, const char *pml)
                  * zero-copy; '*' when some smaller one does too */
                 int below = 0, from = -1, k = 0;
                 for (b = 8; b <= 65536; b *= 2, ++k) {
-                    int z = mca_pml_umr_cost_prefer_zcopy(&cost, eng, scope,
+                    int z = mca_common_umr_cost_prefer_zcopy(&cost, eng, scope,
                                                           sizes[i],
                                                           sizes[i] / b,
                                                           dens[d]);

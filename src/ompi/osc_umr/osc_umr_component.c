@@ -201,7 +201,8 @@ static int mca_osc_umr_component_select(ompi_win_t *win, void **base,
     mca_osc_umr.world_rank =
             ompi_comm_rank(&ompi_mpi_comm_world.comm);
     return mca_osc_umr_module_wrap(win, (base != NULL) ? *base : NULL, size,
-                                   disp_unit, comm, flavor);
+                                   disp_unit, comm, flavor,
+                                   best->osc_version.mca_component_name);
 }
 
 ompi_osc_base_component_t mca_osc_umr_component = {

@@ -78,6 +78,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->kreq_answered = calloc(n, sizeof(int));
     w->kreq_taken    = calloc(n, sizeof(int));
     w->kans_taken    = calloc(n, sizeof(int));
+    w->choice        = malloc(n * sizeof(int8_t));
     w->kans_spare    = calloc(n, sizeof(*w->kans_spare));
     w->kans_spare_req = calloc(n, sizeof(*w->kans_spare_req));
     w->inflight      = calloc(n, sizeof(uint64_t));
@@ -88,6 +89,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->kdesc_broken  = calloc(n, sizeof(uint8_t));
     if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
         (w->kreq_taken == NULL) || (w->kans_taken == NULL) ||
+        (w->choice == NULL) ||
         (w->kans_spare == NULL) || (w->kans_spare_req == NULL) ||
         (w->inflight == NULL) || (w->tkey_given == NULL) ||
         (w->extents == NULL) || (w->tq_taken == NULL) ||
@@ -96,6 +98,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
         mca_osc_umr_win_destroy(w);
         return NULL;
     }
+    memset(w->choice, -1, n * sizeof(int8_t));
     return w;
 }
 
@@ -139,6 +142,7 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     free(w->kreq_answered);
     free(w->kreq_taken);
     free(w->kans_taken);
+    free(w->choice);
     free(w->kans_spare);
     free(w->kans_spare_req);
     free(w->inflight);

@@ -97,6 +97,12 @@ typedef struct mca_osc_umr_win {
     mca_osc_umr_inval_t     inval;
     int                     *kreq_sent;      /* per target */
     int                     *kans_taken;     /* per target: answers taken */
+    /* the choice (osc_umr_choose.h): the wrapped component's costs (NULL:
+     * the built-in rule), its name, the last choice per target (-1: none
+     * yet; the verbose trace follows its changes) */
+    const struct mca_common_umr_cost *choose_costs;
+    char                    osc_name[32];
+    int8_t                  *choice;
     uint64_t                *inflight;       /* zero-copy ops per target */
     uint64_t                inflight_total;
 } mca_osc_umr_win_t;
