@@ -39,6 +39,8 @@ cat >"$out/include/mpitestconf.h" <<'CONF'
 #define HAVE_LONG_LONG 1
 #define HAVE_LONG_DOUBLE 1
 #define USE_STRICT_MPI 1
+/* MPICH 4.0's mtest.c includes mpithreadtest.h, which wants a package */
+#define THREAD_PACKAGE_NAME THREAD_PACKAGE_POSIX
 CONF
 : >"$out/include/mtest_mpix.h"
 cat >"$out/stub.c" <<'STUB'

@@ -2,10 +2,12 @@
 # Copyright (c) 2026, The mlx5_umr developers
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Calibrate pml/umr's zero-copy choice on this host: run test/bench/umr_calibrate
-# (mpirun -np 2) under each PML pml/umr may wrap, and write the costs file the
-# component reads (format: src/ompi/pml_umr/pml_umr_cost.h). Then print, per
-# engine, the block sizes from which a message goes zero-copy.
+# Calibrate pml/umr's and osc/umr's zero-copy choices on this host: run
+# test/bench/umr_calibrate (mpirun -np 2) under each PML pml/umr may wrap (and
+# the osc component Open MPI picks with it: osc.<component>.* figures), and
+# write the costs file both components read (format:
+# src/ompi/common/common_umr_cost.h). Then print, per engine, the block sizes
+# from which a message goes zero-copy.
 #
 # usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx] [--quick]
 #                                 [--device DEV] [--hosts HOST1,HOST2]
@@ -91,7 +93,7 @@ mkdir -p "$(dirname "$out")"
         >"$tmp/new"
     if [ -f "$out" ]; then
         sed -n 's/^\([a-z][^ =]*\) *=.*/\1/p' "$tmp/new" | sort -u >"$tmp/keys"
-        grep -E '^(engine|pml)\.' "$out" | while IFS= read -r line; do
+        grep -E '^(engine|pml|osc)\.' "$out" | while IFS= read -r line; do
             key=${line%%=*}; key=${key%% *}
             grep -qxF "$key" "$tmp/keys" || echo "$line"
         done

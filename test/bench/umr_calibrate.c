@@ -4,7 +4,7 @@
  */
 /**
  * umr_calibrate: measures the constants pml/umr's zero-copy choice uses
- * (src/ompi/pml_umr/pml_umr_cost.h documents them and the file format).
+ * (src/ompi/common/common_umr_cost.h documents them and the file format).
  * Run by contrib/umr-calibrate.sh; two MPI ranks, on one host (scope
  * "local") or on two (scope "remote"):
  *
@@ -21,19 +21,27 @@
  *       vector of <block>-byte blocks (stride 2x) through the running PML,
  *       minus one 0-byte message: per byte from 1 MiB to 16 MiB, per
  *       message what is left at 64 KiB
+ *   osc.<osc>.<scope>.{put,get}.<block>.{op,byte}_ns   MPI_Put/MPI_Get and
+ *       MPI_Win_flush from rank 0 between a contiguous buffer and a vector
+ *       of <block>-byte blocks (stride 2x) in rank 1's MPI_Win_create
+ *       window, through the osc component Open MPI chose (<osc>: the first
+ *       word of the window's name; osc/umr kept out by the window's info):
+ *       per byte from max(256 KiB, 64 blocks) to 4x that (at most 8 MiB),
+ *       per operation what is left at 16 blocks (osc/umr's choice,
+ *       osc_umr_choose.h). Each point's first put is read back and checked.
  *
  * Times are the fastest of repeated operations (-q: 5, else 9). Rank 0 writes the lines to -o
  * (default stdout). The sw engine's figures are cross-memory attach on this
  * host, not NIC figures.
  *
- * usage: mpirun -np 2 umr_calibrate [-o file] [-d device] [-q] [-E]
- *          -q: fewer repeats; -E: no engine figures (PML only)
+ * usage: mpirun -np 2 umr_calibrate [-o file] [-d device] [-q] [-E] [-O]
+ *          -q: fewer repeats; -E: no engine figures; -O: no osc figures
  *        umr_calibrate --crossover FILE PML   (no mpirun: from a costs
  *          file, the block sizes from which pml/umr chooses zero-copy)
  */
 #include "umr_example.h"
 #include "umr_example_pml.h"
-#include "pml_umr_cost.h"
+#include "common_umr_cost.h"
 #include "pml_umr_wire.h"
 
 #include <mpi.h>
@@ -214,6 +222,119 @@ static void uc_pml_figures(FILE *out, char *buf, const char *pml,
             fflush(out);
         }
     }
+}
+
+/* ---- osc figures -------------------------------------------------------- */
+
+#define UC_OSC_MAX_BYTES (8ul << 20)
+
+/* One MPI_Put (or MPI_Get) and MPI_Win_flush by rank 0 of `bytes` from
+ * `obuf` into `block`-byte blocks at stride 2x at rank 1's window; ns, best
+ * of the samples (rank 1 only joins the barriers). The first put of a point
+ * is read back and checked. */
+static double uc_osc_op(MPI_Win win, char *obuf, char *check, int is_put,
+                        size_t block, size_t bytes)
+{
+    double t[UC_MAX_SAMPLES], t0 = 0;
+    size_t n = bytes / block, i;
+    MPI_Datatype v;
+    int s;
+
+    UC_MPI(MPI_Type_vector(n, block, 2 * block, MPI_BYTE, &v));
+    UC_MPI(MPI_Type_commit(&v));
+    for (s = -1; s < uc_samples; ++s) {
+        if (uc_rank == 0) {
+            memset(obuf, (s + (int)block) & 0xff, bytes);
+        }
+        UC_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (uc_rank == 0) {
+            t0 = MPI_Wtime();
+            if (is_put) {
+                UC_MPI(MPI_Put(obuf, bytes, MPI_BYTE, 1, 0, 1, v, win));
+            } else {
+                UC_MPI(MPI_Get(obuf, bytes, MPI_BYTE, 1, 0, 1, v, win));
+            }
+            UC_MPI(MPI_Win_flush(1, win));
+            if (s >= 0) {
+                t[s] = MPI_Wtime() - t0;
+            }
+            if (is_put && (s == -1)) {
+                memset(check, 0, bytes);
+                UC_MPI(MPI_Get(check, bytes, MPI_BYTE, 1, 0, 1, v, win));
+                UC_MPI(MPI_Win_flush(1, win));
+                for (i = 0; i < bytes; i += block) {
+                    if (((unsigned char)check[i] != ((s + (int)block) & 0xff)) ||
+                        ((unsigned char)check[i + block - 1] !=
+                         ((s + (int)block) & 0xff))) {
+                        UC_FAIL("osc put of %zu B blocks: wrong data", block);
+                    }
+                }
+            }
+        }
+    }
+    UC_MPI(MPI_Type_free(&v));
+    return (uc_rank == 0) ? uc_best(t, uc_samples) * 1e9 : 0;
+}
+
+static void uc_osc_figures(FILE *out, const char *scope)
+{
+    static const char *ops[2] = {"get", "put"};
+    char name[MPI_MAX_OBJECT_NAME] = "", *sp, *wbuf, *obuf, *check;
+    double t[3], sz[3], byte, op;
+    size_t block;
+    MPI_Info info;
+    MPI_Win win;
+    int i, is_put, len;
+
+    wbuf  = calloc(1, 2 * UC_OSC_MAX_BYTES);
+    obuf  = malloc(UC_OSC_MAX_BYTES);
+    check = malloc(UC_OSC_MAX_BYTES);
+    if ((wbuf == NULL) || (obuf == NULL) || (check == NULL)) {
+        UC_FAIL("out of memory");
+    }
+    /* the wrapped module alone: osc/umr, if it is there, stays out */
+    UC_MPI(MPI_Info_create(&info));
+    UC_MPI(MPI_Info_set(info, "osc_umr_enable", "false"));
+    UC_MPI(MPI_Win_create(wbuf, 2 * UC_OSC_MAX_BYTES, 1, info, MPI_COMM_WORLD,
+                          &win));
+    UC_MPI(MPI_Info_free(&info));
+    UC_MPI(MPI_Win_get_name(win, name, &len));
+    if ((sp = strchr(name, ' ')) != NULL) {
+        *sp = '\0';   /* Open MPI: "<component> window <n>" */
+    }
+    if (name[0] == '\0') {
+        UC_FAIL("the window has no name: which osc component is it?");
+    }
+    UC_MPI(MPI_Win_lock_all(0, win));
+    for (is_put = 0; is_put <= 1; ++is_put) {
+        for (block = 8; block <= 65536; block *= 2) {
+            sz[0] = (block * 16 > 4096) ? block * 16 : 4096;
+            sz[1] = (block * 64 > (256ul << 10)) ? block * 64 : (256ul << 10);
+            sz[2] = (sz[1] * 4 < UC_OSC_MAX_BYTES) ? sz[1] * 4 :
+                                                     UC_OSC_MAX_BYTES;
+            for (i = 0; i < 3; ++i) {
+                t[i] = uc_osc_op(win, obuf, check, is_put, block, sz[i]);
+            }
+            if (uc_rank != 0) {
+                continue;
+            }
+            byte = (t[2] - t[1]) / (sz[2] - sz[1]);
+            if (byte <= 0) {
+                byte = t[2] / sz[2]; /* noise: the largest operation alone */
+            }
+            op = t[0] - byte * sz[0];
+            fprintf(out, "osc.%s.%s.%s.%zu.op_ns = %.0f\n", name, scope,
+                    ops[is_put], block, (op > 0) ? op : 0);
+            fprintf(out, "osc.%s.%s.%s.%zu.byte_ns = %.4f   # %.2f GB/s\n",
+                    name, scope, ops[is_put], block, byte, 1 / byte);
+            fflush(out);
+        }
+    }
+    UC_MPI(MPI_Win_unlock_all(win));
+    UC_MPI(MPI_Win_free(&win));
+    free(check);
+    free(obuf);
+    free(wbuf);
 }
 
 /* ---- engine figures ----------------------------------------------------- */
@@ -517,12 +638,12 @@ static int uc_crossover(const char *path, const char *pml)
 {
     static const size_t sizes[] = { 64ul << 10, 1ul << 20, 16ul << 20 };
     static const double dens[] = { 0.5, 0.125, 1.0 / 256 };
-    mca_pml_umr_cost_t cost;
+    mca_common_umr_cost_t cost;
     char err[512];
     size_t b, i, d;
     int ret, eng, scope;
 
-    ret = mca_pml_umr_cost_load(&cost, path, pml, err, sizeof(err));
+    ret = mca_common_umr_cost_load(&cost, path, pml, err, sizeof(err));
     if (ret != 0) {
         fprintf(stderr, "umr_calibrate: %s\n", ret > 0 ? "no costs file" : err);
         return 1;
@@ -535,9 +656,9 @@ static int uc_crossover(const char *path, const char *pml)
         printf(" %10zu KiB", sizes[i] >> 10);
     }
     printf("\n");
-    for (eng = 0; eng < MCA_PML_UMR_COST_NUM_ENG; ++eng) {
-        scope = (eng == MCA_PML_UMR_COST_SW) ? MCA_PML_UMR_COST_LOCAL :
-                                               MCA_PML_UMR_COST_REMOTE;
+    for (eng = 0; eng < MCA_COMMON_UMR_COST_NUM_ENG; ++eng) {
+        scope = (eng == MCA_COMMON_UMR_COST_SW) ? MCA_COMMON_UMR_COST_LOCAL :
+                                               MCA_COMMON_UMR_COST_REMOTE;
         for (d = 0; d < sizeof(dens) / sizeof(dens[0]); ++d) {
             printf("%-6s %-7s %-9.4f", eng ? "mlx5" : "sw",
                    scope ? "remote" : "local", dens[d]);
@@ -546,7 +667,7 @@ static int uc_crossover(const char *path, const char *pml)
                  * zero-copy; '*' when some smaller one does too */
                 int below = 0, from = -1, k = 0;
                 for (b = 8; b <= 65536; b *= 2, ++k) {
-                    int z = mca_pml_umr_cost_prefer_zcopy(&cost, eng, scope,
+                    int z = mca_common_umr_cost_prefer_zcopy(&cost, eng, scope,
                                                           sizes[i],
                                                           sizes[i] / b,
                                                           dens[d]);
@@ -573,7 +694,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *dev = NULL, *pml, *scope;
     char host[MPI_MAX_PROCESSOR_NAME], peer_host[MPI_MAX_PROCESSOR_NAME];
-    int opt, size, len, engine = 1;
+    int opt, size, len, engine = 1, osc = 1;
     char *buf, *tmp;
     umr_example_t u;
     FILE *out = stdout;
@@ -586,16 +707,17 @@ int main(int argc, char **argv)
     UC_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &uc_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "o:d:qEh")) != -1) {
+    while ((opt = getopt(argc, argv, "o:d:qEOh")) != -1) {
         switch (opt) {
         case 'o': path = optarg; break;
         case 'd': dev = optarg; break;
         case 'q': uc_samples = 5; break;
         case 'E': engine = 0; break;
+        case 'O': osc = 0; break;
         default:
             if (uc_rank == 0) {
                 fprintf(stderr, "usage: mpirun -np 2 %s [-o file] [-d device] "
-                        "[-q] [-E]\n       %s --crossover FILE PML\n",
+                        "[-q] [-E] [-O]\n       %s --crossover FILE PML\n",
                         argv[0], argv[0]);
             }
             MPI_Finalize();
@@ -629,6 +751,9 @@ int main(int argc, char **argv)
         fflush(out);
     }
     uc_pml_figures(out, buf, pml, scope);
+    if (osc) {
+        uc_osc_figures(out, scope);
+    }
 
     if (engine) {
         UC_UCS(umr_example_open(&u, dev), u.error);

@@ -78,7 +78,7 @@ rehearsal_calibration() {
     grep -q "^engine\.mlx5\." "$costs" &&
         { echo "costs file: mlx5 figures from a sw rehearsal"; missing=1; }
     [ $missing -eq 0 ] || return 1
-    # pml/umr's loader (mca_pml_umr_cost_load) accepts the file
+    # pml/umr's loader (mca_common_umr_cost_load) accepts the file
     "$top_builddir/test/bench/umr_calibrate" --crossover "$costs" ob1 \
         >"$out/crossover.txt" 2>&1 || { cat "$out/crossover.txt"; return 1; }
 

@@ -8,7 +8,7 @@
  * choice follows the measured costs per message and per peer.
  */
 #include "pml_umr_choose.h"
-#include "pml_umr_cost.h"
+#include "common_umr_cost.h"
 
 #include <gtest/gtest.h>
 

@@ -85,7 +85,7 @@ zcopy_each_case() {
     return $bad
 }
 
-# The wrapped PMLs' part of a costs file (pml_umr_cost.h) for tests that
+# The wrapped PMLs' part of a costs file (common_umr_cost.h) for tests that
 # write their own: no control cost, 1 ns a byte packed, for ob1 and ucx.
 costs_wrapped_pml() {
     local pml b

@@ -35,6 +35,24 @@
 #    check lines and move zero-copy: every rank asked for 4 keys (2 types,
 #    created and dynamic window), all sent apart and all answered, puts and
 #    gets zero-copy, no key refused;
+#  - target-side failures (osc_umr_test_fault, osc_umr_fault.h: the
+#    answer's buffer, a request that must wait, the buffer of a description
+#    sent apart, the layout key, the answer's send), np 2 over ob1 and
+#    ucx: every job ends (fence, unlock, MPI_Win_free: none waits for an
+#    answer that does not come) with the plain job's check lines; the
+#    origins' keys are refused (key_refused > 0, nothing zero-copy, no key
+#    ready), the target counts its refusals (key_errors > 0), an answer
+#    that could not be sent is refused at the window's free
+#    (key_unanswered, answers_lost > 0), no registration or key is left;
+#    the transport's key pool dry (UCX_MLX5_UMR_TEST_FAULT=key) likewise;
+#    without an answer buffer the window's spare answer delivers the keys;
+#  - the automatic choice from a costs file (pml_umr_cost_file, with the
+#    wrapped osc module's figures, osc.<component>.local.*): one that says
+#    the wrapped module is faster leaves every put/get to it (nothing
+#    zero-copy, no key asked for, the verbose trace gives the two estimates
+#    and "through the wrapped module"); one that says zero-copy is faster
+#    moves them zero-copy; the plain job's check lines
+#    either way; over ob1 and ucx (osc/rdma both);
 #  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
 #    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
 #    leaves the window to the wrapped module);
@@ -150,12 +168,109 @@ long_indexed() {
         counter_each_rank "$f" zcopy_gets 2 && counter_each_rank "$f" zcopy_errors 2 0
 }
 
+# A fault on the target side of the key protocol (osc_umr_fault.h; engine_key:
+# the transport's own, UCX_MLX5_UMR_TEST_FAULT=key, the key pool dry): the
+# origins get refusals and keep the wrapped module; nothing waits forever.
+# answer: the window's spare answer is sent instead, the keys still arrive.
+target_fault() {   # point pml
+    local p=$1 pml=$2 f=$out/fault-$1-$2 ref=$out/fault-ref-$1-$2 cases args=() c
+    local fenv=(OMPI_MCA_osc_umr_test_fault=$p)
+    case $p in
+        kdesc|queue) cases=indexed1000 ;;   # only descriptions sent apart
+        *)           cases=vector,indexed1000 ;;
+    esac
+    [ "$p" = engine_key ] && fenv=(UCX_MLX5_UMR_TEST_FAULT=key)
+    [ "$pml" = ucx ] && args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
+    run "$ref" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 OSC_UMR_TEST_CASES=$cases \
+        -- -np 2 "${args[@]}" || { tail "$ref"; return 1; }
+    run "$f" "${osc_env[@]}" "${fenv[@]}" OSC_UMR_TEST_CASES=$cases \
+        -- -np 2 "${args[@]}" || { echo "the job failed or hung"; tail -30 "$f"; return 1; }
+    same_checks "$ref" "$f" || return 1
+    grep -q "osc_umr_test_fault:" "$f" && { grep "osc_umr_test_fault:" "$f"; return 1; }
+    counter_each_rank "$f" windows_wrapped 2 && counter_each_rank "$f" key_requests 2 &&
+        counter_each_rank "$f" zcopy_errors 2 0 || return 1
+    if [ "$p" = answer ]; then
+        for c in key_ready key_answers zcopy_puts zcopy_gets; do
+            counter_each_rank "$f" $c 2 || return 1
+        done
+        counter_each_rank "$f" key_refused 2 0 || return 1
+    else
+        for c in zcopy_puts zcopy_gets key_ready key_answers; do
+            counter_each_rank "$f" $c 2 0 || return 1
+        done
+        counter_each_rank "$f" key_refused 2 && counter_each_rank "$f" key_errors 2 || return 1
+    fi
+    if [ "$p" = send ]; then
+        counter_each_rank "$f" key_unanswered 2 && counter_each_rank "$f" answers_lost 2 ||
+            return 1
+    else
+        counter_each_rank "$f" key_unanswered 2 0 || return 1
+    fi
+    ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
+}
+
+# A costs file (common_umr_cost.h) where zero-copy loses or wins against the
+# wrapped osc module: engine figures and both components' put/get figures.
+costs_file() {   # loses|wins file
+    local how=$1 file=$2 eop=0 oop=1000000 e o d c b
+    [ "$how" = loses ] && { eop=1000000; oop=0; }
+    {
+        echo "version = 1"
+        costs_wrapped_pml
+        for e in get put; do
+            for d in dense sparse; do
+                echo "engine.sw.$e.$d.op_ns = $eop"
+                for c in rentry_ns lentry_ns byte_ns; do echo "engine.sw.$e.$d.$c = 0"; done
+            done
+        done
+        for o in rdma ucx; do
+            for e in get put; do
+                for b in 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
+                    echo "osc.$o.local.$e.$b.op_ns = $oop"
+                    echo "osc.$o.local.$e.$b.byte_ns = 0"
+                done
+            done
+        done
+    } >"$file"
+}
+
+costs_choice() {   # loses|wins pml
+    local how=$1 pml=$2 f=$out/costs-$1-$2 ref=$out/costs-ref-$2 cfile=$out/costs-$1.conf
+    local cases=OSC_UMR_TEST_CASES=vector,indexed osc=rdma args=() c
+    # (osc/ucx of Open MPI 4.1 fails MPI_Rput in the plain job: osc/rdma)
+    [ "$pml" = ucx ] && args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
+    costs_file "$how" "$cfile"
+    [ -s "$ref" ] || run "$ref" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 $cases \
+        -- -np 2 "${args[@]}" || { tail "$ref"; return 1; }
+    run "$f" "${osc_env[@]}" OMPI_MCA_osc_umr_verbose=10 OMPI_MCA_pml_umr_cost_file="$cfile" \
+        $cases -- -np 2 "${args[@]}" || { tail -30 "$f"; return 1; }
+    same_checks "$ref" "$f" || return 1
+    [ "$(grep -c "osc_umr: costs for osc/$osc from $cfile" "$f")" -ge 2 ] ||
+        { echo "no 'costs for osc/$osc' line on each rank"; grep "osc_umr: .*cost" "$f"; return 1; }
+    counter_each_rank "$f" windows_wrapped 2 && counter_each_rank "$f" zcopy_errors 2 0 ||
+        return 1
+    if [ "$how" = loses ]; then
+        for c in zcopy_puts zcopy_gets key_requests; do
+            counter_each_rank "$f" $c 2 0 || return 1
+        done
+        counter_each_rank "$f" passthrough 2 &&
+            grep -q "osc_umr: [a-z]* to [01]: .* ns (sw engine) against [0-9]* ns through osc/$osc (local, .*): through the wrapped module" "$f" ||
+            { echo "no estimates in the trace"; return 1; }
+    else
+        for c in zcopy_puts zcopy_gets key_ready; do
+            counter_each_rank "$f" $c 2 || return 1
+        done
+        grep -q "osc_umr: [a-z]* to [01]: .* ns (sw engine) against [0-9]* ns through osc/$osc (local, .*): zero-copy" "$f" ||
+            { echo "no estimates in the trace"; return 1; }
+    fi
+}
+
 ompi_info_lists() {
     env "${umr_env[@]}" ompi_info --param osc umr --level 9 >"$out/ompi_info" 2>&1 || return 1
     grep -q "MCA osc: umr" "$out/ompi_info" || grep -q 'component "umr"' "$out/ompi_info" ||
         { cat "$out/ompi_info"; return 1; }
     local p
-    for p in enable priority zcopy min_size sw_max_block verbose; do
+    for p in enable priority zcopy min_size sw_max_block verbose test_fault; do
         grep -q "osc_umr_$p" "$out/ompi_info" || { echo "no osc_umr_$p"; return 1; }
     done
 }
@@ -164,6 +279,15 @@ check identical_np2 identical 2
 check identical_np4 identical 4
 check out_of_window_osc_ucx out_of_window_osc_ucx
 check long_indexed long_indexed
+for point in ${FAULT_POINTS:-answer queue kdesc tkey send engine_key}; do
+    for pml in ob1 ucx; do
+        check target_fault_${point}_$pml target_fault $point $pml
+    done
+done
+for pml in ob1 ucx; do
+    check costs_zcopy_loses_$pml costs_choice loses $pml
+    check costs_zcopy_wins_$pml costs_choice wins $pml
+done
 check zcopy_off zcopy_off
 check no_pml_umr_no_rails no_pml_umr
 check ompi_info_lists ompi_info_lists

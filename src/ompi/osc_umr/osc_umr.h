@@ -78,6 +78,11 @@ typedef struct mca_osc_umr_counters {
     uint64_t range_refused;     /* created windows: put/get refused with
                                    MPI_ERR_RMA_RANGE (target range outside
                                    the target's window) */
+    uint64_t key_unanswered;    /* origin: keys whose answer never came
+                                   (refused when the window is freed;
+                                   also counted in key_refused) */
+    uint64_t answers_lost;      /* target: answers that could not be sent
+                                   (also counted in key_errors) */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,
@@ -89,6 +94,7 @@ typedef struct mca_osc_umr {
     int                       verbose;
     unsigned long             min_size;
     unsigned long             sw_max_block;
+    char                      *test_fault;  /* osc_umr_fault.h */
     int                       output;
     int                       world_rank;
     int                       nwins;    /* wrapped windows alive */

@@ -16,6 +16,7 @@
  *         wrapped module's, unchanged.
  */
 #include "osc_umr.h"
+#include "osc_umr_fault.h"
 #include "osc_umr_module.h"
 #include "common_umr.h"
 
@@ -79,6 +80,13 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
             &mca_osc_umr.sw_max_block);
 
+    mca_osc_umr.test_fault = "";
+    mca_common_umr_param(c, "test_fault",
+            "Testing only: points of the target side of the key protocol "
+            "that fail (answer, queue, kdesc, tkey, send; comma-separated), "
+            "to test the refusals (osc_umr_fault.h)",
+            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &mca_osc_umr.test_fault);
+
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
@@ -90,9 +98,15 @@ static int mca_osc_umr_component_register(void)
 
 static int mca_osc_umr_component_open(void)
 {
+    char why[128];
+
     mca_osc_umr.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_osc_umr.output,
                               mca_osc_umr.verbose);
+    if (mca_osc_umr_fault_init(mca_osc_umr.test_fault, why,
+                               sizeof(why)) < 0) {
+        opal_output(0, "osc_umr: osc_umr_test_fault: %s", why);
+    }
     return OMPI_SUCCESS;
 }
 
@@ -114,14 +128,16 @@ static int mca_osc_umr_component_finalize(void)
                     "key_refused %lu key_answers %lu key_errors %lu "
                     "zcopy_errors %lu attached %lu invals_sent %lu "
                     "invals_received %lu keys_dropped %lu "
-                    "range_refused %lu",
+                    "range_refused %lu key_unanswered %lu "
+                    "answers_lost %lu",
                     mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
                     c->key_requests, c->key_ready, c->key_refused,
                     c->key_answers, c->key_errors, c->zcopy_errors,
                     c->attached, c->invals_sent, c->invals_received,
-                    c->keys_dropped, c->range_refused);
+                    c->keys_dropped, c->range_refused, c->key_unanswered,
+                    c->answers_lost);
     }
     return OMPI_SUCCESS;
 }
@@ -185,7 +201,8 @@ static int mca_osc_umr_component_select(ompi_win_t *win, void **base,
     mca_osc_umr.world_rank =
             ompi_comm_rank(&ompi_mpi_comm_world.comm);
     return mca_osc_umr_module_wrap(win, (base != NULL) ? *base : NULL, size,
-                                   disp_unit, comm, flavor);
+                                   disp_unit, comm, flavor,
+                                   best->osc_version.mca_component_name);
 }
 
 ompi_osc_base_component_t mca_osc_umr_component = {

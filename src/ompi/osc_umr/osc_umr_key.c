@@ -187,6 +187,9 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
     int ok = !req->req_status._cancelled &&
              (req->req_status.MPI_ERROR == OMPI_SUCCESS);
 
+    if (!req->req_status._cancelled) {
+        ++key->w->kans_taken[key->target];
+    }
     ompi_request_free(&key->ans_req);
     key->ans_req = NULL;   /* free leaves MPI_REQUEST_NULL: "no request" */
     opal_list_remove_item(&key->w->pending, &key->super);
@@ -336,12 +339,15 @@ void mca_osc_umr_key_free(mca_osc_umr_key_t *key)
     free(key);
 }
 
-/* Every request another rank sent us is answered, every answer we wait
- * for has come (collective over the window's communicator). */
+/* Collective over the window's communicator. As a target: every request
+ * another rank sent us is taken and answered (or refused), as far as we
+ * can still take requests. As an origin: every answer a target sent us is
+ * taken; keys whose answer a target could not send are refused by
+ * mca_osc_umr_keys_fini (never waited for). */
 static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
 {
-    int *expect = calloc(w->size, sizeof(int));
-    int i, done;
+    int *expect = calloc(2 * (size_t)w->size, sizeof(int));
+    int *sent_us, i, done;
 
     if ((expect == NULL) ||
         (w->comm->c_coll->coll_alltoall(w->kreq_sent, 1, MPI_INT, expect, 1,
@@ -351,15 +357,34 @@ static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
         free(expect);
         return;
     }
-    do {
-        done = opal_list_is_empty(&w->pending) && (w->kreq_req != NULL);
+    sent_us = expect + w->size;
+    /* a request taken is answered now or queued until its description is
+     * in (the origin sent that before the request, and progresses below
+     * or in the alltoall) */
+    while (w->kreq_req != NULL) {   /* NULL: no receive posted any more */
+        done = opal_list_is_empty(&w->treqs);
         for (i = 0; done && (i < w->size); ++i) {
-            done = (w->kreq_answered[i] >= expect[i]);
+            done = (w->kreq_taken[i] >= expect[i]);
+        }
+        if (done) {
+            break;
+        }
+        opal_progress();
+    }
+    if (w->comm->c_coll->coll_alltoall(w->kreq_answered, 1, MPI_INT, sent_us,
+                                       1, MPI_INT, w->comm,
+                                       w->comm->c_coll->coll_alltoall_module)
+        != OMPI_SUCCESS) {
+        free(expect);
+        return;
+    }
+    do {
+        mca_osc_umr_keys_answers(w);
+        done = 1;
+        for (i = 0; done && (i < w->size); ++i) {
+            done = (w->kans_taken[i] >= sent_us[i]);
         }
         if (!done) {
-            if (w->kreq_req == NULL) {
-                break;   /* no receive posted any more: cannot answer */
-            }
             opal_progress();
         }
     } while (!done);
@@ -392,7 +417,15 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
     rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,
                                            &node);
     while (rc == OPAL_SUCCESS) {
-        if (key->ans_req != NULL) {   /* not settled: cancel */
+        if (key->ans_req != NULL) {   /* never answered: cancel */
+            if (collective) {
+                /* its target could not send the answer (settled above) */
+                MCA_OSC_UMR_VERBOSE(1, "target %d never answered a key "
+                                    "request: refused at the window's "
+                                    "free", key->target);
+                ++mca_osc_umr.cnt.key_unanswered;
+                ++mca_osc_umr.cnt.key_refused;
+            }
             ompi_request_cancel(key->ans_req);
             ompi_request_wait_completion(key->ans_req);
             ompi_request_free(&key->ans_req);

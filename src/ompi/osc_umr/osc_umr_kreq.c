@@ -7,6 +7,7 @@
  */
 #include "osc_umr_kreq.h"
 #include "osc_umr_dyn.h"
+#include "osc_umr_fault.h"
 #include "common_umr.h"
 #include "common_umr_keys.h"
 #include "common_umr_peer.h"
@@ -126,9 +127,10 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
         w->tkeys_cap = cap;
     }
     tkey = &w->tkeys[w->ntkeys];
-    if (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
-                                    kreq->count, &tkey->region, &tkey->lkey)
-        != OMPI_SUCCESS) {
+    if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_TKEY) ||
+        (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
+                                     kreq->count, &tkey->region, &tkey->lkey)
+         != OMPI_SUCCESS)) {
         status = MCA_OSC_UMR_KANS_NO_KEY;
         goto out;
     }
@@ -141,59 +143,111 @@ out:
     return status;
 }
 
+/* Send `a` to `src`: from a buffer of its own, or, when none can be
+ * allocated, from the window's spare answer for that origin if its last
+ * send is done. An answer that cannot be sent is lost: the origin refuses
+ * that key when the window is freed (osc_umr_key.c's settle counts the
+ * answers each target sent), never waits for it. */
+static void mca_osc_umr_kans_send(mca_osc_umr_win_t *w, int src,
+                                  const mca_osc_umr_kans_t *a)
+{
+    mca_osc_umr_kans_t *buf = NULL;
+    ompi_request_t *sreq;
+    int spare = 0;
+
+    if (!mca_osc_umr_fault(MCA_OSC_UMR_FAULT_ANSWER)) {
+        buf = malloc(sizeof(*buf));
+    }
+    if (buf == NULL) {
+        sreq = w->kans_spare_req[src];
+        if ((sreq != NULL) && REQUEST_COMPLETE(sreq)) {
+            ompi_request_free(&w->kans_spare_req[src]);
+            w->kans_spare_req[src] = NULL;
+        }
+        if (w->kans_spare_req[src] == NULL) {
+            buf   = &w->kans_spare[src];
+            spare = 1;
+        }
+    }
+    if (buf != NULL) {
+        *buf = *a;
+        if (!mca_osc_umr_fault(MCA_OSC_UMR_FAULT_SEND) &&
+            (MCA_PML_CALL(isend(buf, sizeof(*buf), MPI_BYTE, src,
+                                MCA_OSC_UMR_TAG_KANS,
+                                MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq))
+             == OMPI_SUCCESS)) {
+            if (spare) {
+                w->kans_spare_req[src] = sreq;
+            } else {
+                mca_common_umr_reap_add_buf(sreq, buf);
+            }
+            ++w->kreq_answered[src];
+            return;
+        }
+        if (!spare) {
+            free(buf);
+        }
+    }
+    ++mca_osc_umr.cnt.answers_lost;
+    if (a->status == MCA_OSC_UMR_KANS_OK) {
+        /* counted as given: the answer is not */
+        --mca_osc_umr.cnt.key_answers;
+        ++mca_osc_umr.cnt.key_errors;
+    }
+    MCA_OSC_UMR_VERBOSE(1, "answer to rank %d not sent (%s): that key is "
+                        "refused when the window is freed", src,
+                        (buf == NULL) ? "no buffer" : "send failed");
+}
+
 /* Answer the request `kreq` of `len` bytes from `src`; `apart`: its
  * description, when it came apart (NULL: in the request, or, for a request
- * that says apart, not received whole: refused). */
+ * that says apart, not received whole: refused). `refuse`: the request
+ * could not be kept: refused (MCA_OSC_UMR_KANS_NO_KEY). */
 static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
                                     const mca_osc_umr_kreq_t *kreq, size_t len,
-                                    const void *apart)
+                                    const void *apart, int refuse)
 {
     size_t inline_len = (kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ? 0 :
                         kreq->desc_len;
     mca_common_umr_peer_t *peer;
-    mca_osc_umr_kans_t *ans;
-    ompi_request_t *sreq;
+    mca_osc_umr_kans_t ans;
 
-    ans = calloc(1, sizeof(*ans));
-    if (ans == NULL) {
-        return;   /* the origin's key stays pending: it passes through */
-    }
-    ans->id = kreq->id;
-    if ((len < MCA_OSC_UMR_KREQ_HDR) || (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
-        (MCA_OSC_UMR_KREQ_HDR + (size_t)kreq->addr_len + inline_len > len) ||
-        ((kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) && (apart == NULL))) {
-        ans->status = MCA_OSC_UMR_KANS_BAD_REQUEST;
+    memset(&ans, 0, sizeof(ans));
+    ans.id = kreq->id;
+    if (refuse) {
+        ans.status = MCA_OSC_UMR_KANS_NO_KEY;
+    } else if ((len < MCA_OSC_UMR_KREQ_HDR) ||
+               (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
+               (MCA_OSC_UMR_KREQ_HDR + (size_t)kreq->addr_len + inline_len >
+                len) ||
+               ((kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) &&
+                (apart == NULL))) {
+        ans.status = MCA_OSC_UMR_KANS_BAD_REQUEST;
     } else if ((NULL == (peer = mca_common_umr_peer_get(w->comm, src))) ||
                ((kreq->addr_len > 0) &&
                 (mca_common_umr_peer_handshake(peer, kreq->data,
                                                kreq->addr_len) < 0))) {
-        ans->status = MCA_OSC_UMR_KANS_NO_PEER;
+        ans.status = MCA_OSC_UMR_KANS_NO_PEER;
     } else {
         /* the origin's RMA comes through this endpoint: never disconnected */
         mca_common_umr_peer_pin(peer);
-        ans->status = mca_osc_umr_tkey_make(w, peer, kreq, apart,
-                                            ompi_comm_peer_lookup(w->comm, src),
-                                            ans);
+        ans.status = mca_osc_umr_tkey_make(w, peer, kreq, apart,
+                                           ompi_comm_peer_lookup(w->comm, src),
+                                           &ans);
     }
-    if (ans->status == MCA_OSC_UMR_KANS_OK) {
+    if (ans.status == MCA_OSC_UMR_KANS_OK) {
         w->tkey_given[src] = 1;
         ++mca_osc_umr.cnt.key_answers;
     } else {
         ++mca_osc_umr.cnt.key_errors;
-        /* bad input (out of the window, malformed) is worth a line; a type
-         * the decoder cannot express is routine */
-        MCA_OSC_UMR_VERBOSE((ans->status == MCA_OSC_UMR_KANS_UNSUPPORTED) ?
+        /* bad input (out of the window, malformed) and a target that runs
+         * out of keys or memory are worth a line; a type the decoder
+         * cannot express is routine */
+        MCA_OSC_UMR_VERBOSE((ans.status == MCA_OSC_UMR_KANS_UNSUPPORTED) ?
                             10 : 1, "key request from rank %d refused: %s",
-                            src, mca_osc_umr_kans_str(ans->status));
+                            src, mca_osc_umr_kans_str(ans.status));
     }
-    ++w->kreq_answered[src];
-    if (MCA_PML_CALL(isend(ans, sizeof(*ans), MPI_BYTE, src,
-                           MCA_OSC_UMR_TAG_KANS, MCA_PML_BASE_SEND_STANDARD,
-                           w->comm, &sreq)) != OMPI_SUCCESS) {
-        free(ans);
-        return;
-    }
-    mca_common_umr_reap_add_buf(sreq, ans);
+    mca_osc_umr_kans_send(w, src, &ans);
 }
 
 /* The request's description apart, as received: the whole of it, for this
@@ -255,13 +309,18 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
         return 0;
     }
     t->kdesc_len = sizeof(*t->kdesc) + kreq->desc_len;
-    t->kdesc     = malloc(t->kdesc_len);
+    t->kdesc     = mca_osc_umr_fault(MCA_OSC_UMR_FAULT_KDESC) ? NULL :
+                   malloc(t->kdesc_len);
     if ((t->kdesc == NULL) ||
         (MCA_PML_CALL(irecv(t->kdesc, t->kdesc_len, MPI_BYTE, t->src,
                             MCA_OSC_UMR_TAG_KDESC, w->comm, &t->kdesc_req))
          != OMPI_SUCCESS)) {
         /* the description stays unmatched: the origin's next one would
          * be taken for a later request's */
+        MCA_OSC_UMR_VERBOSE(1, "description of %u bytes from rank %d not "
+                            "received (%s): its request is refused",
+                            kreq->desc_len, t->src, (t->kdesc == NULL) ?
+                            "no buffer" : "receive failed");
         w->kdesc_broken[t->src] = 1;
         free(t->kdesc);
         t->kdesc     = NULL;
@@ -276,33 +335,34 @@ void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
     const mca_osc_umr_kreq_t *kreq = &w->kreq;
     int apart = (len >= MCA_OSC_UMR_KREQ_HDR) &&
                 (kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART);
-    mca_osc_umr_treq_t *t;
+    mca_osc_umr_treq_t *t = NULL;
 
+    ++w->kreq_taken[src];
     if (!apart && (w->tq_taken[src] == w->tq_answered[src])) {
         /* nothing of this origin waits: answered now */
         ++w->tq_taken[src];
         ++w->tq_answered[src];
-        mca_osc_umr_kreq_answer(w, src, kreq, len, NULL);
+        mca_osc_umr_kreq_answer(w, src, kreq, len, NULL, 0);
         return;
     }
-    t = calloc(1, sizeof(*t));
+    if (!mca_osc_umr_fault(MCA_OSC_UMR_FAULT_QUEUE)) {
+        t = calloc(1, sizeof(*t));
+    }
     if (t != NULL) {
         t->kreq = malloc(len);
     }
     if ((t == NULL) || (t->kreq == NULL)) {
-        /* cannot keep it: its description, if any, stays unmatched */
+        /* cannot keep it: refused now, before the requests of that origin
+         * that wait (the origin checks the id of each answer: it refuses
+         * the keys whose answers come out of order, never uses a wrong
+         * one); its description, if any, stays unmatched */
         if (apart) {
             w->kdesc_broken[src] = 1;
         }
         free(t);
-        if (w->tq_taken[src] == w->tq_answered[src]) {
-            /* refused now, in its turn (a request apart without its
-             * description is a bad request) */
-            ++w->tq_taken[src];
-            ++w->tq_answered[src];
-            mca_osc_umr_kreq_answer(w, src, kreq, len, NULL);
-        }
-        /* else the origin's key stays pending (it passes through) */
+        MCA_OSC_UMR_VERBOSE(1, "key request from rank %d could not be kept "
+                            "(out of memory): refused", src);
+        mca_osc_umr_kreq_answer(w, src, kreq, len, NULL, 1);
         return;
     }
     OBJ_CONSTRUCT(&t->super, opal_list_item_t);
@@ -329,7 +389,7 @@ void mca_osc_umr_kreq_progress(mca_osc_umr_win_t *w)
         opal_list_remove_item(&w->treqs, &t->super);
         ++w->tq_answered[t->src];
         mca_osc_umr_kreq_answer(w, t->src, t->kreq, t->len,
-                                mca_osc_umr_treq_desc(w, t));
+                                mca_osc_umr_treq_desc(w, t), 0);
         mca_osc_umr_treq_free(t);
         /* a later request of that origin may be next: start over */
         next = (mca_osc_umr_treq_t*)opal_list_get_first(&w->treqs);

@@ -6,6 +6,7 @@
  * osc/umr: osc/umr in front of a window's module (see osc_umr_module.h).
  */
 #include "osc_umr_module.h"
+#include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "osc_umr_rma.h"
@@ -86,7 +87,7 @@ static void mca_osc_umr_module_patch(ompi_osc_base_module_t *m, int dynamic)
 
 int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
                             ptrdiff_t disp_unit, ompi_communicator_t *comm,
-                            int flavor)
+                            int flavor, const char *osc_name)
 {
     int ok = mca_osc_umr_module_eligible(comm, flavor);
     int all_ok = 0, rc;
@@ -97,6 +98,7 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
         ok = (w != NULL);
         if (ok) {
             w->dynamic = (flavor == MPI_WIN_FLAVOR_DYNAMIC);
+            mca_osc_umr_choose_win(w, osc_name);
         }
     }
     /* all ranks wrap, or none: the key protocol needs both ends */

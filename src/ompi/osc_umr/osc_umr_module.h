@@ -32,7 +32,7 @@ BEGIN_C_DECLS
  * over `comm`. Always OMPI_SUCCESS. */
 int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
                             ptrdiff_t disp_unit, ompi_communicator_t *comm,
-                            int flavor);
+                            int flavor, const char *osc_name);
 
 /* MPI_Win_free: completes osc/umr's operations, settles the key protocol
  * (collective), restores the wrapped table, then frees with it. */

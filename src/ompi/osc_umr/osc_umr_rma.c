@@ -6,6 +6,7 @@
  * osc/umr: put and get (see osc_umr_rma.h).
  */
 #include "osc_umr_rma.h"
+#include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "common_umr.h"
@@ -174,21 +175,6 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
     return status;
 }
 
-/* Whether the smaller of the two sides' average contiguous blocks is at
- * most osc_umr_sw_max_block (the sw engine's choice, osc_umr_component.c). */
-static int mca_osc_umr_small_blocks(const umr_mpi_dtype_t *oinfo,
-                                    size_t origin_count,
-                                    const umr_mpi_dtype_t *tinfo,
-                                    size_t target_count, size_t length)
-{
-    /* a contiguous type's elements make one block */
-    size_t oblocks = oinfo->is_contig ? 1 : oinfo->num_blocks * origin_count;
-    size_t tblocks = tinfo->is_contig ? 1 : tinfo->num_blocks * target_count;
-    size_t blocks  = (oblocks > tblocks) ? oblocks : tblocks;
-
-    return (blocks > 0) && (length / blocks <= mca_osc_umr.sw_max_block);
-}
-
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
  * or NULL when it completed at once), or 0 (the caller uses the wrapped
  * module). */
@@ -248,10 +234,9 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         goto real;
     }
     if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
-        peer->rail->is_sw && (mca_osc_umr.sw_max_block > 0) &&
-        !mca_osc_umr_small_blocks(oinfo, origin_count, tinfo, target_count,
-                                  length)) {
-        goto real;
+        !mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
+                            origin_count, tinfo, target_count)) {
+        goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */

@@ -76,6 +76,11 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->size          = n;
     w->kreq_sent     = calloc(n, sizeof(int));
     w->kreq_answered = calloc(n, sizeof(int));
+    w->kreq_taken    = calloc(n, sizeof(int));
+    w->kans_taken    = calloc(n, sizeof(int));
+    w->choice        = malloc(n * sizeof(int8_t));
+    w->kans_spare    = calloc(n, sizeof(*w->kans_spare));
+    w->kans_spare_req = calloc(n, sizeof(*w->kans_spare_req));
     w->inflight      = calloc(n, sizeof(uint64_t));
     w->tkey_given    = calloc(n, sizeof(uint8_t));
     w->extents       = calloc(n, sizeof(*w->extents));
@@ -83,6 +88,9 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->tq_answered   = calloc(n, sizeof(uint32_t));
     w->kdesc_broken  = calloc(n, sizeof(uint8_t));
     if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
+        (w->kreq_taken == NULL) || (w->kans_taken == NULL) ||
+        (w->choice == NULL) ||
+        (w->kans_spare == NULL) || (w->kans_spare_req == NULL) ||
         (w->inflight == NULL) || (w->tkey_given == NULL) ||
         (w->extents == NULL) || (w->tq_taken == NULL) ||
         (w->tq_answered == NULL) || (w->kdesc_broken == NULL) ||
@@ -90,6 +98,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
         mca_osc_umr_win_destroy(w);
         return NULL;
     }
+    memset(w->choice, -1, n * sizeof(int8_t));
     return w;
 }
 
@@ -108,6 +117,14 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
 {
     int i;
 
+    /* spare answers still being sent (their origins take them before the
+     * window is freed, osc_umr_key.c's settle) */
+    for (i = 0; (w->kans_spare_req != NULL) && (i < w->size); ++i) {
+        if (w->kans_spare_req[i] != NULL) {
+            ompi_request_wait_completion(w->kans_spare_req[i]);
+            ompi_request_free(&w->kans_spare_req[i]);
+        }
+    }
     for (i = 0; i < MCA_COMMON_UMR_MAX_RAILS; ++i) {
         if (w->regions[i] != NULL) {
             mca_common_umr_region_put(w->regions[i]);
@@ -123,6 +140,11 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     OBJ_DESTRUCT(&w->keys);
     free(w->kreq_sent);
     free(w->kreq_answered);
+    free(w->kreq_taken);
+    free(w->kans_taken);
+    free(w->choice);
+    free(w->kans_spare);
+    free(w->kans_spare_req);
     free(w->inflight);
     free(w->tkeys);
     free(w->tkey_given);

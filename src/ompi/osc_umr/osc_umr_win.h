@@ -71,7 +71,11 @@ typedef struct mca_osc_umr_win {
     mca_osc_umr_kreq_t      kreq;
     mca_osc_umr_tkey_t      *tkeys;
     size_t                  ntkeys, tkeys_cap;
-    int                     *kreq_answered;  /* per origin */
+    int                     *kreq_taken;     /* per origin: requests taken */
+    int                     *kreq_answered;  /* per origin: answers sent */
+    mca_osc_umr_kans_t      *kans_spare;     /* per origin: an answer sent
+                                                when none can be allocated */
+    ompi_request_t          **kans_spare_req; /* its send, or NULL */
     mca_osc_umr_attached_t  *att;       /* dynamic: attached memory */
     size_t                  natt, att_cap;
     uint8_t                 *tkey_given;     /* per origin, since the
@@ -92,6 +96,13 @@ typedef struct mca_osc_umr_win {
     ompi_request_t          *inval_req; /* dynamic: next invalidation */
     mca_osc_umr_inval_t     inval;
     int                     *kreq_sent;      /* per target */
+    int                     *kans_taken;     /* per target: answers taken */
+    /* the choice (osc_umr_choose.h): the wrapped component's costs (NULL:
+     * the built-in rule), its name, the last choice per target (-1: none
+     * yet; the verbose trace follows its changes) */
+    const struct mca_common_umr_cost *choose_costs;
+    char                    osc_name[32];
+    int8_t                  *choice;
     uint64_t                *inflight;       /* zero-copy ops per target */
     uint64_t                inflight_total;
 } mca_osc_umr_win_t;

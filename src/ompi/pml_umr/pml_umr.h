@@ -63,7 +63,7 @@ BEGIN_C_DECLS
  *   pml_umr_send.h     sends; pml_umr_recv.h receives; pml_umr_probe.h
  *                      probes and matched receives; pml_umr_hook.h the
  *                      wrapped PML's receives hooked in place
- *   pml_umr_choose.h   zero-copy or not (pml_umr_cost.h: the cost model)
+ *   pml_umr_choose.h   zero-copy or not (common_umr_cost.h: the cost model)
  * and below them libmca_common_umr (src/ompi/common): rails, peers,
  * registrations and layout keys, progress, datatypes.
  */

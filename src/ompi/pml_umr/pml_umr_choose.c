@@ -4,7 +4,7 @@
  */
 /**
  * pml/umr: zero-copy or pass through (see pml_umr_choose.h), from measured
- * costs (pml_umr_cost.h): a message goes zero-copy only when its control
+ * costs (common_umr_cost.h): a message goes zero-copy only when its control
  * message, one get of its blocks through the peer's engine and the ack are
  * expected to take less than 0.9 of what the wrapped PML takes to send the
  * same datatype, per message (bytes, blocks, density) and per peer (engine,
@@ -13,7 +13,7 @@
  * choose the sw engine.
  */
 #include "pml_umr_choose.h"
-#include "pml_umr_cost.h"
+#include "common_umr_cost.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -22,25 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static mca_pml_umr_cost_t mca_pml_umr_choose_cost;
+static mca_common_umr_cost_t mca_pml_umr_choose_cost;
 static int mca_pml_umr_choose_loaded;
 
 void mca_pml_umr_choose_default_path(char *buf, size_t len)
 {
-    const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char host[256] = "localhost", *dot;
-
-    gethostname(host, sizeof(host) - 1);
-    host[sizeof(host) - 1] = '\0';
-    if ((dot = strchr(host, '.')) != NULL) {
-        *dot = '\0'; /* like hostname -s */
-    }
-    if ((cache != NULL) && (cache[0] != '\0')) {
-        snprintf(buf, len, "%s/mlx5_umr/costs-%s.conf", cache, host);
-    } else {
-        snprintf(buf, len, "%s/.cache/mlx5_umr/costs-%s.conf",
-                 home ? home : "", host);
-    }
+    mca_common_umr_cost_default_path(buf, len);
 }
 
 int mca_pml_umr_choose_init(const char *path, const char *pml_name,
@@ -53,7 +40,9 @@ int mca_pml_umr_choose_init(const char *path, const char *pml_name,
         mca_pml_umr_choose_default_path(def, sizeof(def));
         path = def;
     }
-    ret = mca_pml_umr_cost_load(&mca_pml_umr_choose_cost, path, pml_name,
+    /* osc/umr reads the same file (common_umr_cost.h) */
+    mca_common_umr_cost_set_path(path);
+    ret = mca_common_umr_cost_load(&mca_pml_umr_choose_cost, path, pml_name,
                                 msg, len);
     mca_pml_umr_choose_loaded = 1;
     if ((ret > 0) && (len > 0)) {
@@ -65,10 +54,10 @@ int mca_pml_umr_choose_init(const char *path, const char *pml_name,
     return ret;
 }
 
-static const mca_pml_umr_cost_t *mca_pml_umr_choose_costs(void)
+static const mca_common_umr_cost_t *mca_pml_umr_choose_costs(void)
 {
     if (!mca_pml_umr_choose_loaded) {
-        mca_pml_umr_cost_defaults(&mca_pml_umr_choose_cost);
+        mca_common_umr_cost_defaults(&mca_pml_umr_choose_cost);
         mca_pml_umr_choose_loaded = 1;
     }
     return &mca_pml_umr_choose_cost;
@@ -83,16 +72,16 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
     if (mode != MCA_PML_UMR_ZCOPY_AUTO) {
         return mode == MCA_PML_UMR_ZCOPY_ON;
     }
-    eng = mca_pml_umr_cost_engine(peer->engine);
+    eng = mca_common_umr_cost_engine(peer->engine);
     if ((eng < 0) || (count == 0) || (dt->size == 0)) {
         return 0;
     }
     /* data bytes over the bytes they spread across */
     density = (dt->extent > 0) ? (double)dt->size / (double)dt->extent : 1.0;
-    return mca_pml_umr_cost_prefer_zcopy(mca_pml_umr_choose_costs(), eng,
+    return mca_common_umr_cost_prefer_zcopy(mca_pml_umr_choose_costs(), eng,
                                          peer->same_host ?
-                                         MCA_PML_UMR_COST_LOCAL :
-                                         MCA_PML_UMR_COST_REMOTE,
+                                         MCA_COMMON_UMR_COST_LOCAL :
+                                         MCA_COMMON_UMR_COST_REMOTE,
                                          dt->size * count,
                                          dt->num_blocks * count, density);
 }
@@ -101,58 +90,49 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
                             double density,
                             const mca_pml_umr_choose_peer_t *peer, int mode)
 {
-    const mca_pml_umr_cost_lin_t *l;
-    const mca_pml_umr_cost_t *c;
+    const mca_common_umr_cost_t *c;
     int eng, scope;
     double z, p;
 
     if (mode != MCA_PML_UMR_ZCOPY_AUTO) {
         return mode == MCA_PML_UMR_ZCOPY_ON;
     }
-    eng = mca_pml_umr_cost_engine(peer->engine);
+    eng = mca_common_umr_cost_engine(peer->engine);
     if ((eng < 0) || (bytes == 0)) {
         return 0;
     }
     c      = mca_pml_umr_choose_costs();
-    scope  = peer->same_host ? MCA_PML_UMR_COST_LOCAL :
-                               MCA_PML_UMR_COST_REMOTE;
+    scope  = peer->same_host ? MCA_COMMON_UMR_COST_LOCAL :
+                               MCA_COMMON_UMR_COST_REMOTE;
     sblocks = (sblocks > 0) ? sblocks : 1;
     rblocks = (rblocks > 0) ? rblocks : 1;
-    z = mca_pml_umr_cost_zcopy(c, eng, MCA_PML_UMR_COST_GET, scope, bytes,
-                               sblocks, rblocks, density);
-    if ((eng == MCA_PML_UMR_COST_SW) && (rblocks > sblocks)) {
-        /* cross-memory attach walks the local iovecs as it walks the
-         * remote ones (one kernel iovec each, IOV_MAX a call): a receive
-         * block costs what a send block does. The calibration fits its
-         * local figure on layouts whose two sides have as many blocks, so
-         * more receive blocks than send blocks are charged at that cost. */
-        l  = &c->eng[eng][MCA_PML_UMR_COST_GET]
-                    [(density >= MCA_PML_UMR_COST_DENSE) ?
-                     MCA_PML_UMR_COST_DENSE_L : MCA_PML_UMR_COST_SPARSE_L];
-        z += (l->rentry_ns > l->lentry_ns) ?
-             (l->rentry_ns - l->lentry_ns) * (double)(rblocks - sblocks) : 0;
-    }
-    p = 0.5 * (mca_pml_umr_cost_pml(c, scope, bytes,
+    /* the control message, then one get of the sender's blocks into the
+     * receiver's (common_umr_cost.h: on the sw engine more receive blocks
+     * than send blocks are charged at the send blocks' cost) */
+    z = c->pml[scope].ctrl_ns +
+        mca_common_umr_cost_rma(c, eng, MCA_COMMON_UMR_COST_GET, bytes,
+                                sblocks, rblocks, density);
+    p = 0.5 * (mca_common_umr_cost_pml(c, scope, bytes,
                                     (double)bytes / sblocks) +
-               mca_pml_umr_cost_pml(c, scope, bytes,
+               mca_common_umr_cost_pml(c, scope, bytes,
                                     (double)bytes / rblocks));
-    return z < MCA_PML_UMR_COST_MARGIN * p;
+    return z < MCA_COMMON_UMR_COST_MARGIN * p;
 }
 
 /* Where zero-copy can win at a mean block of m bytes for messages of at
  * least `min_size` bytes: its cost minus the margin times the PML's is
  * linear in the bytes (blocks = bytes / m), a + b * bytes. The smallest
  * winning size, or SIZE_MAX when none wins. */
-static size_t mca_pml_umr_choose_min_win(const mca_pml_umr_cost_t *c, int eng,
+static size_t mca_pml_umr_choose_min_win(const mca_common_umr_cost_t *c, int eng,
                                          int scope, int dens, double m,
                                          size_t min_size)
 {
-    const mca_pml_umr_cost_lin_t *l = &c->eng[eng][MCA_PML_UMR_COST_GET][dens];
-    double p0 = mca_pml_umr_cost_pml(c, scope, 0, m);
-    double p1 = mca_pml_umr_cost_pml(c, scope, 1, m) - p0;  /* per byte */
-    double a  = c->pml[scope].ctrl_ns + l->op_ns - MCA_PML_UMR_COST_MARGIN * p0;
+    const mca_common_umr_cost_lin_t *l = &c->eng[eng][MCA_COMMON_UMR_COST_GET][dens];
+    double p0 = mca_common_umr_cost_pml(c, scope, 0, m);
+    double p1 = mca_common_umr_cost_pml(c, scope, 1, m) - p0;  /* per byte */
+    double a  = c->pml[scope].ctrl_ns + l->op_ns - MCA_COMMON_UMR_COST_MARGIN * p0;
     double b  = (l->rentry_ns + l->lentry_ns) / m + l->byte_ns -
-                MCA_PML_UMR_COST_MARGIN * p1;
+                MCA_COMMON_UMR_COST_MARGIN * p1;
     double x;
 
     if (a + b * (double)min_size < 0) {
@@ -169,9 +149,9 @@ void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
                                size_t min_size, size_t *min_bytes,
                                double *min_block)
 {
-    const mca_pml_umr_cost_t *c = mca_pml_umr_choose_costs();
-    int eng = mca_pml_umr_cost_engine(engine), dens, i;
-    int scope = same_host ? MCA_PML_UMR_COST_LOCAL : MCA_PML_UMR_COST_REMOTE;
+    const mca_common_umr_cost_t *c = mca_pml_umr_choose_costs();
+    int eng = mca_common_umr_cost_engine(engine), dens, i;
+    int scope = same_host ? MCA_COMMON_UMR_COST_LOCAL : MCA_COMMON_UMR_COST_REMOTE;
     size_t b;
     double m;
 
@@ -190,7 +170,7 @@ void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
      * the bound is the step below the first that wins (conservative) */
     for (i = 0; i <= 30 * 16; ++i) {
         m = exp2(i / 16.0);
-        for (dens = 0; dens < MCA_PML_UMR_COST_NUM_DENS; ++dens) {
+        for (dens = 0; dens < MCA_COMMON_UMR_COST_NUM_DENS; ++dens) {
             b = mca_pml_umr_choose_min_win(c, eng, scope, dens, m, min_size);
             if (b == SIZE_MAX) {
                 continue;

@@ -5,7 +5,7 @@
 /**
  * pml/umr: the one decision whether a message moves zero-copy or goes to the
  * wrapped PML unchanged, from measured per-engine and per-PML costs
- * (pml_umr_cost.h; contrib/umr-calibrate.sh writes them). Everything else
+ * (common_umr_cost.h; contrib/umr-calibrate.sh writes them). Everything else
  * calls only mca_pml_umr_choose_zcopy().
  */
 #ifndef MCA_PML_UMR_CHOOSE_H_
@@ -54,7 +54,7 @@ void mca_pml_umr_choose_default_path(char *buf, size_t len);
  * parameter pml_umr_zcopy. Automatic: zero-copy only when the control
  * message, one get of the message's blocks through the peer's engine and
  * the ack are expected to take less than 0.9 of the wrapped PML's time for
- * the same datatype (mca_pml_umr_cost_prefer_zcopy).
+ * the same datatype (mca_common_umr_cost_prefer_zcopy).
  */
 int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
                              const mca_pml_umr_choose_peer_t *peer, int mode);

@@ -135,7 +135,7 @@ static int mca_pml_umr_component_register(void)
     mca_pml_umr.cost_file = "";
     mca_common_umr_param(c, "cost_file",
             "Measured costs for the automatic zero-copy choice, written by "
-            "contrib/umr-calibrate.sh (format: pml_umr_cost.h); empty: "
+            "contrib/umr-calibrate.sh (format: common_umr_cost.h); empty: "
             "${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<host>.conf. Without "
             "a readable file, built-in conservative constants apply (the sw "
             "engine is then never chosen)",

@@ -1,0 +1,50 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * osc/umr fault injection, for the tests of the target's refusals: the
+ * level-9 MCA parameter osc_umr_test_fault names points of the target side
+ * of the key protocol (osc_umr_kreq.c) that then fail as they fail when
+ * memory or the PML runs out (empty, the default: none, one load and a
+ * branch at each point):
+ *   answer  the answer's buffer cannot be allocated (the window's spare
+ *           answer for that origin is sent instead, when it is free)
+ *   queue   a request that must wait its turn cannot be kept
+ *   kdesc   the buffer of a description sent apart cannot be allocated
+ *   tkey    the layout key over the window memory cannot be made (key pool
+ *           dry, lowering beyond the key budget)
+ *   send    sending the answer fails (the origin's key is refused when the
+ *           window is freed)
+ * A comma-separated list fails at each of them. The transport's own faults
+ * (UCX_MLX5_UMR_TEST_FAULT, engine_fault.h) apply as well.
+ */
+#ifndef MCA_OSC_UMR_FAULT_H_
+#define MCA_OSC_UMR_FAULT_H_
+
+#include <opal/prefetch.h>
+
+#include <stddef.h>
+
+enum {
+    MCA_OSC_UMR_FAULT_ANSWER,
+    MCA_OSC_UMR_FAULT_QUEUE,
+    MCA_OSC_UMR_FAULT_KDESC,
+    MCA_OSC_UMR_FAULT_TKEY,
+    MCA_OSC_UMR_FAULT_SEND,
+    MCA_OSC_UMR_FAULT_NUM
+};
+
+extern unsigned mca_osc_umr_fault_mask;
+
+/* Parse the parameter's value: 0, or -1 naming the bad entry in `why`
+ * (no fault is injected then). */
+int mca_osc_umr_fault_init(const char *spec, char *why, size_t len);
+
+/* Whether the target side fails at `point` now. */
+static inline int mca_osc_umr_fault(int point)
+{
+    return OPAL_UNLIKELY(mca_osc_umr_fault_mask & (1u << point));
+}
+
+#endif
