@@ -88,6 +88,8 @@ typedef struct mca_pml_umr_counters {
                                    a decline */
     uint64_t prefiltered;       /* of passthrough_sends: passed through by
                                    the type's mean block, not decoded */
+    uint64_t acks_dropped;      /* acks that named no send waiting for
+                                   that peer's ack (pml_umr_wire.h) */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {

@@ -301,7 +301,8 @@ static int mca_pml_umr_counters_print(void)
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
-                    "fault_declines %lu fallback_sends %lu retired %lu "
+                    "fault_declines %lu fallback_sends %lu acks_dropped %lu "
+                    "retired %lu "
                     "conns_max %lu disconnects %lu budget_passthrough %lu "
                     "rails_retired %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
@@ -311,7 +312,8 @@ static int mca_pml_umr_counters_print(void)
                     s->keys_live, c->errors + s->errors,
                     mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
                     c->prefiltered, ds.decoded + ds.unsupported, c->declined,
-                    c->fault_declines, c->fallback_sends, s->retired,
+                    c->fault_declines, c->fallback_sends, c->acks_dropped,
+                    s->retired,
                     s->conns_max, s->disconnects, s->budget_passthrough,
                     s->rails_retired);
     }
@@ -503,6 +505,7 @@ static int mca_pml_umr_component_fini(void)
     }
     mca_common_umr_peers_fini();
     mca_pml_umr_requests_fini();
+    mca_pml_umr_send_fini();
     mca_pml_umr_hook_fini();
     mca_common_umr_rails_release();
     mca_pml_umr_counters_print();
