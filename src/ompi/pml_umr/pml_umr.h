@@ -130,6 +130,11 @@ typedef struct mca_pml_umr_globals {
                                                costs allow on the rails) */
     double                 zc_min_block;    /* mean block below: pass
                                                through without decoding */
+    /* the same two for types of one density class (index
+     * MCA_PML_UMR_CHOOSE_SPARSE, _DENSE), which Open MPI's size and extent
+     * tell */
+    size_t                 zc_dens_min_len[2];
+    double                 zc_dens_min_block[2];
     int                    engines;         /* the rails' engines: bit 0
                                                sw, bit 1 mlx5 (a verdict
                                                of pass through holds for

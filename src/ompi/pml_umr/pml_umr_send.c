@@ -119,18 +119,21 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
     return 0;
 }
 
-/* Blocks too small for zero-copy to win, by what Open MPI knows of the
- * type (mca_common_umr_dtype_blocks against zc_min_block): no decoding, so
- * a type used once costs nothing. Counted as passed through (and
- * prefiltered). Before that, a peer known to pass through (no rail reaches
- * it, or it is retired: mca_common_umr_peer_passes, inline) passes at
- * once, counted as passed through. Never for exactly Z bytes (maybe an
- * escape). */
+/* Too few bytes or blocks too small for zero-copy to win, by what Open
+ * MPI knows of the type: its density class (size over extent: the one the
+ * choice puts it in) picks the bounds, against which the message's size
+ * and the mean block of Open MPI's description
+ * (mca_common_umr_dtype_blocks) are tested. No decoding, so a type used
+ * once costs nothing. Counted as passed through (and prefiltered). Before
+ * that, a peer known to pass through (no rail reaches it, or it is
+ * retired: mca_common_umr_peer_passes, inline) passes at once, counted as
+ * passed through. Never for exactly Z bytes (maybe an escape). */
 static UCS_F_ALWAYS_INLINE int
 mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
                               ompi_communicator_t *comm, int dst)
 {
     size_t len = dt->super.size * count, bytes, blocks;
+    int d;
 
     if (len == MCA_PML_UMR_CTL_SIZE) {
         return 0;
@@ -139,10 +142,15 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
         ++mca_pml_umr.cnt.passthrough_sends;
         return 1;
     }
-    blocks = mca_common_umr_dtype_blocks(dt, &bytes);
-    if ((len >= mca_pml_umr.zc_min_len) &&
-        ((double)bytes >= mca_pml_umr.zc_min_block * (double)blocks)) {
-        return 0;
+    d = mca_pml_umr_choose_is_dense(dt->super.size,
+                                    dt->super.ub - dt->super.lb) ?
+        MCA_PML_UMR_CHOOSE_DENSE : MCA_PML_UMR_CHOOSE_SPARSE;
+    if (len >= mca_pml_umr.zc_dens_min_len[d]) {
+        blocks = mca_common_umr_dtype_blocks(dt, &bytes);
+        if ((double)bytes >= mca_pml_umr.zc_dens_min_block[d] *
+                             (double)blocks) {
+            return 0;
+        }
     }
     ++mca_pml_umr.cnt.passthrough_sends;
     ++mca_pml_umr.cnt.prefiltered;
@@ -177,8 +185,14 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
-        (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
-        (slot->info->layout == NULL)) {
+        (NULL == (slot = mca_common_umr_dtype_lookup(dt)))) {
+        goto pass;
+    }
+    if (slot->info->layout == NULL) {
+        /* a type that cannot go zero-copy (not expressible, or built by
+         * Open MPI itself): this count passes through for every peer, the
+         * next such message by the slot's verdict */
+        slot->pass_count = count;
         goto pass;
     }
     *info = slot->info;
