@@ -10,8 +10,9 @@
  * Protocol (matching stays in the real PML):
  *  - A message is eligible when its packed size is at least
  *    MCA_PML_UMR_CTL_SIZE (Z), what Open MPI knows of its datatype (size,
- *    mean block) does not rule zero-copy out (pml_umr_choose_bounds: no
- *    decoding before that), its datatype decodes to a layout, the peer is
+ *    density class, mean block) does not rule zero-copy out
+ *    (pml_umr_choose_bounds_of: no decoding before that), its datatype
+ *    decodes to a layout, the peer is
  *    reachable over a rail, not retired, and pml_umr_choose says
  *    zero-copy. The sender
  *    registers the data as one layout key and sends, through the real PML on

@@ -74,13 +74,27 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
     return 0;
 }
 
+/* The density class of `dt` (MCA_PML_UMR_CHOOSE_SPARSE, _DENSE), from
+ * Open MPI's size and extent: the one the choice puts the decoded type in
+ * (mca_pml_umr_choose_is_dense). */
+static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_dens(const ompi_datatype_t *dt)
+{
+    return mca_pml_umr_choose_is_dense(dt->super.size,
+                                       dt->super.ub - dt->super.lb) ?
+           MCA_PML_UMR_CHOOSE_DENSE : MCA_PML_UMR_CHOOSE_SPARSE;
+}
+
 /* Everything below Z bytes, contiguous data and derived-datatype messages
  * that cannot go zero-copy by their size alone (zc_min_len: the minimum
  * size, and what the costs allow at all, pml_umr_choose_bounds) go straight
  * to the wrapped PML: one multiply, two compares and the datatype's
- * contiguity flags. Exactly Z bytes takes the slow path when the data may
- * start with the magic (it is then escaped); `buf` is NULL when the data is
- * not there yet (persistent sends, `count_pass` 0: counted at each start). */
+ * contiguity flags. So do a type and count with a verdict of pass through
+ * in the type's front slot, and messages too small for their type's
+ * density class (zc_dens_min_len: a class that never wins passes all;
+ * counted as prefiltered, as no decoding was needed). Exactly Z bytes
+ * takes the slow path when the data may start with the magic (it is then
+ * escaped); `buf` is NULL when the data is not there yet (persistent
+ * sends, `count_pass` 0: counted at each start). */
 static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
                                                      const ompi_datatype_t *dt,
                                                      size_t count,
@@ -116,6 +130,13 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
         ++mca_pml_umr.cnt.passthrough_sends;
         return 1;
     }
+    if (len < mca_pml_umr.zc_dens_min_len[mca_pml_umr_send_dens(dt)]) {
+        if (count_pass) {
+            ++mca_pml_umr.cnt.passthrough_sends;
+            ++mca_pml_umr.cnt.prefiltered;
+        }
+        return 1;
+    }
     return 0;
 }
 
@@ -142,9 +163,7 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
         ++mca_pml_umr.cnt.passthrough_sends;
         return 1;
     }
-    d = mca_pml_umr_choose_is_dense(dt->super.size,
-                                    dt->super.ub - dt->super.lb) ?
-        MCA_PML_UMR_CHOOSE_DENSE : MCA_PML_UMR_CHOOSE_SPARSE;
+    d = mca_pml_umr_send_dens(dt);
     if (len >= mca_pml_umr.zc_dens_min_len[d]) {
         blocks = mca_common_umr_dtype_blocks(dt, &bytes);
         if ((double)bytes >= mca_pml_umr.zc_dens_min_block[d] *
