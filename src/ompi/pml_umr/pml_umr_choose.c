@@ -87,11 +87,11 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
     if ((eng < 0) || (count == 0) || (dt->size == 0)) {
         return 0;
     }
-    /* data bytes over the bytes they spread across; the costs look at its
-     * class only (mca_pml_umr_choose_is_dense: the same expression), which
-     * the sender's bounds tell from Open MPI's size and extent before
-     * decoding (mca_pml_umr_choose_bounds_of) */
-    density = (dt->extent > 0) ? (double)dt->size / (double)dt->extent : 1.0;
+    /* data bytes over the bytes they spread across: the costs look at its
+     * class only, so the class is what goes in, by the very test the
+     * sender's bounds make on Open MPI's size and extent before decoding
+     * (mca_pml_umr_choose_is_dense, mca_pml_umr_choose_bounds_of) */
+    density = mca_pml_umr_choose_is_dense(dt->size, dt->extent) ? 1.0 : 0.0;
     return mca_pml_umr_cost_prefer_zcopy(mca_pml_umr_choose_costs(), eng,
                                          peer->same_host ?
                                          MCA_PML_UMR_COST_LOCAL :

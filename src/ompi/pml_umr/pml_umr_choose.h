@@ -81,9 +81,9 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
  */
 static inline int mca_pml_umr_choose_is_dense(size_t size, ptrdiff_t extent)
 {
-    double density = (extent > 0) ? (double)size / (double)extent : 1.0;
-
-    return density >= MCA_PML_UMR_COST_DENSE;
+    /* size / extent >= DENSE without a division (exact below 2^53 B) */
+    return (extent <= 0) ||
+           ((double)size >= MCA_PML_UMR_COST_DENSE * (double)extent);
 }
 
 /* Density classes of mca_pml_umr_choose_bounds_of() */

@@ -88,10 +88,10 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_dens(const ompi_datatype_t *dt)
  * that cannot go zero-copy by their size alone (zc_min_len: the minimum
  * size, and what the costs allow at all, pml_umr_choose_bounds) go straight
  * to the wrapped PML: one multiply, two compares and the datatype's
- * contiguity flags. So do a type and count with a verdict of pass through
- * in the type's front slot, and messages too small for their type's
- * density class (zc_dens_min_len: a class that never wins passes all;
- * counted as prefiltered, as no decoding was needed). Exactly Z bytes
+ * contiguity flags, and a type and count with a verdict of pass through
+ * in the type's front slot. (The density class's bounds are tested out of
+ * line, mca_pml_umr_send_small_blocks: inline, they cost every small
+ * message 5 instructions of register saves in the entry points.) Exactly Z bytes
  * takes the slow path when the data may start with the magic (it is then
  * escaped); `buf` is NULL when the data is not there yet (persistent
  * sends, `count_pass` 0: counted at each start). */
@@ -130,23 +130,16 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
         ++mca_pml_umr.cnt.passthrough_sends;
         return 1;
     }
-    if (len < mca_pml_umr.zc_dens_min_len[mca_pml_umr_send_dens(dt)]) {
-        if (count_pass) {
-            ++mca_pml_umr.cnt.passthrough_sends;
-            ++mca_pml_umr.cnt.prefiltered;
-        }
-        return 1;
-    }
     return 0;
 }
 
 /* Too few bytes or blocks too small for zero-copy to win, by what Open
  * MPI knows of the type: its density class (size over extent: the one the
  * choice puts it in) picks the bounds, against which the message's size
- * and the mean block of Open MPI's description
+ * (first) and the mean block of Open MPI's description
  * (mca_common_umr_dtype_blocks) are tested. No decoding, so a type used
- * once costs nothing. Counted as passed through (and prefiltered). Before
- * that, a peer known to pass through (no rail reaches it, or it is
+ * once costs nothing. Counted as passed through (and prefiltered). Between
+ * the two, a peer known to pass through (no rail reaches it, or it is
  * retired: mca_common_umr_peer_passes, inline) passes at once, counted as
  * passed through. Never for exactly Z bytes (maybe an escape). */
 static UCS_F_ALWAYS_INLINE int
@@ -159,12 +152,12 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
     if (len == MCA_PML_UMR_CTL_SIZE) {
         return 0;
     }
-    if (mca_common_umr_peer_passes(comm, dst)) {
-        ++mca_pml_umr.cnt.passthrough_sends;
-        return 1;
-    }
     d = mca_pml_umr_send_dens(dt);
     if (len >= mca_pml_umr.zc_dens_min_len[d]) {
+        if (mca_common_umr_peer_passes(comm, dst)) {
+            ++mca_pml_umr.cnt.passthrough_sends;
+            return 1;
+        }
         blocks = mca_common_umr_dtype_blocks(dt, &bytes);
         if ((double)bytes >= mca_pml_umr.zc_dens_min_block[d] *
                              (double)blocks) {
