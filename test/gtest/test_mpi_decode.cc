@@ -318,6 +318,37 @@ TEST(mpi_decode, cache)
     EXPECT_EQ(nullptr, umr_mpi_dtype_get(MPI_INT));
 }
 
+/* A type the caller says cannot be read back (one Open MPI built itself,
+ * without construction arguments) is cached undecoded: size and extent,
+ * no layout, nothing decoded; later lookups find it; it goes with its
+ * type. */
+TEST(mpi_decode, cache_opaque)
+{
+    umr_mpi_dtype_stats_t s0, s1;
+    MPI_Datatype t;
+
+    ASSERT_EQ(MPI_SUCCESS, umr_mpi_dtype_cache_init());
+    umr_mpi_dtype_cache_stats(&s0);
+    MPI_Type_vector(8, 2, 5, MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    const umr_mpi_dtype_t *e = umr_mpi_dtype_get_opaque(t);
+    ASSERT_NE(nullptr, e);
+    EXPECT_EQ(nullptr, e->layout);
+    EXPECT_EQ(8u * 2 * 8, e->size);
+    EXPECT_EQ((7 * 5 + 2) * 8, e->extent);
+    EXPECT_EQ(e, umr_mpi_dtype_get(t));         /* not decoded after all */
+    EXPECT_EQ(e, umr_mpi_dtype_get_opaque(t));
+    umr_mpi_dtype_cache_stats(&s1);
+    EXPECT_EQ(s0.decoded, s1.decoded);
+    EXPECT_EQ(s0.unsupported, s1.unsupported);
+    EXPECT_EQ(s0.opaque + 1, s1.opaque);
+    EXPECT_EQ(s0.hits + 2, s1.hits);
+    MPI_Type_free(&t);
+    umr_mpi_dtype_cache_stats(&s1);
+    EXPECT_EQ(s0.freed + 1, s1.freed);
+    umr_mpi_dtype_cache_fini();
+}
+
 /* issue 12 finding 1, through the MPI: explicit bounds inside a struct */
 TEST(mpi_decode, struct_bound_markers)
 {

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -277,6 +278,86 @@ TEST_F(pml_umr_choose, bounds_never_exclude_a_winning_message)
         }
     }
     EXPECT_GT(winners, 10);
+}
+
+/* Bounds of one density class: the class the choice puts a type in is the
+ * one mca_pml_umr_choose_is_dense() tells (from size and extent alone),
+ * no message of that class the choice sends zero-copy is outside them,
+ * and a class that can never win passes everything. */
+TEST_F(pml_umr_choose, bounds_per_density_class)
+{
+    size_t min_bytes[3];
+    double min_block[3];
+    int d, winners[2] = {0, 0};
+
+    /* contrib/passthrough-cost-choose.conf: sparse free, dense 1 s */
+    std::string text = "version = 1\n";
+    for (const char *op : {"get", "put"}) {
+        text += std::string("engine.sw.") + op + ".sparse.op_ns = 0\n" +
+                "engine.sw." + op + ".sparse.rentry_ns = 0\n" +
+                "engine.sw." + op + ".sparse.lentry_ns = 0\n" +
+                "engine.sw." + op + ".sparse.byte_ns = 0\n" +
+                "engine.sw." + op + ".dense.op_ns = 1000000000\n" +
+                "engine.sw." + op + ".dense.rentry_ns = 1000\n" +
+                "engine.sw." + op + ".dense.lentry_ns = 1000\n" +
+                "engine.sw." + op + ".dense.byte_ns = 10\n";
+    }
+    ASSERT_EQ(0, init(text)) << m_msg;
+    for (d = 0; d < 3; ++d) {
+        mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160, d,
+                                     &min_bytes[d], &min_block[d]);
+    }
+    EXPECT_EQ(SIZE_MAX, min_bytes[MCA_PML_UMR_CHOOSE_DENSE]);
+    EXPECT_EQ(HUGE_VAL, min_block[MCA_PML_UMR_CHOOSE_DENSE]);
+    EXPECT_EQ(4160u, min_bytes[MCA_PML_UMR_CHOOSE_SPARSE]);
+    EXPECT_EQ(0.0, min_block[MCA_PML_UMR_CHOOSE_SPARSE]);
+    /* either: what the sparse class allows */
+    EXPECT_EQ(min_bytes[MCA_PML_UMR_CHOOSE_SPARSE],
+              min_bytes[MCA_PML_UMR_CHOOSE_ANY]);
+    EXPECT_EQ(min_block[MCA_PML_UMR_CHOOSE_SPARSE],
+              min_block[MCA_PML_UMR_CHOOSE_ANY]);
+    /* forced: both classes as before */
+    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_ON, 4160,
+                                 MCA_PML_UMR_CHOOSE_DENSE, &min_bytes[0],
+                                 &min_block[0]);
+    EXPECT_EQ(4160u, min_bytes[0]);
+    EXPECT_EQ(0.0, min_block[0]);
+
+    /* costs by which both classes win from some block on (sparse 250 ns
+     * a block on either side, dense 1 us): every vector the choice sends
+     * zero-copy is within its class's bounds */
+    text = costs_blocks();
+    for (const char *e : {"rentry_ns", "lentry_ns"}) {
+        text += std::string("engine.sw.get.dense.") + e + " = 1000\n";
+    }
+    ASSERT_EQ(0, init(text)) << m_msg;
+    for (d = 0; d < 2; ++d) {
+        mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160, d,
+                                     &min_bytes[d], &min_block[d]);
+    }
+    EXPECT_GT(min_block[MCA_PML_UMR_CHOOSE_DENSE],
+              2 * min_block[MCA_PML_UMR_CHOOSE_SPARSE]);
+    for (size_t block = 8; block <= 65536; block += block / 4 + 1) {
+        for (size_t blocks = 1; blocks <= 8192; blocks *= 3) {
+            for (size_t stride : {block, 2 * block - 8, 2 * block, 8 * block}) {
+                umr_mpi_dtype_t dt = vec(blocks, block, stride);
+                d = mca_pml_umr_choose_is_dense(dt.size, dt.extent);
+                if ((dt.size < 4160) ||
+                    !mca_pml_umr_choose_zcopy(&dt, 1, &sw_peer,
+                                              MCA_PML_UMR_ZCOPY_AUTO)) {
+                    continue;
+                }
+                ++winners[d];
+                EXPECT_GE((double)block, min_block[d]) << blocks << " x "
+                                                       << block << " / "
+                                                       << stride;
+                EXPECT_GE(dt.size, min_bytes[d]) << blocks << " x " << block
+                                                 << " / " << stride;
+            }
+        }
+    }
+    EXPECT_GT(winners[0], 10);
+    EXPECT_GT(winners[1], 10);
 }
 
 /* The receiver, knowing both layouts, declines what the sender's side

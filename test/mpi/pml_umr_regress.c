@@ -27,6 +27,17 @@
  *             communicators wait at once; the receiver truncates the one on
  *             MPI_COMM_WORLD into one double (nothing of the control
  *             message to read): each send completes, the other arrives whole
+ *   bogusack  each rank sends 3 zero-copy columns to rank + 1 (and with
+ *             3 ranks or more 3 to rank + 2) and, while those wait for
+ *             their acks, gets 5 forged acks on the acks' tag from rank +
+ *             1 (a sequence number 0, an address-like garbage value, by a
+ *             tag that names no send, one too short, one too long) and 3
+ *             from rank + 2 naming sequence numbers 2 to 4: those of its
+ *             sends to rank + 1, which still wait (rank + 1 receives them
+ *             only after that), so only the peer check drops them. Every
+ *             column arrives whole, and each sender overwrites its buffers
+ *             at once after its sends complete, so a send completed early
+ *             shows. Needs mpi_param_check 0 (the acks' tag is negative)
  *   count     20 eligible sends from rank 0 to rank 1 (counters)
  *   verdict   one vector type sent 1, 1, 1, 128, 1, 1, 128 elements at a
  *             time from rank 0 to rank 1 (64 KiB and 8 MiB of data): with
@@ -37,6 +48,7 @@
 #include <mpi.h>
 
 #include "mpi_check.h"
+#include "pml_umr_wire.h"   /* the ack's format and tag: bogusack */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -597,6 +609,90 @@ static void trunccomm_case(void)
     report("trunccomm", h);
 }
 
+/* ---- forged acks ---------------------------------------------------------- */
+
+/* An ack of `len` bytes (sizeof an ack, or not) to `dst` on the acks' tag. */
+static void bogus_ack(int dst, uint64_t seq, uint64_t cid, int tag, int len)
+{
+    char raw[64] = {0};
+    mca_pml_umr_ack_t *ack = (mca_pml_umr_ack_t*)raw;
+    int rc;
+
+    ack->seq = seq;
+    ack->cid = cid;
+    ack->tag = tag;
+    rc = MPI_Send(raw, len, MPI_BYTE, dst, MCA_PML_UMR_TAG_ACK,
+                  MPI_COMM_WORLD);
+    CHECK(rc == MPI_SUCCESS, "forged ack to rank %d: rc %d (mpi_param_check "
+          "0?)", dst, rc);
+}
+
+static void bogusack_case(void)
+{
+    enum { NCOL = 3 };
+    int rows = 1024, cols = 8, npeer = (nprocs >= 3) ? 2 : 1, k, p, from;
+    size_t len = sizeof(double) * rows * cols;
+    char *a[2 * NCOL], *b = malloc(len);
+    MPI_Request rq[2 * NCOL];
+    MPI_Datatype col;
+    uint64_t h = 0;
+    char note = 1;
+
+    MPI_Type_vector(rows, 1, cols, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    /* sequence numbers 2, 3, 4 to rank + 1; 5, 6, 7 to rank + 2 */
+    for (k = 0; k < npeer * NCOL; ++k) {
+        a[k] = malloc(len);
+        fill(a[k], len, rank, 100 + k);
+        MPI_Isend(a[k], 1, col, (rank + 1 + k / NCOL) % nprocs, 100 + k,
+                  MPI_COMM_WORLD, &rq[k]);
+    }
+    /* they wait for their acks: say so to the ranks that forge them */
+    for (p = 1; p <= npeer; ++p) {
+        MPI_Send(&note, 1, MPI_CHAR, (rank + p) % nprocs, 99, MPI_COMM_WORLD);
+    }
+    for (p = 1; p <= npeer; ++p) {
+        MPI_Recv(&note, 1, MPI_CHAR, (rank + nprocs - p) % nprocs, 99,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    from = (rank + nprocs - 1) % nprocs;
+    bogus_ack(from, 0, 0, 0, sizeof(mca_pml_umr_ack_t));
+    bogus_ack(from, 0xdeadbeef00000010ull, 0, 0, sizeof(mca_pml_umr_ack_t));
+    bogus_ack(from, MCA_PML_UMR_ACK_BY_TAG, 0x5eed, 4242,
+              sizeof(mca_pml_umr_ack_t));
+    bogus_ack(from, 2, 0, 0, 16);
+    bogus_ack(from, 2, 0, 0, 64);
+    if (npeer == 2) {
+        /* the numbers of rank - 2's sends to rank - 1, from us */
+        for (k = 0; k < NCOL; ++k) {
+            bogus_ack((rank + nprocs - 2) % nprocs,
+                      MCA_PML_UMR_SEQ_FIRST + k, 0, 0,
+                      sizeof(mca_pml_umr_ack_t));
+        }
+        /* rank - 1 receives rank - 2's sends only after that */
+        MPI_Send(&note, 1, MPI_CHAR, from, 97, MPI_COMM_WORLD);
+        MPI_Recv(&note, 1, MPI_CHAR, (rank + 1) % nprocs, 97, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+    for (k = 0; k < npeer * NCOL; ++k) {
+        from = (rank + nprocs - 1 - k / NCOL) % nprocs;
+        memset(b, 0, len);
+        MPI_Recv(b, 1, col, from, 100 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        h ^= verify("bogusack", b, len, 1, col, from, len, 1, col, 100 + k);
+    }
+    MPI_Waitall(npeer * NCOL, rq, MPI_STATUSES_IGNORE);
+    for (k = 0; k < npeer * NCOL; ++k) {
+        memset(a[k], 0xee, len);   /* a send completed early shows */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (k = 0; k < npeer * NCOL; ++k) {
+        free(a[k]);
+    }
+    MPI_Type_free(&col);
+    free(b);
+    report("bogusack", h);
+}
+
 /* ---- counters: 20 eligible sends ---------------------------------------- */
 
 static void count_case(void)
@@ -670,7 +766,7 @@ static const struct {
 } cases[] = {
     {"bigsend", bigsend}, {"bigrecv", bigrecv}, {"status", status},
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
-    {"trunccomm", trunccomm_case},
+    {"trunccomm", trunccomm_case}, {"bogusack", bogusack_case},
     {"count", count_case}, {"verdict", verdict_case},
 };
 

@@ -25,7 +25,12 @@
 #    through: the particle exchange (bench_mpi_apps -a particles: a fresh
 #    indexed type of 48-byte particles per message, MPI_Probe) with a costs
 #    file in which zero-copy wins for large blocks: decoded 0, every
-#    candidate counted as prefiltered.
+#    candidate counted as prefiltered;
+#  - nor is a dense type made for one message (bench_mpi_calls -k fresh: a
+#    vector of 64 B blocks at a 128 B stride, 64 KiB) when the costs let
+#    only sparse layouts win (contrib/passthrough-cost-choose.conf): Open
+#    MPI's size and extent tell its density class before any decoding;
+#    decoded 0, prefiltered > 0, nothing zero-copy, every message checked.
 # Results in GoogleTest's format.
 #
 set -u
@@ -37,6 +42,7 @@ suite=pml_umr_fallback
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 test_prog=$PWD/pml_umr_test
 apps_prog=$PWD/bench_mpi_apps
+calls_prog=$PWD/bench_mpi_calls
 ucx_plain=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
 ucx_umr=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
 
@@ -163,8 +169,24 @@ fresh_types_not_decoded() {   # pml
         [ "$(counter "$got" zcopy_sends)" -eq 0 ] || { grep "pml_umr: rank" "$got"; return 1; }
 }
 
+# A dense vector, fresh for each message: sparse layouts would go zero-copy
+# at any size, dense ones never.
+fresh_dense_not_decoded() {   # pml
+    local got=$out/fresh-dense-$1
+    prog=$calls_prog
+    # shellcheck disable=SC2046
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
+        OMPI_MCA_pml_umr_cost_file="$(dirname "$0")/../../contrib/passthrough-cost-choose.conf" \
+        -- -np 2 $(pml_args "$1" 1) -- -n 20 -w 2 -k fresh || { tail -20 "$got"; return 1; }
+    [ "$(grep -c "^PHASE fresh .* ok$" "$got")" -ge 3 ] && clean_end "$got" || { tail "$got"; return 1; }
+    echo "decoded $(counter "$got" decoded) prefiltered $(counter "$got" prefiltered)"
+    [ "$(counter "$got" decoded)" -eq 0 ] && [ "$(counter "$got" prefiltered)" -ge 22 ] &&
+        [ "$(counter "$got" zcopy_sends)" -eq 0 ] || { grep "pml_umr: rank" "$got"; return 1; }
+}
+
 for pml in ob1 ucx; do
     check "fresh_types_not_decoded_$pml" fresh_types_not_decoded $pml
+    check "fresh_dense_not_decoded_$pml" fresh_dense_not_decoded $pml
     check "decline_transpose_$pml" decline_transpose $pml
 done
 for point in ${UMR_FAULT_POINTS:-connect key mdwait post completion}; do

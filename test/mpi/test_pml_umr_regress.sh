@@ -23,6 +23,12 @@
 #  - trunccomm: two zero-copy sends with one tag to one peer on two
 #    communicators wait at once, one is truncated unseen (one double): the
 #    receiver's answer releases that one and not the other (no hang);
+#  - bogusack: forged acks (a sequence number 0, an address-like garbage
+#    value, by a tag that names no send, too short, too long; at np 4 also
+#    the numbers of sends waiting for another peer's ack) reach ranks whose
+#    zero-copy sends wait for their acks: every column arrives whole, no
+#    crash or hang, every forged ack counted in acks_dropped (5 a rank, 8
+#    at np 4), no key left, no error;
 #  - counters: every eligible send is counted once (zcopy_sends,
 #    passthrough_sends, fallbacks), also with a key pool of one
 #    (UCX_MLX5_UMR_MKEY_POOL_SIZE=1): quiet fallback, one verbose line;
@@ -133,6 +139,26 @@ typo_warned_by_transport() {
     ! grep "is not a variable" <<<"$o"
 }
 
+# Forged acks are dropped (pml_umr_wire.h): the same results as without
+# pml/umr, and each rank counted every ack forged for it (5 by rank + 1;
+# from 3 ranks on, 3 more by rank + 2, which waits for one of them).
+acks_dropped() {   # np, pml
+    local np=$1 pml=$2 got peers=1
+    [ "$np" -ge 3 ] && peers=2
+    # (the reference run too: the acks' tag is negative)
+    OMPI_MCA_mpi_param_check=0 same bogusack "$np" "$pml" || return 1
+    got=$out/umr-bogusack-$np-$pml
+    grep "pml_umr: rank [0-9]*: zcopy_sends" "$got" | grep -o " acks_dropped [0-9]*" |
+        awk -v np="$np" -v want=$((peers == 2 ? 8 : 5)) '$2 == want {n++} END {exit n != np}' ||
+        { grep "pml_umr: rank" "$got"; echo "not every rank dropped every forged ack"; return 1; }
+    [ "$(grep -c "dropped an ack from rank" "$got")" -eq "$np" ] ||
+        { echo "not one verbose line a rank"; return 1; }
+    [ "$(sum_of "$got" errors)" -eq 0 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ] &&
+        [ "$(sum_of "$got" zcopy_sends)" -eq $((3 * peers * np)) ] &&
+        [ "$(sum_of "$got" zcopy_recvs)" -eq $((3 * peers * np)) ] ||
+        { grep "pml_umr: rank" "$got"; return 1; }
+}
+
 # The costs of `verdict`: zero-copy of a sparse layout costs nothing, of a
 # dense one 1 ms; the wrapped PML a nanosecond a byte. A dense message
 # goes zero-copy from about 1.1 MB on; a sparse one always would (so the
@@ -187,6 +213,9 @@ for pml in ob1 ucx; do
     done
     check "trunc_np2_${pml}" same trunc 2 "$pml"
     check "trunccomm_np2_${pml}" same trunccomm 2 "$pml"
+    for np in 2 4; do
+        check "bogusack_np${np}_${pml}" acks_dropped "$np" "$pml"
+    done
     check "counters_np2_${pml}" counters_add_up "$pml"
     check "counters_pool_of_one_np2_${pml}" pool_of_one "$pml"
     check "typo_warned_np2_${pml}" typo_warned "$pml"

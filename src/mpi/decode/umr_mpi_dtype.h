@@ -64,6 +64,13 @@ void umr_mpi_dtype_cache_fini(void);
  *  memory, an invalid type, or a cache that is not initialised. */
 const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type);
 
+/** The same for a derived type the caller knows cannot be read back (one an
+ *  MPI built for itself, without construction arguments: its envelope
+ *  would raise an MPI error): cached with its size and extent and no layout
+ *  (pass through), without decoding; freed with the type as any entry.
+ *  Once cached, umr_mpi_dtype_get() finds the same entry. */
+const umr_mpi_dtype_t *umr_mpi_dtype_get_opaque(MPI_Datatype type);
+
 /** `cb` (NULL: none) runs whenever an entry is freed with its type, before
  *  the type's memory can be reused: a caller that keeps entries by type
  *  elsewhere (pml/umr's front cache) forgets them there. */
@@ -75,6 +82,8 @@ typedef struct umr_mpi_dtype_stats {
     unsigned long unsupported;  /* types found not expressible */
     unsigned long hits;         /* umr_mpi_dtype_get answered from the cache */
     unsigned long freed;        /* entries freed with their type */
+    unsigned long opaque;       /* types cached without decoding
+                                   (umr_mpi_dtype_get_opaque) */
 } umr_mpi_dtype_stats_t;
 
 void umr_mpi_dtype_cache_stats(umr_mpi_dtype_stats_t *stats);

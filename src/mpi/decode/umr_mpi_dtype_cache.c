@@ -152,17 +152,22 @@ void umr_mpi_dtype_cache_stats(umr_mpi_dtype_stats_t *stats)
                                          __ATOMIC_RELAXED);
     stats->freed       = __atomic_load_n(&umr_mpi_dtype_cache.stats.freed,
                                          __ATOMIC_RELAXED);
+    stats->opaque      = __atomic_load_n(&umr_mpi_dtype_cache.stats.opaque,
+                                         __ATOMIC_RELAXED);
 }
 
-static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type)
+/* `decode` 0: an opaque type (umr_mpi_dtype_get_opaque): no envelope, no
+ * layout. */
+static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
+                                                      int decode)
 {
     umr_mpi_dtype_entry_t *entry;
-    int ni, na, nd, combiner;
+    int ni, na, nd, combiner = MPI_COMBINER_CONTIGUOUS; /* not predefined */
     umr_mpi_bounds_t b;
     ucs_status_t status;
 
-    if ((PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) !=
-         MPI_SUCCESS) || (umr_mpi_dtype_query(type, &b) != UCS_OK)) {
+    if ((decode && (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) !=
+                    MPI_SUCCESS)) || (umr_mpi_dtype_query(type, &b) != UCS_OK)) {
         ucs_error("umr_mpi_dtype: cannot read datatype %p", (void*)type);
         return NULL;
     }
@@ -181,6 +186,11 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type)
     entry->super.lb      = b.lb;
     entry->super.extent  = b.extent;
 
+    if (!decode) {
+        entry->super.layout = NULL;
+        UMR_MPI_DTYPE_STAT(opaque);
+        return entry;
+    }
     status = umr_mpi_dtype_decode(type, &entry->super.layout);
     if (status == UCS_OK) {
         entry->super.num_blocks = umr_layout_num_blocks(entry->super.layout);
@@ -196,7 +206,8 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type)
     return entry;
 }
 
-const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type)
+static const umr_mpi_dtype_t *umr_mpi_dtype_get_entry(MPI_Datatype type,
+                                                      int decode)
 {
     umr_mpi_dtype_entry_t *entry = NULL, **named;
     int keyval, flag = 0;
@@ -222,7 +233,7 @@ const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type)
         UMR_MPI_DTYPE_STAT(hits);
         goto out;
     }
-    entry = umr_mpi_dtype_entry_new(type);
+    entry = umr_mpi_dtype_entry_new(type, decode);
     if (entry == NULL) {
         goto out;
     }
@@ -252,6 +263,16 @@ const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type)
 out:
     pthread_mutex_unlock(&umr_mpi_dtype_cache.lock);
     return (entry != NULL) ? &entry->super : NULL;
+}
+
+const umr_mpi_dtype_t *umr_mpi_dtype_get(MPI_Datatype type)
+{
+    return umr_mpi_dtype_get_entry(type, 1);
+}
+
+const umr_mpi_dtype_t *umr_mpi_dtype_get_opaque(MPI_Datatype type)
+{
+    return umr_mpi_dtype_get_entry(type, 0);
 }
 
 void umr_mpi_dtype_cache_on_free(void (*cb)(MPI_Datatype type))

@@ -78,12 +78,14 @@ mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt)
      * receive buffer) has no construction arguments: MPI_Type_get_envelope
      * would raise MPI_ERR_INTERN through MPI_COMM_WORLD's error handler
      * and abort the job. Such a type passes through (its receive goes
-     * through a bounce buffer); predefined types have none either and are
-     * never decoded. */
-    if (OPAL_UNLIKELY(dt->args == NULL) && !ompi_datatype_is_predefined(dt)) {
-        return NULL;
-    }
-    info = umr_mpi_dtype_get(dt);
+     * through a bounce buffer): it takes the slot undecoded, without a
+     * layout, so that the component's verdict is kept as for any type that
+     * cannot go zero-copy (its entry goes with the type, as any: Open
+     * MPI's destructor deletes a type's attributes). Predefined types have
+     * no arguments either and are never decoded. */
+    info = (OPAL_UNLIKELY(dt->args == NULL) &&
+            !ompi_datatype_is_predefined(dt)) ? umr_mpi_dtype_get_opaque(dt) :
+                                                umr_mpi_dtype_get(dt);
     if (info == NULL) {
         return NULL;
     }

@@ -86,8 +86,9 @@ OMPI_DECLSPEC void mca_common_umr_rail_retire(mca_common_umr_rail_t *rail,
  * only: it asks the transport. */
 OMPI_DECLSPEC int mca_common_umr_rail_alive(mca_common_umr_rail_t *rail);
 
-/* The modex version peers must publish: same Open MPI, same protocol. */
-#define MCA_COMMON_UMR_MODEX_VERSION OMPI_VERSION "/umr3"
+/* The modex version peers must publish: same Open MPI, same protocol
+ * (umr4: a control message names its send by a sequence number). */
+#define MCA_COMMON_UMR_MODEX_VERSION OMPI_VERSION "/umr4"
 
 END_C_DECLS
 

@@ -10,8 +10,9 @@
  * Protocol (matching stays in the real PML):
  *  - A message is eligible when its packed size is at least
  *    MCA_PML_UMR_CTL_SIZE (Z), what Open MPI knows of its datatype (size,
- *    mean block) does not rule zero-copy out (pml_umr_choose_bounds: no
- *    decoding before that), its datatype decodes to a layout, the peer is
+ *    density class, mean block) does not rule zero-copy out
+ *    (pml_umr_choose_bounds_of: no decoding before that), its datatype
+ *    decodes to a layout, the peer is
  *    reachable over a rail, not retired, and pml_umr_choose says
  *    zero-copy. The sender
  *    registers the data as one layout key and sends, through the real PML on
@@ -88,6 +89,8 @@ typedef struct mca_pml_umr_counters {
                                    a decline */
     uint64_t prefiltered;       /* of passthrough_sends: passed through by
                                    the type's mean block, not decoded */
+    uint64_t acks_dropped;      /* acks that named no send waiting for
+                                   that peer's ack (pml_umr_wire.h) */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {
@@ -128,6 +131,11 @@ typedef struct mca_pml_umr_globals {
                                                costs allow on the rails) */
     double                 zc_min_block;    /* mean block below: pass
                                                through without decoding */
+    /* the same two for types of one density class (index
+     * MCA_PML_UMR_CHOOSE_SPARSE, _DENSE), which Open MPI's size and extent
+     * tell */
+    size_t                 zc_dens_min_len[2];
+    double                 zc_dens_min_block[2];
     int                    engines;         /* the rails' engines: bit 0
                                                sw, bit 1 mlx5 (a verdict
                                                of pass through holds for

@@ -76,8 +76,11 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
     if ((eng < 0) || (count == 0) || (dt->size == 0)) {
         return 0;
     }
-    /* data bytes over the bytes they spread across */
-    density = (dt->extent > 0) ? (double)dt->size / (double)dt->extent : 1.0;
+    /* data bytes over the bytes they spread across: the costs look at its
+     * class only, so the class is what goes in, by the very test the
+     * sender's bounds make on Open MPI's size and extent before decoding
+     * (mca_pml_umr_choose_is_dense, mca_pml_umr_choose_bounds_of) */
+    density = mca_pml_umr_choose_is_dense(dt->size, dt->extent) ? 1.0 : 0.0;
     return mca_common_umr_cost_prefer_zcopy(mca_pml_umr_choose_costs(), eng,
                                          peer->same_host ?
                                          MCA_COMMON_UMR_COST_LOCAL :
@@ -149,6 +152,14 @@ void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
                                size_t min_size, size_t *min_bytes,
                                double *min_block)
 {
+    mca_pml_umr_choose_bounds_of(engine, same_host, mode, min_size,
+                                 MCA_PML_UMR_CHOOSE_ANY, min_bytes, min_block);
+}
+
+void mca_pml_umr_choose_bounds_of(const char *engine, int same_host, int mode,
+                                  size_t min_size, int dens_class,
+                                  size_t *min_bytes, double *min_block)
+{
     const mca_common_umr_cost_t *c = mca_pml_umr_choose_costs();
     int eng = mca_common_umr_cost_engine(engine), dens, i;
     int scope = same_host ? MCA_COMMON_UMR_COST_LOCAL : MCA_COMMON_UMR_COST_REMOTE;
@@ -171,6 +182,11 @@ void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
     for (i = 0; i <= 30 * 16; ++i) {
         m = exp2(i / 16.0);
         for (dens = 0; dens < MCA_COMMON_UMR_COST_NUM_DENS; ++dens) {
+            if ((dens_class != MCA_PML_UMR_CHOOSE_ANY) &&
+                ((dens == MCA_COMMON_UMR_COST_DENSE_L) !=
+                 (dens_class == MCA_PML_UMR_CHOOSE_DENSE))) {
+                continue;
+            }
             b = mca_pml_umr_choose_min_win(c, eng, scope, dens, m, min_size);
             if (b == SIZE_MAX) {
                 continue;

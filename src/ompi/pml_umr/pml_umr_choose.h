@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "common_umr_cost.h"
 #include "umr_mpi_dtype.h"
 
 #ifdef __cplusplus
@@ -73,6 +74,26 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
                             const mca_pml_umr_choose_peer_t *peer, int mode);
 
 /*
+ * Whether a type of `size` bytes over `extent` (MPI's; 0 or less: dense)
+ * is dense for the costs (its data covers at least MCA_COMMON_UMR_COST_DENSE
+ * of its extent): what mca_pml_umr_choose_zcopy() computes from the decoded
+ * type, and the sender from Open MPI's own size and extent before decoding.
+ */
+static inline int mca_pml_umr_choose_is_dense(size_t size, ptrdiff_t extent)
+{
+    /* size / extent >= DENSE without a division (exact below 2^53 B) */
+    return (extent <= 0) ||
+           ((double)size >= MCA_COMMON_UMR_COST_DENSE * (double)extent);
+}
+
+/* Density classes of mca_pml_umr_choose_bounds_of() */
+enum {
+    MCA_PML_UMR_CHOOSE_SPARSE = 0,  /* mca_pml_umr_choose_is_dense() 0 */
+    MCA_PML_UMR_CHOOSE_DENSE  = 1,  /* mca_pml_umr_choose_is_dense() 1 */
+    MCA_PML_UMR_CHOOSE_ANY    = 2   /* either */
+};
+
+/*
  * What a message must at least have for mca_pml_umr_choose_zcopy() to
  * choose zero-copy to a peer on `engine` (same host or not), under `mode`,
  * for messages of at least `min_size` bytes: `*min_bytes` packed bytes and
@@ -81,11 +102,16 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
  * datatype, before any decoding (pml_umr_send.c). Computed once from the
  * costs: a mean block below every block size at which zero-copy can win for
  * some message size, or fewer bytes than any winning message has, cannot
- * win.
+ * win. mca_pml_umr_choose_bounds_of(): the same for types of one density
+ * class only (`dens`: MCA_PML_UMR_CHOOSE_*), which Open MPI's size and
+ * extent tell as well.
  */
 void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
                                size_t min_size, size_t *min_bytes,
                                double *min_block);
+void mca_pml_umr_choose_bounds_of(const char *engine, int same_host, int mode,
+                                  size_t min_size, int dens,
+                                  size_t *min_bytes, double *min_block);
 
 #ifdef __cplusplus
 }

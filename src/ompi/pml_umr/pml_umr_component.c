@@ -301,7 +301,8 @@ static int mca_pml_umr_counters_print(void)
                     "reg_misses %lu lkey_hits %lu lkey_misses %lu "
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
-                    "fault_declines %lu fallback_sends %lu retired %lu "
+                    "fault_declines %lu fallback_sends %lu acks_dropped %lu "
+                    "retired %lu "
                     "conns_max %lu disconnects %lu budget_passthrough %lu "
                     "rails_retired %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
@@ -311,7 +312,8 @@ static int mca_pml_umr_counters_print(void)
                     s->keys_live, c->errors + s->errors,
                     mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
                     c->prefiltered, ds.decoded + ds.unsupported, c->declined,
-                    c->fault_declines, c->fallback_sends, s->retired,
+                    c->fault_declines, c->fallback_sends, c->acks_dropped,
+                    s->retired,
                     s->conns_max, s->disconnects, s->budget_passthrough,
                     s->rails_retired);
     }
@@ -334,12 +336,14 @@ static void mca_pml_umr_choose_load(void)
 }
 
 /* What a message must have for zero-copy to win on any rail (the send
- * path's test before it looks at the peer or decodes the type). */
+ * path's test before it looks at the peer or decodes the type), for types
+ * of each density class and for either. */
 static void mca_pml_umr_choose_thresholds(void)
 {
-    size_t min_bytes, len = SIZE_MAX;
-    double min_block, block = HUGE_VAL;
-    int i, remote;
+    static const char *names[] = {"sparse", "dense"};
+    size_t min_bytes, len[2] = {SIZE_MAX, SIZE_MAX};
+    double min_block, block[2] = {HUGE_VAL, HUGE_VAL};
+    int i, remote, d;
 
     mca_pml_umr.engines = 0;
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
@@ -347,26 +351,38 @@ static void mca_pml_umr_choose_thresholds(void)
         /* sw reaches the same host only; mlx5 either */
         for (remote = 0; remote <= !mca_common_umr_rails.rails[i].is_sw;
              ++remote) {
-            mca_pml_umr_choose_bounds(mca_common_umr_rails.rails[i].is_sw ?
-                                      "sw" : "mlx5", !remote,
-                                      mca_pml_umr.zcopy_mode,
-                                      mca_pml_umr.min_size, &min_bytes,
-                                      &min_block);
-            len   = (min_bytes < len) ? min_bytes : len;
-            block = (min_block < block) ? min_block : block;
+            for (d = MCA_PML_UMR_CHOOSE_SPARSE; d <= MCA_PML_UMR_CHOOSE_DENSE;
+                 ++d) {
+                mca_pml_umr_choose_bounds_of(mca_common_umr_rails.rails[i].
+                                             is_sw ? "sw" : "mlx5", !remote,
+                                             mca_pml_umr.zcopy_mode,
+                                             mca_pml_umr.min_size, d,
+                                             &min_bytes, &min_block);
+                len[d]   = (min_bytes < len[d]) ? min_bytes : len[d];
+                block[d] = (min_block < block[d]) ? min_block : block[d];
+            }
         }
     }
-    mca_pml_umr.zc_min_len   = (len > mca_pml_umr.min_size) ? len :
-                               mca_pml_umr.min_size;
-    mca_pml_umr.zc_min_block = block;
-    if (len == SIZE_MAX) {
-        MCA_PML_UMR_VERBOSE(2, "zero-copy cannot win on any rail with these "
-                            "costs: every message passes through");
-    } else {
-        MCA_PML_UMR_VERBOSE(2, "zero-copy only for messages of at least %zu "
-                            "bytes with a mean block of at least %.0f bytes",
-                            mca_pml_umr.zc_min_len, block);
+    for (d = MCA_PML_UMR_CHOOSE_SPARSE; d <= MCA_PML_UMR_CHOOSE_DENSE; ++d) {
+        mca_pml_umr.zc_dens_min_len[d]   = (len[d] > mca_pml_umr.min_size) ?
+                                           len[d] : mca_pml_umr.min_size;
+        mca_pml_umr.zc_dens_min_block[d] = block[d];
+        if (len[d] == SIZE_MAX) {
+            MCA_PML_UMR_VERBOSE(2, "zero-copy cannot win on any rail with "
+                                "these costs for %s types: they pass through",
+                                names[d]);
+        } else {
+            MCA_PML_UMR_VERBOSE(2, "zero-copy only for messages of %s types "
+                                "of at least %zu bytes with a mean block of "
+                                "at least %.0f bytes", names[d],
+                                mca_pml_umr.zc_dens_min_len[d], block[d]);
+        }
     }
+    mca_pml_umr.zc_min_len   = (mca_pml_umr.zc_dens_min_len[0] <
+                                mca_pml_umr.zc_dens_min_len[1]) ?
+                               mca_pml_umr.zc_dens_min_len[0] :
+                               mca_pml_umr.zc_dens_min_len[1];
+    mca_pml_umr.zc_min_block = (block[0] < block[1]) ? block[0] : block[1];
 }
 
 static int mca_pml_umr_interpose(void)
@@ -503,6 +519,7 @@ static int mca_pml_umr_component_fini(void)
     }
     mca_common_umr_peers_fini();
     mca_pml_umr_requests_fini();
+    mca_pml_umr_send_fini();
     mca_pml_umr_hook_fini();
     mca_common_umr_rails_release();
     mca_pml_umr_counters_print();

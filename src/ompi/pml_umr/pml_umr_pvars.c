@@ -50,6 +50,10 @@ void mca_pml_umr_pvars_register(void)
                          "Derived-datatype sends passed through"),
         MCA_PML_UMR_PVAR(fallbacks, "Sends chosen zero-copy that passed "
                          "through (layout keys, connection)"),
+        MCA_PML_UMR_PVAR(declined, "Control messages declined by cost "
+                         "(the data came through the wrapped PML)"),
+        MCA_PML_UMR_PVAR(acks_dropped, "Acks dropped: they named no "
+                         "zero-copy send waiting for that peer's ack"),
         {"keys_live", "Memory registrations alive now",
          &mca_common_umr.cnt.keys_live, MCA_BASE_PVAR_CLASS_LEVEL},
         {"conns_max", "Most peers connected at once (within "

@@ -71,11 +71,11 @@ static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req, uint32_t flags)
         return;
     }
     if (req->step == MCA_PML_UMR_STEP_TRUNC) {
-        ack->sreq = MCA_PML_UMR_ACK_BY_TAG;
+        ack->seq  = MCA_PML_UMR_ACK_BY_TAG;
         ack->tag  = req->tag;
         ack->cid  = umr_ompi_comm_gid(req->comm);
     } else {
-        ack->sreq = req->ctl.sreq;
+        ack->seq  = req->ctl.seq;
         ack->tag  = 0;
         ack->cid  = 0;
     }
@@ -281,7 +281,8 @@ decline:
 /* A receive too small for a control message was truncated: if it was one,
  * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
  * receiver's error only). Only a message of exactly Z bytes may be one.
- * Where its first 24 bytes are in the buffer (ob1) they name the send;
+ * Where its first 24 bytes are in the buffer (ob1) they name the send
+ * (its sequence number);
  * where only the 16 of the magic are (a receive of 16 to 23 bytes), or
  * none (pml ucx delivers nothing of a truncated message; a receive of
  * less than 16 bytes), the sender is released by tag (pml_umr_wire.h);
@@ -315,14 +316,14 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
         mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
         if (mca_pml_umr_ctl_is_magic(&req->ctl)) {
             if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
-                /* the send's request is there too: answer it */
+                /* the send's sequence number is there too: answer it */
                 req->error = MPI_SUCCESS;
                 mca_pml_umr_recv_ack(req, 0);
                 req->free_called = 1;
                 mca_pml_umr_request_mpi_complete(req);
                 return;
             }
-            /* 16 to 23 bytes: the magic, not the send's request: by tag */
+            /* 16 to 23 bytes: the magic, not the send's number: by tag */
         } else if (!strcmp(mca_pml_umr.real_component.pmlm_version.
                            mca_component_name, "ob1")) {
             /* ob1 delivers the first bytes: without the magic, it was

@@ -43,6 +43,8 @@ struct mca_pml_umr_request {
                                          or waiting for the peer */
     ucs_list_link_t       pending;    /* zero-copy send: among those waiting
                                          for their ack (pml_umr_send.c) */
+    uint64_t              seq;        /* zero-copy send: its sequence number
+                                         (pml_umr_wire.h) */
     int                   kind;
     int                   free_called;
     int                   mpi_done;   /* being MPI-completed: the caller's

@@ -11,6 +11,8 @@
 #include "pml_umr_choose.h"
 #include "common_umr_dtype.h"
 
+#include <ucs/datastruct/khash.h>
+
 #include <string.h>
 
 static int mca_pml_umr_send_start(mca_pml_umr_request_t *req);
@@ -72,13 +74,27 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
     return 0;
 }
 
+/* The density class of `dt` (MCA_PML_UMR_CHOOSE_SPARSE, _DENSE), from
+ * Open MPI's size and extent: the one the choice puts the decoded type in
+ * (mca_pml_umr_choose_is_dense). */
+static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_dens(const ompi_datatype_t *dt)
+{
+    return mca_pml_umr_choose_is_dense(dt->super.size,
+                                       dt->super.ub - dt->super.lb) ?
+           MCA_PML_UMR_CHOOSE_DENSE : MCA_PML_UMR_CHOOSE_SPARSE;
+}
+
 /* Everything below Z bytes, contiguous data and derived-datatype messages
  * that cannot go zero-copy by their size alone (zc_min_len: the minimum
  * size, and what the costs allow at all, pml_umr_choose_bounds) go straight
  * to the wrapped PML: one multiply, two compares and the datatype's
- * contiguity flags. Exactly Z bytes takes the slow path when the data may
- * start with the magic (it is then escaped); `buf` is NULL when the data is
- * not there yet (persistent sends, `count_pass` 0: counted at each start). */
+ * contiguity flags, and a type and count with a verdict of pass through
+ * in the type's front slot. (The density class's bounds are tested out of
+ * line, mca_pml_umr_send_small_blocks: inline, they cost every small
+ * message 5 instructions of register saves in the entry points.) Exactly Z bytes
+ * takes the slow path when the data may start with the magic (it is then
+ * escaped); `buf` is NULL when the data is not there yet (persistent
+ * sends, `count_pass` 0: counted at each start). */
 static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
                                                      const ompi_datatype_t *dt,
                                                      size_t count,
@@ -117,30 +133,36 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
     return 0;
 }
 
-/* Blocks too small for zero-copy to win, by what Open MPI knows of the
- * type (mca_common_umr_dtype_blocks against zc_min_block): no decoding, so
- * a type used once costs nothing. Counted as passed through (and
- * prefiltered). Before that, a peer known to pass through (no rail reaches
- * it, or it is retired: mca_common_umr_peer_passes, inline) passes at
- * once, counted as passed through. Never for exactly Z bytes (maybe an
- * escape). */
+/* Too few bytes or blocks too small for zero-copy to win, by what Open
+ * MPI knows of the type: its density class (size over extent: the one the
+ * choice puts it in) picks the bounds, against which the message's size
+ * (first) and the mean block of Open MPI's description
+ * (mca_common_umr_dtype_blocks) are tested. No decoding, so a type used
+ * once costs nothing. Counted as passed through (and prefiltered). Between
+ * the two, a peer known to pass through (no rail reaches it, or it is
+ * retired: mca_common_umr_peer_passes, inline) passes at once, counted as
+ * passed through. Never for exactly Z bytes (maybe an escape). */
 static UCS_F_ALWAYS_INLINE int
 mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
                               ompi_communicator_t *comm, int dst)
 {
     size_t len = dt->super.size * count, bytes, blocks;
+    int d;
 
     if (len == MCA_PML_UMR_CTL_SIZE) {
         return 0;
     }
-    if (mca_common_umr_peer_passes(comm, dst)) {
-        ++mca_pml_umr.cnt.passthrough_sends;
-        return 1;
-    }
-    blocks = mca_common_umr_dtype_blocks(dt, &bytes);
-    if ((len >= mca_pml_umr.zc_min_len) &&
-        ((double)bytes >= mca_pml_umr.zc_min_block * (double)blocks)) {
-        return 0;
+    d = mca_pml_umr_send_dens(dt);
+    if (len >= mca_pml_umr.zc_dens_min_len[d]) {
+        if (mca_common_umr_peer_passes(comm, dst)) {
+            ++mca_pml_umr.cnt.passthrough_sends;
+            return 1;
+        }
+        blocks = mca_common_umr_dtype_blocks(dt, &bytes);
+        if ((double)bytes >= mca_pml_umr.zc_dens_min_block[d] *
+                             (double)blocks) {
+            return 0;
+        }
     }
     ++mca_pml_umr.cnt.passthrough_sends;
     ++mca_pml_umr.cnt.prefiltered;
@@ -175,8 +197,14 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
-        (NULL == (slot = mca_common_umr_dtype_lookup(dt))) ||
-        (slot->info->layout == NULL)) {
+        (NULL == (slot = mca_common_umr_dtype_lookup(dt)))) {
+        goto pass;
+    }
+    if (slot->info->layout == NULL) {
+        /* a type that cannot go zero-copy (not expressible, or built by
+         * Open MPI itself): this count passes through for every peer, the
+         * next such message by the slot's verdict */
+        slot->pass_count = count;
         goto pass;
     }
     *info = slot->info;
@@ -202,14 +230,72 @@ pass:
 static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
 static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work);
 
+/* One posted receive of an ack from `rank`; dropped (it named no send of
+ * ours that waits), it is posted again from progress (`work`). */
 typedef struct mca_pml_umr_ack_slot {
+    mca_common_umr_work_t work;
     ompi_request_t    *req;
     int               rank;       /* the peer's rank in MPI_COMM_WORLD */
     mca_pml_umr_ack_t ack;
 } mca_pml_umr_ack_slot_t;
 
-/* zero-copy sends waiting for their ack, oldest first */
+/* Zero-copy sends waiting for their ack: oldest first (an ack by tag looks
+ * for its send there), and by sequence number (an ack that names one). An
+ * ack is checked against these before anything of a send is touched: no
+ * value that came on the wire is ever used as an address. */
+KHASH_MAP_INIT_INT64(mca_pml_umr_sends, mca_pml_umr_request_t*)
 static UCS_LIST_HEAD(mca_pml_umr_sends_pending);
+static khash_t(mca_pml_umr_sends) mca_pml_umr_sends_by_seq;
+/* never reused (2^64 sends); below it: MCA_PML_UMR_ACK_BY_TAG */
+static uint64_t mca_pml_umr_send_next_seq = MCA_PML_UMR_SEQ_FIRST;
+
+/* `req` waits for its ack from now: a new sequence number names it. */
+static int mca_pml_umr_send_wait_ack(mca_pml_umr_request_t *req)
+{
+    khiter_t it;
+    int ret;
+
+    req->seq = mca_pml_umr_send_next_seq;
+    it = kh_put(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq, req->seq, &ret);
+    if (ret < 0) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ++mca_pml_umr_send_next_seq;
+    kh_val(&mca_pml_umr_sends_by_seq, it) = req;
+    ucs_list_add_tail(&mca_pml_umr_sends_pending, &req->pending);
+    return OMPI_SUCCESS;
+}
+
+/* `req` waits no more (its ack came, or its control message failed). */
+static void mca_pml_umr_send_unwait(mca_pml_umr_request_t *req)
+{
+    khiter_t it = kh_get(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq,
+                         req->seq);
+
+    if (it != kh_end(&mca_pml_umr_sends_by_seq)) {
+        kh_del(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq, it);
+    }
+    ucs_list_del(&req->pending);
+}
+
+/* The send numbered `seq` that waits for the ack of `rank`, or NULL. */
+static mca_pml_umr_request_t *mca_pml_umr_send_by_seq(int rank, uint64_t seq)
+{
+    khiter_t it = kh_get(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq, seq);
+    mca_pml_umr_request_t *req;
+
+    if (it == kh_end(&mca_pml_umr_sends_by_seq)) {
+        return NULL;
+    }
+    req = kh_val(&mca_pml_umr_sends_by_seq, it);
+    return (req->peer->world_rank == rank) ? req : NULL;
+}
+
+void mca_pml_umr_send_fini(void)
+{
+    kh_destroy_inplace(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq);
+    memset(&mca_pml_umr_sends_by_seq, 0, sizeof(mca_pml_umr_sends_by_seq));
+}
 
 /* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` on the
  * communicator `cid` (umr_ompi_comm_gid) with `tag` that waits, or NULL
@@ -238,45 +324,31 @@ mca_pml_umr_send_by_tag(int rank, uint64_t cid, int tag)
     return found;
 }
 
-/* Acks from one peer are matched in arrival order, so any posted slot may
- * carry the ack of any of our sends to that peer: the payload names it. */
-static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
-{
-    mca_pml_umr_ack_slot_t *slot = mca_common_umr_cb_data_take(ireq);
-    mca_pml_umr_request_t *req;
+static int mca_pml_umr_ack_cb(ompi_request_t *ireq);
 
-    mca_common_umr_reap_add(ireq);
-    if (!ireq->req_status._cancelled) {
-        req = (slot->ack.sreq == MCA_PML_UMR_ACK_BY_TAG) ?
-              mca_pml_umr_send_by_tag(slot->rank, slot->ack.cid,
-                                      slot->ack.tag) :
-              (mca_pml_umr_request_t*)(uintptr_t)slot->ack.sreq;
-        if (req != NULL) {
-            ucs_list_del(&req->pending);
-            if (slot->ack.flags & MCA_PML_UMR_ACK_FALLBACK) {
-                /* declined: the data goes through the wrapped PML, from
-                 * progress (not inside the PML's callback); one more event */
-                if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
-                    mca_common_umr_peer_retire(req->peer, "its zero-copy "
-                                               "receive failed");
-                } else if (!(slot->ack.flags & MCA_PML_UMR_ACK_BUSY)) {
-                    req->declined = 1;
-                }
-                ++req->events;
-                req->work.run = mca_pml_umr_send_fallback_run;
-                mca_common_umr_work_post(&req->work);
-                mca_common_umr_progress_ref(1);
-            } else if (slot->ack.error != MPI_SUCCESS) {
-                req->error = slot->ack.error;
-            }
-            mca_pml_umr_send_event(req);
-        }
+static int mca_pml_umr_ack_post_slot(mca_pml_umr_ack_slot_t *slot)
+{
+    int rc;
+
+    rc = mca_pml_umr.real.pml_irecv(&slot->ack, sizeof(slot->ack),
+                                    &ompi_mpi_byte.dt, slot->rank,
+                                    MCA_PML_UMR_TAG_ACK,
+                                    &ompi_mpi_comm_world.comm, &slot->req);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
-    free(slot);
-    return 0;
+    ompi_request_set_callback(slot->req, mca_pml_umr_ack_cb, slot);
+    return OMPI_SUCCESS;
 }
 
-static int mca_pml_umr_ack_post(mca_common_umr_peer_t *peer)
+static void mca_pml_umr_ack_slot_free(mca_pml_umr_ack_slot_t *slot)
+{
+    OBJ_DESTRUCT(&slot->work.super);
+    free(slot);
+}
+
+/* One more ack receive for the peer `rank`. */
+static int mca_pml_umr_ack_post(int rank)
 {
     mca_pml_umr_ack_slot_t *slot = malloc(sizeof(*slot));
     int rc;
@@ -284,17 +356,99 @@ static int mca_pml_umr_ack_post(mca_common_umr_peer_t *peer)
     if (slot == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    slot->rank = peer->world_rank;
-    rc = mca_pml_umr.real.pml_irecv(&slot->ack, sizeof(slot->ack),
-                                    &ompi_mpi_byte.dt, peer->world_rank,
-                                    MCA_PML_UMR_TAG_ACK,
-                                    &ompi_mpi_comm_world.comm, &slot->req);
+    OBJ_CONSTRUCT(&slot->work.super, opal_list_item_t);
+    slot->rank = rank;
+    rc = mca_pml_umr_ack_post_slot(slot);
     if (rc != OMPI_SUCCESS) {
-        free(slot);
-        return rc;
+        mca_pml_umr_ack_slot_free(slot);
     }
-    ompi_request_set_callback(slot->req, mca_pml_umr_ack_cb, slot);
-    return OMPI_SUCCESS;
+    return rc;
+}
+
+/* A dropped ack's receive, posted again (from progress, not inside the
+ * wrapped PML's callback): the acks still to come from that peer each
+ * find one. */
+static void mca_pml_umr_ack_repost_run(mca_common_umr_work_t *work)
+{
+    mca_pml_umr_ack_slot_t *slot = ucs_container_of(work,
+                                                    mca_pml_umr_ack_slot_t,
+                                                    work);
+
+    mca_common_umr_progress_ref(-1);
+    if (mca_pml_umr_ack_post_slot(slot) != OMPI_SUCCESS) {
+        MCA_PML_UMR_VERBOSE(1, "rank %d: no ack receive for rank %d posted "
+                            "again", ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                            slot->rank);
+        mca_pml_umr_ack_slot_free(slot);
+    }
+}
+
+/* An ack that names no send of ours waiting for that peer's ack (a
+ * duplicate, late, malformed, another peer's, or by a tag that names none
+ * or several): dropped, counted, one line a process at verbosity 1 (the
+ * others at 20); its receive is posted again. */
+static UCS_F_NOINLINE void mca_pml_umr_ack_drop(mca_pml_umr_ack_slot_t *slot)
+{
+    static int said;
+
+    ++mca_pml_umr.cnt.acks_dropped;
+    MCA_PML_UMR_VERBOSE(said ? 20 : 1, "rank %d: dropped an ack from rank %d "
+                        "that names no zero-copy send waiting for it (seq "
+                        "%llu, flags 0x%x; counted in acks_dropped)",
+                        ompi_comm_rank(&ompi_mpi_comm_world.comm), slot->rank,
+                        (unsigned long long)slot->ack.seq, slot->ack.flags);
+    said = 1;
+    slot->work.run = mca_pml_umr_ack_repost_run;
+    mca_common_umr_work_post(&slot->work);
+    mca_common_umr_progress_ref(1);
+}
+
+/* Acks from one peer are matched in arrival order, so any posted slot may
+ * carry the ack of any of our sends to that peer: the payload names it,
+ * and only a send waiting for that peer's ack is taken. */
+static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
+{
+    mca_pml_umr_ack_slot_t *slot = mca_common_umr_cb_data_take(ireq);
+    mca_pml_umr_request_t *req;
+
+    mca_common_umr_reap_add(ireq);
+    if (ireq->req_status._cancelled) {
+        mca_pml_umr_ack_slot_free(slot);
+        return 0;
+    }
+    if ((ireq->req_status.MPI_ERROR != MPI_SUCCESS) ||
+        (ireq->req_status._ucount != sizeof(slot->ack))) {
+        req = NULL;    /* not an ack of ours: malformed */
+    } else if (slot->ack.seq == MCA_PML_UMR_ACK_BY_TAG) {
+        req = mca_pml_umr_send_by_tag(slot->rank, slot->ack.cid,
+                                      slot->ack.tag);
+    } else {
+        req = mca_pml_umr_send_by_seq(slot->rank, slot->ack.seq);
+    }
+    if (req == NULL) {
+        mca_pml_umr_ack_drop(slot);
+        return 0;
+    }
+    mca_pml_umr_send_unwait(req);
+    if (slot->ack.flags & MCA_PML_UMR_ACK_FALLBACK) {
+        /* declined: the data goes through the wrapped PML, from progress
+         * (not inside the PML's callback); one more event */
+        if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
+            mca_common_umr_peer_retire(req->peer, "its zero-copy receive "
+                                       "failed");
+        } else if (!(slot->ack.flags & MCA_PML_UMR_ACK_BUSY)) {
+            req->declined = 1;
+        }
+        ++req->events;
+        req->work.run = mca_pml_umr_send_fallback_run;
+        mca_common_umr_work_post(&req->work);
+        mca_common_umr_progress_ref(1);
+    } else if (slot->ack.error != MPI_SUCCESS) {
+        req->error = slot->ack.error;
+    }
+    mca_pml_umr_send_event(req);
+    mca_pml_umr_ack_slot_free(slot);
+    return 0;
 }
 
 /* ---- zero-copy send ----------------------------------------------------- */
@@ -483,7 +637,6 @@ keyless:
 fill:
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
-    ctl->sreq     = (uintptr_t)req;
     ctl->length   = req->dt->super.size * req->count;
     ctl->sblocks  = info->num_blocks * req->count;
     ctl->rail     = peer->rail - mca_common_umr_rails.rails;
@@ -491,7 +644,15 @@ fill:
         ctl->addr_len = addr_len;
         ctl->flags   |= MCA_PML_UMR_CTL_ADDR;
     }
-    if (mca_pml_umr_ack_post(peer) != OMPI_SUCCESS) {
+    /* waiting for its ack from now (numbered: the CTL names it so): the
+     * ack may come inside the isend */
+    if (mca_pml_umr_send_wait_ack(req) != OMPI_SUCCESS) {
+        rc = OMPI_ERROR;
+        goto err_dereg;
+    }
+    ctl->seq = req->seq;
+    if (mca_pml_umr_ack_post(peer->world_rank) != OMPI_SUCCESS) {
+        mca_pml_umr_send_unwait(req);
         rc = OMPI_ERROR;
         goto err_dereg;
     }
@@ -501,8 +662,6 @@ fill:
         mca_common_umr_peer_hold(peer);
         req->peer_held = 1;
     }
-    /* waiting for its ack from now: the ack may come inside the isend */
-    ucs_list_add_tail(&mca_pml_umr_sends_pending, &req->pending);
     rc = mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
                                     &ompi_mpi_byte.dt, req->peer_rank,
                                     req->tag,
@@ -512,7 +671,7 @@ fill:
                                     req->comm, &req->inner);
     if (rc != OMPI_SUCCESS) {
         /* the posted ack slot stays: harmless, cancelled at the end */
-        ucs_list_del(&req->pending);
+        mca_pml_umr_send_unwait(req);
         ++mca_pml_umr.cnt.errors;
         req->error  = rc;
         req->inner  = NULL;

@@ -21,15 +21,16 @@
  * completes, so whatever happens S can still send it through the wrapped
  * PML. Messages:
  *
- *   CTL   S -> R  (user's comm, dst, tag; Z bytes): magic, S's request,
- *                 length, S's block count, S's layout key (+ S's endpoint
- *                 address while not connected). A CTL without a key (an
- *                 escape, user data of Z bytes that starts with the magic,
- *                 to a retired peer or rail or whose key could not be
- *                 made: it never goes raw) is always declined.
- *   ACK   R -> S  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK): names S's request
- *                 (sreq), or, when R never saw the CTL's bytes, the
- *                 message's communicator and tag (sreq
+ *   CTL   S -> R  (user's comm, dst, tag; Z bytes): magic, the send's
+ *                 sequence number, length, S's block count, S's layout key
+ *                 (+ S's endpoint address while not connected). A CTL
+ *                 without a key (an escape, user data of Z bytes that
+ *                 starts with the magic, to a retired peer or rail or
+ *                 whose key could not be made: it never goes raw) is
+ *                 always declined.
+ *   ACK   R -> S  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK): names S's send by
+ *                 the CTL's sequence number (seq), or, when R never saw
+ *                 the CTL's bytes, the message's communicator and tag (seq
  *                 MCA_PML_UMR_ACK_BY_TAG, cid, tag); flags:
  *                   0                  done: R's get finished (error: its
  *                                      MPI error class, 0 on success)
@@ -51,6 +52,19 @@
  *                 order (one tag, FIFO per pair), so each lands in its own
  *                 receive; a receive smaller than the message gets
  *                 MPI_ERR_TRUNCATE from the wrapped PML itself.
+ *
+ * Sequence numbers: S numbers each zero-copy send (each CTL it posts; a
+ * persistent send gets a new one at each start) from one 64-bit counter a
+ * process that starts at MCA_PML_UMR_SEQ_FIRST and is never reused; no
+ * address of S's goes on the wire. An ACK is taken only when it names a
+ * send of S's that waits for its ack from the very peer the ACK came from
+ * (by seq: a hash of the waiting sends, then the peer; by tag: the one
+ * waiting send to that peer on that communicator with that tag). Anything
+ * else (a duplicate, an ACK that comes after its send completed, a
+ * malformed one, one of another peer's send) is dropped: one verbose line,
+ * the counter `acks_dropped`, and a new ACK receive is posted for that
+ * peer in place of the one it took, so the ACKs still to come each find
+ * one. Nothing is read through a value that came on the wire.
  *
  * Sender request (pml_umr_send.c):
  *   CHOOSE     pass-through test (size, contiguity, prefilter, peer,
@@ -104,7 +118,7 @@
  *              the length, MPI_ERR_TRUNCATE). If that receive cannot be
  *              posted: ACK(done, MPI_ERR_OTHER), DONE with MPI_ERR_OTHER.
  *   TRUNC      (a message of exactly Z bytes) the CTL's first 24 bytes in
- *              the buffer (ob1, room for them) name S's request: ACK(done)
+ *              the buffer (ob1, room for them) name S's send: ACK(done)
  *              at once; the first 16 without the magic (ob1): data, no
  *              answer; otherwise (pml ucx delivers nothing of a truncated
  *              message; a receive of less than 24 bytes) ACK(done) by
@@ -155,7 +169,8 @@
  * tag): the sender's layout key, then its endpoint address (flag ADDR). */
 typedef struct mca_pml_umr_ctl {
     uint64_t magic[2];
-    uint64_t sreq;         /* sender's request, echoed in the ack */
+    uint64_t seq;          /* the send's sequence number, echoed in the
+                              ack (never an address) */
     uint64_t length;       /* packed bytes of the message */
     uint64_t sblocks;      /* the sender's contiguous blocks: the receiver
                               weighs both layouts */
@@ -170,14 +185,15 @@ typedef struct mca_pml_umr_ctl {
 /* The receiver's answer, on MCA_PML_UMR_TAG_ACK: its get is done, or it
  * declined (flags). A control message truncated into a receive too small
  * to show it (pml ucx delivers no byte of a truncated message) cannot name
- * its send: the receiver then answers "by tag" (sreq
+ * its send: the receiver then answers "by tag" (seq
  * MCA_PML_UMR_ACK_BY_TAG, the status's communicator in `cid` and tag in
  * `tag`), and the sender releases its one zero-copy send to that peer on
  * that communicator with that tag (pml_umr_send.c). */
-#define MCA_PML_UMR_ACK_BY_TAG   0x1   /* never a request's address */
+#define MCA_PML_UMR_ACK_BY_TAG   0x1   /* never a send's sequence number */
+#define MCA_PML_UMR_SEQ_FIRST    0x2   /* the first sequence number */
 
 typedef struct mca_pml_umr_ack {
-    uint64_t sreq;
+    uint64_t seq;          /* the CTL's, or MCA_PML_UMR_ACK_BY_TAG */
     uint64_t cid;          /* an ack by tag: the communicator, the same id
                               on both sides (umr_ompi_comm_gid), else 0 */
     int32_t  error;        /* MPI error class of the receiver's get */
@@ -185,6 +201,13 @@ typedef struct mca_pml_umr_ack {
     int32_t  tag;          /* an ack by tag: the message's tag, else 0 */
     uint32_t pad;
 } mca_pml_umr_ack_t;
+
+#ifndef __cplusplus
+/* the format peers agree on through the modex version */
+_Static_assert(sizeof(mca_pml_umr_ctl_t) == MCA_PML_UMR_CTL_SIZE,
+               "a control message is Z bytes");
+_Static_assert(sizeof(mca_pml_umr_ack_t) == 32, "an ack is 32 bytes");
+#endif
 
 static inline int mca_pml_umr_ctl_is_magic(const mca_pml_umr_ctl_t *ctl)
 {
