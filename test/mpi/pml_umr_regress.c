@@ -44,6 +44,14 @@
  *             the costs file of test_pml_umr_regress.sh the small messages
  *             pass through (after the first, by the verdict remembered for
  *             the type and count) and the large ones go zero-copy
+ *   escapes   rank 0 sends rank 1 exactly Z bytes that start with pml/umr's
+ *             magic through every send flavour (Send, Ssend, Rsend, Isend,
+ *             Issend, Send_init, Bsend, Ibsend, Bsend_init; a type without a
+ *             layout (a negative extent) by Send, Isend, Send_init; a
+ *             vector by Bsend; MPI_LONG_DOUBLE_INT by Send): each arrives
+ *             whole as data, into MPI_BYTEs
+ *   ctlfail   (pml_umr_test_fault=ctlsend) rank 0's zero-copy send to rank 1
+ *             fails: an error, nothing received
  */
 #include <mpi.h>
 
@@ -760,6 +768,193 @@ static void verdict_case(void)
     report("verdict", h);
 }
 
+
+/* ---- escapes: Z bytes that start with the magic, every send flavour ---- */
+
+/* The Z packed bytes of flavour `k`: pml/umr's magic, then a pattern (a
+ * word of zeros and one of ones where a control message has its key and
+ * address lengths, so a receiver that took it for one would see a
+ * keyless or malformed control message, decline it and wait for data that
+ * never comes). */
+static void esc_bytes(unsigned char *p, int k)
+{
+    uint64_t head[2] = {MCA_PML_UMR_MAGIC0, MCA_PML_UMR_MAGIC1};
+
+    fill(p, MCA_PML_UMR_CTL_SIZE, 0, 200 + k);
+    memcpy(p, head, sizeof(head));
+    memset(p + 40, 0, 16);
+}
+
+enum { ESC_N = 14 };
+static const char *esc_name[ESC_N] = {
+    "Send", "Ssend", "Rsend", "Isend", "Issend", "Send_init", "Bsend",
+    "Ibsend", "Bsend_init", "Send (no layout)", "Isend (no layout)",
+    "Send_init (no layout)", "Bsend (vector)", "Send (MPI_LONG_DOUBLE_INT)"};
+
+/* Rank 0 sends flavour k (tag 200 + k) to rank 1: contiguous MPI_BYTEs,
+ * 260 elements of 16 bytes and a negative extent (no layout: pml/umr never
+ * moves such a type zero-copy), a vector, 208 MPI_LONG_DOUBLE_INTs (20
+ * bytes each with a hole); buffered sends overwrite their buffer at once
+ * after the call. $PML_UMR_REGRESS_ESCAPE: that flavour only. */
+static void esc_send(int k, MPI_Datatype neg, MPI_Datatype vec,
+                     MPI_Datatype ldi)
+{
+    static unsigned char p[MCA_PML_UMR_CTL_SIZE], t[4 * MCA_PML_UMR_CTL_SIZE];
+    MPI_Datatype dt = MPI_BYTE;
+    int count = MCA_PML_UMR_CTL_SIZE, pos = 0, tag = 200 + k;
+    void *buf = p;
+    MPI_Request rq;
+    char note;
+
+    esc_bytes(p, k);
+    if ((k >= 9) && (k <= 11)) {
+        dt    = neg;
+        count = MCA_PML_UMR_CTL_SIZE / 16;
+    } else if (k == 12) {
+        dt    = vec;
+        count = 1;
+    } else if (k == 13) {
+        dt    = ldi;
+        count = MCA_PML_UMR_CTL_SIZE / 20;
+    }
+    if (dt != MPI_BYTE) {
+        memset(t, 0, sizeof(t));
+        /* a negative extent: the first element at the end */
+        buf = (dt == neg) ? t + MCA_PML_UMR_CTL_SIZE - 16 : t;
+        MPI_Unpack(p, sizeof(p), &pos, buf, count, dt, MPI_COMM_WORLD);
+    }
+    switch (k) {
+    case 0: case 9: case 13:
+        MPI_Send(buf, count, dt, 1, tag, MPI_COMM_WORLD);
+        break;
+    case 1:
+        MPI_Ssend(buf, count, dt, 1, tag, MPI_COMM_WORLD);
+        break;
+    case 2:   /* the receive is posted: rank 1 said so */
+        MPI_Recv(&note, 1, MPI_CHAR, 1, 199, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Rsend(buf, count, dt, 1, tag, MPI_COMM_WORLD);
+        break;
+    case 3: case 10:
+        MPI_Isend(buf, count, dt, 1, tag, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        break;
+    case 4:
+        MPI_Issend(buf, count, dt, 1, tag, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        break;
+    case 5: case 11: case 8:
+        if (k == 8) {
+            MPI_Bsend_init(buf, count, dt, 1, tag, MPI_COMM_WORLD, &rq);
+        } else {
+            MPI_Send_init(buf, count, dt, 1, tag, MPI_COMM_WORLD, &rq);
+        }
+        MPI_Start(&rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        MPI_Start(&rq);   /* twice: a new sequence number each start */
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        MPI_Request_free(&rq);
+        break;
+    case 6: case 12:
+        MPI_Bsend(buf, count, dt, 1, tag, MPI_COMM_WORLD);
+        break;
+    case 7:
+        MPI_Ibsend(buf, count, dt, 1, tag, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        break;
+    }
+    memset((dt == MPI_BYTE) ? (void*)p : (void*)t, 0xee,
+           (dt == MPI_BYTE) ? sizeof(p) : sizeof(t));
+}
+
+static void escapes_case(void)
+{
+    static unsigned char want[MCA_PML_UMR_CTL_SIZE], in[2 * MCA_PML_UMR_CTL_SIZE];
+    int size = 8 * MCA_PML_UMR_CTL_SIZE + 8 * MPI_BSEND_OVERHEAD, k, n, i;
+    int count, only = -1;
+    char *bbuf = malloc(size), note = 1;
+    MPI_Datatype vec, c16, neg;
+    MPI_Request rq;
+    MPI_Status s;
+    uint64_t h = 0;
+
+    if (getenv("PML_UMR_REGRESS_ESCAPE") != NULL) {
+        only = atoi(getenv("PML_UMR_REGRESS_ESCAPE"));
+    }
+    MPI_Type_vector(MCA_PML_UMR_CTL_SIZE / 16, 2, 4, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_contiguous(16, MPI_BYTE, &c16);
+    MPI_Type_create_resized(c16, 0, -16, &neg);
+    MPI_Type_commit(&neg);
+    MPI_Buffer_attach(bbuf, size);
+    for (k = 0; k < ESC_N; ++k) {
+        if ((only >= 0) && (k != only)) {
+            continue;
+        }
+        n = ((k == 5) || (k == 8) || (k == 11)) ? 2 : 1;
+        if (rank == 0) {
+            esc_send(k, neg, vec, MPI_LONG_DOUBLE_INT);
+            continue;
+        } else if (rank != 1) {
+            continue;
+        }
+        esc_bytes(want, k);
+        for (; n > 0; --n) {
+            memset(in, 0, sizeof(in));
+            if (k == 2) {
+                MPI_Irecv(in, sizeof(in), MPI_BYTE, 0, 200 + k, MPI_COMM_WORLD,
+                          &rq);
+                MPI_Send(&note, 1, MPI_CHAR, 0, 199, MPI_COMM_WORLD);
+                MPI_Wait(&rq, &s);
+            } else {
+                MPI_Recv(in, sizeof(in), MPI_BYTE, 0, 200 + k, MPI_COMM_WORLD,
+                         &s);
+            }
+            MPI_Get_count(&s, MPI_BYTE, &count);
+            CHECK(count == MCA_PML_UMR_CTL_SIZE, "escape by MPI_%s: count %d",
+                  esc_name[k], count);
+            for (i = 0; i < (int)sizeof(in); ++i) {
+                if (in[i] != ((i < MCA_PML_UMR_CTL_SIZE) ? want[i] : 0)) {
+                    FAIL("escape by MPI_%s: byte %d of %d differs",
+                         esc_name[k], i, count);
+                    break;
+                }
+            }
+            h = hash_bytes(h, in, sizeof(in));
+        }
+    }
+    MPI_Buffer_detach(&bbuf, &size);
+    free(bbuf);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&c16);
+    MPI_Type_free(&neg);
+    report("escapes", h);
+}
+
+/* ---- a control message that cannot be sent --------------------------- */
+
+/* With pml_umr_test_fault=ctlsend: rank 0's zero-copy send of a column to
+ * rank 1 fails (MPI_ERRORS_RETURN), and nothing is received; the ack
+ * receive posted for it is a spare that MPI_Finalize cancels. */
+static void ctlfail_case(void)
+{
+    int rows = 1024, cols = 8, rc;
+    double *a = calloc(rows * cols, sizeof(double));
+    MPI_Datatype col;
+
+    MPI_Type_vector(rows, 1, cols, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    if (rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Send(a, 1, col, 1, 300, MPI_COMM_WORLD);
+        CHECK(rc != MPI_SUCCESS, "the send whose control message failed "
+              "succeeded");
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
+    MPI_Type_free(&col);
+    free(a);
+    report("ctlfail", 0);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -768,6 +963,7 @@ static const struct {
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
     {"trunccomm", trunccomm_case}, {"bogusack", bogusack_case},
     {"count", count_case}, {"verdict", verdict_case},
+    {"escapes", escapes_case}, {"ctlfail", ctlfail_case},
 };
 
 int main(int argc, char **argv)

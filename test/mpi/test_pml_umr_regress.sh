@@ -38,7 +38,12 @@
 #    a costs file by which a dense vector of 64 KiB passes through and one
 #    of 8 MiB goes zero-copy): sent 1, 1, 1, 128, 1, 1, 128 elements at a
 #    time, 5 pass through (after the first, by the type's remembered
-#    verdict, pml_umr_send.c) and 2 go zero-copy, every byte checked.
+#    verdict, pml_umr_send.c) and 2 go zero-copy, every byte checked;
+#  - escapes: Z bytes that start with the magic through every send flavour
+#    (standard, synchronous, ready, buffered; blocking, nonblocking,
+#    persistent; a type without a layout): each arrives whole, no hang;
+#  - ctlfail: a control message that cannot be sent (test fault ctlsend):
+#    the send fails, and its spare ack receive is cancelled at finalize.
 #
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
@@ -202,7 +207,41 @@ verdict_per_count() {   # pml
         { grep "pml_umr: rank" "$got"; return 1; }
 }
 
+# Z bytes that start with the magic, through every send flavour (the
+# escapes case): the same bytes as without pml/umr and no hang (a raw one
+# is taken for a control message and its receive waits for data that never
+# comes: run_timeout), all 17 sends of rank 0 escaped, no ack dropped,
+# nothing declined by a fault, nothing retired.
+escapes_whole() {   # pml
+    local got=$out/umr-escapes-2-$1
+    same escapes 2 "$1" || return 1
+    echo "escapes $(sum_of "$got" escapes) acks_dropped $(sum_of "$got" acks_dropped)" \
+         "fault_declines $(sum_of "$got" fault_declines) retired $(sum_of "$got" retired)"
+    [ "$(sum_of "$got" escapes)" -eq 17 ] && [ "$(sum_of "$got" acks_dropped)" -eq 0 ] &&
+        [ "$(sum_of "$got" fault_declines)" -eq 0 ] && [ "$(sum_of "$got" retired)" -eq 0 ] &&
+        [ "$(sum_of "$got" errors)" -eq 0 ] || { grep "pml_umr: rank" "$got"; return 1; }
+}
+
+# A control message that cannot be sent (pml_umr_test_fault=ctlsend): the
+# send fails with an error (counted once in errors), and the ack receive
+# posted for it, a spare, is cancelled when MPI_Finalize starts: no rank
+# has one still posted (acks_posted 0).
+spare_ack_cancelled() {   # pml
+    local got=$out/umr-ctlfail-2-$1
+    run "$got" "${umr_env[@]}" "${forced[@]}" OMPI_MCA_pml_umr_test_fault=ctlsend \
+        -- -np 2 $(pml_args "$1" umr) -- ctlfail ||
+        { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
+    ! grep "^FAIL\|AddressSanitizer\|runtime error:" "$got" &&
+        [ "$(grep -c '^check ctlfail' "$got")" -eq 2 ] &&
+        [ "$(grep -c 'pml_umr: rank [0-9]*: zcopy_sends' "$got")" -eq 2 ] &&
+        [ "$(sum_of "$got" errors)" -eq 1 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ] &&
+        ! grep "pml_umr: rank [0-9]*: zcopy_sends" "$got" | grep -v " acks_posted 0 " ||
+        { grep "FAIL\|pml_umr: rank" "$got"; return 1; }
+}
+
 for pml in ob1 ucx; do
+    check "spare_ack_cancelled_np2_${pml}" spare_ack_cancelled "$pml"
+    check "escapes_np2_${pml}" escapes_whole "$pml"
     check "verdict_np2_${pml}" verdict_per_count "$pml"
 done
 for pml in ob1 ucx; do

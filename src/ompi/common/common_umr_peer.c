@@ -731,14 +731,36 @@ static void mca_common_umr_peer_cancel(ompi_request_t **req_p)
     ompi_request_free(req_p);
 }
 
+#define MCA_COMMON_UMR_QUIESCE_FNS 4
+static void (*mca_common_umr_quiesce_fns[MCA_COMMON_UMR_QUIESCE_FNS])(void);
+
+void mca_common_umr_peers_on_quiesce(void (*fn)(void))
+{
+    size_t i;
+
+    for (i = 0; i < MCA_COMMON_UMR_QUIESCE_FNS; ++i) {
+        if ((mca_common_umr_quiesce_fns[i] == NULL) ||
+            (mca_common_umr_quiesce_fns[i] == fn)) {
+            mca_common_umr_quiesce_fns[i] = fn;
+            return;
+        }
+    }
+    /* cannot happen: one function a component */
+}
+
 void mca_common_umr_peers_quiesce(void)
 {
     mca_common_umr_peer_t *peer;
     void *key, *node = NULL;
-    size_t key_size;
+    size_t key_size, i;
     int rc;
 
     mca_common_umr_progress_drain();
+    for (i = 0; i < MCA_COMMON_UMR_QUIESCE_FNS; ++i) {
+        if (mca_common_umr_quiesce_fns[i] != NULL) {
+            mca_common_umr_quiesce_fns[i]();
+        }
+    }
     rc = opal_hash_table_get_first_key_ptr(&mca_common_umr_peers, &key,
                                            &key_size, (void**)&peer, &node);
     while (rc == OPAL_SUCCESS) {

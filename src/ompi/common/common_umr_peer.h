@@ -233,6 +233,10 @@ static inline int mca_common_umr_peer_retired(const mca_common_umr_peer_t *peer)
 /* MPI_Finalize has started: let in-flight work finish and cancel the
  * handshake receives that will never match, while MPI_COMM_WORLD works. */
 OMPI_DECLSPEC void mca_common_umr_peers_quiesce(void);
+/* `fn` runs in mca_common_umr_peers_quiesce, after the work in flight and
+ * before the handshake receives are cancelled: a component's own receives
+ * to cancel (pml/umr: its ack receives). Up to 4. */
+OMPI_DECLSPEC void mca_common_umr_peers_on_quiesce(void (*fn)(void));
 
 END_C_DECLS
 

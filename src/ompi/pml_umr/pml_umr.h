@@ -91,6 +91,8 @@ typedef struct mca_pml_umr_counters {
                                    the type's mean block, not decoded */
     uint64_t acks_dropped;      /* acks that named no send waiting for
                                    that peer's ack (pml_umr_wire.h) */
+    uint64_t acks_posted;       /* ack receives posted now (0 once
+                                   MPI_Finalize started: cancelled) */
 } mca_pml_umr_counters_t;
 
 typedef struct mca_pml_umr_globals {

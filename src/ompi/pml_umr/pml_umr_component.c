@@ -181,7 +181,8 @@ static int mca_pml_umr_component_register(void)
     mca_common_umr_param(c, "test_fault",
             "Testing only: points of the receiver's zero-copy path that fail "
             "(connect, key, mdwait, post, completion; comma-separated), to "
-            "test the fallback to the wrapped PML",
+            "test the fallback to the wrapped PML, and of the sender's "
+            "(ctlsend: posting the control message)",
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &mca_pml_umr.test_fault);
     mca_pml_umr.bench = 0;
     mca_common_umr_param(c, "bench",
@@ -302,6 +303,7 @@ static int mca_pml_umr_counters_print(void)
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
                     "fault_declines %lu fallback_sends %lu acks_dropped %lu "
+                    "acks_posted %lu "
                     "retired %lu "
                     "conns_max %lu disconnects %lu budget_passthrough %lu "
                     "rails_retired %lu",
@@ -313,6 +315,7 @@ static int mca_pml_umr_counters_print(void)
                     mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
                     c->prefiltered, ds.decoded + ds.unsupported, c->declined,
                     c->fault_declines, c->fallback_sends, c->acks_dropped,
+                    c->acks_posted,
                     s->retired,
                     s->conns_max, s->disconnects, s->budget_passthrough,
                     s->rails_retired);
@@ -439,6 +442,7 @@ static int mca_pml_umr_interpose(void)
     mca_common_umr_peers_budget(mca_pml_umr.max_conns, "pml_umr_max_conns");
     mca_pml_umr_requests_init();
     mca_pml_umr_hook_init();
+    mca_common_umr_peers_on_quiesce(mca_pml_umr_send_quiesce);
     mca_pml_umr.recv_run = mca_pml_umr_recv_run;
 
     mca_pml_umr.real_component = mca_pml_base_selected_component;

@@ -16,7 +16,7 @@
 unsigned mca_pml_umr_fault_mask;
 
 static const char *mca_pml_umr_fault_names[MCA_PML_UMR_FAULT_NUM] = {
-    "connect", "key", "mdwait", "post", "completion"
+    "connect", "key", "mdwait", "post", "completion", "ctlsend"
 };
 
 int mca_pml_umr_fault_init(const char *spec, char *why, size_t len)
@@ -43,7 +43,7 @@ int mca_pml_umr_fault_init(const char *spec, char *why, size_t len)
         }
         if (i == MCA_PML_UMR_FAULT_NUM) {
             snprintf(why, len, "'%s' is not one of connect, key, mdwait, "
-                     "post, completion", tok);
+                     "post, completion, ctlsend", tok);
             rc = -1;
             break;
         }

@@ -14,6 +14,10 @@
  *   post        posting the get fails (a QP that does not take work)
  *   completion  the get completes with an error (QP error, remote access
  *               error), after the data may have been written
+ * and one of the sender's:
+ *   ctlsend     posting the control message fails (as the wrapped PML's
+ *               send to a peer it cannot reach): the send ends with that
+ *               error, its ack receive stays posted (a spare)
  * A comma-separated list fails at each of them.
  */
 #ifndef MCA_PML_UMR_FAULT_H_
@@ -27,6 +31,7 @@ enum {
     MCA_PML_UMR_FAULT_MDWAIT,
     MCA_PML_UMR_FAULT_POST,
     MCA_PML_UMR_FAULT_COMPLETION,
+    MCA_PML_UMR_FAULT_CTLSEND,
     MCA_PML_UMR_FAULT_NUM
 };
 

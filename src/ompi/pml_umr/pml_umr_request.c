@@ -40,6 +40,8 @@ void mca_pml_umr_request_inner_free(mca_pml_umr_request_t *req)
 static void mca_pml_umr_request_return(mca_pml_umr_request_t *req)
 {
     mca_pml_umr_request_inner_free(req);
+    free(req->copy);
+    req->copy = NULL;
     if (req->dt != NULL) {
         OMPI_DATATYPE_RELEASE(req->dt);
         req->dt = NULL;
@@ -150,6 +152,7 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->in_place                  = 0;
     req->step                      = 0;
     req->buf                       = buf;
+    req->copy                      = NULL;
     req->count                     = count;
     req->dt                        = dt;
     req->peer_rank                 = rank;

@@ -9,6 +9,7 @@
 #include "pml_umr_send.h"
 #include "pml_umr_request.h"
 #include "pml_umr_choose.h"
+#include "pml_umr_fault.h"
 #include "common_umr_dtype.h"
 
 #include <ucs/datastruct/khash.h>
@@ -169,6 +170,32 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
     return 1;
 }
 
+/* The peer of an escape (exactly Z packed bytes that start with the magic,
+ * to a pml/umr peer), or NULL. Whatever the mode or the datatype (one
+ * without a layout too), an escape never goes raw: the receiver would take
+ * it for a control message and wait for data that never comes. A peer no
+ * rail reaches passes through: its receiver finds no pml/umr peer either
+ * and takes the message as data (pml_umr_recv.c, CLASSIFY). */
+static UCS_F_NOINLINE mca_common_umr_peer_t *
+mca_pml_umr_send_escape_peer(const void *buf, size_t count,
+                             ompi_datatype_t *dt, ompi_communicator_t *comm,
+                             int dst)
+{
+    mca_common_umr_peer_t *peer;
+    mca_pml_umr_ctl_t head;
+
+    if ((dt->super.size * count != MCA_PML_UMR_CTL_SIZE) ||
+        (NULL == (peer = mca_common_umr_peer_get(comm, dst)))) {
+        return NULL;
+    }
+    mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
+    if (!mca_pml_umr_ctl_is_magic(&head)) {
+        return NULL;
+    }
+    ++mca_pml_umr.cnt.escapes;
+    return peer;
+}
+
 /* The peer for a zero-copy send of this message, or NULL to pass through.
  * `prechecked`: the entry point found it noncontiguous, at least
  * zc_min_len (>= min_size) bytes and not of small blocks, unless it is of
@@ -182,7 +209,6 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
     size_t len = dt->super.size * count;
     mca_common_umr_dtype_slot_t *slot;
     mca_common_umr_peer_t *peer;
-    mca_pml_umr_ctl_t head;
     int candidate;
 
     if (prechecked && (len != MCA_PML_UMR_CTL_SIZE)) {
@@ -194,6 +220,17 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
         if (candidate && mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
             return NULL;   /* counted */
         }
+    }
+    if ((len == MCA_PML_UMR_CTL_SIZE) &&
+        (NULL != (peer = mca_pml_umr_send_escape_peer(buf, count, dt, comm,
+                                                      dst)))) {
+        /* (buffered: mca_pml_umr_send_escape_copy) its layout key if the
+         * type has a layout, else a keyless control message; a retired
+         * peer declines it (no key) */
+        slot  = mca_common_umr_dtype_lookup(dt);
+        *info = ((slot != NULL) && (slot->info->layout != NULL)) ?
+                slot->info : NULL;
+        return peer;
     }
     if ((mode == MCA_PML_BASE_SEND_BUFFERED) ||
         (NULL == (peer = mca_common_umr_peer_get(comm, dst))) ||
@@ -208,13 +245,6 @@ mca_pml_umr_send_choose(const void *buf, size_t count, ompi_datatype_t *dt,
         goto pass;
     }
     *info = slot->info;
-    if (len == MCA_PML_UMR_CTL_SIZE) {
-        mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
-        if (mca_pml_umr_ctl_is_magic(&head)) {
-            ++mca_pml_umr.cnt.escapes;
-            return peer;    /* a retired peer declines it (no key) */
-        }
-    }
     if (candidate && !mca_common_umr_peer_retired(peer) &&
         mca_pml_umr_dtype_choose(slot, count, peer)) {
         return peer;
@@ -231,13 +261,21 @@ static void mca_pml_umr_send_event(mca_pml_umr_request_t *req);
 static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work);
 
 /* One posted receive of an ack from `rank`; dropped (it named no send of
- * ours that waits), it is posted again from progress (`work`). */
+ * ours that waits), it is posted again from progress (`work`). Every slot
+ * is on mca_pml_umr_ack_slots until freed: those still posted when
+ * MPI_Finalize starts (spares: posted for a control message that could not
+ * be sent, or again after a dropped ack) are cancelled then
+ * (mca_pml_umr_send_quiesce). */
 typedef struct mca_pml_umr_ack_slot {
     mca_common_umr_work_t work;
+    ucs_list_link_t   list;
     ompi_request_t    *req;
     int               rank;       /* the peer's rank in MPI_COMM_WORLD */
     mca_pml_umr_ack_t ack;
 } mca_pml_umr_ack_slot_t;
+
+static UCS_LIST_HEAD(mca_pml_umr_ack_slots);
+static int mca_pml_umr_acks_closed;   /* MPI_Finalize started: no repost */
 
 /* Zero-copy sends waiting for their ack: oldest first (an ack by tag looks
  * for its send there), and by sequence number (an ack that names one). An
@@ -291,6 +329,29 @@ static mca_pml_umr_request_t *mca_pml_umr_send_by_seq(int rank, uint64_t seq)
     return (req->peer->world_rank == rank) ? req : NULL;
 }
 
+/* MPI_Finalize has started (mca_common_umr_peers_quiesce, while
+ * MPI_COMM_WORLD works): the ack receives still posted are cancelled and
+ * freed (their callback frees the slot; the request is reaped), and none
+ * is posted again. An ack that matched before its cancel is taken as any. */
+void mca_pml_umr_send_quiesce(void)
+{
+    mca_pml_umr_ack_slot_t *slot, *tmp;
+    ompi_request_t *r;
+
+    mca_pml_umr_acks_closed = 1;
+    ucs_list_for_each_safe(slot, tmp, &mca_pml_umr_ack_slots, list) {
+        r = slot->req;
+        if (r == NULL) {
+            continue;   /* its repost is queued: freed when it runs */
+        }
+        ompi_request_cancel(r);
+        ompi_request_wait_completion(r);   /* the callback frees the slot */
+    }
+    MCA_PML_UMR_VERBOSE(10, "rank %d: ack receives cancelled, %lu still "
+                        "posted", ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                        (unsigned long)mca_pml_umr.cnt.acks_posted);
+}
+
 void mca_pml_umr_send_fini(void)
 {
     kh_destroy_inplace(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq);
@@ -335,14 +396,17 @@ static int mca_pml_umr_ack_post_slot(mca_pml_umr_ack_slot_t *slot)
                                     MCA_PML_UMR_TAG_ACK,
                                     &ompi_mpi_comm_world.comm, &slot->req);
     if (rc != OMPI_SUCCESS) {
+        slot->req = NULL;
         return rc;
     }
+    ++mca_pml_umr.cnt.acks_posted;
     ompi_request_set_callback(slot->req, mca_pml_umr_ack_cb, slot);
     return OMPI_SUCCESS;
 }
 
 static void mca_pml_umr_ack_slot_free(mca_pml_umr_ack_slot_t *slot)
 {
+    ucs_list_del(&slot->list);
     OBJ_DESTRUCT(&slot->work.super);
     free(slot);
 }
@@ -357,6 +421,7 @@ static int mca_pml_umr_ack_post(int rank)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     OBJ_CONSTRUCT(&slot->work.super, opal_list_item_t);
+    ucs_list_add_tail(&mca_pml_umr_ack_slots, &slot->list);
     slot->rank = rank;
     rc = mca_pml_umr_ack_post_slot(slot);
     if (rc != OMPI_SUCCESS) {
@@ -375,6 +440,10 @@ static void mca_pml_umr_ack_repost_run(mca_common_umr_work_t *work)
                                                     work);
 
     mca_common_umr_progress_ref(-1);
+    if (mca_pml_umr_acks_closed) {
+        mca_pml_umr_ack_slot_free(slot);
+        return;
+    }
     if (mca_pml_umr_ack_post_slot(slot) != OMPI_SUCCESS) {
         MCA_PML_UMR_VERBOSE(1, "rank %d: no ack receive for rank %d posted "
                             "again", ompi_comm_rank(&ompi_mpi_comm_world.comm),
@@ -398,6 +467,10 @@ static UCS_F_NOINLINE void mca_pml_umr_ack_drop(mca_pml_umr_ack_slot_t *slot)
                         ompi_comm_rank(&ompi_mpi_comm_world.comm), slot->rank,
                         (unsigned long long)slot->ack.seq, slot->ack.flags);
     said = 1;
+    if (mca_pml_umr_acks_closed) {
+        mca_pml_umr_ack_slot_free(slot);   /* MPI_Finalize: not again */
+        return;
+    }
     slot->work.run = mca_pml_umr_ack_repost_run;
     mca_common_umr_work_post(&slot->work);
     mca_common_umr_progress_ref(1);
@@ -412,6 +485,8 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
     mca_pml_umr_request_t *req;
 
     mca_common_umr_reap_add(ireq);
+    slot->req = NULL;
+    --mca_pml_umr.cnt.acks_posted;
     if (ireq->req_status._cancelled) {
         mca_pml_umr_ack_slot_free(slot);
         return 0;
@@ -603,8 +678,8 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     size_t addr_len;
     int rc;
 
-    if (mca_common_umr_peer_retired(peer)) {
-        goto keyless;
+    if ((info == NULL) || mca_common_umr_peer_retired(peer)) {
+        goto keyless;   /* an escape of a type without a layout, too */
     }
     /* the region and its layout key: registered once, reused */
     rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
@@ -628,8 +703,8 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     goto fill;
 
 keyless:
-    /* an escape to a retired peer (or rail), or one whose key could not be
-     * made: a control message without a key, which the receiver declines
+    /* an escape to a retired peer (or rail), of a type without a layout,
+     * or whose key could not be made: a control message without a key, which the receiver declines
      * (the data follows through the wrapped PML) */
     keyless = 1;
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
@@ -638,7 +713,7 @@ fill:
     ctl->magic[0] = MCA_PML_UMR_MAGIC0;
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
     ctl->length   = req->dt->super.size * req->count;
-    ctl->sblocks  = info->num_blocks * req->count;
+    ctl->sblocks  = (info != NULL) ? info->num_blocks * req->count : 0;
     ctl->rail     = peer->rail - mca_common_umr_rails.rails;
     if (addr_len > 0) {
         ctl->addr_len = addr_len;
@@ -662,15 +737,18 @@ fill:
         mca_common_umr_peer_hold(peer);
         req->peer_held = 1;
     }
-    rc = mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
-                                    &ompi_mpi_byte.dt, req->peer_rank,
-                                    req->tag,
-                                    (req->mode == MCA_PML_BASE_SEND_READY) ?
-                                    MCA_PML_BASE_SEND_READY :
-                                    MCA_PML_BASE_SEND_STANDARD,
-                                    req->comm, &req->inner);
+    rc = mca_pml_umr_fault(MCA_PML_UMR_FAULT_CTLSEND) ? OMPI_ERR_UNREACH :
+         mca_pml_umr.real.pml_isend(ctl, MCA_PML_UMR_CTL_SIZE,
+                                         &ompi_mpi_byte.dt, req->peer_rank,
+                                         req->tag,
+                                         (req->mode == MCA_PML_BASE_SEND_READY) ?
+                                         MCA_PML_BASE_SEND_READY :
+                                         MCA_PML_BASE_SEND_STANDARD,
+                                         req->comm, &req->inner);
     if (rc != OMPI_SUCCESS) {
-        /* the posted ack slot stays: harmless, cancelled at the end */
+        /* the posted ack slot stays, a spare for this peer's next ack,
+         * or cancelled when MPI_Finalize starts
+         * (mca_pml_umr_send_quiesce) */
         mca_pml_umr_send_unwait(req);
         ++mca_pml_umr.cnt.errors;
         req->error  = rc;
@@ -699,6 +777,72 @@ err_dereg:
      * connection within the budget now */
     mca_pml_umr_send_fallback(req, rc);
     return OMPI_ERROR;
+}
+
+/* A buffered send (MPI_Bsend, MPI_Ibsend, a start of MPI_Bsend_init) of
+ * an escape to `peer`. It must complete at once (the user may reuse the
+ * buffer), and its data cannot go ahead of the receiver's decline (the
+ * declined messages of a pair are matched in order on TAG_DATA): its Z
+ * packed bytes are copied and sent from the copy as any escape (a keyless
+ * control message on the user's communicator and tag, so MPI's order of
+ * messages holds; the data on TAG_DATA once declined), by a request of
+ * ours that the user never sees (freed with the copy when done). The copy
+ * is pml/umr's memory, not the attached buffer's. */
+static UCS_F_NOINLINE int
+mca_pml_umr_send_escape_copy(const void *buf, size_t count,
+                             ompi_datatype_t *dt, int dst, int tag,
+                             ompi_communicator_t *comm,
+                             mca_common_umr_peer_t *peer)
+{
+    void *copy = malloc(MCA_PML_UMR_CTL_SIZE);
+    mca_pml_umr_request_t *req;
+
+    if (copy == NULL) {
+        ++mca_pml_umr.cnt.errors;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_pml_umr_peek(buf, count, dt, copy, MCA_PML_UMR_CTL_SIZE);
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false, comm, copy,
+                                    MCA_PML_UMR_CTL_SIZE, &ompi_mpi_byte.dt,
+                                    dst, tag);
+    if (req == NULL) {
+        free(copy);
+        ++mca_pml_umr.cnt.errors;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->copy        = copy;
+    req->mode        = MCA_PML_BASE_SEND_STANDARD;
+    req->peer        = peer;
+    req->free_called = 1;   /* nobody waits for it */
+    if (mca_pml_umr_send_zcopy(req, NULL) != OMPI_SUCCESS) {
+        /* out of memory for its ack receive: an error, never raw */
+        mca_pml_umr_request_mpi_complete(req);   /* returns it */
+        ++mca_pml_umr.cnt.errors;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* A buffered send of exactly Z packed bytes: an escape goes through the
+ * copy above (`request`: an empty request, complete, as Open MPI gives
+ * for MPI_PROC_NULL; NULL for a blocking send), anything else is the
+ * wrapped PML's own buffered send; *rc, or 0: not an escape. */
+static UCS_F_NOINLINE int
+mca_pml_umr_send_buffered(const void *buf, size_t count, ompi_datatype_t *dt,
+                          int dst, int tag, ompi_communicator_t *comm,
+                          ompi_request_t **request, int *rc)
+{
+    mca_common_umr_peer_t *peer = mca_pml_umr_send_escape_peer(buf, count, dt,
+                                                               comm, dst);
+
+    if (peer == NULL) {
+        return 0;
+    }
+    *rc = mca_pml_umr_send_escape_copy(buf, count, dt, dst, tag, comm, peer);
+    if ((*rc == OMPI_SUCCESS) && (request != NULL)) {
+        *request = &ompi_request_empty;
+    }
+    return 1;
 }
 
 /* A zero-copy send of this message, its control message posted: its
@@ -741,7 +885,13 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
                        ompi_communicator_t *comm, ompi_request_t **request)
 {
     mca_pml_umr_request_t *req;
+    int rc;
 
+    if ((mode == MCA_PML_BASE_SEND_BUFFERED) &&
+        mca_pml_umr_send_buffered(buf, count, dt, dst, tag, comm, request,
+                                  &rc)) {
+        return rc;
+    }
     req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
     if (req == NULL) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
@@ -787,9 +937,14 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
     ompi_request_t *oreq;
+    int rc;
 
     if (mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
+    }
+    if ((mode == MCA_PML_BASE_SEND_BUFFERED) &&
+        mca_pml_umr_send_buffered(buf, count, dt, dst, tag, comm, NULL, &rc)) {
+        return rc;
     }
     req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
     if (req == NULL) {
@@ -815,8 +970,11 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
 {
     mca_pml_umr_request_t *req;
 
+    /* buffered: passed on, but for exactly Z bytes (maybe an escape,
+     * known at each start) */
     if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count, 0)) ||
-        (mode == MCA_PML_BASE_SEND_BUFFERED) ||
+        ((mode == MCA_PML_BASE_SEND_BUFFERED) &&
+         (dt->super.size * count != MCA_PML_UMR_CTL_SIZE)) ||
         (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
                                                   comm, (void*)buf, count, dt,
                                                   dst, tag)))) {
@@ -836,6 +994,22 @@ static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     int rc;
 
     mca_pml_umr_request_restart(req);
+    if (req->mode == MCA_PML_BASE_SEND_BUFFERED) {
+        /* Z bytes (mca_pml_umr_isend_init): an escape is copied and sent
+         * by a request of its own, and this start completes at once */
+        if (mca_pml_umr_send_buffered(req->buf, req->count, req->dt,
+                                      req->peer_rank, req->tag, req->comm,
+                                      NULL, &rc)) {
+            if (rc != OMPI_SUCCESS) {
+                return rc;
+            }
+            req->peer   = NULL;
+            req->events = 1;
+            mca_pml_umr_send_event(req);
+            return OMPI_SUCCESS;
+        }
+        goto pass;
+    }
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
                                          &info, 0);
@@ -843,6 +1017,7 @@ static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
         (mca_pml_umr_send_zcopy(req, info) == OMPI_SUCCESS)) {
         return OMPI_SUCCESS;
     }
+pass:
     /* this start passes through: the wrapped PML's own request */
     req->peer        = NULL;
     req->passthrough = 1;

@@ -22,6 +22,9 @@ int mca_pml_umr_send(const void *buf, size_t count, ompi_datatype_t *dt,
 int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
                            int dst, int tag, mca_pml_base_send_mode_t mode,
                            ompi_communicator_t *comm, ompi_request_t **request);
+/* MPI_Finalize has started (run by mca_common_umr_peers_quiesce): the
+ * ack receives still posted are cancelled and freed. */
+void mca_pml_umr_send_quiesce(void);
 /* At finalize: the table of the sends waiting for their ack. */
 void mca_pml_umr_send_fini(void);
 
