@@ -29,8 +29,11 @@
  *    knowing both layouts, may decline, and any fault on its zero-copy
  *    path declines too: the data then comes through the wrapped PML
  *    (pml_umr_wire.h has the whole protocol).
- *  - A non-eligible message of exactly Z bytes starting with the magic is
- *    sent zero-copy anyway (the escape), so a receiver never mistakes it.
+ *  - A message of exactly Z bytes starting with the magic is never sent
+ *    raw, whatever its mode and datatype (the escape): zero-copy, or a
+ *    control message without a key that the receiver declines (a type
+ *    without a layout; a buffered send, from pml/umr's copy of its data),
+ *    so a receiver never mistakes it.
  *  - Endpoints are connected lazily (common_umr_peer.h): the first control
  *    messages carry the sender's endpoint address; the receiver connects,
  *    answers with its own address (MCA_COMMON_UMR_TAG_CONN) and starts gets

@@ -25,9 +25,11 @@
  *                 sequence number, length, S's block count, S's layout key
  *                 (+ S's endpoint address while not connected). A CTL
  *                 without a key (an escape, user data of Z bytes that
- *                 starts with the magic, to a retired peer or rail or
- *                 whose key could not be made: it never goes raw) is
- *                 always declined.
+ *                 starts with the magic, to a retired peer or rail, of a
+ *                 type without a layout, buffered (sent from pml/umr's
+ *                 copy, the user's send complete at once), or whose key
+ *                 could not be made: it never goes raw, whatever the send
+ *                 mode) is always declined.
  *   ACK   R -> S  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK): names S's send by
  *                 the CTL's sequence number (seq), or, when R never saw
  *                 the CTL's bytes, the message's communicator and tag (seq
@@ -64,7 +66,8 @@
  * malformed one, one of another peer's send) is dropped: one verbose line,
  * the counter `acks_dropped`, and a new ACK receive is posted for that
  * peer in place of the one it took, so the ACKs still to come each find
- * one. Nothing is read through a value that came on the wire.
+ * one. ACK receives still posted when MPI_Finalize starts (spares: after a
+ * CTL that could not be sent) are cancelled then. Nothing is read through a value that came on the wire.
  *
  * Sender request (pml_umr_send.c):
  *   CHOOSE     pass-through test (size, contiguity, prefilter, peer,
