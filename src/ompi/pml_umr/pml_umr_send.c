@@ -420,6 +420,10 @@ static int mca_pml_umr_ack_post(int rank)
     if (slot == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    /* the decoder's cache open (a buffered escape looks up no type): its
+     * MPI_COMM_SELF attribute runs mca_common_umr_peers_quiesce, hence
+     * mca_pml_umr_send_quiesce, when MPI_Finalize starts */
+    (void)mca_common_umr_dtype_lookup(&ompi_mpi_byte.dt);
     OBJ_CONSTRUCT(&slot->work.super, opal_list_item_t);
     ucs_list_add_tail(&mca_pml_umr_ack_slots, &slot->list);
     slot->rank = rank;
