@@ -47,7 +47,7 @@ protected:
     {
         write(text);
         return mca_common_umr_cost_load(&m_cost, m_path.c_str(), pml, m_err,
-                                     sizeof(m_err));
+                                        sizeof(m_err));
     }
 
     /* the file is rejected with an error naming `line`, defaults restored */
@@ -114,13 +114,13 @@ TEST_F(pml_umr_cost, defaults_mlx5_remote)
     mca_common_umr_cost_defaults(&m_cost);
     auto z = [&](size_t bytes, size_t block) {
         return mca_common_umr_cost_zcopy(&m_cost, MCA_COMMON_UMR_COST_MLX5,
-                                      MCA_COMMON_UMR_COST_GET,
-                                      MCA_COMMON_UMR_COST_REMOTE, bytes,
-                                      bytes / block, bytes / block, 0.5);
+                                         MCA_COMMON_UMR_COST_GET,
+                                         MCA_COMMON_UMR_COST_REMOTE, bytes,
+                                         bytes / block, bytes / block, 0.5);
     };
     auto p = [&](size_t bytes, size_t block) {
         return mca_common_umr_cost_pml(&m_cost, MCA_COMMON_UMR_COST_REMOTE, bytes,
-                                    block);
+                                       block);
     };
     EXPECT_LT(z(16ul << 20, 4096), p(16ul << 20, 4096));
     EXPECT_LT(z(16ul << 20, 256), p(16ul << 20, 256));
@@ -133,14 +133,14 @@ TEST_F(pml_umr_cost, missing_file_gives_defaults)
 
     mca_common_umr_cost_defaults(&defaults);
     EXPECT_EQ(1, mca_common_umr_cost_load(&m_cost, "/nonexistent/costs.conf",
-                                       "ob1", m_err, sizeof(m_err)));
+                                          "ob1", m_err, sizeof(m_err)));
     EXPECT_STREQ("", m_err);
     EXPECT_EQ(0, m_cost.from_file);
     EXPECT_EQ(0, memcmp(&defaults, &m_cost, sizeof(m_cost)));
     EXPECT_EQ(1, mca_common_umr_cost_load(&m_cost, nullptr, "ob1", m_err,
-                                       sizeof(m_err)));
+                                          sizeof(m_err)));
     EXPECT_EQ(1, mca_common_umr_cost_load(&m_cost, "", "ob1", m_err,
-                                       sizeof(m_err)));
+                                          sizeof(m_err)));
 }
 
 TEST_F(pml_umr_cost, reads_every_key)
@@ -195,7 +195,7 @@ TEST_F(pml_umr_cost, reads_every_key)
 
     /* the same file for ucx: its lines */
     ASSERT_EQ(0, mca_common_umr_cost_load(&m_cost, m_path.c_str(), "ucx", m_err,
-                                       sizeof(m_err)));
+                                          sizeof(m_err)));
     EXPECT_EQ(99999, m_cost.pml[MCA_COMMON_UMR_COST_LOCAL].ctrl_ns);
     EXPECT_EQ(1, m_cost.pml[MCA_COMMON_UMR_COST_REMOTE].op_ns[0]);
 }
@@ -264,7 +264,7 @@ TEST_F(pml_umr_cost, pml_cost_interpolates_by_block)
     ASSERT_EQ(0, load(text)) << m_err;
     auto p = [&](size_t bytes, double block) {
         return mca_common_umr_cost_pml(&m_cost, MCA_COMMON_UMR_COST_LOCAL, bytes,
-                                    block);
+                                       block);
     };
     EXPECT_DOUBLE_EQ(1000 + 0.1 * 4096, p(4096, 8));
     EXPECT_DOUBLE_EQ(2000 + 0.2 * 4096, p(4096, 16));
@@ -294,8 +294,8 @@ TEST_F(pml_umr_cost, zcopy_formula_and_density)
                       "pml.ob1.remote.ctrl_ns = 3000\n")) << m_err;
     auto z = [&](int scope, double density) {
         return mca_common_umr_cost_zcopy(&m_cost, MCA_COMMON_UMR_COST_SW,
-                                      MCA_COMMON_UMR_COST_GET, scope, 1000, 30, 7,
-                                      density);
+                                         MCA_COMMON_UMR_COST_GET, scope, 1000, 30, 7,
+                                         density);
     };
     EXPECT_DOUBLE_EQ(1000 + 100 + 300 + 7 + 500, z(MCA_COMMON_UMR_COST_LOCAL, 1));
     EXPECT_DOUBLE_EQ(z(MCA_COMMON_UMR_COST_LOCAL, 1),
@@ -305,11 +305,11 @@ TEST_F(pml_umr_cost, zcopy_formula_and_density)
     EXPECT_DOUBLE_EQ(3000 + 200 + 600 + 14 + 1000,
                      z(MCA_COMMON_UMR_COST_REMOTE, 0.1));
     EXPECT_TRUE(std::isinf(mca_common_umr_cost_zcopy(&m_cost, -1, 0, 0, 1, 1, 1,
-                                                  1)));
+                                                     1)));
     EXPECT_TRUE(std::isinf(mca_common_umr_cost_zcopy(&m_cost, 0, 2, 0, 1, 1, 1,
-                                                  1)));
+                                                     1)));
     EXPECT_TRUE(std::isinf(mca_common_umr_cost_zcopy(&m_cost, 0, 0, 2, 1, 1, 1,
-                                                  1)));
+                                                     1)));
 }
 
 /* The choice: zero-copy only below MARGIN of the PML's estimate, with the
@@ -333,8 +333,8 @@ TEST_F(pml_umr_cost, prefer_zcopy_margin)
         }
         EXPECT_EQ(0, load(text)) << m_err;
         return mca_common_umr_cost_prefer_zcopy(&m_cost, MCA_COMMON_UMR_COST_SW,
-                                             MCA_COMMON_UMR_COST_LOCAL, 1 << 20,
-                                             1024, 0.1);
+                                                MCA_COMMON_UMR_COST_LOCAL, 1 << 20,
+                                                1024, 0.1);
     };
     double z = 100 + 10 * 1024 * 2, pml_equal = z / (1 << 20);
     EXPECT_EQ(0, with_pml_byte(pml_equal));          /* a tie: PML */
@@ -342,12 +342,12 @@ TEST_F(pml_umr_cost, prefer_zcopy_margin)
     EXPECT_EQ(1, with_pml_byte(pml_equal / 0.85));   /* 15% better: zcopy */
     /* 0 blocks counts as one; an unknown engine never goes zero-copy */
     EXPECT_EQ(0, mca_common_umr_cost_prefer_zcopy(&m_cost, -1,
-                                               MCA_COMMON_UMR_COST_LOCAL, 1 << 20,
-                                               0, 1));
+                                                  MCA_COMMON_UMR_COST_LOCAL, 1 << 20,
+                                                  0, 1));
     mca_common_umr_cost_defaults(&m_cost);
     EXPECT_EQ(0, mca_common_umr_cost_prefer_zcopy(&m_cost, MCA_COMMON_UMR_COST_SW,
-                                               MCA_COMMON_UMR_COST_LOCAL,
-                                               64 << 20, 1, 1));
+                                                  MCA_COMMON_UMR_COST_LOCAL,
+                                                  64 << 20, 1, 1));
 }
 
 

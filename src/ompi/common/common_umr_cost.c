@@ -33,7 +33,7 @@ static const char *mca_common_umr_cost_scope_names[] = { "local", "remote" };
  * the network at about 3 GB/s (1 GB/s at 8 B blocks).
  */
 static void mca_common_umr_cost_default_pml(mca_common_umr_cost_pml_t *p,
-                                         int remote)
+                                            int remote)
 {
     int i;
 
@@ -51,8 +51,9 @@ static void mca_common_umr_cost_default_pml(mca_common_umr_cost_pml_t *p,
 
 void mca_common_umr_cost_defaults(mca_common_umr_cost_t *cost)
 {
-    static const mca_common_umr_cost_lin_t sw   = { 20000.0, 1500.0, 200.0, 0.5 };
-    static const mca_common_umr_cost_lin_t mlx5 = { 2000.0, 2.0, 2.0, 0.08 };
+    static const mca_common_umr_cost_lin_t sw   = {20000.0, 1500.0, 200.0,
+                                                    0.5};
+    static const mca_common_umr_cost_lin_t mlx5 = {2000.0, 2.0, 2.0, 0.08};
     int op, d;
 
     memset(cost, 0, sizeof(*cost));
@@ -68,7 +69,7 @@ void mca_common_umr_cost_defaults(mca_common_umr_cost_t *cost)
 }
 
 static int mca_common_umr_cost_lookup(const char *name, const char **names,
-                                   int num)
+                                      int num)
 {
     int i;
 
@@ -120,7 +121,7 @@ int mca_common_umr_cost_engine(const char *name)
 {
     return (name == NULL) ? -1 :
            mca_common_umr_cost_lookup(name, mca_common_umr_cost_eng_names,
-                                   MCA_COMMON_UMR_COST_NUM_ENG);
+                                      MCA_COMMON_UMR_COST_NUM_ENG);
 }
 
 /* Splits `key` at dots into at most `max` fields (in place). */
@@ -161,9 +162,9 @@ static int mca_common_umr_cost_block(const char *field)
 /* 0, or -1 with `why` set: one "key = value" for `pml_name` (and the osc
  * component `osc_name`, if not NULL). */
 static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
-                                double v, const char *pml_name,
-                                const char *osc_name, int *scopes,
-                                int *oscopes, const char **why)
+                                   double v, const char *pml_name,
+                                   const char *osc_name, int *scopes,
+                                   int *oscopes, const char **why)
 {
     char *f[7];
     int n = mca_common_umr_cost_split(key, f, 6), e, o, d, s, b;
@@ -172,11 +173,11 @@ static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
 
     if ((n == 5) && !strcmp(f[0], "engine")) {
         e = mca_common_umr_cost_lookup(f[1], mca_common_umr_cost_eng_names,
-                                    MCA_COMMON_UMR_COST_NUM_ENG);
+                                       MCA_COMMON_UMR_COST_NUM_ENG);
         o = mca_common_umr_cost_lookup(f[2], mca_common_umr_cost_op_names,
-                                    MCA_COMMON_UMR_COST_NUM_OPS);
+                                       MCA_COMMON_UMR_COST_NUM_OPS);
         d = mca_common_umr_cost_lookup(f[3], mca_common_umr_cost_dens_names,
-                                    MCA_COMMON_UMR_COST_NUM_DENS);
+                                       MCA_COMMON_UMR_COST_NUM_DENS);
         if ((e < 0) || (o < 0) || (d < 0)) {
             *why = "unknown engine, operation or density";
             return -1;
@@ -199,7 +200,7 @@ static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
 
     if (((n == 4) || (n == 6)) && !strcmp(f[0], "pml")) {
         s = mca_common_umr_cost_lookup(f[2], mca_common_umr_cost_scope_names,
-                                    MCA_COMMON_UMR_COST_NUM_SCOPES);
+                                       MCA_COMMON_UMR_COST_NUM_SCOPES);
         if (s < 0) {
             *why = "unknown scope (local or remote)";
             return -1;
@@ -239,9 +240,9 @@ static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
         mca_common_umr_cost_osc_t *oc;
 
         s = mca_common_umr_cost_lookup(f[2], mca_common_umr_cost_scope_names,
-                                    MCA_COMMON_UMR_COST_NUM_SCOPES);
+                                       MCA_COMMON_UMR_COST_NUM_SCOPES);
         o = mca_common_umr_cost_lookup(f[3], mca_common_umr_cost_op_names,
-                                    MCA_COMMON_UMR_COST_NUM_OPS);
+                                       MCA_COMMON_UMR_COST_NUM_OPS);
         if ((s < 0) || (o < 0)) {
             *why = "unknown scope (local or remote) or operation (get or put)";
             return -1;
@@ -287,7 +288,7 @@ static char *mca_common_umr_cost_trim(char *s)
 }
 
 static int mca_common_umr_cost_fail(char *err, size_t err_len, const char *fmt,
-                                 ...)
+                                    ...)
 {
     va_list ap;
 
@@ -300,7 +301,7 @@ static int mca_common_umr_cost_fail(char *err, size_t err_len, const char *fmt,
 }
 
 int mca_common_umr_cost_load(mca_common_umr_cost_t *cost, const char *path,
-                          const char *pml_name, char *err, size_t err_len)
+                             const char *pml_name, char *err, size_t err_len)
 {
     return mca_common_umr_cost_load_osc(cost, path, pml_name, NULL, err,
                                         err_len);
@@ -331,7 +332,7 @@ int mca_common_umr_cost_load_osc(mca_common_umr_cost_t *cost,
             return 1;
         }
         return mca_common_umr_cost_fail(err, err_len, "%s: %s", path,
-                                     strerror(errno));
+                                        strerror(errno));
     }
 
     while (fgets(line, sizeof(line), f) != NULL) {
@@ -387,11 +388,13 @@ int mca_common_umr_cost_load_osc(mca_common_umr_cost_t *cost,
     if (!version) {
         mca_common_umr_cost_defaults(cost);
         return mca_common_umr_cost_fail(err, err_len, "%s:%d: no 'version = 1'",
-                                     path, lineno);
+                                        path, lineno);
     }
     /* a local-only calibration: the remote PML is at least as slow */
-    if (scopes[MCA_COMMON_UMR_COST_LOCAL] && !scopes[MCA_COMMON_UMR_COST_REMOTE]) {
-        cost->pml[MCA_COMMON_UMR_COST_REMOTE] = cost->pml[MCA_COMMON_UMR_COST_LOCAL];
+    if (scopes[MCA_COMMON_UMR_COST_LOCAL] &&
+        !scopes[MCA_COMMON_UMR_COST_REMOTE]) {
+        cost->pml[MCA_COMMON_UMR_COST_REMOTE] =
+            cost->pml[MCA_COMMON_UMR_COST_LOCAL];
         cost->pml[MCA_COMMON_UMR_COST_REMOTE].measured = 0;
     }
     if (oscopes[MCA_COMMON_UMR_COST_LOCAL] &&
@@ -406,12 +409,14 @@ int mca_common_umr_cost_load_osc(mca_common_umr_cost_t *cost,
 bad:
     fclose(f);
     mca_common_umr_cost_defaults(cost);
-    return mca_common_umr_cost_fail(err, err_len, "%s:%d: %s", path, lineno, why);
+    return mca_common_umr_cost_fail(err, err_len, "%s:%d: %s", path, lineno,
+                                    why);
 }
 
-double mca_common_umr_cost_zcopy(const mca_common_umr_cost_t *cost, int eng, int op,
-                              int scope, size_t bytes, size_t remote_blocks,
-                              size_t local_blocks, double density)
+double mca_common_umr_cost_zcopy(const mca_common_umr_cost_t *cost, int eng,
+                                 int op, int scope, size_t bytes,
+                                 size_t remote_blocks, size_t local_blocks,
+                                 double density)
 {
     const mca_common_umr_cost_lin_t *l;
 
@@ -454,7 +459,7 @@ static double mca_common_umr_cost_interp(const double *op_ns,
 }
 
 double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
-                            size_t bytes, double mean_block)
+                               size_t bytes, double mean_block)
 {
     if ((scope < 0) || (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES)) {
         return 0; /* unknown: the PML always wins */
@@ -504,16 +509,16 @@ double mca_common_umr_cost_rma(const mca_common_umr_cost_t *cost, int eng,
 }
 
 int mca_common_umr_cost_prefer_zcopy(const mca_common_umr_cost_t *cost, int eng,
-                                  int scope, size_t bytes, size_t blocks,
-                                  double density)
+                                     int scope, size_t bytes, size_t blocks,
+                                     double density)
 {
     double z, p;
 
     if (blocks == 0) {
         blocks = 1;
     }
-    z = mca_common_umr_cost_zcopy(cost, eng, MCA_COMMON_UMR_COST_GET, scope, bytes,
-                               blocks, blocks, density);
+    z = mca_common_umr_cost_zcopy(cost, eng, MCA_COMMON_UMR_COST_GET, scope,
+                                  bytes, blocks, blocks, density);
     p = mca_common_umr_cost_pml(cost, scope, bytes, (double)bytes / blocks);
     return z < MCA_COMMON_UMR_COST_MARGIN * p;
 }

@@ -60,15 +60,17 @@ extern "C" {
 #define MCA_COMMON_UMR_COST_MIN_LOG2     3   /* 8 B blocks */
 #define MCA_COMMON_UMR_COST_MAX_LOG2     16  /* 64 KiB blocks */
 #define MCA_COMMON_UMR_COST_NUM_BLOCKS   (MCA_COMMON_UMR_COST_MAX_LOG2 - \
-                                       MCA_COMMON_UMR_COST_MIN_LOG2 + 1)
+                                          MCA_COMMON_UMR_COST_MIN_LOG2 + 1)
 /* At or above this density (data bytes / span) a layout is "dense". */
 #define MCA_COMMON_UMR_COST_DENSE        0.5
 /* Zero-copy only when its estimate is below this share of the PML's: the
  * model's error must not turn a win into a loss. */
 #define MCA_COMMON_UMR_COST_MARGIN       0.9
 
-enum { MCA_COMMON_UMR_COST_SW, MCA_COMMON_UMR_COST_MLX5, MCA_COMMON_UMR_COST_NUM_ENG };
-enum { MCA_COMMON_UMR_COST_GET, MCA_COMMON_UMR_COST_PUT, MCA_COMMON_UMR_COST_NUM_OPS };
+enum { MCA_COMMON_UMR_COST_SW, MCA_COMMON_UMR_COST_MLX5,
+       MCA_COMMON_UMR_COST_NUM_ENG };
+enum { MCA_COMMON_UMR_COST_GET, MCA_COMMON_UMR_COST_PUT,
+       MCA_COMMON_UMR_COST_NUM_OPS };
 enum { MCA_COMMON_UMR_COST_DENSE_L, MCA_COMMON_UMR_COST_SPARSE_L,
        MCA_COMMON_UMR_COST_NUM_DENS };
 enum { MCA_COMMON_UMR_COST_LOCAL, MCA_COMMON_UMR_COST_REMOTE,
@@ -114,7 +116,7 @@ void mca_common_umr_cost_defaults(mca_common_umr_cost_t *cost);
  * why).
  */
 int mca_common_umr_cost_load(mca_common_umr_cost_t *cost, const char *path,
-                          const char *pml_name, char *err, size_t err_len);
+                             const char *pml_name, char *err, size_t err_len);
 
 /**
  * As mca_common_umr_cost_load(), also reading the figures of the wrapped
@@ -143,9 +145,10 @@ int mca_common_umr_cost_engine(const char *name);
  * contiguous blocks, data covering `density` of its span, on engine `eng`,
  * plus the control message and ack through the wrapped PML (`scope`). ns.
  */
-double mca_common_umr_cost_zcopy(const mca_common_umr_cost_t *cost, int eng, int op,
-                              int scope, size_t bytes, size_t remote_blocks,
-                              size_t local_blocks, double density);
+double mca_common_umr_cost_zcopy(const mca_common_umr_cost_t *cost, int eng,
+                                 int op, int scope, size_t bytes,
+                                 size_t remote_blocks, size_t local_blocks,
+                                 double density);
 
 /**
  * One RMA operation `op` through engine `eng` (no control message: osc/umr's
@@ -169,7 +172,7 @@ double mca_common_umr_cost_osc(const mca_common_umr_cost_t *cost, int scope,
 
 /** The wrapped PML sending `bytes` in blocks of `mean_block` bytes. ns. */
 double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
-                            size_t bytes, double mean_block);
+                               size_t bytes, double mean_block);
 
 /**
  * 1 when pml/umr's protocol (a control message, one get by the receiver of
@@ -177,8 +180,8 @@ double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
  * wrapped PML by the margin above; 0 otherwise. `blocks` 0 counts as one.
  */
 int mca_common_umr_cost_prefer_zcopy(const mca_common_umr_cost_t *cost, int eng,
-                                  int scope, size_t bytes, size_t blocks,
-                                  double density);
+                                     int scope, size_t bytes, size_t blocks,
+                                     double density);
 
 #ifdef __cplusplus
 }

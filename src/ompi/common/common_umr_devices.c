@@ -312,7 +312,7 @@ static int mca_common_umr_devices_movable(const mca_common_umr_device_t *dev)
 }
 
 void mca_common_umr_devices_order(mca_common_umr_devices_t *plan,
-                               const unsigned *near, unsigned local_rank)
+                                  const unsigned *near, unsigned local_rank)
 {
     mca_common_umr_device_t devs[MCA_COMMON_UMR_DEVICES_MAX], tmp;
     unsigned pos[MCA_COMMON_UMR_DEVICES_MAX], nears[MCA_COMMON_UMR_DEVICES_MAX];
@@ -351,8 +351,8 @@ void mca_common_umr_devices_order(mca_common_umr_devices_t *plan,
 }
 
 void mca_common_umr_devices_nearest(uct_component_h component,
-                                 mca_common_umr_devices_t *plan,
-                                 unsigned local_rank)
+                                    mca_common_umr_devices_t *plan,
+                                    unsigned local_rank)
 {
     unsigned near[MCA_COMMON_UMR_DEVICES_MAX] = {0};
     unsigned i, n = 0;

@@ -43,7 +43,7 @@ int mca_pml_umr_choose_init(const char *path, const char *pml_name,
     /* osc/umr reads the same file (common_umr_cost.h) */
     mca_common_umr_cost_set_path(path);
     ret = mca_common_umr_cost_load(&mca_pml_umr_choose_cost, path, pml_name,
-                                msg, len);
+                                   msg, len);
     mca_pml_umr_choose_loaded = 1;
     if ((ret > 0) && (len > 0)) {
         snprintf(msg, len, "no costs file %s: built-in constants (run "
@@ -82,11 +82,11 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
      * (mca_pml_umr_choose_is_dense, mca_pml_umr_choose_bounds_of) */
     density = mca_pml_umr_choose_is_dense(dt->size, dt->extent) ? 1.0 : 0.0;
     return mca_common_umr_cost_prefer_zcopy(mca_pml_umr_choose_costs(), eng,
-                                         peer->same_host ?
-                                         MCA_COMMON_UMR_COST_LOCAL :
-                                         MCA_COMMON_UMR_COST_REMOTE,
-                                         dt->size * count,
-                                         dt->num_blocks * count, density);
+                                            peer->same_host ?
+                                            MCA_COMMON_UMR_COST_LOCAL :
+                                            MCA_COMMON_UMR_COST_REMOTE,
+                                            dt->size * count,
+                                            dt->num_blocks * count, density);
 }
 
 int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
@@ -116,9 +116,9 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
         mca_common_umr_cost_rma(c, eng, MCA_COMMON_UMR_COST_GET, bytes,
                                 sblocks, rblocks, density);
     p = 0.5 * (mca_common_umr_cost_pml(c, scope, bytes,
-                                    (double)bytes / sblocks) +
+                                       (double)bytes / sblocks) +
                mca_common_umr_cost_pml(c, scope, bytes,
-                                    (double)bytes / rblocks));
+                                       (double)bytes / rblocks));
     return z < MCA_COMMON_UMR_COST_MARGIN * p;
 }
 
@@ -126,14 +126,16 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
  * least `min_size` bytes: its cost minus the margin times the PML's is
  * linear in the bytes (blocks = bytes / m), a + b * bytes. The smallest
  * winning size, or SIZE_MAX when none wins. */
-static size_t mca_pml_umr_choose_min_win(const mca_common_umr_cost_t *c, int eng,
-                                         int scope, int dens, double m,
-                                         size_t min_size)
+static size_t mca_pml_umr_choose_min_win(const mca_common_umr_cost_t *c,
+                                         int eng, int scope, int dens,
+                                         double m, size_t min_size)
 {
-    const mca_common_umr_cost_lin_t *l = &c->eng[eng][MCA_COMMON_UMR_COST_GET][dens];
+    const mca_common_umr_cost_lin_t *l =
+        &c->eng[eng][MCA_COMMON_UMR_COST_GET][dens];
     double p0 = mca_common_umr_cost_pml(c, scope, 0, m);
     double p1 = mca_common_umr_cost_pml(c, scope, 1, m) - p0;  /* per byte */
-    double a  = c->pml[scope].ctrl_ns + l->op_ns - MCA_COMMON_UMR_COST_MARGIN * p0;
+    double a  = c->pml[scope].ctrl_ns + l->op_ns -
+                MCA_COMMON_UMR_COST_MARGIN * p0;
     double b  = (l->rentry_ns + l->lentry_ns) / m + l->byte_ns -
                 MCA_COMMON_UMR_COST_MARGIN * p1;
     double x;
@@ -162,7 +164,8 @@ void mca_pml_umr_choose_bounds_of(const char *engine, int same_host, int mode,
 {
     const mca_common_umr_cost_t *c = mca_pml_umr_choose_costs();
     int eng = mca_common_umr_cost_engine(engine), dens, i;
-    int scope = same_host ? MCA_COMMON_UMR_COST_LOCAL : MCA_COMMON_UMR_COST_REMOTE;
+    int scope = same_host ? MCA_COMMON_UMR_COST_LOCAL :
+                            MCA_COMMON_UMR_COST_REMOTE;
     size_t b;
     double m;
 
