@@ -292,6 +292,24 @@ static void mca_osc_umr_treq_free(mca_osc_umr_treq_t *t)
     free(t);
 }
 
+/* Match, and drop, the next description of `src` without a buffer for it:
+ * a description left unmatched keeps the origin's send waiting forever,
+ * and at MPI_Finalize pml ucx (UCX 1.23) aborts on the registration such a
+ * send still holds. Zero bytes: the receive completes truncated, the send
+ * completes. */
+static void mca_osc_umr_kdesc_drain(mca_osc_umr_win_t *w, int src)
+{
+    ompi_request_t *req;
+
+    if (MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, src, MCA_OSC_UMR_TAG_KDESC,
+                           w->comm, &req)) == OMPI_SUCCESS) {
+        mca_common_umr_reap_add(req);
+    } else {
+        MCA_OSC_UMR_VERBOSE(1, "description from rank %d: cannot drain it",
+                            src);
+    }
+}
+
 /* Receive the description of `t` (taken from `src`), which came before the
  * request on MCA_OSC_UMR_TAG_KDESC. 0 when there is none to receive (the
  * request is refused when answered). */
@@ -303,9 +321,13 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
     if ((t->len < MCA_OSC_UMR_KREQ_HDR) ||
         (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
         !(kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ||
-        (kreq->desc_len > MCA_OSC_UMR_KDESC_MAX) || w->kdesc_broken[t->src]) {
+        (kreq->desc_len > MCA_OSC_UMR_KDESC_MAX)) {
         /* an origin of this build sends a description for every request
          * that says so and only up to the maximum: none is coming */
+        return 0;
+    }
+    if (w->kdesc_broken[t->src]) {
+        mca_osc_umr_kdesc_drain(w, t->src);
         return 0;
     }
     t->kdesc_len = sizeof(*t->kdesc) + kreq->desc_len;
@@ -315,12 +337,15 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
         (MCA_PML_CALL(irecv(t->kdesc, t->kdesc_len, MPI_BYTE, t->src,
                             MCA_OSC_UMR_TAG_KDESC, w->comm, &t->kdesc_req))
          != OMPI_SUCCESS)) {
-        /* the description stays unmatched: the origin's next one would
-         * be taken for a later request's */
+        /* dropped unread (no buffer), or unmatched (the receive failed):
+         * the origin's later descriptions are refused, and drained */
         MCA_OSC_UMR_VERBOSE(1, "description of %u bytes from rank %d not "
                             "received (%s): its request is refused",
                             kreq->desc_len, t->src, (t->kdesc == NULL) ?
                             "no buffer" : "receive failed");
+        if (t->kdesc == NULL) {
+            mca_osc_umr_kdesc_drain(w, t->src);
+        }
         w->kdesc_broken[t->src] = 1;
         free(t->kdesc);
         t->kdesc     = NULL;
@@ -355,8 +380,9 @@ void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
         /* cannot keep it: refused now, before the requests of that origin
          * that wait (the origin checks the id of each answer: it refuses
          * the keys whose answers come out of order, never uses a wrong
-         * one); its description, if any, stays unmatched */
+         * one); its description, if any, is drained */
         if (apart) {
+            mca_osc_umr_kdesc_drain(w, src);
             w->kdesc_broken[src] = 1;
         }
         free(t);
