@@ -7,6 +7,10 @@
  */
 #include "common_umr.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 mca_common_umr_t mca_common_umr = {
     .output = -1,
     .who    = "umr",
@@ -16,4 +20,40 @@ void mca_common_umr_init(int output, const char *who)
 {
     mca_common_umr.output = output;
     mca_common_umr.who    = who;
+}
+
+int mca_common_umr_fault_parse(const char *spec, const char *const *names,
+                               int n, unsigned *mask, char *why, size_t len)
+{
+    char *copy, *tok, *save = NULL;
+    size_t used;
+    int i, rc = 0;
+
+    *mask = 0;
+    if ((spec == NULL) || (spec[0] == '\0')) {
+        return 0;
+    }
+    if ((copy = strdup(spec)) == NULL) {
+        snprintf(why, len, "out of memory");
+        return -1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        for (i = 0; (i < n) && strcmp(tok, names[i]); ++i) {
+        }
+        if (i < n) {
+            *mask |= 1u << i;
+            continue;
+        }
+        used = (size_t)snprintf(why, len, "'%s' is not one of", tok);
+        for (i = 0; (i < n) && (used < len); ++i) {
+            used += (size_t)snprintf(why + used, len - used, "%s %s",
+                                     (i > 0) ? "," : "", names[i]);
+        }
+        *mask = 0;
+        rc    = -1;
+        break;
+    }
+    free(copy);
+    return rc;
 }

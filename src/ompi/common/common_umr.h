@@ -83,6 +83,12 @@ static inline void mca_common_umr_param(const mca_base_component_t *c,
                                           storage);
 }
 
+/* A test build's fault list ("a,b", names of `names`, `n` of them): 0 and
+ * its bit mask (bit i: names[i]), or -1 and `why` naming what is not one
+ * of them. Each component keeps its own names and mask. */
+int mca_common_umr_fault_parse(const char *spec, const char *const *names,
+                               int n, unsigned *mask, char *why, size_t len);
+
 END_C_DECLS
 
 #endif
