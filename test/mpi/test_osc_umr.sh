@@ -46,6 +46,12 @@
 #    (key_unanswered, answers_lost > 0), no registration or key is left;
 #    the transport's key pool dry (UCX_MLX5_UMR_TEST_FAULT=key) likewise;
 #    without an answer buffer the window's spare answer delivers the keys;
+#    a target that cannot post its key-request receive again (repost, np 2
+#    and 4) answers its first request and refuses the rest at the window's
+#    free (kreq_retired); one that cannot receive them even then
+#    (repost,drain) leaves them to be refused at their origins
+#    (key_unanswered = kreq_unreceived) and keeps the window's communicator
+#    (no later window takes them: key_errors 0);
 #  - the automatic choice from a costs file (pml_umr_cost_file, with the
 #    wrapped osc module's figures, osc.<component>.local.*): one that says
 #    the wrapped module is faster leaves every put/get to it (nothing
@@ -88,6 +94,13 @@ counter_each_rank() {   # file name np [value]
         if ((v == "") || (z == "" && v + 0 <= 0) || (z != "" && v + 0 != z + 0)) {
             print "bad " c ": " $0; bad = 1 } }
         END { exit bad }'
+}
+
+# The counter summed over the ranks' osc_umr lines is > 0.
+counter_sum() {   # file name
+    grep "osc_umr: rank [0-9]*: " "$1" | awk -v c="$2" '{
+        for (i = 1; i < NF; ++i) if ($i == c) s += $(i + 1) }
+        END { if (s + 0 <= 0) { print c " is 0 on every rank"; exit 1 } }'
 }
 
 zcopy_ran() {   # file np
@@ -172,40 +185,77 @@ long_indexed() {
 # the transport's own, UCX_MLX5_UMR_TEST_FAULT=key, the key pool dry): the
 # origins get refusals and keep the wrapped module; nothing waits forever.
 # answer: the window's spare answer is sent instead, the keys still arrive.
-target_fault() {   # point pml
-    local p=$1 pml=$2 f=$out/fault-$1-$2 ref=$out/fault-ref-$1-$2 cases args=() c
+# repost: each window's target takes its first request (that key arrives
+# and is used), then retires; the rest it receives and refuses at the
+# window's free. repost,drain: not even then (two short descriptions: a
+# description sent apart and never received would hold its send); those
+# keys are refused at their origins, and the kept communicator lets no
+# later window take them (key_errors 0).
+target_fault() {   # point pml np
+    local p=$1 pml=$2 np=${3:-2} name=${1/,/_}
+    local f=$out/fault-$name-$pml-$np ref=$out/fault-ref-$name-$pml-$np cases args=() c
     local fenv=(OMPI_MCA_osc_umr_test_fault=$p)
     case $p in
-        kdesc|queue) cases=indexed1000 ;;   # only descriptions sent apart
-        *)           cases=vector,indexed1000 ;;
+        kdesc|queue)  cases=indexed1000 ;;   # only descriptions sent apart
+        repost,drain) cases=vector,subarray ;;
+        *)            cases=vector,indexed1000 ;;
     esac
     [ "$p" = engine_key ] && fenv=(UCX_MLX5_UMR_TEST_FAULT=key)
     [ "$pml" = ucx ] && args=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any)
     run "$ref" "${osc_env[@]}" OMPI_MCA_osc_umr_enable=0 OSC_UMR_TEST_CASES=$cases \
-        -- -np 2 "${args[@]}" || { tail "$ref"; return 1; }
+        -- -np "$np" "${args[@]}" || { tail "$ref"; return 1; }
     run "$f" "${osc_env[@]}" "${fenv[@]}" OSC_UMR_TEST_CASES=$cases \
-        -- -np 2 "${args[@]}" || { echo "the job failed or hung"; tail -30 "$f"; return 1; }
+        -- -np "$np" "${args[@]}" || { echo "the job failed or hung"; tail -30 "$f"; return 1; }
     same_checks "$ref" "$f" || return 1
     grep -q "osc_umr_test_fault:" "$f" && { grep "osc_umr_test_fault:" "$f"; return 1; }
-    counter_each_rank "$f" windows_wrapped 2 && counter_each_rank "$f" key_requests 2 &&
-        counter_each_rank "$f" zcopy_errors 2 0 || return 1
-    if [ "$p" = answer ]; then
-        for c in key_ready key_answers zcopy_puts zcopy_gets; do
-            counter_each_rank "$f" $c 2 || return 1
-        done
-        counter_each_rank "$f" key_refused 2 0 || return 1
-    else
-        for c in zcopy_puts zcopy_gets key_ready key_answers; do
-            counter_each_rank "$f" $c 2 0 || return 1
-        done
-        counter_each_rank "$f" key_refused 2 && counter_each_rank "$f" key_errors 2 || return 1
-    fi
-    if [ "$p" = send ]; then
-        counter_each_rank "$f" key_unanswered 2 && counter_each_rank "$f" answers_lost 2 ||
-            return 1
-    else
-        counter_each_rank "$f" key_unanswered 2 0 || return 1
-    fi
+    counter_each_rank "$f" windows_wrapped "$np" && counter_each_rank "$f" key_requests "$np" &&
+        counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
+    case $p in
+        answer|repost*)   # keys arrive: the spare answers', the first ones'
+            counter_each_rank "$f" key_answers "$np" || return 1
+            for c in key_ready zcopy_puts zcopy_gets; do
+                # np 4, repost: each target's first request is some origin's
+                if [ "$np" -gt 2 ] && [ "$p" != answer ]; then
+                    counter_sum "$f" $c || return 1
+                else
+                    counter_each_rank "$f" $c "$np" || return 1
+                fi
+            done ;;
+        *)
+            for c in zcopy_puts zcopy_gets key_ready key_answers; do
+                counter_each_rank "$f" $c "$np" 0 || return 1
+            done ;;
+    esac
+    case $p in
+        answer) counter_each_rank "$f" key_refused "$np" 0 ;;
+        repost,drain)
+            counter_each_rank "$f" key_refused "$np" && counter_each_rank "$f" key_errors "$np" 0 &&
+                counter_each_rank "$f" kreq_retired "$np" &&
+                counter_each_rank "$f" kreq_unreceived "$np" &&
+                counter_each_rank "$f" key_unanswered "$np" || return 1
+            # every request never received is one key refused at its origin
+            grep "osc_umr: rank [0-9]*: " "$f" | awk '{
+                for (i = 1; i < NF; ++i) { if ($i == "kreq_unreceived") u += $(i + 1)
+                                           if ($i == "key_unanswered") k += $(i + 1) } }
+                END { if (u != k) { print "kreq_unreceived " u " != key_unanswered " k; exit 1 } }' &&
+                grep -q "osc_umr: window .* freed: [0-9]* key requests never received .*communicator is kept" "$f" ;;
+        repost)
+            counter_each_rank "$f" key_refused "$np" && counter_each_rank "$f" key_errors "$np" &&
+                counter_each_rank "$f" kreq_retired "$np" &&
+                counter_each_rank "$f" kreq_unreceived "$np" 0 &&
+                grep -q "osc_umr: window .* freed: [0-9]* key requests that came after .* received now, and refused" "$f" ;;
+        *) counter_each_rank "$f" key_refused "$np" && counter_each_rank "$f" key_errors "$np" ;;
+    esac || return 1
+    case $p in
+        send)         counter_each_rank "$f" key_unanswered "$np" &&
+                          counter_each_rank "$f" answers_lost "$np" || return 1 ;;
+        repost,drain) ;;
+        *)            counter_each_rank "$f" key_unanswered "$np" 0 || return 1 ;;
+    esac
+    case $p in
+        repost*) ;;
+        *) counter_each_rank "$f" kreq_retired "$np" 0 || return 1 ;;
+    esac
     ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
 }
 
@@ -298,9 +348,13 @@ case_over() {   # name pml function args...
         check "$name" "$@"
     fi
 }
-for point in ${FAULT_POINTS:-answer queue kdesc tkey send engine_key}; do
+for point in ${FAULT_POINTS:-answer queue kdesc tkey send engine_key repost repost,drain}; do
     for pml in ob1 ucx; do
-        case_over target_fault_${point}_$pml $pml target_fault $point $pml
+        case_over target_fault_${point/,/_}_$pml $pml target_fault $point $pml 2
+        # np 4: each target answers one origin's first request, the rest
+        # (of three origins) refused at the window's free
+        [ "$point" = repost ] &&
+            case_over target_fault_repost_${pml}_np4 $pml target_fault $point $pml 4
     done
 done
 for pml in ob1 ucx; do

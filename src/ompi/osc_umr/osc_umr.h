@@ -83,6 +83,11 @@ typedef struct mca_osc_umr_counters {
                                    also counted in key_refused) */
     uint64_t answers_lost;      /* target: answers that could not be sent
                                    (also counted in key_errors) */
+    uint64_t kreq_retired;      /* target: windows whose receive of key
+                                   requests could not be posted again */
+    uint64_t kreq_unreceived;   /* target: requests sent to such a window
+                                   that not even its free could receive
+                                   (their origins' key_unanswered) */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,

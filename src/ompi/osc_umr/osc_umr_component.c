@@ -83,7 +83,8 @@ static int mca_osc_umr_component_register(void)
     mca_osc_umr.test_fault = "";
     mca_common_umr_param(c, "test_fault",
             "Testing only: points of the target side of the key protocol "
-            "that fail (answer, queue, kdesc, tkey, send; comma-separated), "
+            "that fail (answer, queue, kdesc, tkey, send, repost, drain; "
+            "comma-separated), "
             "to test the refusals (osc_umr_fault.h)",
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &mca_osc_umr.test_fault);
 
@@ -129,7 +130,7 @@ static int mca_osc_umr_component_finalize(void)
                     "zcopy_errors %lu attached %lu invals_sent %lu "
                     "invals_received %lu keys_dropped %lu "
                     "range_refused %lu key_unanswered %lu "
-                    "answers_lost %lu",
+                    "answers_lost %lu kreq_retired %lu kreq_unreceived %lu",
                     mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
@@ -137,7 +138,7 @@ static int mca_osc_umr_component_finalize(void)
                     c->key_answers, c->key_errors, c->zcopy_errors,
                     c->attached, c->invals_sent, c->invals_received,
                     c->keys_dropped, c->range_refused, c->key_unanswered,
-                    c->answers_lost);
+                    c->answers_lost, c->kreq_retired, c->kreq_unreceived);
     }
     return OMPI_SUCCESS;
 }

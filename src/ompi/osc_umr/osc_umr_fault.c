@@ -11,7 +11,8 @@
 unsigned mca_osc_umr_fault_mask;
 
 static const char *const mca_osc_umr_fault_names[MCA_OSC_UMR_FAULT_NUM] = {
-    "answer", "queue", "kdesc", "tkey", "send"
+    "answer", "queue", "kdesc", "tkey", "send", "repost",
+    "drain"
 };
 
 int mca_osc_umr_fault_init(const char *spec, char *why, size_t len)

@@ -16,6 +16,12 @@
  *           dry, lowering beyond the key budget)
  *   send    sending the answer fails (the origin's key is refused when the
  *           window is freed)
+ *   repost  the receive of key requests cannot be posted again after one
+ *           arrives: the window's target side retires (its later requests
+ *           received and refused only when the window is freed)
+ *   drain   ... and at the window's free those requests cannot be
+ *           received either (left unmatched: the window's communicator is
+ *           kept, the origins refuse those keys)
  * A comma-separated list fails at each of them. The transport's own faults
  * (UCX_MLX5_UMR_TEST_FAULT, engine_fault.h) apply as well.
  */
@@ -32,6 +38,8 @@ enum {
     MCA_OSC_UMR_FAULT_KDESC,
     MCA_OSC_UMR_FAULT_TKEY,
     MCA_OSC_UMR_FAULT_SEND,
+    MCA_OSC_UMR_FAULT_REPOST,
+    MCA_OSC_UMR_FAULT_DRAIN,
     MCA_OSC_UMR_FAULT_NUM
 };
 

@@ -7,6 +7,7 @@
  */
 #include "osc_umr_key.h"
 #include "osc_umr_dyn.h"
+#include "osc_umr_fault.h"
 #include "osc_umr_kreq.h"
 #include "common_umr.h"
 #include "common_umr_progress.h"
@@ -252,8 +253,9 @@ void mca_osc_umr_keys_progress(mca_osc_umr_win_t *w)
             mca_osc_umr_kreq_take(w, src, len);
         }
         ompi_request_free(&req);
-        if (mca_osc_umr_kreq_post(w) != OMPI_SUCCESS) {
-            w->kreq_req = NULL;   /* origins' keys stay pending */
+        if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_REPOST) ||
+            (mca_osc_umr_kreq_post(w) != OMPI_SUCCESS)) {
+            mca_osc_umr_kreq_retire(w);
         }
     }
     if (!opal_list_is_empty(&w->treqs)) {
@@ -340,8 +342,9 @@ void mca_osc_umr_key_free(mca_osc_umr_key_t *key)
 }
 
 /* Collective over the window's communicator. As a target: every request
- * another rank sent us is taken and answered (or refused), as far as we
- * can still take requests. As an origin: every answer a target sent us is
+ * another rank sent us is taken and answered (or refused); a target that
+ * could not post its receive again receives the rest here and refuses
+ * them (osc_umr_kreq.h), as far as it can. As an origin: every answer a target sent us is
  * taken; keys whose answer a target could not send are refused by
  * mca_osc_umr_keys_fini (never waited for). */
 static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
@@ -360,7 +363,7 @@ static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
     sent_us = expect + w->size;
     /* a request taken is answered now or queued until its description is
      * in (the origin sent that before the request, and progresses below
-     * or in the alltoall) */
+     * or in the alltoall); a retired target receives the rest now */
     while (w->kreq_req != NULL) {   /* NULL: no receive posted any more */
         done = opal_list_is_empty(&w->treqs);
         for (i = 0; done && (i < w->size); ++i) {
@@ -370,6 +373,9 @@ static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
             break;
         }
         opal_progress();
+    }
+    if (w->kreq_retired) {
+        mca_osc_umr_kreq_drain(w, expect);
     }
     if (w->comm->c_coll->coll_alltoall(w->kreq_answered, 1, MPI_INT, sent_us,
                                        1, MPI_INT, w->comm,

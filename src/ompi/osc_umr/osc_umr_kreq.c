@@ -15,6 +15,7 @@
 
 #include <ompi/datatype/ompi_datatype.h>
 #include <ompi/mca/pml/pml.h>
+#include <opal/runtime/opal_progress.h>
 
 #include "umr_mpi_dtype.h"
 
@@ -363,6 +364,15 @@ void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
     mca_osc_umr_treq_t *t = NULL;
 
     ++w->kreq_taken[src];
+    if (w->kreq_retired) {
+        /* received by the drain at the window's free (nothing of this
+         * origin waits any more): refused, its description dropped */
+        if (apart) {
+            mca_osc_umr_kdesc_drain(w, src);
+        }
+        mca_osc_umr_kreq_answer(w, src, kreq, len, NULL, 1);
+        return;
+    }
     if (!apart && (w->tq_taken[src] == w->tq_answered[src])) {
         /* nothing of this origin waits: answered now */
         ++w->tq_taken[src];
@@ -419,6 +429,63 @@ void mca_osc_umr_kreq_progress(mca_osc_umr_win_t *w)
         mca_osc_umr_treq_free(t);
         /* a later request of that origin may be next: start over */
         next = (mca_osc_umr_treq_t*)opal_list_get_first(&w->treqs);
+    }
+}
+
+void mca_osc_umr_kreq_retire(mca_osc_umr_win_t *w)
+{
+    w->kreq_req     = NULL;
+    w->kreq_retired = 1;
+    ++mca_osc_umr.cnt.kreq_retired;
+    MCA_OSC_UMR_VERBOSE(1, "window %p: the receive of key requests cannot "
+                        "be posted again: later requests to this rank are "
+                        "taken only when the window is freed, and refused",
+                        (void*)w->win);
+}
+
+void mca_osc_umr_kreq_drain(mca_osc_umr_win_t *w, const int *expect)
+{
+    ompi_request_t *req;
+    uint64_t missed = 0, drained = 0;
+    int i;
+
+    /* the requests waiting for their descriptions are answered first, in
+     * their origins' order (each description was sent before its request:
+     * it comes) */
+    while (!opal_list_is_empty(&w->treqs)) {
+        mca_osc_umr_kreq_progress(w);
+        opal_progress();
+    }
+    for (i = 0; i < w->size; ++i) {
+        while (w->kreq_taken[i] < expect[i]) {
+            if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_DRAIN) ||
+                (MCA_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE, i,
+                                    MCA_OSC_UMR_TAG_KREQ, w->comm, &req))
+                 != OMPI_SUCCESS)) {
+                missed += (uint64_t)(expect[i] - w->kreq_taken[i]);
+                break;
+            }
+            /* sent before the window's free began: it comes */
+            ompi_request_wait_completion(req);
+            ++drained;
+            mca_osc_umr_kreq_take(w, i, req->req_status._ucount);
+            ompi_request_free(&req);
+        }
+    }
+    if (drained > 0) {
+        MCA_OSC_UMR_VERBOSE(1, "window %p freed: %lu key requests that came "
+                            "after the receive could not be posted again "
+                            "received now, and refused", (void*)w->win,
+                            (unsigned long)drained);
+    }
+    if (missed > 0) {
+        w->comm_kept = 1;
+        mca_osc_umr.cnt.kreq_unreceived += missed;
+        MCA_OSC_UMR_VERBOSE(1, "window %p freed: %lu key requests never "
+                            "received (no receive could be posted): refused "
+                            "at their origins; the window's communicator is "
+                            "kept until MPI_Finalize", (void*)w->win,
+                            (unsigned long)missed);
     }
 }
 

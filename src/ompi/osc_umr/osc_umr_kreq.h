@@ -16,7 +16,9 @@
  * answered at once, as before descriptions could come apart. A
  * description that names another request, or does not come whole, refuses
  * that request and every later description of that origin (its short
- * requests still work): never a wrong key, never a hang.
+ * requests still work): never a wrong key, never a hang. A target that
+ * cannot post its receive of requests again retires until the window's
+ * free, where it receives and refuses what came meanwhile.
  */
 #ifndef MCA_OSC_UMR_KREQ_H_
 #define MCA_OSC_UMR_KREQ_H_
@@ -34,6 +36,21 @@ void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len);
 /* Answer the queued requests whose turn it is and whose description is in
  * (from progress, while w->treqs is not empty). */
 void mca_osc_umr_kreq_progress(mca_osc_umr_win_t *w);
+
+/* The receive of key requests could not be posted again after one came
+ * (progress): the window's target side retires. Its origins are not told
+ * (nothing of theirs listens for it): their later keys stay pending and
+ * their operations go through the wrapped module. */
+void mca_osc_umr_kreq_retire(mca_osc_umr_win_t *w);
+
+/* A retired target at the window's free, once every origin has said how
+ * many requests it sent here (`expect`, per origin): the requests never
+ * received are received now, from each origin, and refused (their
+ * descriptions apart drained). If that cannot be posted either, they stay
+ * unmatched and the private communicator is kept, never freed: its
+ * context id is not reused, so no later communicator takes them; their
+ * origins refuse those keys (key_unanswered). */
+void mca_osc_umr_kreq_drain(mca_osc_umr_win_t *w, const int *expect);
 
 /* The window goes: drop what is queued (receives cancelled). */
 void mca_osc_umr_kreq_fini(mca_osc_umr_win_t *w);

@@ -130,7 +130,7 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
             mca_common_umr_region_put(w->regions[i]);
         }
     }
-    if (w->comm != NULL) {
+    if ((w->comm != NULL) && !w->comm_kept) {
         ompi_comm_free(&w->comm);
     }
     OBJ_DESTRUCT(&w->pending);

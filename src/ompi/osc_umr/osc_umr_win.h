@@ -85,6 +85,12 @@ typedef struct mca_osc_umr_win {
     uint32_t                *tq_answered;    /* ... and answered */
     uint8_t                 *kdesc_broken;   /* per origin: descriptions
                                                 apart refused */
+    int                     kreq_retired;    /* the request receive could
+                                                not be posted again */
+    int                     comm_kept;  /* requests left unmatched in
+                                           comm: never freed (a later
+                                           communicator with its context
+                                           id would take them) */
 
     /* origin side */
     mca_osc_umr_extent_t    *extents;   /* created windows: per target
