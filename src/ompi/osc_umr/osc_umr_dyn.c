@@ -183,6 +183,9 @@ int mca_osc_umr_dyn_check(mca_osc_umr_win_t *w)
         /* no more invalidations can arrive: never use a key again */
         w->inval_req = NULL;
         w->dynamic_broken = 1;
+        MCA_OSC_UMR_VERBOSE(1, "window %p: the receive of detach notices "
+                            "cannot be posted again: its keys are never "
+                            "used again", (void*)w->win);
     }
     return detached;
 }
