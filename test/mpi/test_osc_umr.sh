@@ -327,6 +327,23 @@ ompi_info_lists() {
     for p in enable priority zcopy min_size sw_max_block verbose test_fault; do
         grep -q "osc_umr_$p" "$out/ompi_info" || { echo "no osc_umr_$p"; return 1; }
     done
+    # the test faults' help names every point (common_umr.c makes it)
+    grep -A3 "osc_umr_test_fault" "$out/ompi_info" | tr -d '\n' | tr -s ' ' |
+        grep -q "answer, queue, kdesc, tkey, send, repost, drain" ||
+        { grep -A3 "osc_umr_test_fault" "$out/ompi_info"; echo "the points are not all named"; return 1; }
+}
+
+# A fault list that names no point of ours: one line a rank naming the
+# parameter and the points, nothing injected (keys arrive, zero-copy).
+bad_fault_list() {
+    local f=$out/fault-bogus n
+    run "$f" "${osc_env[@]}" OMPI_MCA_osc_umr_test_fault=answer,bogus \
+        OSC_UMR_TEST_CASES=vector -- -np 2 || { tail -30 "$f"; return 1; }
+    grep -q "$done_line" "$f" && ! grep -q "$failed_lines" "$f" || { tail "$f"; return 1; }
+    n=$(grep -c "osc_umr: osc_umr_test_fault: 'bogus' is not one of answer, queue, kdesc, tkey, send, repost, drain" "$f")
+    [ "$n" -eq 2 ] || { echo "$n lines naming osc_umr_test_fault, expected 2"; grep "test_fault" "$f"; return 1; }
+    counter_each_rank "$f" key_ready 2 && counter_each_rank "$f" zcopy_puts 2 &&
+        counter_each_rank "$f" key_refused 2 0
 }
 
 check identical_np2 identical 2
@@ -353,4 +370,5 @@ done
 check zcopy_off zcopy_off
 check no_pml_umr_no_rails no_pml_umr
 check ompi_info_lists ompi_info_lists
+check bad_fault_list bad_fault_list
 finish

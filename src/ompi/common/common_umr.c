@@ -22,8 +22,11 @@ void mca_common_umr_init(int output, const char *who)
     mca_common_umr.who    = who;
 }
 
-int mca_common_umr_fault_parse(const char *spec, const char *const *names,
-                               int n, unsigned *mask, char *why, size_t len)
+/* A fault list ("a,b", names of `names`, `n` of them): 0 and its bit mask
+ * (bit i: names[i]), or -1 and `why` naming what is not one of them. */
+static int mca_common_umr_fault_parse(const char *spec,
+                                      const char *const *names, int n,
+                                      unsigned *mask, char *why, size_t len)
 {
     char *copy, *tok, *save = NULL;
     size_t used;
@@ -56,4 +59,41 @@ int mca_common_umr_fault_parse(const char *spec, const char *const *names,
     }
     free(copy);
     return rc;
+}
+
+void mca_common_umr_fault_register(const mca_base_component_t *c,
+                                   mca_common_umr_fault_t *f,
+                                   const char *what)
+{
+    char help[512];
+    size_t used;
+    int i;
+
+    used = (size_t)snprintf(help, sizeof(help),
+                            "Testing only: points that fail (");
+    for (i = 0; (i < f->n) && (used < sizeof(help)); ++i) {
+        used += (size_t)snprintf(help + used, sizeof(help) - used, "%s%s",
+                                 (i > 0) ? ", " : "", f->names[i]);
+    }
+    if (used < sizeof(help)) {
+        (void)snprintf(help + used, sizeof(help) - used,
+                       "; comma-separated): %s", what);
+    }
+    f->c    = c;
+    f->spec = "";
+    /* the help is copied by the registration */
+    mca_common_umr_param(c, "test_fault", help, MCA_BASE_VAR_TYPE_STRING,
+                         OPAL_INFO_LVL_9, &f->spec);
+}
+
+void mca_common_umr_fault_init(mca_common_umr_fault_t *f)
+{
+    char why[256];
+
+    if (mca_common_umr_fault_parse(f->spec, f->names, f->n, &f->mask, why,
+                                   sizeof(why)) < 0) {
+        opal_output(0, "%s_%s: %s_%s_test_fault: %s", f->c->mca_type_name,
+                    f->c->mca_component_name, f->c->mca_type_name,
+                    f->c->mca_component_name, why);
+    }
 }

@@ -99,7 +99,6 @@ typedef struct mca_osc_umr {
     int                       verbose;
     unsigned long             min_size;
     unsigned long             sw_max_block;
-    char                      *test_fault;  /* osc_umr_fault.h */
     int                       output;
     int                       world_rank;
     int                       nwins;    /* wrapped windows alive */

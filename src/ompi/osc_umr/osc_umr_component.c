@@ -80,13 +80,9 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
             &mca_osc_umr.sw_max_block);
 
-    mca_osc_umr.test_fault = "";
-    mca_common_umr_param(c, "test_fault",
-            "Testing only: points of the target side of the key protocol "
-            "that fail (answer, queue, kdesc, tkey, send, repost, drain; "
-            "comma-separated), "
-            "to test the refusals (osc_umr_fault.h)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &mca_osc_umr.test_fault);
+    mca_common_umr_fault_register(c, &mca_osc_umr_faults,
+            "the target side of the key protocol, to test the refusals "
+            "(osc_umr_fault.h)");
 
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
@@ -99,15 +95,10 @@ static int mca_osc_umr_component_register(void)
 
 static int mca_osc_umr_component_open(void)
 {
-    char why[128];
-
     mca_osc_umr.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_osc_umr.output,
                               mca_osc_umr.verbose);
-    if (mca_osc_umr_fault_init(mca_osc_umr.test_fault, why,
-                               sizeof(why)) < 0) {
-        opal_output(0, "osc_umr: osc_umr_test_fault: %s", why);
-    }
+    mca_common_umr_fault_init(&mca_osc_umr_faults);
     return OMPI_SUCCESS;
 }
 

@@ -8,16 +8,11 @@
 #include "osc_umr_fault.h"
 #include "common_umr.h"
 
-unsigned mca_osc_umr_fault_mask;
-
 static const char *const mca_osc_umr_fault_names[MCA_OSC_UMR_FAULT_NUM] = {
-    "answer", "queue", "kdesc", "tkey", "send", "repost",
-    "drain"
+    "answer", "queue", "kdesc", "tkey", "send", "repost", "drain"
 };
 
-int mca_osc_umr_fault_init(const char *spec, char *why, size_t len)
-{
-    return mca_common_umr_fault_parse(spec, mca_osc_umr_fault_names,
-                                      MCA_OSC_UMR_FAULT_NUM,
-                                      &mca_osc_umr_fault_mask, why, len);
-}
+mca_common_umr_fault_t mca_osc_umr_faults = {
+    .names = mca_osc_umr_fault_names,
+    .n     = MCA_OSC_UMR_FAULT_NUM,
+};

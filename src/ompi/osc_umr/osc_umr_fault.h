@@ -28,9 +28,7 @@
 #ifndef MCA_OSC_UMR_FAULT_H_
 #define MCA_OSC_UMR_FAULT_H_
 
-#include <opal/prefetch.h>
-
-#include <stddef.h>
+#include "common_umr.h"
 
 enum {
     MCA_OSC_UMR_FAULT_ANSWER,
@@ -43,16 +41,14 @@ enum {
     MCA_OSC_UMR_FAULT_NUM
 };
 
-extern unsigned mca_osc_umr_fault_mask;
-
-/* Parse the parameter's value: 0, or -1 naming the bad entry in `why`
- * (no fault is injected then). */
-int mca_osc_umr_fault_init(const char *spec, char *why, size_t len);
+/* Registered, parsed and named in the help by libmca_common_umr
+ * (common_umr.h): the points are this file's. */
+extern mca_common_umr_fault_t mca_osc_umr_faults;
 
 /* Whether the target side fails at `point` now. */
 static inline int mca_osc_umr_fault(int point)
 {
-    return OPAL_UNLIKELY(mca_osc_umr_fault_mask & (1u << point));
+    return mca_common_umr_fault_at(&mca_osc_umr_faults, point);
 }
 
 #endif

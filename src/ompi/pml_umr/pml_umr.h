@@ -114,9 +114,6 @@ typedef struct mca_pml_umr_globals {
                                                wrapped PML's receives */
     char                   *test_version;   /* level 9: the release to act as
                                                (tests of the version check) */
-    char                   *test_fault;     /* level 9: fail the receiver's
-                                               zero-copy path (tests of
-                                               the fallback, pml_umr_fault.h) */
     int                    bench;           /* level 9: the benchmarks may
                                                take pml/umr out of the call
                                                path (pml_umr_component.c) */

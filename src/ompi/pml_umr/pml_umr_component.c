@@ -177,13 +177,10 @@ static int mca_pml_umr_component_register(void)
             "running (empty: the running release)",
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9,
             &mca_pml_umr.test_version);
-    mca_pml_umr.test_fault = "";
-    mca_common_umr_param(c, "test_fault",
-            "Testing only: points of the receiver's zero-copy path that fail "
-            "(connect, key, mdwait, post, completion; comma-separated), to "
-            "test the fallback to the wrapped PML, and of the sender's "
-            "(ctlsend: posting the control message)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &mca_pml_umr.test_fault);
+    mca_common_umr_fault_register(c, &mca_pml_umr_faults,
+            "the receiver's zero-copy path (connect .. completion), to "
+            "test the fallback to the wrapped PML, and the sender's "
+            "(ctlsend: posting the control message; pml_umr_fault.h)");
     mca_pml_umr.bench = 0;
     mca_common_umr_param(c, "bench",
             "Benchmarks only: allow the benchmark programs to take pml/umr "
@@ -391,7 +388,6 @@ static void mca_pml_umr_choose_thresholds(void)
 static int mca_pml_umr_interpose(void)
 {
     const char *name;
-    char msg[128];
 
     mca_common_umr_init(mca_pml_umr.output, "pml_umr");
     if (!mca_pml_umr.enable) {
@@ -458,9 +454,7 @@ static int mca_pml_umr_interpose(void)
     }
     mca_pml_umr_choose_load();
     mca_pml_umr_choose_thresholds();
-    if (mca_pml_umr_fault_init(mca_pml_umr.test_fault, msg, sizeof(msg)) < 0) {
-        opal_output(0, "pml_umr: pml_umr_test_fault: %s", msg);
-    }
+    mca_common_umr_fault_init(&mca_pml_umr_faults);
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;

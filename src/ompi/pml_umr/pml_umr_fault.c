@@ -5,20 +5,14 @@
 /**
  * pml/umr fault injection (see pml_umr_fault.h).
  */
-#include <stddef.h>
-
 #include "pml_umr_fault.h"
 #include "common_umr.h"
-
-unsigned mca_pml_umr_fault_mask;
 
 static const char *const mca_pml_umr_fault_names[MCA_PML_UMR_FAULT_NUM] = {
     "connect", "key", "mdwait", "post", "completion", "ctlsend"
 };
 
-int mca_pml_umr_fault_init(const char *spec, char *why, size_t len)
-{
-    return mca_common_umr_fault_parse(spec, mca_pml_umr_fault_names,
-                                      MCA_PML_UMR_FAULT_NUM,
-                                      &mca_pml_umr_fault_mask, why, len);
-}
+mca_common_umr_fault_t mca_pml_umr_faults = {
+    .names = mca_pml_umr_fault_names,
+    .n     = MCA_PML_UMR_FAULT_NUM,
+};

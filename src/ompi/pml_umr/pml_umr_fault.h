@@ -23,7 +23,7 @@
 #ifndef MCA_PML_UMR_FAULT_H_
 #define MCA_PML_UMR_FAULT_H_
 
-#include <opal/prefetch.h>
+#include "common_umr.h"
 
 enum {
     MCA_PML_UMR_FAULT_CONNECT,
@@ -35,15 +35,14 @@ enum {
     MCA_PML_UMR_FAULT_NUM
 };
 
-extern unsigned mca_pml_umr_fault_mask;
-
-/* Parse the parameter's value: 0, or -1 naming the bad entry in `why`. */
-int mca_pml_umr_fault_init(const char *spec, char *why, size_t len);
+/* Registered, parsed and named in the help by libmca_common_umr
+ * (common_umr.h): the points are this file's. */
+extern mca_common_umr_fault_t mca_pml_umr_faults;
 
 /* Whether the zero-copy path fails at `point` now. */
 static inline int mca_pml_umr_fault(int point)
 {
-    return OPAL_UNLIKELY(mca_pml_umr_fault_mask & (1u << point));
+    return mca_common_umr_fault_at(&mca_pml_umr_faults, point);
 }
 
 #endif
