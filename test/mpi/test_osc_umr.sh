@@ -62,7 +62,11 @@
 #  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
 #    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
 #    leaves the window to the wrapped module);
-#  - ompi_info lists the component and its parameters.
+#  - ompi_info lists the component and its parameters, the test faults' help
+#    every point; osc_umr_test_fault=answer,bogus gives one line a rank
+#    naming the parameter and the points and injects nothing;
+#  - a fault or costs case whose plain job fails by itself is skipped with
+#    that job's error (plain_ok, mpi_test_env.sh).
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
