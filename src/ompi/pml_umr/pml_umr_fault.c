@@ -13,7 +13,8 @@
 unsigned mca_pml_umr_fault_mask;
 
 static const char *const mca_pml_umr_fault_names[MCA_PML_UMR_FAULT_NUM] = {
-    "connect", "key", "mdwait", "post", "completion", "ctlsend"
+    "connect", "key", "mdwait", "post", "completion", "ctlsend",
+    "ackpost", "norail"
 };
 
 int mca_pml_umr_fault_init(const char *spec, char *why, size_t len)
