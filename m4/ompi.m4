@@ -343,6 +343,19 @@ AC_CHECK_DECLS([ompi_comm_get_extended_cid], [], [], [UMR_OMPI_PROBE_HEADERS[
 AC_CHECK_DECLS([opal_show_help_get_content], [], [], [UMR_OMPI_PROBE_HEADERS[
 #include <opal/util/show_help.h>
 ]])
+# The attached buffer of buffered sends (MPI_Buffer_attach), which a
+# buffered escape of pml/umr takes its copy from: exported by every release
+# (OMPI_DECLSPEC), from 6.0 for a communicator (its own buffer, its
+# session's or the process's: ompi_bsend_buffer_type_t).
+AC_CHECK_DECLS([mca_pml_base_bsend_request_alloc_buf,
+                mca_pml_base_bsend_request_free], [],
+               [AC_MSG_ERROR([Open MPI $OMPI_VERSION: no mca_pml_base_bsend_request_alloc_buf or _free in ompi/mca/pml/base/pml_base_bsend.h; pml/umr does not know this Open MPI yet])],
+               [UMR_OMPI_PROBE_HEADERS[
+#include <ompi/mca/pml/base/pml_base_bsend.h>
+]])
+AC_CHECK_TYPES([ompi_bsend_buffer_type_t], [], [], [UMR_OMPI_PROBE_HEADERS[
+#include <ompi/mca/pml/base/pml_base_bsend.h>
+]])
 CPPFLAGS=$umr_save_CPPFLAGS
 # for the tests (test/mpi/test_pml_umr.sh): what this release can do
 UMR_OMPI_HAS_FT=$ac_cv_have_decl_ompi_ftmpi_enabled

@@ -73,6 +73,33 @@ static inline uint64_t umr_ompi_comm_gid(const ompi_communicator_t *comm)
 }
 
 
+/* Memory of the buffer the user attached for buffered sends
+ * (MPI_Buffer_attach), as the wrapped PMLs take it for theirs: NULL when
+ * none is attached or it has no room (MPI_ERR_BUFFER). Released with
+ * umr_ompi_bsend_free, which lets MPI_Buffer_detach return. From 6.0 the
+ * buffer is the communicator's (or its session's, or the process's). */
+#include <ompi/mca/pml/base/pml_base_bsend.h>
+static inline void *umr_ompi_bsend_alloc(ompi_communicator_t *comm,
+                                         size_t len)
+{
+#ifdef HAVE_OMPI_BSEND_BUFFER_TYPE_T
+    return mca_pml_base_bsend_request_alloc_buf(comm, len);
+#else
+    (void)comm;
+    return mca_pml_base_bsend_request_alloc_buf(len);
+#endif
+}
+
+static inline void umr_ompi_bsend_free(ompi_communicator_t *comm, void *addr)
+{
+#ifdef HAVE_OMPI_BSEND_BUFFER_TYPE_T
+    (void)mca_pml_base_bsend_request_free(comm, addr);
+#else
+    (void)comm;
+    (void)mca_pml_base_bsend_request_free(addr);
+#endif
+}
+
 /* The PML framework's component version: 2.0.0 up to 4.1, 2.1.0 from 5.0
  * (the component structure is mca_pml_base_component_t in both). */
 #if HAVE_DECL_MCA_PML_BASE_VERSION_2_1_0

@@ -52,6 +52,24 @@
  *             whole as data, into MPI_BYTEs
  *   ctlfail   (pml_umr_test_fault=ctlsend) rank 0's zero-copy send to rank 1
  *             fails: an error, nothing received
+ *   escfail   (pml_umr_test_fault=ackpost) rank 0's escapes to rank 1 by
+ *             Send, Isend, Send_init + Start, Bsend fail with
+ *             MPI_ERR_INTERN (Open MPI's class of OMPI_ERR_OUT_OF_RESOURCE);
+ *             then a column (passes through) and Z bytes without the magic
+ *             on the same tag: rank 1 receives exactly these two (a raw
+ *             escape would have come first, taken for a control message)
+ *   norail    ($PML_UMR_REGRESS_NORAIL=r: rank r sets pml_umr_test_fault=
+ *             norail before MPI_Init, so no rail of its reaches rank 1 - r,
+ *             while rank 1 - r's reaches it) ranks 0 and 1 each send the
+ *             other escapes (Send, Ssend, Isend, Send_init, Bsend; the first
+ *             probed before its receive), Z bytes without the magic and a
+ *             column: each arrives exact
+ *   bsendbuf  buffered escapes and the attached buffer: with room for one
+ *             message attached, rank 0's Bsend of an escape succeeds (twice)
+ *             and rank 1 receives it whole; without an attached buffer its
+ *             Bsend, Ibsend and Bsend_init + Start fail, and so does a
+ *             Bsend with a buffer too small (their error classes printed:
+ *             the same as without pml/umr)
  */
 #include <mpi.h>
 
@@ -955,6 +973,267 @@ static void ctlfail_case(void)
     report("ctlfail", 0);
 }
 
+/* ---- an escape that cannot be sent ------------------------------------ */
+
+/* A column of `rows` doubles (stride 8), element i = base + i. */
+static double *col_make(int rows, double base, MPI_Datatype *col)
+{
+    double *a = calloc((size_t)rows * 8, sizeof(double));
+    int i;
+
+    for (i = 0; i < rows; ++i) {
+        a[(size_t)i * 8] = base + i;
+    }
+    MPI_Type_vector(rows, 1, 8, MPI_DOUBLE, col);
+    MPI_Type_commit(col);
+    return a;
+}
+
+/* Receives the column of col_make from `src` (tag) as contiguous doubles. */
+static void col_recv(const char *what, int rows, double base, int src, int tag)
+{
+    double *b = calloc(rows, sizeof(double));
+    int i;
+
+    MPI_Recv(b, rows, MPI_DOUBLE, src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (i = 0; (i < rows) && (b[i] == base + i); ++i) {
+    }
+    CHECK(i == rows, "%s from rank %d: element %d of %d differs", what, src,
+          i, rows);
+    free(b);
+}
+
+/* Z bytes into a receive of 2 Z from `src`: exactly `want`. */
+static void z_recv(const char *what, const unsigned char *want, int src,
+                   int tag)
+{
+    static unsigned char in[2 * MCA_PML_UMR_CTL_SIZE];
+    MPI_Status s;
+    int count, i;
+
+    memset(in, 0, sizeof(in));
+    MPI_Recv(in, sizeof(in), MPI_BYTE, src, tag, MPI_COMM_WORLD, &s);
+    MPI_Get_count(&s, MPI_BYTE, &count);
+    CHECK(count == MCA_PML_UMR_CTL_SIZE, "%s from rank %d: count %d", what,
+          src, count);
+    for (i = 0; i < (int)sizeof(in); ++i) {
+        if (in[i] != ((i < MCA_PML_UMR_CTL_SIZE) ? want[i] : 0)) {
+            FAIL("%s from rank %d: byte %d differs", what, src, i);
+            break;
+        }
+    }
+}
+
+/* The error class of `rc` (MPI_SUCCESS: 0), or `rc` itself when it is no
+ * MPI error code (Open MPI 4.1's MPI_Start returns the PML's own code);
+ * MPI_ERRORS_RETURN on MPI_COMM_WORLD. */
+static int err_class(int rc)
+{
+    int c = MPI_SUCCESS;
+
+    if ((rc != MPI_SUCCESS) && (MPI_Error_class(rc, &c) != MPI_SUCCESS)) {
+        c = rc;
+    }
+    return c;
+}
+
+/* With pml_umr_test_fault=ackpost no ack receive can be posted: each
+ * escape of rank 0 fails, never raw. */
+static void escfail_case(void)
+{
+    static unsigned char p[MCA_PML_UMR_CTL_SIZE], plain[MCA_PML_UMR_CTL_SIZE];
+    int size = 2 * (MCA_PML_UMR_CTL_SIZE + MPI_BSEND_OVERHEAD), rc, c, i;
+    char *bbuf = malloc(size);
+    const char *how[4] = {"Send", "Isend", "Send_init", "Bsend"};
+    MPI_Datatype col;
+    double *a = col_make(1024, 7.0, &col);
+    MPI_Request rq;
+
+    esc_bytes(p, 40);
+    fill(plain, sizeof(plain), 0, 41);
+    MPI_Buffer_attach(bbuf, size);
+    if (rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        for (i = 0; i < 4; ++i) {
+            rq = MPI_REQUEST_NULL;
+            if (i == 0) {
+                rc = MPI_Send(p, sizeof(p), MPI_BYTE, 1, 400, MPI_COMM_WORLD);
+            } else if (i == 1) {
+                rc = MPI_Isend(p, sizeof(p), MPI_BYTE, 1, 400, MPI_COMM_WORLD,
+                               &rq);
+            } else if (i == 2) {
+                MPI_Send_init(p, sizeof(p), MPI_BYTE, 1, 400, MPI_COMM_WORLD,
+                              &rq);
+                rc = MPI_Start(&rq);
+            } else {
+                rc = MPI_Bsend(p, sizeof(p), MPI_BYTE, 1, 400, MPI_COMM_WORLD);
+            }
+            if ((rc == MPI_SUCCESS) && (rq != MPI_REQUEST_NULL)) {
+                MPI_Status st;
+
+                rc = MPI_Wait(&rq, &st);
+                if (rc == MPI_ERR_IN_STATUS) {
+                    rc = st.MPI_ERROR;
+                }
+            }
+            if (i == 2) {   /* (a failed MPI_Isend's request is no request) */
+                MPI_Request_free(&rq);
+            }
+            /* (MPI_Start of 4.1: OMPI_ERR_OUT_OF_RESOURCE itself) */
+            c = err_class(rc);
+            CHECK((c == MPI_ERR_INTERN) || ((i == 2) && (c < 0)),
+                  "an escape by MPI_%s that cannot be sent: error class %d, "
+                  "not %d", how[i], c, MPI_ERR_INTERN);
+        }
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Send(a, 1, col, 1, 400, MPI_COMM_WORLD);
+        MPI_Send(plain, sizeof(plain), MPI_BYTE, 1, 400, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        col_recv("the column after failed escapes", 1024, 7.0, 0, 400);
+        z_recv("Z bytes after failed escapes", plain, 0, 400);
+    }
+    MPI_Buffer_detach(&bbuf, &size);
+    free(bbuf);
+    MPI_Type_free(&col);
+    free(a);
+    report("escfail", 0);
+}
+
+/* ---- one side without a rail ------------------------------------------ */
+
+/* Rank `src` sends rank `dst` escapes (one per flavour, tags 500 + k), Z
+ * bytes without the magic (tag 510) and a column (tag 511); `dst`
+ * receives each and checks it. */
+static void norail_dir(int src, int dst)
+{
+    static unsigned char p[MCA_PML_UMR_CTL_SIZE], plain[MCA_PML_UMR_CTL_SIZE];
+    const char *how[5] = {"Send", "Ssend", "Isend", "Send_init", "Bsend"};
+    MPI_Datatype col;
+    double *a = col_make(1024, 100.0 * src, &col);
+    char what[64];
+    MPI_Request rq;
+    int k;
+
+    fill(plain, sizeof(plain), src, 51);
+    for (k = 0; k < 5; ++k) {
+        esc_bytes(p, 50 + 10 * src + k);
+        if (rank == src) {
+            if (k == 0) {
+                MPI_Send(p, sizeof(p), MPI_BYTE, dst, 500 + k, MPI_COMM_WORLD);
+            } else if (k == 1) {
+                MPI_Ssend(p, sizeof(p), MPI_BYTE, dst, 500 + k, MPI_COMM_WORLD);
+            } else if (k == 2) {
+                MPI_Isend(p, sizeof(p), MPI_BYTE, dst, 500 + k, MPI_COMM_WORLD,
+                          &rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            } else if (k == 3) {
+                MPI_Send_init(p, sizeof(p), MPI_BYTE, dst, 500 + k,
+                              MPI_COMM_WORLD, &rq);
+                MPI_Start(&rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                MPI_Request_free(&rq);
+            } else {
+                MPI_Bsend(p, sizeof(p), MPI_BYTE, dst, 500 + k, MPI_COMM_WORLD);
+            }
+        } else if (rank == dst) {
+            snprintf(what, sizeof(what), "an escape by MPI_%s", how[k]);
+            if (k == 0) {   /* probed first: the probe's path */
+                MPI_Status st;
+                int count;
+
+                MPI_Probe(src, 500 + k, MPI_COMM_WORLD, &st);
+                MPI_Get_count(&st, MPI_BYTE, &count);
+                CHECK(count == MCA_PML_UMR_CTL_SIZE, "%s probed: count %d",
+                      what, count);
+            }
+            z_recv(what, p, src, 500 + k);
+        }
+    }
+    if (rank == src) {
+        MPI_Send(plain, sizeof(plain), MPI_BYTE, dst, 510, MPI_COMM_WORLD);
+        MPI_Send(a, 1, col, dst, 511, MPI_COMM_WORLD);
+    } else if (rank == dst) {
+        z_recv("Z bytes without the magic", plain, src, 510);
+        col_recv("a column", 1024, 100.0 * src, src, 511);
+    }
+    MPI_Type_free(&col);
+    free(a);
+}
+
+static void norail_case(void)
+{
+    int size = 2 * (MCA_PML_UMR_CTL_SIZE + MPI_BSEND_OVERHEAD);
+    char *bbuf = malloc(size);
+
+    MPI_Buffer_attach(bbuf, size);
+    norail_dir(0, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    norail_dir(1, 0);
+    MPI_Buffer_detach(&bbuf, &size);
+    free(bbuf);
+    report("norail", 0);
+}
+
+/* ---- buffered escapes take the attached buffer ------------------------ */
+
+/* The failing buffered sends go on a communicator of their own, never used
+ * again: ob1 of Open MPI 4.1 spends a message sequence number on a
+ * buffered send that fails, so nothing it sends after it on that
+ * communicator matches (the job without pml/umr would hang). */
+static void bsendbuf_case(void)
+{
+    static unsigned char p[MCA_PML_UMR_CTL_SIZE];
+    int size = MCA_PML_UMR_CTL_SIZE + MPI_BSEND_OVERHEAD, c[6] = {0}, i;
+    char *bbuf = malloc(size);
+    MPI_Request rq;
+    MPI_Comm dup;
+
+    esc_bytes(p, 60);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (rank == 0) {
+        /* room for one: it goes, twice (the detach waits for the first) */
+        for (i = 4; i < 6; ++i) {
+            MPI_Buffer_attach(bbuf, size);
+            MPI_Bsend(p, sizeof(p), MPI_BYTE, 1, 601, MPI_COMM_WORLD);
+            MPI_Buffer_detach(&bbuf, &size);
+        }
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        /* no buffer attached */
+        c[0] = err_class(MPI_Bsend(p, sizeof(p), MPI_BYTE, 1, 600, dup));
+        /* (ob1 leaves a failed MPI_Ibsend's request set: not waited) */
+        c[1] = err_class(MPI_Ibsend(p, sizeof(p), MPI_BYTE, 1, 600, dup,
+                                    &rq));
+        if (c[1] == MPI_SUCCESS) {
+            c[1] = err_class(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        }
+        MPI_Bsend_init(p, sizeof(p), MPI_BYTE, 1, 600, dup, &rq);
+        c[2] = err_class(MPI_Start(&rq));
+        if (c[2] == MPI_SUCCESS) {
+            c[2] = err_class(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        }
+        MPI_Request_free(&rq);
+        /* too small: half a message */
+        MPI_Buffer_attach(bbuf, MCA_PML_UMR_CTL_SIZE / 2 + MPI_BSEND_OVERHEAD);
+        c[3] = err_class(MPI_Bsend(p, sizeof(p), MPI_BYTE, 1, 600, dup));
+        MPI_Buffer_detach(&bbuf, &i);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        for (i = 0; i < 4; ++i) {
+            CHECK(c[i] != MPI_SUCCESS, "buffered escape %d without room "
+                  "succeeded", i);
+        }
+        printf("check bsendbuf rank 0 classes nobuf %d %d %d small %d\n",
+               c[0], c[1], c[2], c[3]);
+    } else if (rank == 1) {
+        z_recv("a buffered escape", p, 0, 601);
+        z_recv("a buffered escape", p, 0, 601);
+        report("bsendbuf", 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&dup);
+    free(bbuf);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -964,6 +1243,8 @@ static const struct {
     {"trunccomm", trunccomm_case}, {"bogusack", bogusack_case},
     {"count", count_case}, {"verdict", verdict_case},
     {"escapes", escapes_case}, {"ctlfail", ctlfail_case},
+    {"escfail", escfail_case}, {"norail", norail_case},
+    {"bsendbuf", bsendbuf_case},
 };
 
 int main(int argc, char **argv)
@@ -971,6 +1252,14 @@ int main(int argc, char **argv)
     size_t c;
     int a;
 
+    /* norail: one rank's rails reach nothing (pml/umr's test fault, read
+     * at MPI_Init); its rank from the launcher (Open MPI 4.1 to 6.0) */
+    if ((getenv("PML_UMR_REGRESS_NORAIL") != NULL) &&
+        (getenv("OMPI_COMM_WORLD_RANK") != NULL) &&
+        !strcmp(getenv("PML_UMR_REGRESS_NORAIL"),
+                getenv("OMPI_COMM_WORLD_RANK"))) {
+        setenv("OMPI_MCA_pml_umr_test_fault", "norail", 1);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

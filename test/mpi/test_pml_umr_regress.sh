@@ -43,7 +43,17 @@
 #    (standard, synchronous, ready, buffered; blocking, nonblocking,
 #    persistent; a type without a layout): each arrives whole, no hang;
 #  - ctlfail: a control message that cannot be sent (test fault ctlsend):
-#    the send fails, and its spare ack receive is cancelled at finalize.
+#    the send fails, and its spare ack receive is cancelled at finalize;
+#  - escfail: escapes whose ack receive cannot be posted (test fault
+#    ackpost, out of memory) by Send, Isend, Send_init, Bsend fail with an
+#    error and never go raw: what follows on the same tag arrives exact;
+#  - norail: one rank's rails reach nothing (test fault norail on it), the
+#    other's reach it: escapes, Z bytes without the magic and a column,
+#    both ways, arrive exact (both sides take each other for pml/umr peers
+#    by the modex alone);
+#  - bsendbuf: a buffered escape takes its copy from the attached buffer:
+#    with room it goes, without (none attached, too small) the same error
+#    classes as without pml/umr.
 #
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
@@ -239,8 +249,48 @@ spare_ack_cancelled() {   # pml
         { grep "FAIL\|pml_umr: rank" "$got"; return 1; }
 }
 
+# Escapes that cannot be sent (pml_umr_test_fault=ackpost: no ack receive
+# can be posted): rank 0's 4 fail with an error (the program checks the
+# class), each counted once in errors, one line; the column passes through
+# (one fallback) and rank 1 receives exactly the column and the Z bytes
+# sent after them on the same tag (a raw escape would arrive first, be
+# taken for a control message and its receive wait: run_timeout).
+escape_fails() {   # pml
+    local got=$out/umr-escfail-2-$1
+    run "$got" "${umr_env[@]}" "${forced[@]}" OMPI_MCA_pml_umr_test_fault=ackpost \
+        -- -np 2 $(pml_args "$1" umr) -- escfail ||
+        { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
+    echo "errors $(sum_of "$got" errors) escapes $(sum_of "$got" escapes)" \
+         "fallbacks $(sum_of "$got" fallbacks)"
+    ! grep "$failed_lines" "$got" &&
+        [ "$(grep -c '^check escfail' "$got")" -eq 2 ] &&
+        [ "$(sum_of "$got" errors)" -eq 4 ] && [ "$(sum_of "$got" escapes)" -eq 4 ] &&
+        [ "$(sum_of "$got" fallbacks)" -eq 1 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ] &&
+        [ "$(grep -c 'pml_umr: rank 0: an escape to rank 1 .* cannot be sent' "$got")" -eq 1 ] ||
+        { grep "FAIL\|pml_umr: rank" "$got"; return 1; }
+}
+
+# Rank NORAIL has no rail (pml_umr_test_fault=norail on it alone,
+# $PML_UMR_REGRESS_NORAIL): the same bytes as without pml/umr, both ways;
+# the other rank's first control message with a key is declined, which
+# retires rank NORAIL there (once); no error, no key left.
+norail_both_ways() {   # pml, norail rank
+    local got=$out/umr-norail-2-$1
+    same norail 2 "$1" PML_UMR_REGRESS_NORAIL="$2" || return 1
+    echo "escapes $(sum_of "$got" escapes) declined $(sum_of "$got" declined)" \
+         "retired $(sum_of "$got" retired) zcopy_recvs $(sum_of "$got" zcopy_recvs)"
+    [ "$(sum_of "$got" escapes)" -eq 10 ] && [ "$(sum_of "$got" zcopy_recvs)" -eq 0 ] &&
+        [ "$(sum_of "$got" retired)" -eq 1 ] && [ "$(sum_of "$got" errors)" -eq 0 ] &&
+        [ "$(sum_of "$got" keys_live)" -eq 0 ] || { grep "pml_umr: rank" "$got"; return 1; }
+}
+
 for pml in ob1 ucx; do
     check "spare_ack_cancelled_np2_${pml}" spare_ack_cancelled "$pml"
+    check "escfail_np2_${pml}" escape_fails "$pml"
+    for r in 0 1; do
+        check "norail${r}_np2_${pml}" norail_both_ways "$pml" "$r"
+    done
+    check "bsendbuf_np2_${pml}" same bsendbuf 2 "$pml"
     check "escapes_np2_${pml}" escapes_whole "$pml"
     check "verdict_np2_${pml}" verdict_per_count "$pml"
 done

@@ -38,6 +38,7 @@ typedef struct mca_common_umr_peer_disc {
 } mca_common_umr_peer_disc_t;
 
 mca_common_umr_peer_slot_t mca_common_umr_peer_front[MCA_COMMON_UMR_PEER_SLOTS];
+int mca_common_umr_peers_norail;
 
 static void mca_common_umr_peer_event_run(mca_common_umr_work_t *work);
 
@@ -162,7 +163,9 @@ void mca_common_umr_peers_budget(int max_conns, const char *param)
 
 /* The rail that reaches `proc`, or NULL: the component must run there with
  * the same protocol, in the same job (internal messages use
- * MPI_COMM_WORLD). */
+ * MPI_COMM_WORLD); when it does and no rail reaches it, the peer is
+ * NORAIL (mca_common_umr_peer_get_umr). mca_common_umr_peers_norail (a
+ * test fault): no rail reaches any peer. */
 static void mca_common_umr_peer_resolve(mca_common_umr_peer_t *peer,
                                         ompi_proc_t *proc)
 {
@@ -202,15 +205,20 @@ static void mca_common_umr_peer_resolve(mca_common_umr_peer_t *peer,
         }
     }
     free(mx);
+    peer->world_rank = proc->super.proc_name.vpid;
+    if (mca_common_umr_peers_norail) {
+        peer->rail = NULL;
+    }
     if (peer->rail != NULL) {
-        peer->state      = MCA_COMMON_UMR_PEER_OK;
-        peer->world_rank = proc->super.proc_name.vpid;
+        peer->state = MCA_COMMON_UMR_PEER_OK;
         MCA_COMMON_UMR_VERBOSE(10, "peer %d: rail %s", peer->world_rank,
                                peer->rail->name);
     } else {
-        /* e.g. another RoCE version or partition: passed through */
-        MCA_COMMON_UMR_VERBOSE(10, "peer %u: no rail reaches it",
-                               proc->super.proc_name.vpid);
+        /* e.g. another RoCE version or partition: passed through, but
+         * for what needs no rail (the peer may reach us) */
+        peer->state = MCA_COMMON_UMR_PEER_NORAIL;
+        MCA_COMMON_UMR_VERBOSE(10, "peer %d: no rail reaches it",
+                               peer->world_rank);
     }
 }
 
@@ -709,8 +717,8 @@ busy:
 
 void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer, const char *why)
 {
-    if (peer->retired) {
-        return;
+    if (peer->retired || (peer->rail == NULL)) {
+        return;   /* (no rail reaches it: nothing to retire) */
     }
     peer->retired = 1;
     ++mca_common_umr.cnt.retired;

@@ -60,8 +60,15 @@ BEGIN_C_DECLS
 
 enum {
     MCA_COMMON_UMR_PEER_UNKNOWN = 0,  /* modex not read yet */
-    MCA_COMMON_UMR_PEER_NONE,         /* not eligible: pass through */
-    MCA_COMMON_UMR_PEER_OK
+    MCA_COMMON_UMR_PEER_NONE,         /* no pml/umr there (or self):
+                                         pass through */
+    MCA_COMMON_UMR_PEER_NORAIL,       /* pml/umr there, of our protocol in
+                                         our job, but no rail of ours
+                                         reaches it (rail NULL): no
+                                         zero-copy, only the messages that
+                                         need no rail (mca_common_umr_
+                                         peer_get_umr) */
+    MCA_COMMON_UMR_PEER_OK            /* and a rail reaches it */
 };
 
 /* The component's own point-to-point messages (bytes on MPI_COMM_WORLD). */
@@ -104,6 +111,9 @@ typedef struct mca_common_umr_peer {
 
 OMPI_DECLSPEC void
 mca_common_umr_peers_init(const mca_common_umr_msg_ops_t *ops);
+/* A test fault (pml_umr_test_fault=norail): set before the first peer is
+ * resolved, no rail of this process reaches any peer. */
+OMPI_DECLSPEC extern int mca_common_umr_peers_norail;
 
 /* The value of the budget parameter `param` (before the rails open):
  * "auto" or "-1" -> -1, "unlimited" or "0" -> 0, a count N > 0 -> N;
@@ -173,6 +183,31 @@ mca_common_umr_peer_get(ompi_communicator_t *comm, int rank)
     return mca_common_umr_peer_get_slow(proc);
 }
 
+/* The peer `rank` of `comm` when it runs pml/umr with our protocol in our
+ * job, whether or not a rail reaches it (state OK or NORAIL), else NULL.
+ * Both sides of a pair decide this alike, from the modex alone (same
+ * version, same job, not self), whatever each side's rails reach: the test
+ * of a message of Z bytes with the magic, an escape for its sender, a
+ * control message for its receiver (pml_umr_wire.h). A NORAIL peer has no
+ * rail: only the messages that need none (keyless control messages,
+ * declines, acks). */
+static inline mca_common_umr_peer_t *
+mca_common_umr_peer_get_umr(ompi_communicator_t *comm, int rank)
+{
+    ompi_proc_t *proc                = ompi_comm_peer_lookup(comm, rank);
+    const mca_common_umr_peer_slot_t *slot = mca_common_umr_peer_slot(proc);
+
+    if (slot->proc != proc) {
+        (void)mca_common_umr_peer_get_slow(proc);   /* fills the slot */
+        if (slot->proc != proc) {
+            return NULL;   /* out of memory */
+        }
+    }
+    return ((slot->peer->state == MCA_COMMON_UMR_PEER_OK) ||
+            (slot->peer->state == MCA_COMMON_UMR_PEER_NORAIL)) ? slot->peer :
+                                                                 NULL;
+}
+
 /* Whether a message to the peer `rank` of `comm` is known to pass through
  * whatever its datatype (the peer is in the front: no rail reaches it, or
  * it is retired, or its rail is); 0 when that is not known yet. Inline, no
@@ -224,10 +259,11 @@ OMPI_DECLSPEC void mca_common_umr_peer_wait(mca_common_umr_peer_t *peer,
 OMPI_DECLSPEC void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer,
                                               const char *why);
 
-/* The peer passes through: retired itself, or its rail is. */
+/* The peer passes through: retired itself, or its rail is, or no rail
+ * reaches it (NORAIL). */
 static inline int mca_common_umr_peer_retired(const mca_common_umr_peer_t *peer)
 {
-    return peer->retired || peer->rail->retired;
+    return peer->retired || (peer->rail == NULL) || peer->rail->retired;
 }
 
 /* MPI_Finalize has started: let in-flight work finish and cancel the

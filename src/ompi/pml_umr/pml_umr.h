@@ -123,6 +123,9 @@ typedef struct mca_pml_umr_globals {
     int                    active;          /* interposed */
     mca_pml_base_component_t real_component;
     mca_pml_base_module_t  real;            /* the wrapped PML */
+    int                    bsend_no_room;   /* a buffered escape without
+                                               room in the attached buffer:
+                                               the wrapped PML's error */
     opal_free_list_t       requests;
     ompi_request_free_fn_t hook_free_orig;  /* the wrapped PML's req_free */
     mca_common_umr_work_fn_t recv_run;      /* a receive's next step

@@ -452,9 +452,16 @@ static int mca_pml_umr_interpose(void)
                                    MCA_PML_UMR_INPLACE_UCX :
                                    MCA_PML_UMR_INPLACE_OFF;
     }
+    /* what the wrapped PML says of a buffered send without room in the
+     * attached buffer: ob1 MPI_ERR_BUFFER, pml ucx OMPI_ERROR
+     * (MPI_ERR_OTHER) */
+    mca_pml_umr.bsend_no_room =
+        strcmp(mca_pml_umr.real_component.pmlm_version.mca_component_name,
+               "ucx") ? OMPI_ERR_BUFFER : OMPI_ERROR;
     mca_pml_umr_choose_load();
     mca_pml_umr_choose_thresholds();
     mca_common_umr_fault_init(&mca_pml_umr_faults);
+    mca_common_umr_peers_norail = mca_pml_umr_fault(MCA_PML_UMR_FAULT_NORAIL);
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;

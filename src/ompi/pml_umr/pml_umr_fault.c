@@ -9,7 +9,8 @@
 #include "common_umr.h"
 
 static const char *const mca_pml_umr_fault_names[MCA_PML_UMR_FAULT_NUM] = {
-    "connect", "key", "mdwait", "post", "completion", "ctlsend"
+    "connect", "key", "mdwait", "post", "completion", "ctlsend",
+    "ackpost", "norail"
 };
 
 mca_common_umr_fault_t mca_pml_umr_faults = {

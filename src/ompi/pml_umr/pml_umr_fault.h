@@ -14,10 +14,19 @@
  *   post        posting the get fails (a QP that does not take work)
  *   completion  the get completes with an error (QP error, remote access
  *               error), after the data may have been written
- * and one of the sender's:
+ * and of the sender's:
  *   ctlsend     posting the control message fails (as the wrapped PML's
  *               send to a peer it cannot reach): the send ends with that
  *               error, its ack receive stays posted (a spare)
+ *   ackpost     posting the receive of a control message's ack fails (out
+ *               of memory): nothing is sent; a zero-copy message passes
+ *               through, an escape fails (it never goes raw)
+ * and one of the process's:
+ *   norail      no rail of this process reaches any peer (as though
+ *               uct_iface_is_reachable said no to each): pml/umr peers
+ *               are reached without a rail (MCA_COMMON_UMR_PEER_NORAIL);
+ *               the tests set it on one rank only, a reachability that
+ *               differs between the two sides
  * A comma-separated list fails at each of them.
  */
 #ifndef MCA_PML_UMR_FAULT_H_
@@ -32,6 +41,8 @@ enum {
     MCA_PML_UMR_FAULT_POST,
     MCA_PML_UMR_FAULT_COMPLETION,
     MCA_PML_UMR_FAULT_CTLSEND,
+    MCA_PML_UMR_FAULT_ACKPOST,
+    MCA_PML_UMR_FAULT_NORAIL,
     MCA_PML_UMR_FAULT_NUM
 };
 

@@ -95,7 +95,7 @@ static mca_pml_umr_stash_t *mca_pml_umr_stash_make(ompi_communicator_t *comm,
     e->status = *st;
     OBJ_RETAIN(comm);
     if ((st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-        (mca_common_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
+        (mca_common_umr_peer_get_umr(comm, st->MPI_SOURCE) != NULL)) {
         mca_pml_umr.real.pml_mrecv(&e->data, MCA_PML_UMR_CTL_SIZE,
                                    &ompi_mpi_byte.dt, &msg, &rst);
         e->is_ctl = mca_pml_umr_ctl_is_magic(&e->data);
@@ -141,7 +141,7 @@ static int mca_pml_umr_probe_passes(int rc, int matched,
 {
     if ((rc == OMPI_SUCCESS) && matched &&
         (st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-        (mca_common_umr_peer_get(comm, st->MPI_SOURCE) != NULL)) {
+        (mca_common_umr_peer_get_umr(comm, st->MPI_SOURCE) != NULL)) {
         return 0;
     }
     if ((rc == OMPI_SUCCESS) && matched) {
@@ -350,8 +350,8 @@ static int mca_pml_umr_stash_recv(mca_pml_umr_stash_t *e,
     /* a control message: the get path of a receive, from its CTL step */
     req->ctl = e->data;
     mca_pml_umr_stash_free(e);
-    req->peer = mca_common_umr_peer_get(req->comm,
-                                        req->inner_status.MPI_SOURCE);
+    req->peer = mca_common_umr_peer_get_umr(req->comm,
+                                            req->inner_status.MPI_SOURCE);
     req->step = MCA_PML_UMR_STEP_CTL;
     mca_common_umr_progress_ref(1);
     req->work.run(&req->work);

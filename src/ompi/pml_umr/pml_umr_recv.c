@@ -110,17 +110,28 @@ static int mca_pml_umr_recv_fb_cb(ompi_request_t *fb)
  * layout cannot be moved zero-copy (not decoded, beyond the rail's key
  * budget); otherwise a fault on the zero-copy path, and the peer is
  * retired. The get's resources are released already. */
+static void mca_pml_umr_recv_decline(mca_pml_umr_request_t *req,
+                                     uint32_t flags);
+
 static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
                                       const char *why)
 {
-    int rc;
-
     if (why != NULL) {
         ++mca_pml_umr.cnt.fault_declines;
         mca_common_umr_peer_retire(req->peer, why);
     } else {
         ++mca_pml_umr.cnt.declined;
     }
+    mca_pml_umr_recv_decline(req, (why != NULL) ? MCA_PML_UMR_ACK_RETIRE : 0);
+}
+
+/* The decline itself: the DATA receive posted, then the answer FALLBACK
+ * (| `flags`). Needs no rail: a peer no rail reaches is declined too. */
+static void mca_pml_umr_recv_decline(mca_pml_umr_request_t *req,
+                                     uint32_t flags)
+{
+    int rc;
+
     rc = mca_pml_umr.real.pml_irecv(req->buf, req->count, req->dt,
                                     req->peer->world_rank,
                                     MCA_PML_UMR_TAG_DATA,
@@ -132,8 +143,7 @@ static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
         mca_pml_umr_recv_finish(req, 1);
         return;
     }
-    mca_pml_umr_recv_ack(req, MCA_PML_UMR_ACK_FALLBACK |
-                              ((why != NULL) ? MCA_PML_UMR_ACK_RETIRE : 0) |
+    mca_pml_umr_recv_ack(req, MCA_PML_UMR_ACK_FALLBACK | flags |
                               (req->busy ? MCA_PML_UMR_ACK_BUSY : 0));
     /* last: the data may be there already, and completes the request */
     ompi_request_set_callback(req->fb, mca_pml_umr_recv_fb_cb, req);
@@ -294,8 +304,8 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
                            ompi_communicator_t *comm,
                            const ompi_status_public_t *status)
 {
-    mca_common_umr_peer_t *peer = mca_common_umr_peer_get(comm,
-                                                          status->MPI_SOURCE);
+    mca_common_umr_peer_t *peer = mca_common_umr_peer_get_umr(comm,
+                                                              status->MPI_SOURCE);
     size_t capacity = (buf == NULL) ? 0 : dt->super.size * count;
     mca_pml_umr_request_t *req;
 
@@ -436,8 +446,10 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         return;
     }
     if (req->step == MCA_PML_UMR_STEP_CLASSIFY) {
-        req->peer = mca_common_umr_peer_get(req->comm,
-                                            req->inner_status.MPI_SOURCE);
+        /* a pml/umr peer by the modex, reached by a rail or not: as its
+         * sender decided (mca_pml_umr_send_escape_peer) */
+        req->peer = mca_common_umr_peer_get_umr(req->comm,
+                                                req->inner_status.MPI_SOURCE);
         if (req->peer != NULL) {
             mca_pml_umr_peek(req->buf, req->count, req->dt, &req->ctl,
                              MCA_PML_UMR_CTL_SIZE);
@@ -453,6 +465,16 @@ static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
         MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
                             req->peer->world_rank,
                             (unsigned long)req->ctl.length);
+        if (req->peer->rail == NULL) {
+            /* no rail of ours reaches the sender: declined (no rail
+             * needed); one with a key (its rail reaches us) also retires
+             * us at the sender, which passes through from now on */
+            ++mca_pml_umr.cnt.declined;
+            mca_pml_umr_recv_decline(req, (req->ctl.rkey_len != 0) ?
+                                          (MCA_PML_UMR_ACK_RETIRE |
+                                           MCA_PML_UMR_ACK_NORAIL) : 0);
+            return;
+        }
         if (mca_common_umr_peer_retired(req->peer)) {
             mca_pml_umr_recv_fallback(req, "retired");
             return;

@@ -40,8 +40,11 @@ void mca_pml_umr_request_inner_free(mca_pml_umr_request_t *req)
 static void mca_pml_umr_request_return(mca_pml_umr_request_t *req)
 {
     mca_pml_umr_request_inner_free(req);
-    free(req->copy);
-    req->copy = NULL;
+    if (req->copy != NULL) {
+        /* a buffered escape's: back to the attached buffer */
+        umr_ompi_bsend_free(req->comm, req->copy);
+        req->copy = NULL;
+    }
     if (req->dt != NULL) {
         OMPI_DATATYPE_RELEASE(req->dt);
         req->dt = NULL;

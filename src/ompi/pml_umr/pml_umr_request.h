@@ -64,8 +64,9 @@ struct mca_pml_umr_request {
     void                  (*in_place_done)(mca_pml_umr_request_t *req);
     /* arguments */
     void                  *buf;
-    void                  *copy;      /* a buffered escape's own copy of
-                                         its data (buf), freed with it */
+    void                  *copy;      /* a buffered escape's copy of its
+                                         data (buf), in the attached
+                                         buffer, released with it */
     size_t                count;
     ompi_datatype_t       *dt;
     int                   peer_rank;  /* dst or src */

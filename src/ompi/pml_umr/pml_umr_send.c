@@ -18,6 +18,12 @@
 
 static int mca_pml_umr_send_start(mca_pml_umr_request_t *req);
 
+/* mca_pml_umr_send_zcopy(): nothing was sent and the message passes
+ * through the wrapped PML. Its other results: OMPI_SUCCESS (the control
+ * message is posted), or an error for an escape that could not be sent at
+ * all (it never goes raw): the user's send fails with it. */
+#define MCA_PML_UMR_SEND_PASS 1
+
 /* pml_umr_choose_zcopy() for engine `e` (0 sw, 1 mlx5), remembered per
  * datatype and count in the datatype's front slot (common_umr_dtype.h);
  * the message is eligible (size, layout). */
@@ -170,26 +176,39 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
     return 1;
 }
 
+/* Whether the message is of exactly Z packed bytes that start with the
+ * magic (maybe an escape). */
+static int mca_pml_umr_send_has_magic(const void *buf, size_t count,
+                                      ompi_datatype_t *dt)
+{
+    mca_pml_umr_ctl_t head;
+
+    if (dt->super.size * count != MCA_PML_UMR_CTL_SIZE) {
+        return 0;
+    }
+    mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
+    return mca_pml_umr_ctl_is_magic(&head);
+}
+
 /* The peer of an escape (exactly Z packed bytes that start with the magic,
  * to a pml/umr peer), or NULL. Whatever the mode or the datatype (one
  * without a layout too), an escape never goes raw: the receiver would take
- * it for a control message and wait for data that never comes. A peer no
- * rail reaches passes through: its receiver finds no pml/umr peer either
- * and takes the message as data (pml_umr_recv.c, CLASSIFY). */
+ * it for a control message and wait for data that never comes. A pml/umr
+ * peer is one by the modex, whether a rail reaches it or not
+ * (mca_common_umr_peer_get_umr): the receiver decides alike (pml_umr_recv.c,
+ * CLASSIFY), with its own rails, which may reach us when ours do not reach
+ * it or the other way round. To a peer no rail reaches an escape goes as
+ * a keyless control message, which needs none. */
 static UCS_F_NOINLINE mca_common_umr_peer_t *
 mca_pml_umr_send_escape_peer(const void *buf, size_t count,
                              ompi_datatype_t *dt, ompi_communicator_t *comm,
                              int dst)
 {
     mca_common_umr_peer_t *peer;
-    mca_pml_umr_ctl_t head;
 
     if ((dt->super.size * count != MCA_PML_UMR_CTL_SIZE) ||
-        (NULL == (peer = mca_common_umr_peer_get(comm, dst)))) {
-        return NULL;
-    }
-    mca_pml_umr_peek(buf, count, dt, &head, sizeof(head.magic));
-    if (!mca_pml_umr_ctl_is_magic(&head)) {
+        (NULL == (peer = mca_common_umr_peer_get_umr(comm, dst))) ||
+        !mca_pml_umr_send_has_magic(buf, count, dt)) {
         return NULL;
     }
     ++mca_pml_umr.cnt.escapes;
@@ -414,10 +433,11 @@ static void mca_pml_umr_ack_slot_free(mca_pml_umr_ack_slot_t *slot)
 /* One more ack receive for the peer `rank`. */
 static int mca_pml_umr_ack_post(int rank)
 {
-    mca_pml_umr_ack_slot_t *slot = malloc(sizeof(*slot));
+    mca_pml_umr_ack_slot_t *slot;
     int rc;
 
-    if (slot == NULL) {
+    if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_ACKPOST) ||
+        (NULL == (slot = malloc(sizeof(*slot))))) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     /* the decoder's cache open (a buffered escape looks up no type): its
@@ -513,8 +533,11 @@ static int mca_pml_umr_ack_cb(ompi_request_t *ireq)
         /* declined: the data goes through the wrapped PML, from progress
          * (not inside the PML's callback); one more event */
         if (slot->ack.flags & MCA_PML_UMR_ACK_RETIRE) {
-            mca_common_umr_peer_retire(req->peer, "its zero-copy receive "
-                                       "failed");
+            mca_common_umr_peer_retire(req->peer,
+                                       (slot->ack.flags &
+                                        MCA_PML_UMR_ACK_NORAIL) ?
+                                       "no rail of its reaches us" :
+                                       "its zero-copy receive failed");
         } else if (!(slot->ack.flags & MCA_PML_UMR_ACK_BUSY)) {
             req->declined = 1;
         }
@@ -574,7 +597,8 @@ static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
  * beyond the rail's key budget, or the key pool is dry) or the peer is not
  * reachable. Counted once, in fallbacks, with one line a process. A layout
  * over the budget stays over it: this type and count pass through from now
- * on, without another try. */
+ * on, without another try. Never for an escape (it would go raw): that goes
+ * keyless, or fails (mca_pml_umr_send_escape_fail). */
 static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
                                                      int rc)
 {
@@ -635,9 +659,11 @@ static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
     }
     if (req->declined) {
         /* declined by cost: this datatype and count pass through from now
-         * on (the choice's memo), without a control message's round trip */
+         * on (the choice's memo), without a control message's round trip
+         * (not for a peer no rail reaches: an escape, no choice made) */
         req->declined = 0;
-        if ((slot = mca_common_umr_dtype_lookup(req->dt)) != NULL) {
+        if ((req->peer->rail != NULL) &&
+            ((slot = mca_common_umr_dtype_lookup(req->dt)) != NULL)) {
             e = req->peer->rail->is_sw ? 0 : 1;
             mca_pml_umr_dtype_pass(slot, req->count, e);
         }
@@ -657,20 +683,35 @@ static void mca_pml_umr_send_fallback_run(mca_common_umr_work_t *work)
     ompi_request_set_callback(req->fb, mca_pml_umr_send_fb_cb, req);
 }
 
+/* An escape that cannot go even as a keyless control message (no memory
+ * for its ack receive or its entry among the sends waiting for acks): it
+ * must not go raw either (its receiver would take it for a control
+ * message), so the user's send fails with OMPI_ERR_OUT_OF_RESOURCE (Open
+ * MPI's MPI_ERR_INTERN); counted in errors, one line a process at
+ * verbosity 1 (the others at 20). */
+static UCS_F_NOINLINE int
+mca_pml_umr_send_escape_fail(mca_pml_umr_request_t *req)
+{
+    static int said;
+
+    ++mca_pml_umr.cnt.errors;
+    MCA_PML_UMR_VERBOSE(said ? 20 : 1, "rank %d: an escape to rank %d (%d "
+                        "bytes that start with pml/umr's magic) cannot be "
+                        "sent: out of memory for its ack; the send fails "
+                        "(counted in errors)",
+                        ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                        req->peer->world_rank, MCA_PML_UMR_CTL_SIZE);
+    said = 1;
+    return OMPI_ERR_OUT_OF_RESOURCE;
+}
+
 /* An escape: Z bytes of user data that start with the magic. It must
  * never pass through raw (the receiver would take it for a control
  * message): without a key it goes as a control message without one,
  * which the receiver declines. */
 static int mca_pml_umr_send_is_escape(mca_pml_umr_request_t *req)
 {
-    mca_pml_umr_ctl_t head;
-
-    if (req->dt->super.size * req->count != MCA_PML_UMR_CTL_SIZE) {
-        return 0;
-    }
-    mca_pml_umr_peek(req->buf, req->count, req->dt, &head,
-                     sizeof(head.magic));
-    return mca_pml_umr_ctl_is_magic(&head);
+    return mca_pml_umr_send_has_magic(req->buf, req->count, req->dt);
 }
 
 static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
@@ -693,7 +734,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
             goto keyless;
         }
         mca_pml_umr_send_fallback(req, rc);
-        return OMPI_ERROR;
+        return MCA_PML_UMR_SEND_PASS;
     }
     /* the endpoint, and its address while the peer is not connected */
     rc = mca_common_umr_peer_prepare(peer, ctl->data + peer->rail->rkey_size,
@@ -707,9 +748,10 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     goto fill;
 
 keyless:
-    /* an escape to a retired peer (or rail), of a type without a layout,
-     * or whose key could not be made: a control message without a key, which the receiver declines
-     * (the data follows through the wrapped PML) */
+    /* an escape to a retired peer (or rail), to a peer no rail reaches,
+     * of a type without a layout, or whose key could not be made: a
+     * control message without a key, which the receiver declines (the data
+     * follows through the wrapped PML) */
     keyless = 1;
     memset(ctl, 0, offsetof(mca_pml_umr_ctl_t, data));
     addr_len = 0;
@@ -718,7 +760,8 @@ fill:
     ctl->magic[1] = MCA_PML_UMR_MAGIC1;
     ctl->length   = req->dt->super.size * req->count;
     ctl->sblocks  = (info != NULL) ? info->num_blocks * req->count : 0;
-    ctl->rail     = peer->rail - mca_common_umr_rails.rails;
+    ctl->rail     = (peer->rail != NULL) ?    /* NULL: no rail reaches it */
+                    peer->rail - mca_common_umr_rails.rails : 0;
     if (addr_len > 0) {
         ctl->addr_len = addr_len;
         ctl->flags   |= MCA_PML_UMR_CTL_ADDR;
@@ -736,7 +779,7 @@ fill:
         goto err_dereg;
     }
     req->events = 2;
-    if (!peer->retired) {
+    if (!peer->retired && (peer->rail != NULL)) {
         /* its connection stays until the ack */
         mca_common_umr_peer_hold(peer);
         req->peer_held = 1;
@@ -772,15 +815,16 @@ err_dereg:
     }
     req->lkey   = NULL;
     req->region = NULL;
-    if (!keyless && mca_pml_umr_send_is_escape(req)) {
-        goto keyless;
+    if (mca_pml_umr_send_is_escape(req)) {
+        if (!keyless) {
+            goto keyless;
+        }
+        /* not even without a key: an error, never raw */
+        return mca_pml_umr_send_escape_fail(req);
     }
-    /* (a keyless escape whose ack receive cannot be posted, out of
-     * memory, passes through raw: the receiver then declines it as a
-     * malformed control message); OMPI_ERR_OUT_OF_RESOURCE: no
-     * connection within the budget now */
+    /* OMPI_ERR_OUT_OF_RESOURCE: no connection within the budget now */
     mca_pml_umr_send_fallback(req, rc);
-    return OMPI_ERROR;
+    return MCA_PML_UMR_SEND_PASS;
 }
 
 /* A buffered send (MPI_Bsend, MPI_Ibsend, a start of MPI_Bsend_init) of
@@ -791,26 +835,29 @@ err_dereg:
  * control message on the user's communicator and tag, so MPI's order of
  * messages holds; the data on TAG_DATA once declined), by a request of
  * ours that the user never sees (freed with the copy when done). The copy
- * is pml/umr's memory, not the attached buffer's. */
+ * is taken from the buffer the user attached (MPI_Buffer_attach), as the
+ * wrapped PML takes its own: none attached, or no room in it, is
+ * MPI_ERR_BUFFER (as ob1 says; pml ucx says MPI_ERR_OTHER, and so does
+ * pml/umr over it), and MPI_Buffer_detach waits for the escape. */
 static UCS_F_NOINLINE int
 mca_pml_umr_send_escape_copy(const void *buf, size_t count,
                              ompi_datatype_t *dt, int dst, int tag,
                              ompi_communicator_t *comm,
                              mca_common_umr_peer_t *peer)
 {
-    void *copy = malloc(MCA_PML_UMR_CTL_SIZE);
+    void *copy = umr_ompi_bsend_alloc(comm, MCA_PML_UMR_CTL_SIZE);
     mca_pml_umr_request_t *req;
+    int rc;
 
     if (copy == NULL) {
-        ++mca_pml_umr.cnt.errors;
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return mca_pml_umr.bsend_no_room;   /* the user's error */
     }
     mca_pml_umr_peek(buf, count, dt, copy, MCA_PML_UMR_CTL_SIZE);
     req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false, comm, copy,
                                     MCA_PML_UMR_CTL_SIZE, &ompi_mpi_byte.dt,
                                     dst, tag);
     if (req == NULL) {
-        free(copy);
+        umr_ompi_bsend_free(comm, copy);
         ++mca_pml_umr.cnt.errors;
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -818,11 +865,12 @@ mca_pml_umr_send_escape_copy(const void *buf, size_t count,
     req->mode        = MCA_PML_BASE_SEND_STANDARD;
     req->peer        = peer;
     req->free_called = 1;   /* nobody waits for it */
-    if (mca_pml_umr_send_zcopy(req, NULL) != OMPI_SUCCESS) {
-        /* out of memory for its ack receive: an error, never raw */
+    rc = mca_pml_umr_send_zcopy(req, NULL);
+    if (rc != OMPI_SUCCESS) {
+        /* out of memory for its ack receive: an error (counted), never
+         * raw */
         mca_pml_umr_request_mpi_complete(req);   /* returns it */
-        ++mca_pml_umr.cnt.errors;
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return rc;
     }
     return OMPI_SUCCESS;
 }
@@ -849,36 +897,47 @@ mca_pml_umr_send_buffered(const void *buf, size_t count, ompi_datatype_t *dt,
     return 1;
 }
 
-/* A zero-copy send of this message, its control message posted: its
- * request, or NULL to pass the message through. */
-static UCS_F_ALWAYS_INLINE mca_pml_umr_request_t *
+/* A zero-copy send of this message, its control message posted (*req_p
+ * its request), or nothing sent: OMPI_SUCCESS with *req_p NULL to pass the
+ * message through, an error for an escape that cannot be sent (never
+ * raw). */
+static UCS_F_ALWAYS_INLINE int
 mca_pml_umr_send_begin(const void *buf, size_t count, ompi_datatype_t *dt,
                        int dst, int tag, mca_pml_base_send_mode_t mode,
-                       ompi_communicator_t *comm, int prechecked)
+                       ompi_communicator_t *comm, int prechecked,
+                       mca_pml_umr_request_t **req_p)
 {
     const umr_mpi_dtype_t *info;
     mca_pml_umr_request_t *req;
     mca_common_umr_peer_t *peer;
+    int rc;
 
+    *req_p = NULL;
     peer = mca_pml_umr_send_choose(buf, count, dt, dst, mode, comm, &info,
                                    prechecked);
     if (peer == NULL) {
-        return NULL;
+        return OMPI_SUCCESS;
     }
     req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, false, comm,
                                     (void*)buf, count, dt, dst, tag);
     if (req == NULL) {
+        if (mca_pml_umr_send_has_magic(buf, count, dt)) {
+            ++mca_pml_umr.cnt.errors;   /* an escape: never raw */
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
         ++mca_pml_umr.cnt.fallbacks;   /* chosen, and counted once */
-        return NULL;
+        return OMPI_SUCCESS;
     }
     req->mode = mode;
     req->peer = peer;
-    if (mca_pml_umr_send_zcopy(req, info) != OMPI_SUCCESS) {
+    rc = mca_pml_umr_send_zcopy(req, info);
+    if (rc != OMPI_SUCCESS) {
         req->free_called = 1;
         mca_pml_umr_request_mpi_complete(req); /* returns it */
-        return NULL;
+        return (rc == MCA_PML_UMR_SEND_PASS) ? OMPI_SUCCESS : rc;
     }
-    return req;
+    *req_p = req;
+    return OMPI_SUCCESS;
 }
 
 /* Slow paths are never inlined: the entry points stay a compare and a
@@ -896,7 +955,11 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
                                   &rc)) {
         return rc;
     }
-    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
+    rc = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1,
+                                &req);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
     if (req == NULL) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
                                           request);
@@ -950,7 +1013,11 @@ mca_pml_umr_send_slow(const void *buf, size_t count, ompi_datatype_t *dt,
         mca_pml_umr_send_buffered(buf, count, dt, dst, tag, comm, NULL, &rc)) {
         return rc;
     }
-    req = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1);
+    rc = mca_pml_umr_send_begin(buf, count, dt, dst, tag, mode, comm, 1,
+                                &req);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
     if (req == NULL) {
         return mca_pml_umr.real.pml_send(buf, count, dt, dst, tag, mode, comm);
     }
@@ -978,10 +1045,18 @@ int mca_pml_umr_isend_init(const void *buf, size_t count, ompi_datatype_t *dt,
      * known at each start) */
     if (OPAL_LIKELY(mca_pml_umr_send_fast(NULL, dt, count, 0)) ||
         ((mode == MCA_PML_BASE_SEND_BUFFERED) &&
-         (dt->super.size * count != MCA_PML_UMR_CTL_SIZE)) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true,
-                                                  comm, (void*)buf, count, dt,
-                                                  dst, tag)))) {
+         (dt->super.size * count != MCA_PML_UMR_CTL_SIZE))) {
+        return mca_pml_umr.real.pml_isend_init(buf, count, dt, dst, tag, mode,
+                                               comm, request);
+    }
+    req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_SEND, true, comm,
+                                    (void*)buf, count, dt, dst, tag);
+    if (req == NULL) {
+        if (dt->super.size * count == MCA_PML_UMR_CTL_SIZE) {
+            /* the wrapped PML's request would send an escape raw */
+            ++mca_pml_umr.cnt.errors;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
         return mca_pml_umr.real.pml_isend_init(buf, count, dt, dst, tag, mode,
                                                comm, request);
     }
@@ -1017,9 +1092,15 @@ static int mca_pml_umr_send_start(mca_pml_umr_request_t *req)
     req->peer  = mca_pml_umr_send_choose(req->buf, req->count, req->dt,
                                          req->peer_rank, req->mode, req->comm,
                                          &info, 0);
-    if ((req->peer != NULL) &&
-        (mca_pml_umr_send_zcopy(req, info) == OMPI_SUCCESS)) {
-        return OMPI_SUCCESS;
+    if (req->peer != NULL) {
+        rc = mca_pml_umr_send_zcopy(req, info);
+        if (rc == OMPI_SUCCESS) {
+            return OMPI_SUCCESS;
+        }
+        if (rc != MCA_PML_UMR_SEND_PASS) {
+            req->peer = NULL;   /* an escape that cannot be sent */
+            return rc;
+        }
     }
 pass:
     /* this start passes through: the wrapped PML's own request */

@@ -25,11 +25,16 @@
  *                 sequence number, length, S's block count, S's layout key
  *                 (+ S's endpoint address while not connected). A CTL
  *                 without a key (an escape, user data of Z bytes that
- *                 starts with the magic, to a retired peer or rail, of a
- *                 type without a layout, buffered (sent from pml/umr's
- *                 copy, the user's send complete at once), or whose key
- *                 could not be made: it never goes raw, whatever the send
- *                 mode) is always declined.
+ *                 starts with the magic, to a retired peer or rail, to a
+ *                 peer no rail reaches, of a type without a layout,
+ *                 buffered (sent from a copy in the attached buffer, the
+ *                 user's send complete at once), or whose key could not be
+ *                 made: it never goes raw, whatever the send mode) is
+ *                 always declined. S and R each decide that the other is a
+ *                 pml/umr peer from the modex alone (same protocol, same
+ *                 job, not self: mca_common_umr_peer_get_umr), whatever
+ *                 their rails reach, so S escapes exactly what R takes for
+ *                 a CTL.
  *   ACK   R -> S  (MPI_COMM_WORLD, MCA_PML_UMR_TAG_ACK): names S's send by
  *                 the CTL's sequence number (seq), or, when R never saw
  *                 the CTL's bytes, the message's communicator and tag (seq
@@ -41,6 +46,9 @@
  *                                      the peer (both sides pass through
  *                                      from now on; one verbose line and
  *                                      the counter `retired` each)
+ *                   FALLBACK|RETIRE|NORAIL  declined, no rail of R's
+ *                                      reaches S (not a fault): S retires
+ *                                      R (its line names the reason)
  *                   FALLBACK|BUSY      declined for want of a connection
  *                                      (the budget of connected peers,
  *                                      common_umr_peer.h): this message
@@ -78,7 +86,12 @@
  *              budget of connected peers) nothing was sent yet -> the
  *              wrapped PML's own send (counter `fallbacks`), but an
  *              escape goes as a keyless CTL; an md UMR timeout (or an md
- *              the transport retired) also retires the rail.
+ *              the transport retired) also retires the rail. Then the ACK
+ *              receive and the entry among the sends waiting for acks: if
+ *              either cannot be had (out of memory), nothing was sent: the
+ *              wrapped PML's own send, but an escape (keyless already)
+ *              fails the user's send with OMPI_ERR_OUT_OF_RESOURCE
+ *              (counter `errors`, one line): never raw.
  *   CTL_SENT   CTL posted, ACK receive posted; events 2 (CTL sent, ACK):
  *              ACK done      -> DONE when the CTL send completed too
  *              ACK FALLBACK  -> DATA_SENT (+1 event; RETIRE: peer retired;
@@ -96,9 +109,12 @@
  *                 Z bytes with the magic    -> CLASSIFY
  *                 MPI_ERR_TRUNCATE, receive smaller than Z (a CTL that did
  *                 not fit)                  -> TRUNC
- *   CLASSIFY   from progress: a pml/umr peer and the magic -> CTL, else the
+ *   CLASSIFY   from progress: a pml/umr peer (by the modex, a rail reaching
+ *              it or not: as S decided) and the magic -> CTL, else the
  *              wrapped PML's status.
- *   CTL        retired peer or rail, malformed CTL -> DECLINE+RETIRE;
+ *   CTL        no rail of R's reaches S -> DECLINE (a CTL with a key:
+ *              +RETIRE|NORAIL; no rail needed to decline);
+ *              retired peer or rail, malformed CTL -> DECLINE+RETIRE;
  *              keyless escape, zero-copy would lose (pml_umr_choose_recv,
  *              both layouts), receive type not decoded -> DECLINE;
  *              no connection within the budget of connected peers (every
@@ -167,6 +183,10 @@
 #define MCA_PML_UMR_ACK_BUSY     0x4   /* no connection now (the budget of
                                           connected peers): this message
                                           only, no memo, no retirement */
+#define MCA_PML_UMR_ACK_NORAIL   0x8   /* with RETIRE: not a fault, no rail
+                                          of the receiver's reaches the
+                                          sender (the reason in the
+                                          sender's line) */
 
 /* Exactly Z bytes, sent through the wrapped PML on the user's (comm, dst,
  * tag): the sender's layout key, then its endpoint address (flag ADDR). */
