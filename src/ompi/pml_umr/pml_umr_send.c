@@ -134,17 +134,44 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
     return 0;
 }
 
-/* Too few bytes or blocks too small for zero-copy to win, by what Open
- * MPI knows of the type: its density class (size over extent: the one the
- * choice puts it in) picks the bounds, against which the message's size
- * (first) and the mean block of Open MPI's description
- * (mca_common_umr_dtype_blocks) are tested. No decoding, so a type used
- * once costs nothing. Counted as passed through (and prefiltered). Between
- * the two, a peer known to pass through (no rail reaches it, or it is
- * retired: mca_common_umr_peer_passes, inline) passes at once, counted as
- * passed through. Never for exactly Z bytes (maybe an escape). */
+/* Too few bytes for zero-copy to win, by the type's density class (size
+ * over extent, which Open MPI knows: the class the choice puts it in):
+ * the first test of mca_pml_umr_send_small_blocks, alone. Never for
+ * exactly Z bytes (maybe an escape). */
 static UCS_F_ALWAYS_INLINE int
-mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
+mca_pml_umr_send_few_bytes(const ompi_datatype_t *dt, size_t count)
+{
+    size_t len = dt->super.size * count;
+
+    return (len != MCA_PML_UMR_CTL_SIZE) &&
+           (len < mca_pml_umr.zc_dens_min_len[mca_pml_umr_send_dens(dt)]);
+}
+
+/* A message the prefilter passed through, counted: that verdict depends on
+ * the type and the count only (not on the peer or the communicator), and
+ * is kept for a type that comes back (mca_common_umr_dtype_prefiltered):
+ * 1 when `dt` is to be held now. */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_prefiltered(const ompi_datatype_t *dt)
+{
+    ++mca_pml_umr.cnt.passthrough_sends;
+    ++mca_pml_umr.cnt.prefiltered;
+    return mca_common_umr_dtype_prefiltered(dt);
+}
+
+/* Too few bytes or blocks too small for zero-copy to win, by what Open
+ * MPI knows of the type: its density class picks the bounds, against
+ * which the message's size (first, mca_pml_umr_send_few_bytes) and the
+ * mean block of Open MPI's description (mca_common_umr_dtype_blocks) are
+ * tested. No decoding, so a type used once costs nothing, and a type that
+ * keeps passing is held with its verdict (mca_pml_umr_send_prefiltered).
+ * Counted as passed through (and prefiltered). Between the two, a peer
+ * known to pass through (no rail reaches it, or it is retired:
+ * mca_common_umr_peer_passes, inline) passes at once, counted as passed
+ * through (not a verdict on the type). Never for exactly Z bytes (maybe an
+ * escape). */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_small_blocks(ompi_datatype_t *dt, size_t count,
                               ompi_communicator_t *comm, int dst)
 {
     size_t len = dt->super.size * count, bytes, blocks;
@@ -165,8 +192,9 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
             return 0;
         }
     }
-    ++mca_pml_umr.cnt.passthrough_sends;
-    ++mca_pml_umr.cnt.prefiltered;
+    if (OPAL_UNLIKELY(mca_pml_umr_send_prefiltered(dt))) {
+        mca_common_umr_dtype_hold(dt, count);
+    }
     return 1;
 }
 
@@ -905,12 +933,14 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     return OMPI_SUCCESS;
 }
 
-/* A noncontiguous message large enough for zero-copy: its blocks, from
- * Open MPI's description, may still rule it out (tail calls only). */
+/* mca_pml_umr_isend_check, past its first test: the peer and the blocks,
+ * from Open MPI's description, may still rule it out. */
 static UCS_F_NOINLINE int
-mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
-                        int dst, int tag, mca_pml_base_send_mode_t mode,
-                        ompi_communicator_t *comm, ompi_request_t **request)
+mca_pml_umr_isend_check_blocks(const void *buf, size_t count,
+                               ompi_datatype_t *dt, int dst, int tag,
+                               mca_pml_base_send_mode_t mode,
+                               ompi_communicator_t *comm,
+                               ompi_request_t **request)
 {
     if (mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
@@ -918,6 +948,37 @@ mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     return mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm,
                                   request);
+}
+
+/* A message of a type the prefilter passes through, to be held now. */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_hold(const void *buf, size_t count, ompi_datatype_t *dt,
+                       int dst, int tag, mca_pml_base_send_mode_t mode,
+                       ompi_communicator_t *comm, ompi_request_t **request)
+{
+    mca_common_umr_dtype_hold(dt, count);
+    return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                      request);
+}
+
+/* A noncontiguous message large enough for zero-copy: too few bytes for
+ * its density class pass at once, with no call and so no register saved
+ * (tail calls only; the rest of the prefilter out of line). */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
+                        int dst, int tag, mca_pml_base_send_mode_t mode,
+                        ompi_communicator_t *comm, ompi_request_t **request)
+{
+    if (!mca_pml_umr_send_few_bytes(dt, count)) {
+        return mca_pml_umr_isend_check_blocks(buf, count, dt, dst, tag, mode,
+                                              comm, request);
+    }
+    if (OPAL_UNLIKELY(mca_pml_umr_send_prefiltered(dt))) {
+        return mca_pml_umr_isend_hold(buf, count, dt, dst, tag, mode, comm,
+                                      request);
+    }
+    return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                      request);
 }
 
 int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
