@@ -835,6 +835,51 @@ static void reuse_case(void)
     report("reuse", h);
 }
 
+/* ---- more zero-copy sends waiting at once than pml/umr's ring holds ---- */
+
+#define WINDOW_SENDS  100  /* pml_umr_send.c: a ring of 64 places */
+
+/* Rank 0 posts WINDOW_SENDS nonblocking sends of a column each (its own
+ * rows of one matrix) before rank 1 receives any: they all wait for their
+ * acks at once, the first ones pushed out of their places in the ring by
+ * later numbers; rank 1 receives them in reverse order. */
+static void window_case(void)
+{
+    int n = 1024, k;   /* 8 KiB a column: above Z */
+    size_t len = sizeof(double) * n * 2 * WINDOW_SENDS;
+    char *a = malloc(len), *b = malloc(len);
+    MPI_Request req[WINDOW_SENDS];
+    MPI_Datatype col, evens;
+    uint64_t h = 0;
+
+    MPI_Type_vector(n, 1, 2 * WINDOW_SENDS, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    fill(a, len, rank, 300);
+    memset(b, 0, len);
+    if (rank == 0) {
+        for (k = 0; k < WINDOW_SENDS; ++k) {
+            MPI_Isend(a + 2 * k * sizeof(double), 1, col, 1, 300 + k,
+                      MPI_COMM_WORLD, &req[k]);
+        }
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 299, MPI_COMM_WORLD);
+        MPI_Waitall(WINDOW_SENDS, req, MPI_STATUSES_IGNORE);
+    } else if (rank == 1) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 299, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (k = WINDOW_SENDS - 1; k >= 0; --k) {
+            MPI_Recv(b + 2 * k * sizeof(double), 1, col, 0, 300 + k,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        /* the columns together: every other double */
+        MPI_Type_vector(n * WINDOW_SENDS, 1, 2, MPI_DOUBLE, &evens);
+        MPI_Type_commit(&evens);
+        h = verify("window", b, len, 1, evens, 0, len, 1, evens, 300);
+        MPI_Type_free(&evens);
+    }
+    MPI_Type_free(&col);
+    free(a); free(b);
+    report("window", h);
+}
+
 /* ---- escapes: Z bytes that start with the magic, every send flavour ---- */
 
 /* The Z packed bytes of flavour `k`: pml/umr's magic, then a pattern (a
@@ -1029,6 +1074,7 @@ static const struct {
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
     {"trunccomm", trunccomm_case}, {"bogusack", bogusack_case},
     {"count", count_case}, {"verdict", verdict_case}, {"reuse", reuse_case},
+    {"window", window_case},
     {"escapes", escapes_case}, {"ctlfail", ctlfail_case},
 };
 

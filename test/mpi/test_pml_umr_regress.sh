@@ -45,6 +45,10 @@
 #    8); freed, and a sparse one (a double every 64 B) made at its address
 #    and sent with the same count goes zero-copy all 40 times (a stale
 #    verdict would pass it through), every byte checked;
+#  - window: 100 zero-copy sends of one rank wait for their acks at once
+#    (more than the 64 places of the ring that finds a send by its ack's
+#    number; the rest by the list of waiting sends), received in reverse
+#    order: every column whole, 100 zero-copy, no ack dropped, no key left;
 #  - escapes: Z bytes that start with the magic through every send flavour
 #    (standard, synchronous, ready, buffered; blocking, nonblocking,
 #    persistent; a type without a layout): each arrives whole, no hang;
@@ -238,6 +242,17 @@ verdict_reuse() {   # pml
         { grep "pml_umr: rank" "$got"; return 1; }
 }
 
+# 100 zero-copy sends waiting at once, forced: all acks taken.
+window_acks() {   # pml
+    local got=$out/umr-window-2-$1
+    same window 2 "$1" || return 1
+    echo "zcopy_sends $(sum_of "$got" zcopy_sends) acks_dropped $(sum_of "$got" acks_dropped)"
+    [ "$(sum_of "$got" zcopy_sends)" -eq 100 ] && [ "$(sum_of "$got" zcopy_recvs)" -eq 100 ] &&
+        [ "$(sum_of "$got" acks_dropped)" -eq 0 ] && [ "$(sum_of "$got" fallbacks)" -eq 0 ] &&
+        [ "$(sum_of "$got" errors)" -eq 0 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ] ||
+        { grep "pml_umr: rank" "$got"; return 1; }
+}
+
 # Z bytes that start with the magic, through every send flavour (the
 # escapes case): the same bytes as without pml/umr and no hang (a raw one
 # is taken for a control message and its receive waits for data that never
@@ -275,6 +290,7 @@ for pml in ob1 ucx; do
     check "escapes_np2_${pml}" escapes_whole "$pml"
     check "verdict_np2_${pml}" verdict_per_count "$pml"
     check "verdict_reuse_np2_${pml}" verdict_reuse "$pml"
+    check "window_np2_${pml}" window_acks "$pml"
 done
 for pml in ob1 ucx; do
     for np in 2 4; do
