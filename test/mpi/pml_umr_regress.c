@@ -786,6 +786,117 @@ static void verdict_case(void)
     report("verdict", h);
 }
 
+/* ---- a freed type's kept verdict does not pass on to its address ------ */
+
+#define REUSE_SENDS  40   /* more than pml/umr's sends before it holds a type */
+
+/* REUSE_SENDS messages of REUSE_COUNT `dt` from rank 0 to rank 1, checked. */
+#define REUSE_COUNT  4096
+static uint64_t reuse_sends(MPI_Datatype dt, int salt)
+{
+    size_t len = span(REUSE_COUNT, dt);
+    char *a = malloc(len), *b = malloc(len);
+    uint64_t h = 0;
+    int k;
+
+    for (k = 0; k < REUSE_SENDS; ++k) {
+        fill(a, len, rank, salt + k);
+        memset(b, 0, len);
+        if (rank == 0) {
+            MPI_Send(a, REUSE_COUNT, dt, 1, 95, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, REUSE_COUNT, dt, 0, 95, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            h ^= verify("reuse", b, len, REUSE_COUNT, dt, 0, len,
+                        REUSE_COUNT, dt, salt + k);
+        }
+    }
+    free(a); free(b);
+    return h;
+}
+
+/* A dense type (a double every 16 B) that passes through (by its density
+ * class: never decoded, held with its verdict after a few sends), freed;
+ * then a sparse one (a double every 64 B), sent with the same count, which
+ * goes zero-copy, made at the freed one's address (MPI_Datatype is that
+ * address in Open MPI; a resized type is one allocation, so the freed one
+ * comes back first: types are made until one lands there, the others
+ * freed). Rank 0 prints whether it did. */
+static void reuse_case(void)
+{
+    MPI_Datatype dense, sparse, spare[8];
+    void *old;
+    uint64_t h = 0;
+    int n = 0, i;
+
+    MPI_Type_create_resized(MPI_DOUBLE, 0, 16, &dense);    /* half its span */
+    MPI_Type_commit(&dense);
+    h ^= reuse_sends(dense, 100);
+    old = (void*)dense;
+    MPI_Type_free(&dense);
+    for (;;) {
+        MPI_Type_create_resized(MPI_DOUBLE, 0, 64, &sparse); /* an eighth */
+        MPI_Type_commit(&sparse);
+        if (((void*)sparse == old) || (n == 8)) {
+            break;
+        }
+        spare[n++] = sparse;
+    }
+    for (i = 0; i < n; ++i) {
+        MPI_Type_free(&spare[i]);
+    }
+    if (rank == 0) {
+        printf("reuse same address %d\n", (void*)sparse == old);
+    }
+    h ^= reuse_sends(sparse, 200);
+    MPI_Type_free(&sparse);
+    report("reuse", h);
+}
+
+/* ---- more zero-copy sends waiting at once than pml/umr's ring holds ---- */
+
+#define WINDOW_SENDS  100  /* pml_umr_send.c: a ring of 64 places */
+
+/* Rank 0 posts WINDOW_SENDS nonblocking sends of a column each (its own
+ * rows of one matrix) before rank 1 receives any: they all wait for their
+ * acks at once, the first ones pushed out of their places in the ring by
+ * later numbers; rank 1 receives them in reverse order. */
+static void window_case(void)
+{
+    int n = 1024, k;   /* 8 KiB a column: above Z */
+    size_t len = sizeof(double) * n * 2 * WINDOW_SENDS;
+    char *a = malloc(len), *b = malloc(len);
+    MPI_Request req[WINDOW_SENDS];
+    MPI_Datatype col, evens;
+    uint64_t h = 0;
+
+    MPI_Type_vector(n, 1, 2 * WINDOW_SENDS, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    fill(a, len, rank, 300);
+    memset(b, 0, len);
+    if (rank == 0) {
+        for (k = 0; k < WINDOW_SENDS; ++k) {
+            MPI_Isend(a + 2 * k * sizeof(double), 1, col, 1, 300 + k,
+                      MPI_COMM_WORLD, &req[k]);
+        }
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 299, MPI_COMM_WORLD);
+        MPI_Waitall(WINDOW_SENDS, req, MPI_STATUSES_IGNORE);
+    } else if (rank == 1) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 299, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (k = WINDOW_SENDS - 1; k >= 0; --k) {
+            MPI_Recv(b + 2 * k * sizeof(double), 1, col, 0, 300 + k,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        /* the columns together: every other double */
+        MPI_Type_vector(n * WINDOW_SENDS, 1, 2, MPI_DOUBLE, &evens);
+        MPI_Type_commit(&evens);
+        h = verify("window", b, len, 1, evens, 0, len, 1, evens, 300);
+        MPI_Type_free(&evens);
+    }
+    MPI_Type_free(&col);
+    free(a); free(b);
+    report("window", h);
+}
 
 /* ---- escapes: Z bytes that start with the magic, every send flavour ---- */
 
@@ -1241,7 +1352,8 @@ static const struct {
     {"bigsend", bigsend}, {"bigrecv", bigrecv}, {"status", status},
     {"colls", colls}, {"persist", persist}, {"trunc", trunc_case},
     {"trunccomm", trunccomm_case}, {"bogusack", bogusack_case},
-    {"count", count_case}, {"verdict", verdict_case},
+    {"count", count_case}, {"verdict", verdict_case}, {"reuse", reuse_case},
+    {"window", window_case},
     {"escapes", escapes_case}, {"ctlfail", ctlfail_case},
     {"escfail", escfail_case}, {"norail", norail_case},
     {"bsendbuf", bsendbuf_case},

@@ -39,6 +39,16 @@
 #    of 8 MiB goes zero-copy): sent 1, 1, 1, 128, 1, 1, 128 elements at a
 #    time, 5 pass through (after the first, by the type's remembered
 #    verdict, pml_umr_send.c) and 2 go zero-copy, every byte checked;
+#  - a kept verdict goes with its type (reuse; the costs of verdict): a
+#    dense type (a double every 16 B) sent 40 times passes through, never
+#    decoded, held with its verdict after 8 prefiltered sends (prefiltered
+#    8); freed, and a sparse one (a double every 64 B) made at its address
+#    and sent with the same count goes zero-copy all 40 times (a stale
+#    verdict would pass it through), every byte checked;
+#  - window: 100 zero-copy sends of one rank wait for their acks at once
+#    (more than the 64 places of the ring that finds a send by its ack's
+#    number; the rest by the list of waiting sends), received in reverse
+#    order: every column whole, 100 zero-copy, no ack dropped, no key left;
 #  - escapes: Z bytes that start with the magic through every send flavour
 #    (standard, synchronous, ready, buffered; blocking, nonblocking,
 #    persistent; a type without a layout): each arrives whole, no hang;
@@ -217,6 +227,42 @@ verdict_per_count() {   # pml
         { grep "pml_umr: rank" "$got"; return 1; }
 }
 
+# A dense type held with its verdict, freed; a sparse one at its address
+# is judged afresh and goes zero-copy.
+verdict_reuse() {   # pml
+    local pml=$1 ref=$out/ref-reuse-$1 got=$out/umr-reuse-$1 costs
+    costs=$(costs_verdict)
+    run "$ref" -- -np 2 $(pml_args "$pml") -- reuse ||
+        { echo "reference run failed"; tail -20 "$ref"; return 1; }
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
+        OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 $(pml_args "$pml" umr) -- reuse ||
+        { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
+    clean_run "$ref" && clean_run "$got" || return 1
+    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
+        { echo "results differ"; return 1; }
+    grep -q "^reuse same address 1" "$got" ||
+        { echo "no type was made at the freed one's address: nothing tested"; return 1; }
+    echo "zcopy_sends $(sum_of "$got" zcopy_sends) passthrough_sends" \
+         "$(sum_of "$got" passthrough_sends) prefiltered $(sum_of "$got" prefiltered)" \
+         "decoded $(sum_of "$got" decoded)"
+    [ "$(sum_of "$got" zcopy_sends)" -eq 40 ] && [ "$(sum_of "$got" zcopy_recvs)" -eq 40 ] &&
+        [ "$(sum_of "$got" passthrough_sends)" -eq 40 ] &&
+        [ "$(sum_of "$got" prefiltered)" -eq 8 ] &&
+        [ "$(sum_of "$got" fallbacks)" -eq 0 ] && [ "$(sum_of "$got" errors)" -eq 0 ] ||
+        { grep "pml_umr: rank" "$got"; return 1; }
+}
+
+# 100 zero-copy sends waiting at once, forced: all acks taken.
+window_acks() {   # pml
+    local got=$out/umr-window-2-$1
+    same window 2 "$1" || return 1
+    echo "zcopy_sends $(sum_of "$got" zcopy_sends) acks_dropped $(sum_of "$got" acks_dropped)"
+    [ "$(sum_of "$got" zcopy_sends)" -eq 100 ] && [ "$(sum_of "$got" zcopy_recvs)" -eq 100 ] &&
+        [ "$(sum_of "$got" acks_dropped)" -eq 0 ] && [ "$(sum_of "$got" fallbacks)" -eq 0 ] &&
+        [ "$(sum_of "$got" errors)" -eq 0 ] && [ "$(sum_of "$got" keys_live)" -eq 0 ] ||
+        { grep "pml_umr: rank" "$got"; return 1; }
+}
+
 # Z bytes that start with the magic, through every send flavour (the
 # escapes case): the same bytes as without pml/umr and no hang (a raw one
 # is taken for a control message and its receive waits for data that never
@@ -293,6 +339,8 @@ for pml in ob1 ucx; do
     check "bsendbuf_np2_${pml}" same bsendbuf 2 "$pml"
     check "escapes_np2_${pml}" escapes_whole "$pml"
     check "verdict_np2_${pml}" verdict_per_count "$pml"
+    check "verdict_reuse_np2_${pml}" verdict_reuse "$pml"
+    check "window_np2_${pml}" window_acks "$pml"
 done
 for pml in ob1 ucx; do
     for np in 2 4; do

@@ -61,8 +61,10 @@ extern "C" {
 #define MCA_COMMON_UMR_COST_MAX_LOG2     16  /* 64 KiB blocks */
 #define MCA_COMMON_UMR_COST_NUM_BLOCKS   (MCA_COMMON_UMR_COST_MAX_LOG2 - \
                                           MCA_COMMON_UMR_COST_MIN_LOG2 + 1)
-/* At or above this density (data bytes / span) a layout is "dense". */
-#define MCA_COMMON_UMR_COST_DENSE        0.5
+/* At or above this density (data bytes / span) a layout is "dense": one
+ * DIVth (an integer, so that a density class is two integer operations) */
+#define MCA_COMMON_UMR_COST_DENSE_DIV    2
+#define MCA_COMMON_UMR_COST_DENSE        (1.0 / MCA_COMMON_UMR_COST_DENSE_DIV)
 /* Zero-copy only when its estimate is below this share of the PML's: the
  * model's error must not turn a win into a loss. */
 #define MCA_COMMON_UMR_COST_MARGIN       0.9

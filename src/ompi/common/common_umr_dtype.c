@@ -14,8 +14,10 @@
 
 mca_common_umr_dtype_slot_t
     mca_common_umr_dtype_front[MCA_COMMON_UMR_DTYPE_SLOTS];
+unsigned mca_common_umr_dtype_hold_after = 8;
 static int mca_common_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
 static int mca_common_umr_self_keyval = MPI_KEYVAL_INVALID;
+static int mca_common_umr_hold_keyval = MPI_KEYVAL_INVALID;
 
 static void mca_common_umr_dtype_forget(MPI_Datatype type)
 {
@@ -24,6 +26,21 @@ static void mca_common_umr_dtype_forget(MPI_Datatype type)
     if (slot->dt == type) {
         slot->dt = NULL;
     }
+    if (slot->seen == type) {
+        slot->seen = NULL;
+    }
+}
+
+/* A held type is freed: its slot goes, and the next type is held later
+ * (types made for a few messages: mca_common_umr_dtype_prefiltered). */
+static int mca_common_umr_dtype_hold_delete(MPI_Datatype type, int keyval,
+                                            void *val, void *extra)
+{
+    mca_common_umr_dtype_forget(type);
+    if (mca_common_umr_dtype_hold_after < 4096) {
+        mca_common_umr_dtype_hold_after *= 8;
+    }
+    return MPI_SUCCESS;
 }
 
 static int mca_common_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
@@ -36,6 +53,10 @@ static int mca_common_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
     }
     memset(mca_common_umr_dtype_front, 0, sizeof(mca_common_umr_dtype_front));
     mca_common_umr_dtype_state = -1;
+    if (mca_common_umr_hold_keyval != MPI_KEYVAL_INVALID) {
+        /* types still held keep their attribute until they are freed */
+        PMPI_Type_free_keyval(&mca_common_umr_hold_keyval);
+    }
     PMPI_Comm_free_keyval(&mca_common_umr_self_keyval);
     return MPI_SUCCESS;
 }
@@ -51,6 +72,10 @@ static int mca_common_umr_dtype_open(void)
                                  &mca_common_umr_self_keyval, NULL) !=
          MPI_SUCCESS) ||
         (PMPI_Comm_set_attr(MPI_COMM_SELF, mca_common_umr_self_keyval, NULL) !=
+         MPI_SUCCESS) ||
+        (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN,
+                                 mca_common_umr_dtype_hold_delete,
+                                 &mca_common_umr_hold_keyval, NULL) !=
          MPI_SUCCESS)) {
         mca_common_umr_show_help("help-mpi-common-umr.txt", "dtype-cache",
                                  mca_common_umr.who);
@@ -67,7 +92,7 @@ mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt)
     mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
     const umr_mpi_dtype_t *info;
 
-    if (slot->dt == dt) {
+    if ((slot->dt == dt) && (slot->info != NULL)) {
         return slot;
     }
     if (OPAL_UNLIKELY(mca_common_umr_dtype_state != 1) &&
@@ -89,11 +114,44 @@ mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt)
     if (info == NULL) {
         return NULL;
     }
+    /* (a held type: its hold stays, harmless beside the decoder's entry) */
     slot->dt         = dt;
     slot->info       = info;
     slot->pass_count = 0;
     slot->memo[0]    = slot->memo[1] = -1;
     return slot;
+}
+
+void mca_common_umr_dtype_hold(ompi_datatype_t *dt, size_t count)
+{
+    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
+    void *val;
+    int flag = 0;
+
+    slot->seen = NULL;
+    if (slot->dt == dt) {
+        slot->pass_count = count;
+        return;
+    }
+    if (OPAL_UNLIKELY(mca_common_umr_dtype_state != 1) &&
+        ((mca_common_umr_dtype_state < 0) || !mca_common_umr_dtype_open())) {
+        return;
+    }
+    /* A predefined type (a pair type with a gap) is never freed: no
+     * attribute. A type held before and pushed out of its slot by another
+     * one since keeps its attribute: set again, the attribute's delete
+     * would run as if the type were freed. */
+    if (!ompi_datatype_is_predefined(dt) &&
+        ((PMPI_Type_get_attr(dt, mca_common_umr_hold_keyval, &val, &flag) !=
+          MPI_SUCCESS) || !flag) &&
+        (PMPI_Type_set_attr(dt, mca_common_umr_hold_keyval, NULL) !=
+         MPI_SUCCESS)) {
+        return;
+    }
+    slot->dt         = dt;
+    slot->info       = NULL;
+    slot->memo[0]    = slot->memo[1] = -1;
+    slot->pass_count = count;
 }
 
 size_t mca_common_umr_dtype_blocks(const ompi_datatype_t *dt, size_t *bytes)

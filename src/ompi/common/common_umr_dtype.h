@@ -10,9 +10,16 @@
  * (memo), so that a message of a datatype and count seen before costs a few
  * compares.
  *
+ * A type the send path's prefilter passes through again and again is never
+ * decoded: after a few such sends in a row it is held (an attribute of its
+ * own keyval, mca_common_umr_dtype_hold) and takes its slot without a
+ * layout, so that the verdict is read inline as for a decoded type.
+ *
  * Single-threaded like the components (they step aside under
  * MPI_THREAD_MULTIPLE). The decoder tells when an entry is freed with its
- * type (umr_mpi_dtype_cache_on_free), before the address can be reused.
+ * type (umr_mpi_dtype_cache_on_free), and the hold's attribute when a held
+ * type is freed, before the address can be reused: a slot never outlives
+ * its type.
  * The cache opens at first use (MPI is not initialised yet when a component
  * interposes) and closes when MPI_Finalize starts (an MPI_COMM_SELF
  * attribute), after the peers are quiesced (common_umr_peer.h).
@@ -39,8 +46,15 @@ typedef struct mca_common_umr_dtype_slot {
                                             whatever its rail (0: none
                                             known). Read inline by the send
                                             entry points: one compare */
-    const umr_mpi_dtype_t *info;
+    const umr_mpi_dtype_t *info;         /* NULL: held, not decoded yet
+                                            (mca_common_umr_dtype_hold) */
     size_t                memo_count[2]; /* per engine: sw, mlx5 */
+    const ompi_datatype_t *seen;         /* the type whose prefiltered
+                                            sends in a row are counted here
+                                            (not held: an address, never
+                                            trusted for a verdict) */
+    unsigned              seen_left;     /* such sends still to go before
+                                            it is held */
     signed char           memo[2];       /* -1 none, 0 pass, 1 zero-copy */
 } __opal_attribute_aligned__(64) mca_common_umr_dtype_slot_t;
                                          /* (a slot's address: one shift) */
@@ -68,13 +82,14 @@ OMPI_DECLSPEC mca_common_umr_dtype_slot_t *
 mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt);
 
 /* The front slot of `dt` (memo cleared and no verdict when it is new), or
- * NULL when the datatype does not decode or the cache is closed. */
+ * NULL when the datatype does not decode or the cache is closed. A held
+ * type is decoded here. */
 static inline mca_common_umr_dtype_slot_t *
 mca_common_umr_dtype_lookup(ompi_datatype_t *dt)
 {
     mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
 
-    if (OPAL_LIKELY(slot->dt == dt)) {
+    if (OPAL_LIKELY((slot->dt == dt) && (slot->info != NULL))) {
         return slot;
     }
     return mca_common_umr_dtype_lookup_slow(dt);
@@ -90,6 +105,41 @@ static inline int mca_common_umr_dtype_passes(const ompi_datatype_t *dt,
 
     return (slot->dt == dt) && (slot->pass_count == count);
 }
+
+/*
+ * Holding a type the prefilter passes through (the send path's test before
+ * any decoding; its verdict depends on the type and the count only): the
+ * prefiltered sends of `dt` in a row are counted in its slot, and the one
+ * that makes mca_common_umr_dtype_hold_after of them holds it
+ * (mca_common_umr_dtype_hold), which gives the slot the verdict for its
+ * count. Holding costs an attribute (a few hundred instructions, and its
+ * delete when the type is freed), so a type made for one message and freed
+ * must seldom be held: each held type that is freed makes the count 8
+ * times longer (from 8 up to 4096). 1: hold `dt` now (out of line).
+ */
+OMPI_DECLSPEC extern unsigned mca_common_umr_dtype_hold_after;
+
+static inline int mca_common_umr_dtype_prefiltered(const ompi_datatype_t *dt)
+{
+    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
+
+    if (OPAL_LIKELY(slot->seen == dt)) {
+        return --slot->seen_left == 0;
+    }
+    slot->seen      = dt;
+    slot->seen_left = mca_common_umr_dtype_hold_after - 1;
+    return 0;
+}
+
+/* Hold `dt` with the verdict that `count` elements pass through: an
+ * attribute of the hold's keyval (none for a predefined type: never
+ * freed), whose delete callback empties the slot when the type is freed;
+ * the slot takes the type without decoding it (info NULL: decoded at its
+ * first lookup, which keeps the hold). A type in its slot already (held
+ * or decoded: another count) takes the verdict for `count`. Nothing when
+ * the attribute cannot be set or the cache is closed. */
+OMPI_DECLSPEC void mca_common_umr_dtype_hold(ompi_datatype_t *dt,
+                                             size_t count);
 
 /* The decoded datatype, or NULL. */
 static inline const umr_mpi_dtype_t *

@@ -91,7 +91,11 @@ typedef struct mca_pml_umr_counters {
     uint64_t fallback_sends;    /* data sent through the wrapped PML after
                                    a decline */
     uint64_t prefiltered;       /* of passthrough_sends: passed through by
-                                   the type's mean block, not decoded */
+                                   the prefilter (density class, mean
+                                   block), not decoded; a type held with
+                                   that verdict passes by it after a few
+                                   (mca_common_umr_dtype_prefiltered),
+                                   not counted here */
     uint64_t acks_dropped;      /* acks that named no send waiting for
                                    that peer's ack (pml_umr_wire.h) */
     uint64_t acks_posted;       /* ack receives posted now (0 once

@@ -81,9 +81,10 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
  */
 static inline int mca_pml_umr_choose_is_dense(size_t size, ptrdiff_t extent)
 {
-    /* size / extent >= DENSE without a division (exact below 2^53 B) */
+    /* size / extent >= DENSE = 1 / DENSE_DIV in integers: no division,
+     * no conversion (exact for any size an MPI type can have) */
     return (extent <= 0) ||
-           ((double)size >= MCA_COMMON_UMR_COST_DENSE * (double)extent);
+           (MCA_COMMON_UMR_COST_DENSE_DIV * size >= (size_t)extent);
 }
 
 /* Density classes of mca_pml_umr_choose_bounds_of() */

@@ -12,8 +12,6 @@
 #include "pml_umr_fault.h"
 #include "common_umr_dtype.h"
 
-#include <ucs/datastruct/khash.h>
-
 #include <string.h>
 
 static int mca_pml_umr_send_start(mca_pml_umr_request_t *req);
@@ -140,17 +138,44 @@ static UCS_F_ALWAYS_INLINE int mca_pml_umr_send_fast(const void *buf,
     return 0;
 }
 
-/* Too few bytes or blocks too small for zero-copy to win, by what Open
- * MPI knows of the type: its density class (size over extent: the one the
- * choice puts it in) picks the bounds, against which the message's size
- * (first) and the mean block of Open MPI's description
- * (mca_common_umr_dtype_blocks) are tested. No decoding, so a type used
- * once costs nothing. Counted as passed through (and prefiltered). Between
- * the two, a peer known to pass through (no rail reaches it, or it is
- * retired: mca_common_umr_peer_passes, inline) passes at once, counted as
- * passed through. Never for exactly Z bytes (maybe an escape). */
+/* Too few bytes for zero-copy to win, by the type's density class (size
+ * over extent, which Open MPI knows: the class the choice puts it in):
+ * the first test of mca_pml_umr_send_small_blocks, alone. Never for
+ * exactly Z bytes (maybe an escape). */
 static UCS_F_ALWAYS_INLINE int
-mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
+mca_pml_umr_send_few_bytes(const ompi_datatype_t *dt, size_t count)
+{
+    size_t len = dt->super.size * count;
+
+    return (len != MCA_PML_UMR_CTL_SIZE) &&
+           (len < mca_pml_umr.zc_dens_min_len[mca_pml_umr_send_dens(dt)]);
+}
+
+/* A message the prefilter passed through, counted: that verdict depends on
+ * the type and the count only (not on the peer or the communicator), and
+ * is kept for a type that comes back (mca_common_umr_dtype_prefiltered):
+ * 1 when `dt` is to be held now. */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_prefiltered(const ompi_datatype_t *dt)
+{
+    ++mca_pml_umr.cnt.passthrough_sends;
+    ++mca_pml_umr.cnt.prefiltered;
+    return mca_common_umr_dtype_prefiltered(dt);
+}
+
+/* Too few bytes or blocks too small for zero-copy to win, by what Open
+ * MPI knows of the type: its density class picks the bounds, against
+ * which the message's size (first, mca_pml_umr_send_few_bytes) and the
+ * mean block of Open MPI's description (mca_common_umr_dtype_blocks) are
+ * tested. No decoding, so a type used once costs nothing, and a type that
+ * keeps passing is held with its verdict (mca_pml_umr_send_prefiltered).
+ * Counted as passed through (and prefiltered). Between the two, a peer
+ * known to pass through (no rail reaches it, or it is retired:
+ * mca_common_umr_peer_passes, inline) passes at once, counted as passed
+ * through (not a verdict on the type). Never for exactly Z bytes (maybe an
+ * escape). */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_small_blocks(ompi_datatype_t *dt, size_t count,
                               ompi_communicator_t *comm, int dst)
 {
     size_t len = dt->super.size * count, bytes, blocks;
@@ -171,8 +196,9 @@ mca_pml_umr_send_small_blocks(const ompi_datatype_t *dt, size_t count,
             return 0;
         }
     }
-    ++mca_pml_umr.cnt.passthrough_sends;
-    ++mca_pml_umr.cnt.prefiltered;
+    if (OPAL_UNLIKELY(mca_pml_umr_send_prefiltered(dt))) {
+        mca_common_umr_dtype_hold(dt, count);
+    }
     return 1;
 }
 
@@ -297,54 +323,72 @@ static UCS_LIST_HEAD(mca_pml_umr_ack_slots);
 static int mca_pml_umr_acks_closed;   /* MPI_Finalize started: no repost */
 
 /* Zero-copy sends waiting for their ack: oldest first (an ack by tag looks
- * for its send there), and by sequence number (an ack that names one). An
- * ack is checked against these before anything of a send is touched: no
- * value that came on the wire is ever used as an address. */
-KHASH_MAP_INIT_INT64(mca_pml_umr_sends, mca_pml_umr_request_t*)
+ * for its send there, and an ack by number that its place below does not
+ * hold), and by sequence number in a ring: send number s sits at s modulo
+ * its size, until it stops waiting or a later one takes the place (more
+ * sends waiting than places, or one that waits long: then only the list
+ * has it). An ack is checked against these before anything of a send is
+ * touched (its number must be the one of a send that waits, for that
+ * peer's ack): no value that came on the wire is ever used as an address.
+ * (A hash table did this at about 200 instructions a send, its resizing
+ * over the deleted entries half of it.) */
+#define MCA_PML_UMR_SENDS_RING  64     /* power of two */
 static UCS_LIST_HEAD(mca_pml_umr_sends_pending);
-static khash_t(mca_pml_umr_sends) mca_pml_umr_sends_by_seq;
+static mca_pml_umr_request_t *mca_pml_umr_sends_ring[MCA_PML_UMR_SENDS_RING];
 /* never reused (2^64 sends); below it: MCA_PML_UMR_ACK_BY_TAG */
 static uint64_t mca_pml_umr_send_next_seq = MCA_PML_UMR_SEQ_FIRST;
 
-/* `req` waits for its ack from now: a new sequence number names it. */
-static int mca_pml_umr_send_wait_ack(mca_pml_umr_request_t *req)
+static UCS_F_ALWAYS_INLINE mca_pml_umr_request_t **
+mca_pml_umr_send_place(uint64_t seq)
 {
-    khiter_t it;
-    int ret;
+    return &mca_pml_umr_sends_ring[seq & (MCA_PML_UMR_SENDS_RING - 1)];
+}
 
-    req->seq = mca_pml_umr_send_next_seq;
-    it = kh_put(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq, req->seq, &ret);
-    if (ret < 0) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    ++mca_pml_umr_send_next_seq;
-    kh_val(&mca_pml_umr_sends_by_seq, it) = req;
+/* `req` waits for its ack from now: a new sequence number names it. */
+static void mca_pml_umr_send_wait_ack(mca_pml_umr_request_t *req)
+{
+    req->seq = mca_pml_umr_send_next_seq++;
+    *mca_pml_umr_send_place(req->seq) = req;
     ucs_list_add_tail(&mca_pml_umr_sends_pending, &req->pending);
-    return OMPI_SUCCESS;
 }
 
 /* `req` waits no more (its ack came, or its control message failed). */
 static void mca_pml_umr_send_unwait(mca_pml_umr_request_t *req)
 {
-    khiter_t it = kh_get(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq,
-                         req->seq);
+    mca_pml_umr_request_t **place = mca_pml_umr_send_place(req->seq);
 
-    if (it != kh_end(&mca_pml_umr_sends_by_seq)) {
-        kh_del(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq, it);
+    if (*place == req) {
+        *place = NULL;
     }
     ucs_list_del(&req->pending);
+}
+
+/* The send numbered `seq` that waits, not at its place in the ring (a
+ * later one took it), or NULL (no such send: a forged or stale ack). */
+static UCS_F_NOINLINE mca_pml_umr_request_t *
+mca_pml_umr_send_by_seq_slow(uint64_t seq)
+{
+    mca_pml_umr_request_t *req;
+
+    ucs_list_for_each(req, &mca_pml_umr_sends_pending, pending) {
+        if (req->seq == seq) {
+            return req;
+        }
+    }
+    return NULL;
 }
 
 /* The send numbered `seq` that waits for the ack of `rank`, or NULL. */
 static mca_pml_umr_request_t *mca_pml_umr_send_by_seq(int rank, uint64_t seq)
 {
-    khiter_t it = kh_get(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq, seq);
-    mca_pml_umr_request_t *req;
+    mca_pml_umr_request_t *req = *mca_pml_umr_send_place(seq);
 
-    if (it == kh_end(&mca_pml_umr_sends_by_seq)) {
-        return NULL;
+    if ((req == NULL) || (req->seq != seq)) {
+        req = mca_pml_umr_send_by_seq_slow(seq);
+        if (req == NULL) {
+            return NULL;
+        }
     }
-    req = kh_val(&mca_pml_umr_sends_by_seq, it);
     return (req->peer->world_rank == rank) ? req : NULL;
 }
 
@@ -373,8 +417,7 @@ void mca_pml_umr_send_quiesce(void)
 
 void mca_pml_umr_send_fini(void)
 {
-    kh_destroy_inplace(mca_pml_umr_sends, &mca_pml_umr_sends_by_seq);
-    memset(&mca_pml_umr_sends_by_seq, 0, sizeof(mca_pml_umr_sends_by_seq));
+    memset(mca_pml_umr_sends_ring, 0, sizeof(mca_pml_umr_sends_ring));
 }
 
 /* An ack by tag (pml_umr_wire.h): the one zero-copy send to `rank` on the
@@ -768,10 +811,7 @@ fill:
     }
     /* waiting for its ack from now (numbered: the CTL names it so): the
      * ack may come inside the isend */
-    if (mca_pml_umr_send_wait_ack(req) != OMPI_SUCCESS) {
-        rc = OMPI_ERROR;
-        goto err_dereg;
-    }
+    mca_pml_umr_send_wait_ack(req);
     ctl->seq = req->seq;
     if (mca_pml_umr_ack_post(peer->world_rank) != OMPI_SUCCESS) {
         mca_pml_umr_send_unwait(req);
@@ -968,12 +1008,14 @@ mca_pml_umr_isend_slow(const void *buf, size_t count, ompi_datatype_t *dt,
     return OMPI_SUCCESS;
 }
 
-/* A noncontiguous message large enough for zero-copy: its blocks, from
- * Open MPI's description, may still rule it out (tail calls only). */
+/* mca_pml_umr_isend_check, past its first test: the peer and the blocks,
+ * from Open MPI's description, may still rule it out. */
 static UCS_F_NOINLINE int
-mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
-                        int dst, int tag, mca_pml_base_send_mode_t mode,
-                        ompi_communicator_t *comm, ompi_request_t **request)
+mca_pml_umr_isend_check_blocks(const void *buf, size_t count,
+                               ompi_datatype_t *dt, int dst, int tag,
+                               mca_pml_base_send_mode_t mode,
+                               ompi_communicator_t *comm,
+                               ompi_request_t **request)
 {
     if (mca_pml_umr_send_small_blocks(dt, count, comm, dst)) {
         return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
@@ -981,6 +1023,37 @@ mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
     }
     return mca_pml_umr_isend_slow(buf, count, dt, dst, tag, mode, comm,
                                   request);
+}
+
+/* A message of a type the prefilter passes through, to be held now. */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_hold(const void *buf, size_t count, ompi_datatype_t *dt,
+                       int dst, int tag, mca_pml_base_send_mode_t mode,
+                       ompi_communicator_t *comm, ompi_request_t **request)
+{
+    mca_common_umr_dtype_hold(dt, count);
+    return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                      request);
+}
+
+/* A noncontiguous message large enough for zero-copy: too few bytes for
+ * its density class pass at once, with no call and so no register saved
+ * (tail calls only; the rest of the prefilter out of line). */
+static UCS_F_NOINLINE int
+mca_pml_umr_isend_check(const void *buf, size_t count, ompi_datatype_t *dt,
+                        int dst, int tag, mca_pml_base_send_mode_t mode,
+                        ompi_communicator_t *comm, ompi_request_t **request)
+{
+    if (!mca_pml_umr_send_few_bytes(dt, count)) {
+        return mca_pml_umr_isend_check_blocks(buf, count, dt, dst, tag, mode,
+                                              comm, request);
+    }
+    if (OPAL_UNLIKELY(mca_pml_umr_send_prefiltered(dt))) {
+        return mca_pml_umr_isend_hold(buf, count, dt, dst, tag, mode, comm,
+                                      request);
+    }
+    return mca_pml_umr.real.pml_isend(buf, count, dt, dst, tag, mode, comm,
+                                      request);
 }
 
 int mca_pml_umr_isend(const void *buf, size_t count, ompi_datatype_t *dt,
