@@ -123,7 +123,7 @@ out=$(mktemp)
 rc=${PIPESTATUS[0]}
 
 # ---- the counters ---------------------------------------------------------------
-tr -d '\000' <"$out" | grep -a "pml_umr: rank [0-9]*:" | sed 's/^.*\(pml_umr: rank\)/\1/' |
+tr -d '\000' <"$out" | grep -a "pml_umr: rank [0-9]*: zcopy_sends " | sed 's/^.*\(pml_umr: rank\)/\1/' |
     sort -t' ' -k3,3n >"$out.cnt"
 echo
 if [ -s "$out.cnt" ]; then
