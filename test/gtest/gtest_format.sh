@@ -10,10 +10,11 @@
 passed=0 failed=0 skipped=0 skipped_names=()
 
 check() {   # name, command...
-    local name=$1 rc=0; shift
+    # (not `rc`: the tests' own helpers set a global of that name)
+    local name=$1 check_status=0; shift
     echo "[ RUN      ] $suite.$name"
-    "$@" || rc=$?
-    case $rc in
+    "$@" || check_status=$?
+    case $check_status in
         0)  echo "[       OK ] $suite.$name"; passed=$((passed + 1)) ;;
         77) echo "[  SKIPPED ] $suite.$name"; skipped=$((skipped + 1))
             skipped_names+=("$suite.$name") ;;
