@@ -205,18 +205,25 @@ costs_verdict() {
     echo "$f"
 }
 
-# 7 sends of one type: 5 of 1 element pass through, 2 of 128 zero-copy.
-verdict_per_count() {   # pml
-    local pml=$1 ref=$out/ref-verdict-$1 got=$out/umr-verdict-$1 costs
+# CASE at np 2 without pml/umr (REF) and with it, automatic choice from
+# costs_verdict's file (GOT): both clean, the same check lines.
+same_with_verdict_costs() {   # case, pml, ref, got
+    local c=$1 pml=$2 ref=$3 got=$4 costs
     costs=$(costs_verdict)
-    run "$ref" -- -np 2 $(pml_args "$pml") -- verdict ||
+    run "$ref" -- -np 2 $(pml_args "$pml") -- "$c" ||
         { echo "reference run failed"; tail -20 "$ref"; return 1; }
     run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
-        OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 $(pml_args "$pml" umr) -- verdict ||
+        OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 $(pml_args "$pml" umr) -- "$c" ||
         { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
     clean_run "$ref" && clean_run "$got" || return 1
     diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
         { echo "results differ"; return 1; }
+}
+
+# 7 sends of one type: 5 of 1 element pass through, 2 of 128 zero-copy.
+verdict_per_count() {   # pml
+    local pml=$1 ref=$out/ref-verdict-$1 got=$out/umr-verdict-$1
+    same_with_verdict_costs verdict "$pml" "$ref" "$got" || return 1
     echo "zcopy_sends $(sum_of "$got" zcopy_sends) passthrough_sends" \
          "$(sum_of "$got" passthrough_sends) fallbacks $(sum_of "$got" fallbacks)" \
          "declined $(sum_of "$got" declined) zcopy_recvs $(sum_of "$got" zcopy_recvs)"
@@ -230,16 +237,8 @@ verdict_per_count() {   # pml
 # A dense type held with its verdict, freed; a sparse one at its address
 # is judged afresh and goes zero-copy.
 verdict_reuse() {   # pml
-    local pml=$1 ref=$out/ref-reuse-$1 got=$out/umr-reuse-$1 costs
-    costs=$(costs_verdict)
-    run "$ref" -- -np 2 $(pml_args "$pml") -- reuse ||
-        { echo "reference run failed"; tail -20 "$ref"; return 1; }
-    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=auto \
-        OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 $(pml_args "$pml" umr) -- reuse ||
-        { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
-    clean_run "$ref" && clean_run "$got" || return 1
-    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
-        { echo "results differ"; return 1; }
+    local pml=$1 ref=$out/ref-reuse-$1 got=$out/umr-reuse-$1
+    same_with_verdict_costs reuse "$pml" "$ref" "$got" || return 1
     # (the allocator decides; AddressSanitizer's quarantine never reuses
     # the address at once: skipped, saying so, never passed)
     grep -q "^reuse same address 1" "$got" ||
