@@ -64,6 +64,13 @@
  *             other escapes (Send, Ssend, Isend, Send_init, Bsend; the first
  *             probed before its receive), Z bytes without the magic and a
  *             column: each arrives exact
+ *   hooks     rank 0 sends rank 1 contiguous messages (they pass through),
+ *             then each rank prints where the heads of libc's munmap, brk,
+ *             madvise and mmap jump to ("libc": as before MPI_Init; else
+ *             the library of the patch: Open MPI's memory patcher, UCM).
+ *             With pml/umr they must lead to Open MPI's patcher, which
+ *             passes unmaps on to UCM (common_umr_memhooks.h)
+ *   hookszc   the same after a column sent zero-copy (when it is)
  *   bsendbuf  buffered escapes and the attached buffer: with room for one
  *             message attached, rank 0's Bsend of an escape succeeds (twice)
  *             and rank 1 receives it whole; without an attached buffer its
@@ -71,11 +78,13 @@
  *             Bsend with a buffer too small (their error classes printed:
  *             the same as without pml/umr)
  */
+#define _GNU_SOURCE   /* dladdr, RTLD_DEFAULT */
 #include <mpi.h>
 
 #include "mpi_check.h"
 #include "pml_umr_wire.h"   /* the ack's format and tag: bogusack */
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1345,6 +1354,110 @@ static void bsendbuf_case(void)
     free(bbuf);
 }
 
+/* ---- libc's memory functions as the job found them -------------------- */
+
+#define HOOK_HEAD 16
+static const char *const hook_fns[] = {"munmap", "brk", "madvise", "mmap"};
+static unsigned char hook_heads[4][HOOK_HEAD];
+
+/* before MPI_Init: the functions' first bytes */
+static void hooks_snapshot(void)
+{
+    size_t i;
+    void *f;
+
+    for (i = 0; i < 4; ++i) {
+        f = dlsym(RTLD_DEFAULT, hook_fns[i]);
+        if (f != NULL) {
+            memcpy(hook_heads[i], f, HOOK_HEAD);
+        }
+    }
+}
+
+/* Where a patched head jumps (x86-64: jmp rel32, as UCM's bistro writes
+ * it; movabs imm64 to a register + jmp, as Open MPI's patcher does): the
+ * library's file name, or "patched" where that cannot be read. */
+static const char *hook_target(const unsigned char *p)
+{
+    const char *slash;
+    uintptr_t to = 0;
+    int32_t rel;
+    Dl_info info;
+
+    if (p[0] == 0xe9) {
+        memcpy(&rel, p + 1, sizeof(rel));
+        to = (uintptr_t)(p + 5) + (intptr_t)rel;
+    } else if (((p[0] & 0xf8) == 0x48) && ((p[1] & 0xf8) == 0xb8)) {
+        memcpy(&to, p + 2, sizeof(to));
+    }
+    if ((to == 0) || !dladdr((void*)to, &info) || (info.dli_fname == NULL)) {
+        return "patched";
+    }
+    slash = strrchr(info.dli_fname, '/');
+    return slash ? slash + 1 : info.dli_fname;
+}
+
+static void hooks_report(const char *name)
+{
+    char line[512];
+    size_t i, n;
+    void *f;
+
+    n = (size_t)snprintf(line, sizeof(line), "check %s rank %d", name, rank);
+    for (i = 0; i < 4; ++i) {
+        f = dlsym(RTLD_DEFAULT, hook_fns[i]);
+        n += (size_t)snprintf(line + n, sizeof(line) - n, " %s %s",
+                              hook_fns[i], (f == NULL) ? "absent" :
+                              !memcmp(f, hook_heads[i], HOOK_HEAD) ? "libc" :
+                              hook_target(f));
+    }
+    printf("%s\n", line);
+}
+
+/* Contiguous messages from rank 0 to rank 1 (and, zcopy, a column), each
+ * checked; then where libc's memory functions lead. */
+static void hooks_traffic(const char *name, int zcopy)
+{
+    enum { n = 4096 };
+    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+    MPI_Datatype col;
+    uint64_t h = 0;
+    int k;
+
+    MPI_Type_vector(n / 2, 1, 2, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    for (k = 0; k < 4 + zcopy; ++k) {
+        fill(a, n * sizeof(double), rank, 700 + k);
+        memset(b, 0, n * sizeof(double));
+        if (rank == 0) {
+            MPI_Send(a, (k < 4) ? n : 1, (k < 4) ? MPI_DOUBLE : col, 1, 700,
+                     MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, (k < 4) ? n : 1, (k < 4) ? MPI_DOUBLE : col, 0, 700,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            h ^= (k < 4) ? verify(name, b, n * sizeof(double), n, MPI_DOUBLE,
+                                  0, n * sizeof(double), n, MPI_DOUBLE,
+                                  700 + k) :
+                           verify(name, b, n * sizeof(double), 1, col, 0,
+                                  n * sizeof(double), 1, col, 700 + k);
+        }
+    }
+    MPI_Type_free(&col);
+    free(a); free(b);
+    report(name, h);
+    hooks_report(name);
+}
+
+static void hooks_case(void)
+{
+    hooks_traffic("hooks", 0);
+}
+
+static void hookszc_case(void)
+{
+    hooks_traffic("hookszc", 1);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1356,7 +1469,8 @@ static const struct {
     {"window", window_case},
     {"escapes", escapes_case}, {"ctlfail", ctlfail_case},
     {"escfail", escfail_case}, {"norail", norail_case},
-    {"bsendbuf", bsendbuf_case},
+    {"bsendbuf", bsendbuf_case}, {"hooks", hooks_case},
+    {"hookszc", hookszc_case},
 };
 
 int main(int argc, char **argv)
@@ -1372,6 +1486,7 @@ int main(int argc, char **argv)
                 getenv("OMPI_COMM_WORLD_RANK"))) {
         setenv("OMPI_MCA_pml_umr_test_fault", "norail", 1);
     }
+    hooks_snapshot();
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

@@ -61,6 +61,11 @@
 #    other's reach it: escapes, Z bytes without the magic and a column,
 #    both ways, arrive exact (both sides take each other for pml/umr peers
 #    by the modex alone);
+#  - hooks, hookszc: with pml/umr, libc's munmap, brk, madvise and mmap
+#    lead to Open MPI's memory patcher (libopen-pal), never to UCM's hooks
+#    alone, before and after a message went zero-copy: Open MPI's users of
+#    the hooks (ob1's BTLs) and pml/umr's registration caches hear of every
+#    unmap (common_umr_memhooks.h); the data as without pml/umr;
 #  - bsendbuf: a buffered escape takes its copy from the attached buffer:
 #    with room it goes, without (none attached, too small) the same error
 #    classes as without pml/umr.
@@ -331,7 +336,33 @@ norail_both_ways() {   # pml, norail rank
         [ "$(sum_of "$got" keys_live)" -eq 0 ] || { grep "pml_umr: rank" "$got"; return 1; }
 }
 
+# CASE (hooks, hookszc) under PML at np 2: the same data as without pml/umr,
+# and each rank's libc memory functions lead to Open MPI's patcher.
+memory_hooks_shared() {   # case, pml
+    local c=$1 pml=$2 ref=$out/ref-$1-$2 got=$out/umr-$1-$2 lib="libopen-pal[^ ]*"
+    [ "$(uname -m)" = x86_64 ] ||
+        { echo "reads x86-64 jumps: skipped on $(uname -m)"; return 77; }
+    run "$ref" -- -np 2 $(pml_args "$pml") -- "$c" ||
+        { echo "reference run failed"; tail -20 "$ref"; return 1; }
+    run "$got" "${umr_env[@]}" "${forced[@]}" OMPI_MCA_pml_umr_verbose=5 -- -np 2 \
+        $(pml_args "$pml" umr) -- "$c" ||
+        { echo "run with pml/umr failed (status $?)"; tail -30 "$got"; return 1; }
+    clean_run "$ref" && clean_run "$got" || return 1
+    diff <(grep "^check $c rank [0-9]* [0-9a-f]*$" "$ref" | sort) \
+         <(grep "^check $c rank [0-9]* [0-9a-f]*$" "$got" | sort) ||
+        { echo "results differ"; return 1; }
+    grep -h "^check $c rank [0-9]* munmap" "$ref" | sed 's/^/without pml\/umr: /' | head -1
+    [ "$(grep -c "^check $c rank [0-9]* munmap $lib brk $lib madvise $lib mmap $lib$" "$got")" -eq 2 ] &&
+        [ "$(grep -c "memory hooks pass unmaps on to UCM" "$got")" -eq 2 ] ||
+        { grep "^check $c rank [0-9]* munmap\|memory hooks" "$got";
+          echo "libc's memory functions do not lead to Open MPI's patcher"; return 1; }
+    [ "$c" = hooks ] || [ "$(sum_of "$got" zcopy_sends)" -ge 1 ] ||
+        { grep "pml_umr: rank" "$got"; echo "nothing went zero-copy"; return 1; }
+}
+
 for pml in ob1 ucx; do
+    check "memory_hooks_np2_${pml}" memory_hooks_shared hooks "$pml"
+    check "memory_hooks_zcopy_np2_${pml}" memory_hooks_shared hookszc "$pml"
     check "spare_ack_cancelled_np2_${pml}" spare_ack_cancelled "$pml"
     check "escfail_np2_${pml}" escape_fails "$pml"
     for r in 0 1; do

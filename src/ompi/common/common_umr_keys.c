@@ -112,11 +112,17 @@ static const ucs_rcache_ops_t mca_common_umr_rcache_ops = {
     .dump_region = mca_common_umr_region_dump
 };
 
-int mca_common_umr_keys_init(mca_common_umr_rail_t *rail)
+/* The cache adds a UCM handler for unmaps. It is made at the rail's first
+ * registration: after the rails marked those events external, fed by Open
+ * MPI's memory hooks (common_umr_memhooks.h; a handler added before would
+ * keep UCM's own hooks), and never in a job whose messages all pass
+ * through. */
+static void mca_common_umr_keys_cache(mca_common_umr_rail_t *rail)
 {
     ucs_rcache_params_t params;
     ucs_status_t status;
 
+    rail->rcache_tried = 1;
     memset(&params, 0, sizeof(params));
     params.region_struct_size = sizeof(mca_common_umr_region_t);
     umr_ucs_rcache_params_alignment(&params, ucs_get_page_size());
@@ -138,6 +144,12 @@ int mca_common_umr_keys_init(mca_common_umr_rail_t *rail)
                                ucs_status_string(status));
         rail->rcache = NULL;
     }
+}
+
+int mca_common_umr_keys_init(mca_common_umr_rail_t *rail)
+{
+    rail->rcache       = NULL;   /* at the first registration */
+    rail->rcache_tried = 0;
     return OMPI_SUCCESS;
 }
 
@@ -158,6 +170,9 @@ int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
     ucs_status_t status;
     uint64_t misses = mca_common_umr.cnt.reg_misses;
 
+    if (OPAL_UNLIKELY(!rail->rcache_tried)) {
+        mca_common_umr_keys_cache(rail);
+    }
     if (rail->rcache == NULL) {
         region = calloc(1, sizeof(*region));
         if (region == NULL) {

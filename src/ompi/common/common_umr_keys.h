@@ -48,7 +48,8 @@ typedef struct mca_common_umr_region {
     int                   uncached;   /* no cache: registered for one use */
 } mca_common_umr_region_t;
 
-/* The rail's registration cache (none: every message registers). */
+/* The rail's registration cache (none: every message registers), made at
+ * its first registration. */
 OMPI_DECLSPEC int  mca_common_umr_keys_init(mca_common_umr_rail_t *rail);
 OMPI_DECLSPEC void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail);
 

@@ -9,6 +9,7 @@
 #include "common_umr.h"
 #include "common_umr_help.h"
 #include "common_umr_keys.h"
+#include "common_umr_memhooks.h"
 
 #include "umr_ompi_compat.h"
 
@@ -285,6 +286,7 @@ int mca_common_umr_rails_open(const mca_base_component_t *owner,
         mca_common_umr_rails_close();
         return OMPI_ERROR;
     }
+    mca_common_umr_memhooks_init();
     return OMPI_SUCCESS;
 
 err_worker:
@@ -316,6 +318,7 @@ void mca_common_umr_rails_close(void)
         uct_md_close(mca_common_umr_rails.rails[i].md);
     }
     mca_common_umr_rails.nrails = 0;
+    mca_common_umr_memhooks_fini();
     uct_worker_destroy(mca_common_umr_rails.worker);
     ucs_async_context_destroy(mca_common_umr_rails.async);
 }

@@ -38,6 +38,7 @@ typedef struct mca_common_umr_rail {
     int           retired;          /* a rail-level fault: every peer on
                                        it passes through from now on */
     ucs_rcache_t  *rcache;          /* registrations (common_umr_keys.h) */
+    int           rcache_tried;     /* made at the first registration */
 } mca_common_umr_rail_t;
 
 /* What a process publishes in the modex. */
