@@ -13,11 +13,18 @@
 #                                [--no-build] [-- bench_mpi_apps args]
 #   PML_UMR_COST_FILE=FILE   pml/umr's costs file (default: the one it finds)
 #   UMR_APPS_ENV="VAR=V .."  more environment for the pml/umr runs
+#   APPS_ENV="VAR=V .."      more environment for both sides, e.g.
+#                            "MALLOC_TRIM_THRESHOLD_=268435456
+#                             MALLOC_MMAP_THRESHOLD_=268435456": glibc then
+#                            neither trims the heap nor maps large blocks,
+#                            which takes most of particles' page faults and
+#                            run-to-run spread at np 4 (docs/benchmarks.md)
 #   UMR_SO_DIR=DIR           pml/umr's mca_pml_umr.so from DIR (e.g. an
 #                            older build's, its RUNPATH naming its own
 #                            libmca_common_umr.so.0)
 # Output: per configuration a line
 #   RESULT <app> np <n> <pml> plain <best s> umr <best s> ratio <plain/umr>
+#          median_ratio <plain median/umr median> (<every time>)
 # (ratio >= 1: pml/umr no slower) and pml/umr's counters of its last run.
 #
 set -eu
@@ -60,6 +67,9 @@ umr_env=(OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
 [ -z "${PML_UMR_COST_FILE:-}" ] || umr_env+=(OMPI_MCA_pml_umr_cost_file="$PML_UMR_COST_FILE")
 # shellcheck disable=SC2206 # a word list
 umr_env+=(${UMR_APPS_ENV:-})
+# shellcheck disable=SC2206 # a word list
+apps_env=(${APPS_ENV:-})
+for v in "${apps_env[@]}"; do mpirun+=(-x "$v"); done
 ucx=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
 
 one() {   # file, np, pml, umr(0|1), args...
@@ -78,8 +88,9 @@ one() {   # file, np, pml, umr(0|1), args...
 }
 
 best() { sort -g | head -1; }
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-echo "run-mpi-apps: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); args: $*"
+echo "run-mpi-apps: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); args: $*${APPS_ENV:+; both sides: $APPS_ENV}"
 for np in $nps; do
     for pml in $pmls; do
         d=$out/np$np-$pml
@@ -96,8 +107,11 @@ for np in $nps; do
         done
         bp=$(printf '%s\n' "${plain[@]}" | best)
         bu=$(printf '%s\n' "${umr[@]}" | best)
+        mp=$(printf '%s\n' "${plain[@]}" | median)
+        mu=$(printf '%s\n' "${umr[@]}" | median)
         app=$(awk '/^APP/ {print $2}' "$d/plain.1")
         echo "RESULT $app np $np $pml plain $bp umr $bu ratio $(awk -v p="$bp" -v u="$bu" 'BEGIN {printf "%.3f", p / u}')" \
+             "median_ratio $(awk -v p="$mp" -v u="$mu" 'BEGIN {printf "%.3f", p / u}')" \
              "(plain ${plain[*]}; umr ${umr[*]})"
         grep -h 'pml_umr: rank' "$d/umr.$runs" | sed 's/^/    /' | head -4
     done
