@@ -1360,6 +1360,15 @@ static void bsendbuf_case(void)
 static const char *const hook_fns[] = {"munmap", "brk", "madvise", "mmap"};
 static unsigned char hook_heads[4][HOOK_HEAD];
 
+/* libc's own function (not a sanitizer's interceptor of the same name,
+ * which RTLD_DEFAULT finds first): the one both patchers patch */
+static void *hook_fn(size_t i)
+{
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+    return dlsym((libc != NULL) ? libc : RTLD_DEFAULT, hook_fns[i]);
+}
+
 /* before MPI_Init: the functions' first bytes */
 static void hooks_snapshot(void)
 {
@@ -1367,7 +1376,7 @@ static void hooks_snapshot(void)
     void *f;
 
     for (i = 0; i < 4; ++i) {
-        f = dlsym(RTLD_DEFAULT, hook_fns[i]);
+        f = hook_fn(i);
         if (f != NULL) {
             memcpy(hook_heads[i], f, HOOK_HEAD);
         }
@@ -1405,7 +1414,7 @@ static void hooks_report(const char *name)
 
     n = (size_t)snprintf(line, sizeof(line), "check %s rank %d", name, rank);
     for (i = 0; i < 4; ++i) {
-        f = dlsym(RTLD_DEFAULT, hook_fns[i]);
+        f = hook_fn(i);
         n += (size_t)snprintf(line + n, sizeof(line) - n, " %s %s",
                               hook_fns[i], (f == NULL) ? "absent" :
                               !memcmp(f, hook_heads[i], HOOK_HEAD) ? "libc" :
