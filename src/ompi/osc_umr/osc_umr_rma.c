@@ -9,6 +9,7 @@
 #include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
 #include "common_umr.h"
 #include "common_umr_dtype.h"
 #include "common_umr_keys.h"
@@ -176,8 +177,8 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
 }
 
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
- * or NULL when it completed at once), or 0 (the caller uses the wrapped
- * module). */
+ * or NULL when it completed at once), packed: 2 (*pop_p in flight), or 0
+ * (the caller uses the wrapped module). */
 static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
                                  void *origin_addr,
                                  umr_ompi_osc_count_t origin_count,
@@ -185,8 +186,10 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
                                  ptrdiff_t target_disp,
                                  umr_ompi_osc_count_t target_count,
                                  ompi_datatype_t *target_dt,
-                                 mca_osc_umr_op_t **op_p)
+                                 mca_osc_umr_op_t **op_p,
+                                 struct mca_osc_umr_pop **pop_p)
 {
+    int choice = MCA_COMMON_UMR_COST_ZCOPY;
     const umr_mpi_dtype_t *oinfo, *tinfo;
     mca_common_umr_peer_t *peer;
     mca_common_umr_region_t *region;
@@ -233,10 +236,14 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     if (peer == NULL) {
         goto real;
     }
-    if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
-        !mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
-                            origin_count, tinfo, target_count)) {
-        goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+    if (mca_osc_umr.packed_mode == MCA_OSC_UMR_PACKED_ON) {
+        choice = MCA_COMMON_UMR_COST_PACKED;
+    } else if (mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) {
+        choice = mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
+                                    origin_count, tinfo, target_count);
+        if (choice == MCA_COMMON_UMR_COST_PASS) {
+            goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+        }
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */
@@ -247,6 +254,20 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);
+    if (choice == MCA_COMMON_UMR_COST_PACKED) {
+        /* the key's packed destination; no endpoint needed */
+        if (key == NULL) {
+            goto pass;
+        }
+        *pop_p = mca_osc_umr_packed_start(w, key, is_put, origin_addr,
+                                          origin_count, origin_dt, oinfo,
+                                          target_disp, target_count,
+                                          target_dt, length);
+        if (*pop_p == NULL) {
+            goto pass;
+        }
+        return 2;
+    }
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
@@ -353,8 +374,10 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                            ompi_request_t **req_p)
 {
     mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    mca_osc_umr_op_t *op;
+    struct mca_osc_umr_pop *pop = NULL;
+    mca_osc_umr_op_t *op = NULL;
     ompi_request_t *req;
+    int started;
 
     if (OPAL_UNLIKELY((origin_count > 0) &&
                       !mca_osc_umr_rma_in_range(w, target, target_disp,
@@ -369,9 +392,10 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                             (long)w->extents[target].disp_unit);
         return OMPI_ERR_RMA_RANGE;
     }
-    if (mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count, origin_dt,
-                              target, target_disp, target_count, target_dt,
-                              &op)) {
+    started = mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count,
+                                    origin_dt, target, target_disp,
+                                    target_count, target_dt, &op, &pop);
+    if (started) {
         if (req_p == NULL) {
             return OMPI_SUCCESS;
         }
@@ -382,7 +406,9 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         *req_p = req;
-        if (op != NULL) {
+        if (pop != NULL) {
+            mca_osc_umr_packed_set_req(pop, req);
+        } else if (op != NULL) {
             op->req = req;
         } else {
             mca_osc_umr_request_done(req, OMPI_SUCCESS);
@@ -483,6 +509,49 @@ void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w)
     }
 }
 
+void mca_osc_umr_rma_redo_later(mca_osc_umr_win_t *w, int is_put,
+                                void *origin_addr,
+                                umr_ompi_osc_count_t origin_count,
+                                ompi_datatype_t *origin_dt, int target,
+                                ptrdiff_t target_disp,
+                                umr_ompi_osc_count_t target_count,
+                                ompi_datatype_t *target_dt,
+                                ompi_request_t *req)
+{
+    mca_osc_umr_op_t *op = calloc(1, sizeof(*op));
+    int rc;
+
+    if (op == NULL) {
+        /* no memory to wait: redone now, through the wrapped module */
+        rc = is_put ?
+             w->real.osc_put(origin_addr, origin_count, origin_dt, target,
+                             target_disp, target_count, target_dt, w->win) :
+             w->real.osc_get(origin_addr, origin_count, origin_dt, target,
+                             target_disp, target_count, target_dt, w->win);
+        if ((rc == OMPI_SUCCESS) && (req != NULL)) {
+            rc = w->real.osc_flush(target, w->win);
+        }
+        if (req != NULL) {
+            mca_osc_umr_request_done(req, rc);
+        }
+        return;
+    }
+    OBJ_CONSTRUCT(&op->super, opal_list_item_t);
+    op->w            = w;
+    op->is_put       = is_put;
+    op->target       = target;
+    op->origin_addr  = origin_addr;
+    op->origin_count = origin_count;
+    op->origin_dt    = origin_dt;
+    op->target_count = target_count;
+    op->target_dt    = target_dt;
+    op->target_disp  = target_disp;
+    op->req          = req;
+    OMPI_DATATYPE_RETAIN(origin_dt);
+    OMPI_DATATYPE_RETAIN(target_dt);
+    opal_list_append(&w->failed, &op->super);
+}
+
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
 {
     mca_osc_umr_op_t *op, *next;
@@ -490,6 +559,8 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
         uct_worker_progress(mca_common_umr_rails.worker);
     }
+    /* refused packed operations join the failed ones */
+    mca_osc_umr_packed_wait(w, target);
     OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
         if ((target < 0) || (op->target == target)) {
             opal_list_remove_item(&w->failed, &op->super);

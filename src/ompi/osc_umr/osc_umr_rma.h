@@ -53,8 +53,20 @@ int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
  * wrapped module's request form, and their requests completed with it. */
 void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w);
 
-/* Wait for the operations in flight to `target` (-1: all), then redo the
- * failed ones through the wrapped module. */
+/* An operation osc/umr could not complete (a packed one the target
+ * refused): redone through the wrapped module as a failed zero-copy one is
+ * (at the next synchronisation, or from progress with its request `req`). */
+void mca_osc_umr_rma_redo_later(mca_osc_umr_win_t *w, int is_put,
+                                void *origin_addr,
+                                umr_ompi_osc_count_t origin_count,
+                                ompi_datatype_t *origin_dt, int target,
+                                ptrdiff_t target_disp,
+                                umr_ompi_osc_count_t target_count,
+                                ompi_datatype_t *target_dt,
+                                ompi_request_t *req);
+
+/* Wait for the operations in flight to `target` (-1: all), zero-copy and
+ * packed, then redo the failed ones through the wrapped module. */
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target);
 
 END_C_DECLS
