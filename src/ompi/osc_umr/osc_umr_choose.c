@@ -148,14 +148,18 @@ int mca_osc_umr_choose(mca_osc_umr_win_t *w, mca_common_umr_peer_t *peer,
                            MCA_COMMON_UMR_COST_PASS;
     }
     if (choice != w->choice[target]) {
+        char packed[64] = "";
+
+        if (k >= 0) {
+            snprintf(packed, sizeof(packed), ", packed %.0f ns,", k);
+        }
         MCA_OSC_UMR_VERBOSE(10, "%s to %d: %zu bytes, %zu target / %zu "
-                            "origin blocks: zero-copy %.0f ns (%s engine), "
-                            "packed %.0f ns%s, against %.0f ns through "
-                            "osc/%s (%s, %zu B blocks): %s",
-                            is_put ? "put" : "get", target, length, rblocks,
-                            lblocks, z, peer->rail->is_sw ? "sw" : "mlx5", k,
-                            (k < 0) ? " (no packed figures: built-in rule)" :
-                            "", p, w->osc_name,
+                            "origin blocks: zero-copy %.0f ns (%s engine)%s "
+                            "against %.0f ns through osc/%s (%s, %zu B "
+                            "blocks): %s", is_put ? "put" : "get", target,
+                            length, rblocks, lblocks, z,
+                            peer->rail->is_sw ? "sw" : "mlx5", packed, p,
+                            w->osc_name,
                             (scope == MCA_COMMON_UMR_COST_LOCAL) ? "local" :
                             "remote", mean, mca_osc_umr_choice_str(choice));
         w->choice[target] = (int8_t)choice;

@@ -28,8 +28,9 @@
  *           redoes it through the wrapped module
  *   psend   the origin's packed header cannot be sent: the operation goes
  *           through the wrapped module at once
- *   pdata   the origin's send of a put's bytes apart cannot be posted: it
- *           is posted again from progress (the target waits for them)
+ *   pdata   the origin's send of a put's bytes apart cannot be posted at
+ *           its first try: it is posted again from progress (the target
+ *           waits for them)
  * A comma-separated list fails at each of them. The transport's own faults
  * (UCX_MLX5_UMR_TEST_FAULT, engine_fault.h) apply as well.
  */

@@ -143,12 +143,13 @@ static void mca_osc_umr_pop_free(mca_osc_umr_pop_t *op)
     free(op);
 }
 
-/* Post the send of a put's bytes apart: 1 when posted. */
-static int mca_osc_umr_pop_send_payload(mca_osc_umr_pop_t *op)
+/* Post the send of a put's bytes apart: 1 when posted (the test fault
+ * fails the `first` try only). */
+static int mca_osc_umr_pop_send_payload(mca_osc_umr_pop_t *op, int first)
 {
     mca_osc_umr_win_t *w = op->w;
 
-    if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_PDATA) ||
+    if ((first && mca_osc_umr_fault(MCA_OSC_UMR_FAULT_PDATA)) ||
         (MCA_PML_CALL(isend((void*)op->payload, op->length, MPI_BYTE,
                             op->target, MCA_OSC_UMR_TAG_PDATA,
                             MCA_PML_BASE_SEND_STANDARD, w->comm, &op->sreq))
@@ -215,7 +216,7 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
     /* the target now waits for the bytes apart: a send that cannot be
      * posted now is posted again from progress */
     if ((pkt->op == MCA_OSC_UMR_PKT_PUT_APART) &&
-        !mca_osc_umr_pop_send_payload(op)) {
+        !mca_osc_umr_pop_send_payload(op, 1)) {
         op->payload_owed = 1;
     }
     return OMPI_SUCCESS;
@@ -338,7 +339,7 @@ static int mca_osc_umr_pop_test(mca_osc_umr_pop_t *op)
 {
     if (op->is_put) {
         if (op->payload_owed) {
-            op->payload_owed = !mca_osc_umr_pop_send_payload(op);
+            op->payload_owed = !mca_osc_umr_pop_send_payload(op, 0);
             return 0;
         }
         return (op->state != MCA_OSC_UMR_POP_WAIT) &&
