@@ -15,20 +15,22 @@ in us, osc/umr's speed against MPICH's (MPICH time / osc/umr time: >= 1
 means osc/umr is at least as fast) and against osc rdma's, and lists the
 cells below 0.95x of MPICH and, at 8-512 B blocks, below 2.5x of osc rdma.
 """
+import importlib.util
+import os
 import sys
+
+# the rows as osc-bench-report.py reads them
+_spec = importlib.util.spec_from_file_location(
+    "osc_bench_report",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                 "osc-bench-report.py"))
+_report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_report)
 
 
 def read(path):
-    rows = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if not p or p[0] not in ("put", "get") or len(p) < 8:
-                continue
-            win, tt = (p[8], p[9]) if len(p) >= 10 else ("create", "vector")
-            key = (win, tt, p[0], p[1], p[2], int(p[3]))
-            rows[key] = (float(p[4]), float(p[5]))
-    return rows
+    return {(r["win"], r["ttype"], r["op"], r["origin"], r["sync"], r["block"]):
+            (r["umr"], r["plain"]) for r in _report.read(path)}
 
 
 def best(files, pick):

@@ -24,8 +24,7 @@ enum { MCA_OSC_UMR_POP_WAIT, MCA_OSC_UMR_POP_DONE, MCA_OSC_UMR_POP_REFUSED };
 typedef struct mca_osc_umr_pop {
     opal_list_item_t     super;      /* in pk->ops, in the order started */
     mca_osc_umr_win_t    *w;
-    int                  is_put;
-    int                  target;
+    mca_osc_umr_call_t   call;       /* as the user called it */
     int                  state;
     uint64_t             seq;
     size_t               length;
@@ -36,10 +35,6 @@ typedef struct mca_osc_umr_pop {
     ompi_request_t       *rreq;      /* get: the bytes */
     const umr_layout_t   *olayout;   /* get: where the bytes go (NULL: in
                                         place) */
-    void                 *origin_addr;
-    umr_ompi_osc_count_t origin_count, target_count;
-    ompi_datatype_t      *origin_dt, *target_dt;
-    ptrdiff_t            target_disp;
     ompi_request_t       *req;       /* MPI_Rput/MPI_Rget: the user's */
 } mca_osc_umr_pop_t;
 
@@ -136,8 +131,7 @@ void mca_osc_umr_packed_fini(mca_osc_umr_win_t *w)
 
 static void mca_osc_umr_pop_free(mca_osc_umr_pop_t *op)
 {
-    OMPI_DATATYPE_RELEASE(op->origin_dt);
-    OMPI_DATATYPE_RELEASE(op->target_dt);
+    mca_osc_umr_call_drop(&op->call);
     free(op->buf);
     OBJ_DESTRUCT(&op->super);
     free(op);
@@ -151,7 +145,7 @@ static int mca_osc_umr_pop_send_payload(mca_osc_umr_pop_t *op, int first)
 
     if ((first && mca_osc_umr_fault(MCA_OSC_UMR_FAULT_PDATA)) ||
         (MCA_PML_CALL(isend((void*)op->payload, op->length, MPI_BYTE,
-                            op->target, MCA_OSC_UMR_TAG_PDATA,
+                            op->call.target, MCA_OSC_UMR_TAG_PDATA,
                             MCA_PML_BASE_SEND_STANDARD, w->comm, &op->sreq))
          != OMPI_SUCCESS)) {
         op->sreq = NULL;
@@ -164,10 +158,11 @@ static int mca_osc_umr_pop_send_payload(mca_osc_umr_pop_t *op, int first)
 static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
                                 const umr_mpi_dtype_t *oinfo, int in_place)
 {
-    mca_osc_umr_win_t *w = op->w;
-    int inline_put = op->is_put && (op->length <= MCA_OSC_UMR_PKT_INLINE);
+    mca_osc_umr_win_t *w        = op->w;
+    const mca_osc_umr_call_t *c = &op->call;
+    int inline_put = c->is_put && (op->length <= MCA_OSC_UMR_PKT_INLINE);
     size_t mlen = sizeof(mca_osc_umr_pkt_t) + (inline_put ? op->length : 0);
-    const char *src = (const char*)op->origin_addr +
+    const char *src = (const char*)c->origin_addr +
                       (in_place ? umr_layout_true_lb(oinfo->layout) : 0);
     mca_osc_umr_pkt_t *pkt;
     ompi_request_t *sreq;
@@ -183,16 +178,16 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
     pkt->seq    = op->seq;
     pkt->len    = op->length;
     pkt->handle = handle;
-    pkt->op     = !op->is_put ? MCA_OSC_UMR_PKT_GET :
+    pkt->op     = !c->is_put  ? MCA_OSC_UMR_PKT_GET :
                   inline_put  ? MCA_OSC_UMR_PKT_PUT : MCA_OSC_UMR_PKT_PUT_APART;
     if (inline_put) {
         if (in_place) {
             memcpy(pkt + 1, src, op->length);
         } else {
-            umr_layout_pack(oinfo->layout, op->origin_count, op->origin_addr,
+            umr_layout_pack(oinfo->layout, c->origin_count, c->origin_addr,
                             pkt + 1);
         }
-    } else if (op->is_put) {
+    } else if (c->is_put) {
         if (in_place) {
             op->payload = src;
         } else {
@@ -201,12 +196,12 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
                 free(pkt);
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
-            umr_layout_pack(oinfo->layout, op->origin_count, op->origin_addr,
+            umr_layout_pack(oinfo->layout, c->origin_count, c->origin_addr,
                             op->buf);
             op->payload = op->buf;
         }
     }
-    if (MCA_PML_CALL(isend(pkt, mlen, MPI_BYTE, op->target,
+    if (MCA_PML_CALL(isend(pkt, mlen, MPI_BYTE, c->target,
                            MCA_OSC_UMR_TAG_PKT, MCA_PML_BASE_SEND_STANDARD,
                            w->comm, &sreq)) != OMPI_SUCCESS) {
         free(pkt);
@@ -222,17 +217,17 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
     return OMPI_SUCCESS;
 }
 
-struct mca_osc_umr_pop *mca_osc_umr_packed_start(
-        mca_osc_umr_win_t *w, mca_osc_umr_key_t *key, int is_put,
-        void *origin_addr, umr_ompi_osc_count_t origin_count,
-        ompi_datatype_t *origin_dt, const umr_mpi_dtype_t *oinfo,
-        ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
-        ompi_datatype_t *target_dt, size_t length)
+struct mca_osc_umr_pop *mca_osc_umr_packed_start(mca_osc_umr_win_t *w,
+                                                 mca_osc_umr_key_t *key,
+                                                 const mca_osc_umr_call_t *c,
+                                                 const umr_mpi_dtype_t *oinfo,
+                                                 size_t length)
 {
     mca_osc_umr_packed_t *pk = w->pk;
-    int target   = key->target;
-    int in_place = ompi_datatype_is_contiguous_memory_layout(origin_dt,
-                                                             origin_count);
+    int target   = c->target;
+    int is_put   = c->is_put;
+    int in_place = ompi_datatype_is_contiguous_memory_layout(c->origin_dt,
+                                                             c->origin_count);
     mca_osc_umr_pop_t *op;
 
     if ((pk == NULL) || (key->handle == MCA_OSC_UMR_KANS_NO_HANDLE) ||
@@ -244,23 +239,15 @@ struct mca_osc_umr_pop *mca_osc_umr_packed_start(
         return NULL;
     }
     OBJ_CONSTRUCT(&op->super, opal_list_item_t);
-    op->w            = w;
-    op->is_put       = is_put;
-    op->target       = target;
-    op->seq          = pk->sent[target] + 1;
-    op->length       = length;
-    op->origin_addr  = origin_addr;
-    op->origin_count = origin_count;
-    op->origin_dt    = origin_dt;
-    op->target_disp  = target_disp;
-    op->target_count = target_count;
-    op->target_dt    = target_dt;
-    OMPI_DATATYPE_RETAIN(origin_dt);
-    OMPI_DATATYPE_RETAIN(target_dt);
+    op->w      = w;
+    op->seq    = pk->sent[target] + 1;
+    op->length = length;
+    mca_osc_umr_call_keep(&op->call, c);
     if (!is_put) {
         /* the bytes' receive before the request: the answer may come
          * before the isend returns */
-        void *rbuf = (char*)origin_addr + umr_layout_true_lb(oinfo->layout);
+        void *rbuf = (char*)c->origin_addr +
+                     umr_layout_true_lb(oinfo->layout);
 
         if (!in_place) {
             op->buf     = malloc(length);
@@ -322,7 +309,7 @@ static void mca_osc_umr_packed_ack(mca_osc_umr_win_t *w, int src,
         return;
     }
     OPAL_LIST_FOREACH(op, &pk->ops, mca_osc_umr_pop_t) {
-        if (op->is_put && (op->target == src) && (op->seq <= ack->seq) &&
+        if (op->call.is_put && (op->call.target == src) && (op->seq <= ack->seq) &&
             (op->state == MCA_OSC_UMR_POP_WAIT)) {
             op->state = refused ? MCA_OSC_UMR_POP_REFUSED :
                                   MCA_OSC_UMR_POP_DONE;
@@ -337,7 +324,7 @@ static void mca_osc_umr_packed_ack(mca_osc_umr_win_t *w, int src,
 /* Whether `op` is complete now (a get's bytes unpacked). */
 static int mca_osc_umr_pop_test(mca_osc_umr_pop_t *op)
 {
-    if (op->is_put) {
+    if (op->call.is_put) {
         if (op->payload_owed) {
             op->payload_owed = !mca_osc_umr_pop_send_payload(op, 0);
             return 0;
@@ -354,8 +341,8 @@ static int mca_osc_umr_pop_test(mca_osc_umr_pop_t *op)
         op->state = MCA_OSC_UMR_POP_REFUSED;   /* zero bytes: refused */
     } else {
         if (op->olayout != NULL) {
-            umr_layout_unpack(op->olayout, op->origin_count, op->origin_addr,
-                              op->buf);
+            umr_layout_unpack(op->olayout, op->call.origin_count,
+                              op->call.origin_addr, op->buf);
         }
         op->state = MCA_OSC_UMR_POP_DONE;
     }
@@ -368,7 +355,7 @@ static void mca_osc_umr_pop_complete(mca_osc_umr_pop_t *op)
     mca_osc_umr_packed_t *pk = w->pk;
 
     opal_list_remove_item(&pk->ops, &op->super);
-    --pk->inflight[op->target];
+    --pk->inflight[op->call.target];
     --pk->ninflight;
     if (op->sreq != NULL) {
         ompi_request_free(&op->sreq);
@@ -380,11 +367,8 @@ static void mca_osc_umr_pop_complete(mca_osc_umr_pop_t *op)
         ++mca_osc_umr.cnt.packed_refused;
         MCA_OSC_UMR_VERBOSE(10, "packed %s to %d refused by the target: "
                             "redone through the wrapped module",
-                            op->is_put ? "put" : "get", op->target);
-        mca_osc_umr_rma_redo_later(w, op->is_put, op->origin_addr,
-                                   op->origin_count, op->origin_dt, op->target,
-                                   op->target_disp, op->target_count,
-                                   op->target_dt, op->req);
+                            op->call.is_put ? "put" : "get", op->call.target);
+        mca_osc_umr_rma_redo_later(w, &op->call, op->req);
     } else if (op->req != NULL) {
         op->req->req_status.MPI_ERROR = OMPI_SUCCESS;
         ompi_request_complete(op->req, true);

@@ -36,6 +36,7 @@
 
 #include "osc_umr_win.h"
 #include "osc_umr_key.h"
+#include "osc_umr_rma.h"
 
 #include "umr_mpi_dtype.h"
 
@@ -63,17 +64,16 @@ uint32_t mca_osc_umr_packed_dst_add(mca_osc_umr_win_t *w, int src,
 /* Dynamic windows: the destinations in a detached region go. */
 void mca_osc_umr_packed_dst_detach(mca_osc_umr_win_t *w, const char *base);
 
-/* Origin: start a packed put/get through `key` (key->handle): the
- * operation (in flight until acknowledged or its bytes are in), or NULL
- * (nothing sent: the caller uses the wrapped module). `req`: the user's
- * MPI_Rput/MPI_Rget request, set later by mca_osc_umr_packed_set_req. */
+/* Origin: start the put/get `c` of `length` bytes packed, through `key`
+ * (key->handle): the operation (in flight until acknowledged or its bytes
+ * are in), or NULL (nothing sent: the caller uses the wrapped module). The
+ * user's MPI_Rput/MPI_Rget request is set by mca_osc_umr_packed_set_req. */
 struct mca_osc_umr_pop;
-struct mca_osc_umr_pop *mca_osc_umr_packed_start(
-        mca_osc_umr_win_t *w, mca_osc_umr_key_t *key, int is_put,
-        void *origin_addr, umr_ompi_osc_count_t origin_count,
-        ompi_datatype_t *origin_dt, const umr_mpi_dtype_t *oinfo,
-        ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
-        ompi_datatype_t *target_dt, size_t length);
+struct mca_osc_umr_pop *mca_osc_umr_packed_start(mca_osc_umr_win_t *w,
+                                                 mca_osc_umr_key_t *key,
+                                                 const mca_osc_umr_call_t *c,
+                                                 const umr_mpi_dtype_t *oinfo,
+                                                 size_t length);
 void mca_osc_umr_packed_set_req(struct mca_osc_umr_pop *op,
                                 ompi_request_t *req);
 
