@@ -40,6 +40,34 @@ typedef struct mca_osc_umr_pop {
 
 /* ------------------------------------------------------------ the window */
 
+void *mca_osc_umr_pbuf_take(mca_osc_umr_pbuf_t *b, size_t len)
+{
+    void *p;
+
+    if (b->busy || (len > MCA_OSC_UMR_PBUF_KEEP)) {
+        return malloc(len);
+    }
+    if (len > b->cap) {
+        p = realloc(b->buf, len);
+        if (p == NULL) {
+            return malloc(len);
+        }
+        b->buf = p;
+        b->cap = len;
+    }
+    b->busy = 1;
+    return b->buf;
+}
+
+void mca_osc_umr_pbuf_give(mca_osc_umr_pbuf_t *b, void *p)
+{
+    if ((p != NULL) && (p == b->buf)) {
+        b->busy = 0;
+    } else {
+        free(p);
+    }
+}
+
 int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
 {
     mca_osc_umr_packed_t *pk = calloc(1, sizeof(*pk));
@@ -123,6 +151,9 @@ void mca_osc_umr_packed_fini(mca_osc_umr_win_t *w)
     free(pk->ack_buf);
     free(pk->ack_sreq);
     free(pk->pkt_buf);
+    free(pk->obuf.buf);
+    free(pk->tbuf.buf);
+    free(pk->reply.buf);
     free(pk);
     w->pk = NULL;
 }
@@ -132,7 +163,7 @@ void mca_osc_umr_packed_fini(mca_osc_umr_win_t *w)
 static void mca_osc_umr_pop_free(mca_osc_umr_pop_t *op)
 {
     mca_osc_umr_call_drop(&op->call);
-    free(op->buf);
+    mca_osc_umr_pbuf_give(&op->w->pk->obuf, op->buf);
     OBJ_DESTRUCT(&op->super);
     free(op);
 }
@@ -191,7 +222,7 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
         if (in_place) {
             op->payload = src;
         } else {
-            op->buf = malloc(op->length);
+            op->buf = mca_osc_umr_pbuf_take(&w->pk->obuf, op->length);
             if (op->buf == NULL) {
                 free(pkt);
                 return OMPI_ERR_OUT_OF_RESOURCE;
@@ -250,7 +281,7 @@ struct mca_osc_umr_pop *mca_osc_umr_packed_start(mca_osc_umr_win_t *w,
                      umr_layout_true_lb(oinfo->layout);
 
         if (!in_place) {
-            op->buf     = malloc(length);
+            op->buf     = mca_osc_umr_pbuf_take(&pk->obuf, length);
             op->olayout = oinfo->layout;
             rbuf        = op->buf;
         }

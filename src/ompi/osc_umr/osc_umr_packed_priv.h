@@ -16,6 +16,23 @@ BEGIN_C_DECLS
 
 /* The largest packed operation (bytes): one message through the PML. */
 #define MCA_OSC_UMR_PACKED_MAX  (1ul << 30)
+/* The largest buffer a window keeps for packed bytes (larger ones are
+ * allocated an operation). */
+#define MCA_OSC_UMR_PBUF_KEEP   (16ul << 20)
+
+/* A buffer the window keeps for packed bytes, one user at a time: no
+ * allocation, and no fresh pages to fault in, an operation. */
+typedef struct mca_osc_umr_pbuf {
+    void   *buf;
+    size_t cap;
+    int    busy;
+} mca_osc_umr_pbuf_t;
+
+/* `len` bytes: the kept buffer when it is free (grown to `len`), else one
+ * of their own; NULL without memory. */
+void *mca_osc_umr_pbuf_take(mca_osc_umr_pbuf_t *b, size_t len);
+/* Done with `p` (from take, or NULL). */
+void mca_osc_umr_pbuf_give(mca_osc_umr_pbuf_t *b, void *p);
 
 typedef struct mca_osc_umr_packed {
     /* origin */
@@ -27,6 +44,7 @@ typedef struct mca_osc_umr_packed {
     uint64_t            ninflight;
     ompi_request_t      *ack_req;     /* receive of acknowledgements */
     mca_osc_umr_pack_t  ack;
+    mca_osc_umr_pbuf_t  obuf;         /* packed origin bytes */
 
     /* target */
     mca_osc_umr_pdst_t  *dst;         /* packed destinations, by handle */
@@ -41,6 +59,9 @@ typedef struct mca_osc_umr_packed {
     int                 nowed;
     mca_osc_umr_pack_t  *ack_buf;     /* ... the last one sent */
     ompi_request_t      **ack_sreq;   /* ... and its send */
+    mca_osc_umr_pbuf_t  tbuf;         /* a put's bytes */
+    mca_osc_umr_pbuf_t  reply;        /* a get's bytes ... */
+    ompi_request_t      *reply_sreq;  /* ... while their send is on */
 } mca_osc_umr_packed_t;
 
 /* Target side (osc_umr_packed_tgt.c). */

@@ -116,8 +116,13 @@ static int mca_osc_umr_tpk_reply(mca_osc_umr_win_t *w, int src,
     size_t len = 0;
     ompi_request_t *sreq;
 
+    if ((w->pk->reply_sreq != NULL) && REQUEST_COMPLETE(w->pk->reply_sreq)) {
+        ompi_request_free(&w->pk->reply_sreq);
+        w->pk->reply_sreq = NULL;
+        mca_osc_umr_pbuf_give(&w->pk->reply, w->pk->reply.buf);
+    }
     if ((d != NULL) && !mca_osc_umr_fault(MCA_OSC_UMR_FAULT_PKT)) {
-        buf = malloc(pkt->len);
+        buf = mca_osc_umr_pbuf_take(&w->pk->reply, pkt->len);
     }
     if (buf != NULL) {
         umr_layout_pack(d->layout, d->count, d->addr, buf);
@@ -126,10 +131,14 @@ static int mca_osc_umr_tpk_reply(mca_osc_umr_win_t *w, int src,
     if (MCA_PML_CALL(isend(buf, len, MPI_BYTE, src, MCA_OSC_UMR_TAG_PGET,
                            MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq))
         != OMPI_SUCCESS) {
-        free(buf);
+        mca_osc_umr_pbuf_give(&w->pk->reply, buf);
         return 0;
     }
-    mca_common_umr_reap_add_buf(sreq, buf);
+    if ((buf != NULL) && (buf == w->pk->reply.buf)) {
+        w->pk->reply_sreq = sreq;   /* the kept buffer: free when sent */
+    } else {
+        mca_common_umr_reap_add_buf(sreq, buf);
+    }
     if (buf != NULL) {
         ++mca_osc_umr.cnt.packed_served;
     } else {
@@ -198,7 +207,7 @@ static void mca_osc_umr_tpk_queue(mca_osc_umr_win_t *w, int src,
     t->refuse = !valid;
     if ((pkt->op != MCA_OSC_UMR_PKT_GET) && valid &&
         !mca_osc_umr_fault(MCA_OSC_UMR_FAULT_PKT)) {
-        t->data = malloc(pkt->len);
+        t->data = mca_osc_umr_pbuf_take(&w->pk->tbuf, pkt->len);
     }
     if ((pkt->op != MCA_OSC_UMR_PKT_GET) && (t->data == NULL)) {
         t->refuse = 1;
@@ -351,7 +360,7 @@ void mca_osc_umr_packed_tgt_progress(mca_osc_umr_win_t *w)
             break;
         }
         opal_list_remove_item(&pk->tq, &t->super);
-        free(t->data);
+        mca_osc_umr_pbuf_give(&pk->tbuf, t->data);
         OBJ_DESTRUCT(&t->super);
         free(t);
     }
@@ -378,9 +387,13 @@ void mca_osc_umr_packed_tgt_fini(mca_osc_umr_win_t *w)
             ompi_request_free(&t->rreq);
         }
         opal_list_remove_item(&pk->tq, &t->super);
-        free(t->data);
+        mca_osc_umr_pbuf_give(&pk->tbuf, t->data);
         OBJ_DESTRUCT(&t->super);
         free(t);
+    }
+    if (pk->reply_sreq != NULL) {
+        ompi_request_wait_completion(pk->reply_sreq);
+        ompi_request_free(&pk->reply_sreq);
     }
     for (i = 0; i < pk->ndst; ++i) {
         if (pk->dst[i].layout != NULL) {
