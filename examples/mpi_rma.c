@@ -162,7 +162,8 @@ int main(int argc, char **argv)
                     }
                     /* the target's window after a put (salts as rank 0's) */
                     if ((rank == 1) && is_put) {
-                        bad += check(1, win_buf, NULL, bytes, blk, wsalt, osalt);
+                        bad += check(1, win_buf, NULL, bytes, blk, wsalt,
+                                     osalt);
                     } else if ((rank == 0) && !is_put) {
                         bad += check(0, NULL, obuf, bytes, blk, wsalt, osalt);
                     }

@@ -97,7 +97,7 @@ static const char *mca_osc_umr_choice_str(int choice)
 {
     return (choice == MCA_COMMON_UMR_COST_ZCOPY)  ? "zero-copy" :
            (choice == MCA_COMMON_UMR_COST_PACKED) ? "packed" :
-                                                    "through the wrapped module";
+           "through the wrapped module";
 }
 
 int mca_osc_umr_choose(mca_osc_umr_win_t *w, mca_common_umr_peer_t *peer,

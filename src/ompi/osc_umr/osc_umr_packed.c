@@ -80,7 +80,6 @@ int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
     OBJ_CONSTRUCT(&pk->tq, opal_list_t);
     w->pk           = pk;
     pk->sent        = calloc(n, sizeof(uint64_t));
-    pk->acked       = calloc(n, sizeof(uint64_t));
     pk->refused_seen = calloc(n, sizeof(uint64_t));
     pk->inflight    = calloc(n, sizeof(uint64_t));
     pk->done        = calloc(n, sizeof(uint64_t));
@@ -89,7 +88,7 @@ int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
     pk->ack_buf     = calloc(n, sizeof(*pk->ack_buf));
     pk->ack_sreq    = calloc(n, sizeof(*pk->ack_sreq));
     pk->pkt_buf     = malloc(MCA_OSC_UMR_PKT_SIZE);
-    if ((pk->sent == NULL) || (pk->acked == NULL) ||
+    if ((pk->sent == NULL) ||
         (pk->refused_seen == NULL) || (pk->inflight == NULL) ||
         (pk->done == NULL) || (pk->refused == NULL) ||
         (pk->ack_owed == NULL) || (pk->ack_buf == NULL) ||
@@ -142,7 +141,6 @@ void mca_osc_umr_packed_fini(mca_osc_umr_win_t *w)
     OBJ_DESTRUCT(&pk->ops);
     OBJ_DESTRUCT(&pk->tq);
     free(pk->sent);
-    free(pk->acked);
     free(pk->refused_seen);
     free(pk->inflight);
     free(pk->done);
@@ -340,14 +338,11 @@ static void mca_osc_umr_packed_ack(mca_osc_umr_win_t *w, int src,
         return;
     }
     OPAL_LIST_FOREACH(op, &pk->ops, mca_osc_umr_pop_t) {
-        if (op->call.is_put && (op->call.target == src) && (op->seq <= ack->seq) &&
-            (op->state == MCA_OSC_UMR_POP_WAIT)) {
+        if (op->call.is_put && (op->call.target == src) &&
+            (op->seq <= ack->seq) && (op->state == MCA_OSC_UMR_POP_WAIT)) {
             op->state = refused ? MCA_OSC_UMR_POP_REFUSED :
                                   MCA_OSC_UMR_POP_DONE;
         }
-    }
-    if (ack->seq > pk->acked[src]) {
-        pk->acked[src] = ack->seq;
     }
     pk->refused_seen[src] = ack->refused;
 }

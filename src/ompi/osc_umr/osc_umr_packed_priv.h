@@ -38,7 +38,6 @@ typedef struct mca_osc_umr_packed {
     /* origin */
     opal_list_t         ops;          /* in flight, in the order started */
     uint64_t            *sent;        /* per target: last sequence sent */
-    uint64_t            *acked;       /* ... acknowledged */
     uint64_t            *refused_seen; /* ... refusals counted */
     uint64_t            *inflight;    /* ... operations in flight */
     uint64_t            ninflight;

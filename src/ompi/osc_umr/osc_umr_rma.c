@@ -81,7 +81,8 @@ static void mca_osc_umr_request_done(ompi_request_t *req, int error)
 
 /* ------------------------------------------------------------------ calls */
 
-void mca_osc_umr_call_keep(mca_osc_umr_call_t *c, const mca_osc_umr_call_t *from)
+void mca_osc_umr_call_keep(mca_osc_umr_call_t *c,
+                           const mca_osc_umr_call_t *from)
 {
     *c = *from;
     OMPI_DATATYPE_RETAIN(c->origin_dt);

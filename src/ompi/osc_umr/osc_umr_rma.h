@@ -41,7 +41,8 @@ typedef struct mca_osc_umr_call {
 } mca_osc_umr_call_t;
 
 /* A copy of `from` that holds its datatypes; drop releases them. */
-void mca_osc_umr_call_keep(mca_osc_umr_call_t *c, const mca_osc_umr_call_t *from);
+void mca_osc_umr_call_keep(mca_osc_umr_call_t *c,
+                           const mca_osc_umr_call_t *from);
 void mca_osc_umr_call_drop(mca_osc_umr_call_t *c);
 /* The call through the wrapped module (its request form when `req_p`). */
 int mca_osc_umr_call_real(mca_osc_umr_win_t *w, const mca_osc_umr_call_t *c,

@@ -135,7 +135,8 @@ typedef struct mca_osc_umr_pkt {
     /* MCA_OSC_UMR_PKT_PUT: len bytes follow */
 } mca_osc_umr_pkt_t;
 
-#define MCA_OSC_UMR_PKT_INLINE  (MCA_OSC_UMR_PKT_SIZE - sizeof(mca_osc_umr_pkt_t))
+#define MCA_OSC_UMR_PKT_INLINE  \
+    (MCA_OSC_UMR_PKT_SIZE - sizeof(mca_osc_umr_pkt_t))
 
 typedef struct mca_osc_umr_pack {
     uint64_t magic;
