@@ -236,11 +236,10 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
         free(pkt);
         return OMPI_ERROR;
     }
-    mca_common_umr_reap_add_buf(sreq, pkt);
+    mca_common_umr_reap_add_buf(sreq, pkt);   /* pkt is the reaper's now */
     /* the target now waits for the bytes apart: a send that cannot be
      * posted now is posted again from progress */
-    if ((pkt->op == MCA_OSC_UMR_PKT_PUT_APART) &&
-        !mca_osc_umr_pop_send_payload(op, 1)) {
+    if (c->is_put && !inline_put && !mca_osc_umr_pop_send_payload(op, 1)) {
         op->payload_owed = 1;
     }
     return OMPI_SUCCESS;

@@ -135,8 +135,10 @@ typedef struct mca_osc_umr_pkt {
     /* MCA_OSC_UMR_PKT_PUT: len bytes follow */
 } mca_osc_umr_pkt_t;
 
+/* A put's bytes that go with the header: the whole within the PML's
+ * eager size (4 KiB on btl/vader) with room for the PML's own header. */
 #define MCA_OSC_UMR_PKT_INLINE  \
-    (MCA_OSC_UMR_PKT_SIZE - sizeof(mca_osc_umr_pkt_t))
+    (MCA_OSC_UMR_PKT_SIZE - sizeof(mca_osc_umr_pkt_t) - 64)
 
 typedef struct mca_osc_umr_pack {
     uint64_t magic;
