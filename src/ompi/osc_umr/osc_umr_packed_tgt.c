@@ -19,6 +19,7 @@
 #include "common_umr_progress.h"
 
 #include <ompi/mca/pml/pml.h>
+#include <opal/runtime/opal_progress.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -174,18 +175,50 @@ static int mca_osc_umr_tpk_do(mca_osc_umr_win_t *w, int src,
     return 1;
 }
 
+static int mca_osc_umr_tpk_run(mca_osc_umr_win_t *w);
+
+/* Post the receive of a queued put's bytes apart (into zero bytes when
+ * they cannot be taken: received, dropped, the put refused); NULL when it
+ * cannot be posted now. */
+static void mca_osc_umr_tpk_post_data(mca_osc_umr_win_t *w,
+                                      mca_osc_umr_tpk_t *t)
+{
+    if (MCA_PML_CALL(irecv(t->data, (t->data != NULL) ? t->pkt.len : 0,
+                           MPI_BYTE, t->src, MCA_OSC_UMR_TAG_PDATA, w->comm,
+                           &t->rreq)) != OMPI_SUCCESS) {
+        t->rreq = NULL;
+    }
+}
+
+/* Whether a put apart of `src` waits with its receive not posted: the
+ * later ones wait too (each origin's bytes match in the order posted). */
+static int mca_osc_umr_tpk_unposted(mca_osc_umr_win_t *w, int src)
+{
+    mca_osc_umr_tpk_t *t;
+
+    OPAL_LIST_FOREACH(t, &w->pk->tq, mca_osc_umr_tpk_t) {
+        if ((t->src == src) && (t->pkt.op == MCA_OSC_UMR_PKT_PUT_APART) &&
+            (t->rreq == NULL)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Queue a header that cannot be done now; a put apart gets its bytes'
- * receive (into zero bytes when they cannot be taken: received, dropped,
- * and the put refused). */
+ * receive (posted in its turn if it cannot be now). */
 static void mca_osc_umr_tpk_queue(mca_osc_umr_win_t *w, int src,
                                   const mca_osc_umr_pkt_t *pkt,
                                   const void *inline_data, int valid)
 {
     mca_osc_umr_tpk_t *t = calloc(1, sizeof(*t));
-    size_t len;
 
     if (t == NULL) {
-        /* cannot wait: refused now (a put apart's bytes drained here) */
+        /* cannot wait: refused now, in its turn (the queue done first, so
+         * that a put apart's bytes drained here are its own) */
+        while (!mca_osc_umr_tpk_run(w)) {
+            opal_progress();
+        }
         if (pkt->op == MCA_OSC_UMR_PKT_PUT_APART) {
             ompi_request_t *req;
 
@@ -213,11 +246,8 @@ static void mca_osc_umr_tpk_queue(mca_osc_umr_win_t *w, int src,
         t->refuse = 1;
     }
     if (pkt->op == MCA_OSC_UMR_PKT_PUT_APART) {
-        len = (t->data != NULL) ? pkt->len : 0;
-        if (MCA_PML_CALL(irecv(t->data, len, MPI_BYTE, src,
-                               MCA_OSC_UMR_TAG_PDATA, w->comm, &t->rreq))
-            != OMPI_SUCCESS) {
-            t->rreq = NULL;   /* posted again in its turn */
+        if (!mca_osc_umr_tpk_unposted(w, src)) {
+            mca_osc_umr_tpk_post_data(w, t);
         }
     } else if (t->data != NULL) {
         memcpy(t->data, inline_data, pkt->len);
@@ -263,11 +293,7 @@ static int mca_osc_umr_tpk_head(mca_osc_umr_win_t *w, mca_osc_umr_tpk_t *t)
 
     if (t->pkt.op == MCA_OSC_UMR_PKT_PUT_APART) {
         if (req == NULL) {
-            if (MCA_PML_CALL(irecv(t->data, t->data ? t->pkt.len : 0,
-                                   MPI_BYTE, t->src, MCA_OSC_UMR_TAG_PDATA,
-                                   w->comm, &t->rreq)) != OMPI_SUCCESS) {
-                t->rreq = NULL;
-            }
+            mca_osc_umr_tpk_post_data(w, t);   /* its turn: the first */
             return 0;
         }
         if (!REQUEST_COMPLETE(req)) {
@@ -280,6 +306,25 @@ static int mca_osc_umr_tpk_head(mca_osc_umr_win_t *w, mca_osc_umr_tpk_t *t)
         ompi_request_free(&t->rreq);
     }
     return mca_osc_umr_tpk_do(w, t->src, &t->pkt, t->refuse ? NULL : t->data);
+}
+
+/* Do the queued operations whose turn has come: 1 when none is left. */
+static int mca_osc_umr_tpk_run(mca_osc_umr_win_t *w)
+{
+    mca_osc_umr_packed_t *pk = w->pk;
+    mca_osc_umr_tpk_t *t;
+
+    while (!opal_list_is_empty(&pk->tq)) {
+        t = (mca_osc_umr_tpk_t*)opal_list_get_first(&pk->tq);
+        if (!mca_osc_umr_tpk_head(w, t)) {
+            return 0;
+        }
+        opal_list_remove_item(&pk->tq, &t->super);
+        mca_osc_umr_pbuf_give(&pk->tbuf, t->data);
+        OBJ_DESTRUCT(&t->super);
+        free(t);
+    }
+    return 1;
 }
 
 /* Acknowledge what each owed origin's operations came to (one send in
@@ -335,7 +380,6 @@ int mca_osc_umr_packed_tgt_post(mca_osc_umr_win_t *w)
 void mca_osc_umr_packed_tgt_progress(mca_osc_umr_win_t *w)
 {
     mca_osc_umr_packed_t *pk = w->pk;
-    mca_osc_umr_tpk_t *t;
     ompi_request_t *req;
     int src;
 
@@ -354,16 +398,7 @@ void mca_osc_umr_packed_tgt_progress(mca_osc_umr_win_t *w)
          * headers wait in the PML meanwhile) */
         (void)mca_osc_umr_packed_tgt_post(w);
     }
-    while (!opal_list_is_empty(&pk->tq)) {
-        t = (mca_osc_umr_tpk_t*)opal_list_get_first(&pk->tq);
-        if (!mca_osc_umr_tpk_head(w, t)) {
-            break;
-        }
-        opal_list_remove_item(&pk->tq, &t->super);
-        mca_osc_umr_pbuf_give(&pk->tbuf, t->data);
-        OBJ_DESTRUCT(&t->super);
-        free(t);
-    }
+    (void)mca_osc_umr_tpk_run(w);
     if (pk->nowed > 0) {
         mca_osc_umr_tpk_acks(w);
     }
