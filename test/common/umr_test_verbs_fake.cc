@@ -840,6 +840,12 @@ int FAKE_API(ibv_query_gid)(struct ibv_context *ctx, uint8_t port_num, int index
 {
     FAKE_FORWARD(preload_owns(ctx), ibv_query_gid, "IBVERBS_1.1", ctx,
                  port_num, index, gid);
+    struct ibv_gid_entry changed;
+    if (fake().model && (port_num == 1) && (index >= 0) &&
+        model_gid_overlay(ctx, (uint32_t)index, &changed)) {   /* R32 */
+        *gid = changed.gid;
+        return 0;
+    }
     if ((port_num == 0) || (port_num > fake().ports.size()) || (index < 0) ||
         ((size_t)index >= fake().ports[port_num - 1].gids.size())) {
         return -1;
@@ -854,6 +860,12 @@ int FAKE_API(_ibv_query_gid_ex)(struct ibv_context *ctx, uint32_t port_num,
 {
     FAKE_FORWARD(preload_owns(ctx), _ibv_query_gid_ex, "IBVERBS_1.11", ctx,
                  port_num, gid_index, entry, flags, entry_size);
+    if (fake().model && (port_num == 1) &&
+        model_gid_overlay(ctx, gid_index, entry)) {            /* R32 */
+        entry->gid_index = gid_index;
+        entry->port_num  = port_num;
+        return 0;
+    }
     if ((port_num == 0) || (port_num > fake().ports.size()) ||
         (gid_index >= fake().ports[port_num - 1].gids.size())) {
         return EINVAL;
@@ -902,7 +914,11 @@ void FAKE_API(ibv_ack_async_event)(struct ibv_async_event *event)
                     (event->event_type == IBV_EVENT_QP_ACCESS_ERR);
     bool port_event = (event->event_type == IBV_EVENT_PORT_ERR) ||
                       (event->event_type == IBV_EVENT_PORT_ACTIVE) ||
-                      (event->event_type == IBV_EVENT_LID_CHANGE);
+                      (event->event_type == IBV_EVENT_LID_CHANGE) ||
+                      (event->event_type == IBV_EVENT_GID_CHANGE) ||
+                      (event->event_type == IBV_EVENT_PKEY_CHANGE) ||
+                      (event->event_type == IBV_EVENT_SM_CHANGE) ||
+                      (event->event_type == IBV_EVENT_CLIENT_REREGISTER);
 
     FAKE_FORWARD(port_event || (qp_event && preload_owns(event->element.qp)),
                  ibv_ack_async_event, "IBVERBS_1.1", event);

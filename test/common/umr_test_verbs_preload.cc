@@ -24,6 +24,11 @@
  *                          pkeys=0xffff:0x8001 (its pkey table), fabric=N,
  *                          down_after=N (its link goes down once its NICs
  *                          moved N more RDMA work requests),
+ *                          event=NAME@N (port event NAME once its NICs
+ *                          moved N more RDMA work requests: client_reregister,
+ *                          gid_change (a new entry of the GID table),
+ *                          lid_change, pkey_change, port_err, port_active;
+ *                          repeat the key for several, R32),
  *                          rd_atom=N (reads its NIC takes at once),
  *                          desc=BYTES (max_sq_desc_sz)
  *   UMR_MODEL_DEVICES=N    mlx5 devices a host has (mlx5_0 ...; default 1)
@@ -132,7 +137,39 @@ struct host_cfg {
     long        down_after = 0;
     long        rd_atom    = -1;
     long        desc       = -1;
+    std::vector<model_host_sched> events;
 };
+
+/* event=NAME@N of a host spec (R32) */
+model_host_sched parse_event(const std::string &var, const std::string &v)
+{
+    static const struct {
+        const char          *name;
+        enum ibv_event_type event;
+    } names[] = {
+        {"client_reregister", IBV_EVENT_CLIENT_REREGISTER},
+        {"gid_change", IBV_EVENT_GID_CHANGE},
+        {"lid_change", IBV_EVENT_LID_CHANGE},
+        {"pkey_change", IBV_EVENT_PKEY_CHANGE},
+        {"port_err", IBV_EVENT_PORT_ERR},
+        {"port_active", IBV_EVENT_PORT_ACTIVE}
+    };
+    size_t at = v.find('@');
+    std::string name = v.substr(0, at);
+    char *end;
+
+    for (const auto &n : names) {
+        if ((name == n.name) && (at != std::string::npos)) {
+            long wrs = strtol(v.c_str() + at + 1, &end, 0);
+            if ((*end == '\0') && (wrs >= 0)) {
+                return {n.event, (uint64_t)wrs, 0};
+            }
+        }
+    }
+    config_error(var + ": event=" + v + ": NAME@N, NAME one of "
+                 "client_reregister, gid_change, lid_change, pkey_change, "
+                 "port_err, port_active");
+}
 
 enum ibv_mtu parse_mtu(long bytes)
 {
@@ -183,6 +220,8 @@ host_cfg parse_host(uint32_t host)
             c.fabric = (uint32_t)n;
         } else if (k == "down_after") {
             c.down_after = n;
+        } else if (k == "event") {
+            c.events.push_back(parse_event(var, v));
         } else if (k == "rd_atom") {
             c.rd_atom = n;
         } else if (k == "desc") {
@@ -281,6 +320,13 @@ void preload_init()
         }
         if (c.down_after > 0) {
             model_host_link_down_after(host, (uint64_t)c.down_after);
+        }
+        for (model_host_sched &e : c.events) {
+            e.arg = port.gids.size();     /* gid_change: one entry more */
+        }
+        if (model_host_events_after(host, c.events) != 0) {
+            config_error("UMR_MODEL_HOST" + std::to_string(host) +
+                         ": at most 8 events");
         }
 
         if (env_long("UMR_MODEL_VERBOSE", 0)) {

@@ -1309,6 +1309,74 @@ TEST_F(test_verbs_model_fabric, async_events)
     model_host_set_link(3, true);
 }
 
+/* R32: each port event and what comes with it; events scheduled after a
+ * number of RDMA work requests. */
+TEST_F(test_verbs_model_fabric, port_events_and_their_effect)
+{
+    struct ibv_port_attr pattr, before;
+    struct ibv_gid_entry entry;
+    struct ibv_async_event ev;
+    union ibv_gid gid0;
+
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &before));
+    ASSERT_EQ(0, ibv_query_gid(ctx, 1, 0, &gid0));
+    for (enum ibv_event_type t : {IBV_EVENT_CLIENT_REREGISTER,
+                                  IBV_EVENT_PKEY_CHANGE,
+                                  IBV_EVENT_SM_CHANGE}) {
+        model_host_raise(0, t);
+        ASSERT_EQ(0, next_event(&ev));
+        EXPECT_EQ(t, ev.event_type);
+        EXPECT_EQ(1, ev.element.port_num);
+        ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+        EXPECT_EQ(before.lid, pattr.lid) << "nothing changes with it";
+        EXPECT_EQ(before.gid_tbl_len, pattr.gid_tbl_len);
+    }
+
+    /* GID_CHANGE adds entry gid_tbl_len: a global IPv6 RoCE v2 GID */
+    model_host_raise(0, IBV_EVENT_GID_CHANGE, before.gid_tbl_len);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_GID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(before.gid_tbl_len + 1, pattr.gid_tbl_len);
+    ASSERT_EQ(0, ibv_query_gid_ex(ctx, 1, before.gid_tbl_len, &entry, 0));
+    EXPECT_EQ(0x20, entry.gid.raw[0]);
+    EXPECT_EQ(IBV_GID_TYPE_ROCE_V2, entry.gid_type);
+    ASSERT_EQ(0, ibv_query_gid(ctx, 1, 0, &entry.gid));
+    EXPECT_EQ(0, memcmp(&gid0, &entry.gid, sizeof(gid0))) << "GID 0 kept";
+
+    model_host_raise(0, IBV_EVENT_LID_CHANGE);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_LID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_NE(before.lid, pattr.lid);
+
+    /* after 2 RDMA work requests: PORT_ERR, after 3: PORT_ACTIVE (the WRs
+     * of another host count while this one's link is down) */
+    ASSERT_EQ(0, model_host_events_after(0, {{IBV_EVENT_PORT_ERR, 2, 0},
+                                             {IBV_EVENT_PORT_ACTIVE, 3, 0}}));
+    EXPECT_EQ(-1, next_event(&ev));
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct ibv_qp *qa, *qb, *qc, *qd;
+    std::tie(qa, qb) = pair(ib_side(0, pattr.lid), ib_side(0, pattr.lid));
+    std::tie(qc, qd) = pair(ib_side(1, 8), ib_side(1, 8));
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(0, rdma(qa, true, dmr->rkey, (uintptr_t)dst.data(),
+                          {{(uintptr_t)src.data(), 64, smr->lkey}}));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+    }
+    EXPECT_FALSE(model_host_link_up(0));
+    ASSERT_EQ(0, rdma(qc, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+    EXPECT_TRUE(model_host_link_up(0));
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ERR, ev.event_type);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ACTIVE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(IBV_PORT_ACTIVE, pattr.state);
+}
+
 TEST_F(test_verbs_model_fabric, async_event_on_blocking_fd_aborts)
 {
     struct ibv_async_event ev;

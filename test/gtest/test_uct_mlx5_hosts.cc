@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <ucs/sys/compiler_def.h>
 
 #include <functional>
@@ -631,6 +632,117 @@ TEST_F(test_uct_mlx5_hosts, lid_change_retires_the_rail)
     EXPECT_EQ(ep, rec.eps[0]);
     EXPECT_FALSE(reachable(peer));
     stop(peer);
+}
+
+/* Reads the port events raised so far: reachability reads them when a
+ * millisecond has passed since the last read. */
+void read_events(const std::function<bool()> &reachable)
+{
+    for (int i = 0; i < 3; ++i) {
+        usleep(2000);
+        reachable();
+    }
+}
+
+/* Issue 30, finding 4: port events that leave our address as it was - a
+ * subnet manager that took over re-registers every port
+ * (CLIENT_REREGISTER), a pkey entry we do not use changed, another SM -
+ * leave the rail up: the endpoint works, the peer is reachable. Before, the
+ * first three retired the rail (endpoint failed UNREACHABLE). */
+TEST_F(test_uct_mlx5_hosts, client_reregister_keeps_the_rail)
+{
+    peer_t peer;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(peer, ib_host(1, 2)));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+
+    model_host_raise(0, IBV_EVENT_CLIENT_REREGISTER);
+    model_host_raise(0, IBV_EVENT_PKEY_CHANGE);
+    model_host_raise(0, IBV_EVENT_SM_CHANGE);
+    read_events([&]() { return reachable(peer); });
+    for (int i = 0; i < 100; ++i) {
+        s.progress();
+    }
+    EXPECT_TRUE(rec.eps.empty()) << "an endpoint failed";
+    EXPECT_TRUE(reachable(peer)) << "the rail was retired";
+    expect_put_arrives(ep, peer);
+    stop(peer);
+}
+
+/* Issue 30, finding 4: on RoCE a GID table entry that is not ours changed
+ * (an address added to a netdev): the rail stays up; the GID in use
+ * changed: retired (peers address the old one). */
+TEST_F(test_uct_mlx5_hosts, gid_change_retires_only_for_the_gid_in_use)
+{
+    peer_t peer;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(roce_host(0, true, true, true)));
+    ASSERT_NO_FATAL_FAILURE(start(peer, roce_host(1, true, true, true)));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+
+    uint32_t entries = fake().ports[0].gids.size();
+    model_host_raise(0, IBV_EVENT_GID_CHANGE, entries);   /* a new entry */
+    read_events([&]() { return reachable(peer); });
+    s.progress();
+    EXPECT_TRUE(rec.eps.empty()) << "an endpoint failed";
+    EXPECT_TRUE(reachable(peer)) << "the rail was retired";
+    expect_put_arrives(ep, peer);
+
+    /* the GID in use (RoCE v2 IPv4, the last entry) is another now */
+    uint8_t gid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 9, 9, 9};
+    model_host_set_gid(0, entries - 1, gid, IBV_GID_TYPE_ROCE_V2);
+    double until = now_sec() + 5;
+    while (rec.eps.empty() && (now_sec() < until)) {
+        s.progress();
+        reachable(peer);
+    }
+    ASSERT_EQ(1u, rec.eps.size());
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, rec.statuses[0]);
+    EXPECT_FALSE(reachable(peer));
+    stop(peer);
+}
+
+/* Issue 30, finding 4: PORT_ERR fails every endpoint; PORT_ACTIVE with the
+ * address unchanged opens the rail again for new connections: a peer is
+ * reachable, a new endpoint connects and moves data. Before, the rail
+ * stayed retired for the rest of the job. */
+TEST_F(test_uct_mlx5_hosts, port_active_reopens_the_rail)
+{
+    peer_t p1, p2;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(p1, ib_host(1, 2)));
+    uct_ep_h ep = connect(p1);
+    expect_put_arrives(ep, p1);
+
+    model_host_set_link(0, false);
+    double until = now_sec() + 5;
+    while (rec.eps.empty() && (now_sec() < until)) {
+        s.progress();
+        reachable(p1);
+    }
+    ASSERT_EQ(1u, rec.eps.size());
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, rec.statuses[0]);
+    EXPECT_FALSE(reachable(p1)) << "retired while the port is down";
+
+    model_host_set_link(0, true);
+    read_events([&]() { return reachable(p1); });
+    EXPECT_TRUE(reachable(p1)) << "the rail stayed retired";
+    ASSERT_NO_FATAL_FAILURE(start(p2, ib_host(2, 3)));
+    uct_ep_h late = connect(p2);
+    expect_put_arrives(late, p2);
+    EXPECT_EQ(1u, rec.eps.size()) << "the new endpoint failed";
+    stop(p1);
+    stop(p2);
 }
 
 } // namespace
