@@ -76,6 +76,7 @@ struct fab_qp {
     uint32_t dest_qpn;
     uint32_t host;               /* its port's host and fabric */
     uint32_t fabric;
+    uint32_t subnet;             /* its host's IP subnet (R26, R33) */
     int32_t  event;              /* affiliated event for the owner, -1 none */
     uint8_t  link_layer;
     uint8_t  port_mtu;           /* its port's active MTU */
@@ -546,6 +547,12 @@ uint16_t cur_lid(const fab_qp *q)
     return h.lid ? (uint16_t)h.lid : q->lid;
 }
 
+/* fe80::/10 */
+bool gid_is_link_local(const uint8_t *gid)
+{
+    return (gid[0] == 0xfe) && ((gid[1] & 0xc0) == 0x80);
+}
+
 /* R26: what `a` sends reaches `b`. */
 bool path_one_way(const fab_qp *a, const fab_qp *b)
 {
@@ -554,8 +561,10 @@ bool path_one_way(const fab_qp *a, const fab_qp *b)
         return false;
     }
     if (a->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        /* a link-local address is not routed off its subnet (R26) */
         return a->is_global && !memcmp(a->dgid, b->sgid, sizeof(a->dgid)) &&
-               (a->sgid_type == b->sgid_type);
+               (a->sgid_type == b->sgid_type) &&
+               (!gid_is_link_local(a->dgid) || (a->subnet == b->subnet));
     }
     if ((a->dlid != cur_lid(b)) ||
         (a->is_global && memcmp(a->dgid, b->port_gid, sizeof(a->dgid)))) {
@@ -870,6 +879,7 @@ uint32_t model_qp_alloc()
                 q.event    = -1;
                 q.host     = fake().host % MODEL_MAX_HOSTS;
                 q.fabric   = fake().fabric;
+                q.subnet   = fake().subnet;
                 return FAB_QPN_BASE + i;
             }
         }
@@ -1546,6 +1556,36 @@ bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
     memcpy(entry->gid.raw, h.gid, sizeof(entry->gid.raw));
     entry->gid_type = h.gid_type;
     return true;
+}
+
+int model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr)
+{
+    struct ibv_gid_entry entry;
+    const fake_port *port = qp_port(attr->port_num);
+    static const uint8_t zero[16] = {};
+
+    if (port == NULL) {
+        return EINVAL;
+    }
+    if (port->attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+        return 0;
+    }
+    if (!attr->is_global) {
+        return EINVAL;              /* RoCE: a GRH always */
+    }
+    if (model_gid_overlay(ctx, attr->grh.sgid_index, &entry)) {
+        return 0;
+    }
+    if ((attr->grh.sgid_index >= port->gids.size()) ||
+        !memcmp(port->gids[attr->grh.sgid_index].gid.raw, zero,
+                sizeof(zero))) {
+        return EINVAL;
+    }
+    if (std::find(port->dead_gids.begin(), port->dead_gids.end(),
+                  attr->grh.sgid_index) != port->dead_gids.end()) {
+        return EADDRNOTAVAIL;       /* no netdev route for it */
+    }
+    return 0;
 }
 
 bool model_host_link_up(uint32_t host)

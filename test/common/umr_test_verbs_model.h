@@ -306,6 +306,20 @@
  *      uct_ib_handle_async_event, 1.13.1:513-529, 1.21.0:486-503). Scheduled
  *      by the host spec's event=NAME@N (umr_test_verbs_preload.cc).
  *      [port_events_and_their_effect]
+ *  R33 ibv_create_ah on a RoCE port: no GRH, an sgid_index beyond the GID
+ *      table or an empty entry -> EINVAL (kernel core/verbs.c
+ *      rdma_create_ah -> rdma_fill_sgid_attr -> rdma_get_gid_attr:
+ *      -EINVAL/-ENOENT for an empty entry); a GID whose netdev has no
+ *      route for it (the kernel resolves the destination MAC through the
+ *      netdev: core/verbs.c ib_resolve_eth_dmac, addr.c
+ *      rdma_addr_find_l2_eth_by_grh) -> EADDRNOTAVAIL (model: the port's
+ *      dead_gids; host spec dead_gid=I). UCX tests each candidate GID so
+ *      (ib_device.c uct_ib_device_test_roce_gid_index, 1.13.1:1109,
+ *      1.21.0:974). The IP subnets of RoCE hosts (host spec subnet=N): a
+ *      host of subnet N has link-local fe80::<host+1> and global
+ *      2001:db8:N::<host+1> GIDs; a link-local dgid reaches only a peer of
+ *      the same subnet (R26: link-local addresses are not routed).
+ *      [create_ah_rules, link_local_stays_on_its_subnet]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -454,6 +468,8 @@ int  model_host_events_after(uint32_t host,
 /* R32: what the GID table entry `index` holds if an event changed it. */
 bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
                        struct ibv_gid_entry *entry);
+/* R33: ibv_create_ah: 0 or an errno. */
+int  model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr);
 /* The link of `host` is up. */
 bool model_host_link_up(uint32_t host);
 /* Raise an affiliated event on QP `qpn` (QP_FATAL etc.) and move it to

@@ -20,6 +20,10 @@
  *   UMR_MODEL_HOST<H>=K=V,...  host H differs: link=ib|roce,
  *                          roce=v1|v2|v1v2 (its GID types, default v1v2),
  *                          ipv4=0|1 (an IPv4 address, default 1),
+ *                          subnet=N (RoCE: global IPv6 GIDs
+ *                          2001:db8:N::<H+1> besides the link-local ones,
+ *                          which reach only hosts of subnet N; R33),
+ *                          dead_gid=I (ibv_create_ah refuses GID entry I),
  *                          mtu=256..4096, lid=N (default H + 1),
  *                          pkeys=0xffff:0x8001 (its pkey table), fabric=N,
  *                          down_after=N (its link goes down once its NICs
@@ -130,6 +134,8 @@ struct host_cfg {
     bool        v1         = true;
     bool        v2         = true;
     bool        ipv4       = true;
+    long        subnet     = -1;
+    std::vector<uint32_t> dead_gids;
     enum ibv_mtu mtu       = IBV_MTU_4096;
     long        lid        = -1;
     std::vector<uint16_t> pkeys;
@@ -208,6 +214,10 @@ host_cfg parse_host(uint32_t host)
             c.v2 = (v.find("v2") != std::string::npos);
         } else if (k == "ipv4") {
             c.ipv4 = (n != 0);
+        } else if (k == "subnet") {
+            c.subnet = n;
+        } else if (k == "dead_gid") {
+            c.dead_gids.push_back((uint32_t)n);
         } else if (k == "mtu") {
             c.mtu = parse_mtu(n);
         } else if (k == "lid") {
@@ -292,6 +302,7 @@ void preload_init()
         fake().model      = true;
         fake().host       = host;
         fake().fabric     = c.fabric;
+        fake().subnet     = (c.subnet >= 0) ? (uint32_t)c.subnet : 0;
         fake().check_free = env_long("UMR_MODEL_CHECK_FREE", 1) != 0;
         if (c.desc > 0) {
             fake().max_sq_desc_sz = (uint32_t)c.desc;
@@ -300,8 +311,10 @@ void preload_init()
             fake().dev_attr.orig_attr.max_qp_rd_atom = (int)c.rd_atom;
         }
 
-        port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4) :
+        port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4,
+                                            (int)c.subnet) :
                         fake_ib_port(lid, c.mtu);
+        port.dead_gids = c.dead_gids;
         if (!c.pkeys.empty()) {
             port.pkeys.clear();
             for (uint16_t pk : c.pkeys) {

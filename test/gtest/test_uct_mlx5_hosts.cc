@@ -82,6 +82,32 @@ host_t roce_host(uint32_t host, bool v1, bool v2, bool ipv4)
     };
 }
 
+/* A RoCE v1/v2 host of IP subnet `subnet` without IPv4: link-local and
+ * global IPv6 GIDs (R33); `dead`: GID entries without a route. */
+host_t roce_ipv6_host(uint32_t host, uint32_t subnet, bool ipv4 = false,
+                      std::vector<uint32_t> dead = {})
+{
+    return [=]() {
+        fake().host   = host;
+        fake().subnet = subnet;
+        fake().ports  = {fake_roce_host_port(host, IBV_MTU_1024, true, true,
+                                             ipv4, (int)subnet)};
+        fake().ports[0].dead_gids = dead;
+    };
+}
+
+/* The GID in an iface address (engine id, then umr_eng_mlx5_dev_addr_t:
+ * link layer, port, LID, GID). */
+bytes_t gid_of(const bytes_t &iface)
+{
+    return bytes_t(iface.begin() + 5, iface.begin() + 21);
+}
+
+bool gid_is_global_ipv6(const bytes_t &gid)
+{
+    return (gid[0] == 0x20) && (gid[1] == 0x01);
+}
+
 const size_t LEN = 64 * 1024;
 
 /* The peer: opens the transport on its host, registers a LEN-byte target
@@ -743,6 +769,55 @@ TEST_F(test_uct_mlx5_hosts, port_active_reopens_the_rail)
     EXPECT_EQ(1u, rec.eps.size()) << "the new endpoint failed";
     stop(p1);
     stop(p2);
+}
+
+/* Issue 30, finding 3: IPv6-only RoCE hosts on two subnets (a routed
+ * fabric): the link-local GIDs (fe80::) reach no other subnet, the global
+ * ones do. Each host takes its RoCE v2 global IPv6 GID, as UCX >= 1.21
+ * does, and a put arrives. Before, the first RoCE v2 IPv6 entry, the
+ * link-local one: the put failed RETRY_EXC (an endpoint timeout). */
+TEST_F(test_uct_mlx5_hosts, ipv6_hosts_on_two_subnets_move_data)
+{
+    peer_t peer;
+    config_t cfg = {{"TIMEOUT", "10ms"}, {"RETRY_COUNT", "1"}};
+    ASSERT_NO_FATAL_FAILURE(open(roce_ipv6_host(0, 1), cfg));
+    ASSERT_NO_FATAL_FAILURE(start(peer, roce_ipv6_host(1, 2), cfg));
+    EXPECT_TRUE(gid_is_global_ipv6(gid_of(s.iface_addr())));
+    EXPECT_TRUE(gid_is_global_ipv6(gid_of(peer.iface)));
+    ASSERT_TRUE(reachable(peer));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+    stop(peer);
+}
+
+/* Issue 30, finding 3: a GID entry that does not work (no route through
+ * its netdev: ibv_create_ah fails, R33) is passed over as UCX does
+ * (uct_ib_device_test_roce_gid_index): the IPv4 entry is dead, the global
+ * IPv6 one is taken. Before, the IPv4 entry was taken unchecked. */
+TEST_F(test_uct_mlx5_hosts, gid_choice_checks_an_address_handle)
+{
+    peer_t peer;
+    /* fe80 v1, fe80 v2, global v1, global v2, IPv4 v1, IPv4 v2 */
+    ASSERT_NO_FATAL_FAILURE(open(roce_ipv6_host(0, 1, true, {5})));
+    ASSERT_NO_FATAL_FAILURE(start(peer, roce_ipv6_host(1, 1, true, {5})));
+    EXPECT_TRUE(gid_is_global_ipv6(gid_of(s.iface_addr())));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+    stop(peer);
+}
+
+/* Issue 30, finding 3: UCX_MLX5_UMR_GID_INDEX takes the entry asked for, as
+ * UCX_IB_GID_INDEX does, even a link-local one; a bad index fails the open
+ * with one line naming it. */
+TEST_F(test_uct_mlx5_hosts, gid_index_overrides_the_choice)
+{
+    roce_ipv6_host(0, 1)();
+    ASSERT_UCS_OK(s.open("mlx5_0", {{"GID_INDEX", "1"}}));
+    bytes_t gid = gid_of(s.iface_addr());
+    EXPECT_EQ(0xfe, gid[0]);
+    EXPECT_EQ(0x80, gid[1]);
+    s.close();
+    EXPECT_NE(UCS_OK, s.open("mlx5_0", {{"GID_INDEX", "9"}}));
 }
 
 } // namespace
