@@ -108,7 +108,7 @@ typedef struct mca_osc_umr_inval {
  * sends a header on MCA_OSC_UMR_TAG_PKT naming the packed destination the
  * target gave with the key (the answer's `handle`: window address, layout
  * and count, checked in the window when the key was made); a put's bytes
- * follow in the same message when the whole fits MCA_OSC_UMR_PKT_SIZE, or
+ * follow in the same message up to MCA_OSC_UMR_PKT_INLINE bytes, or
  * right after it on MCA_OSC_UMR_TAG_PDATA. The target takes each origin's
  * headers in order: it unpacks a put into the window and acknowledges on
  * MCA_OSC_UMR_TAG_PACK (cumulative: every put of that origin up to `seq`;
