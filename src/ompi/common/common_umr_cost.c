@@ -487,35 +487,34 @@ double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
                                       mean_block);
 }
 
+/* A put/get of the osc figures `tab` (per scope): ns, or -1 unmeasured. */
+static double mca_common_umr_cost_rma_tab(const mca_common_umr_cost_osc_t *tab,
+                                          int scope, int op, size_t bytes,
+                                          double mean_block)
+{
+    if ((scope < 0) || (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES) ||
+        (op < 0) || (op >= MCA_COMMON_UMR_COST_NUM_OPS) ||
+        !tab[scope].measured) {
+        return -1;
+    }
+    return mca_common_umr_cost_interp(tab[scope].op_ns[op],
+                                      tab[scope].byte_ns[op], bytes,
+                                      mean_block);
+}
+
 double mca_common_umr_cost_osc(const mca_common_umr_cost_t *cost, int scope,
                                int op, size_t bytes, double mean_block)
 {
-    const mca_common_umr_cost_osc_t *oc;
-
-    if ((scope < 0) || (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES) ||
-        (op < 0) || (op >= MCA_COMMON_UMR_COST_NUM_OPS) ||
-        !cost->osc[scope].measured) {
-        return -1;
-    }
-    oc = &cost->osc[scope];
-    return mca_common_umr_cost_interp(oc->op_ns[op], oc->byte_ns[op], bytes,
-                                      mean_block);
+    return mca_common_umr_cost_rma_tab(cost->osc, scope, op, bytes,
+                                       mean_block);
 }
 
 double mca_common_umr_cost_packed(const mca_common_umr_cost_t *cost,
                                   int scope, int op, size_t bytes,
                                   double mean_block)
 {
-    const mca_common_umr_cost_osc_t *pc;
-
-    if ((scope < 0) || (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES) ||
-        (op < 0) || (op >= MCA_COMMON_UMR_COST_NUM_OPS) ||
-        !cost->packed[scope].measured) {
-        return -1;
-    }
-    pc = &cost->packed[scope];
-    return mca_common_umr_cost_interp(pc->op_ns[op], pc->byte_ns[op], bytes,
-                                      mean_block);
+    return mca_common_umr_cost_rma_tab(cost->packed, scope, op, bytes,
+                                       mean_block);
 }
 
 int mca_common_umr_cost_pick(double pass, double zcopy, double packed)
