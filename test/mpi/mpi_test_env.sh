@@ -5,7 +5,7 @@
 # directory in front of Open MPI's) with the sw engine. Sets top_builddir,
 # mpirun, pkglibdir and umr_env (env assignments for pml/umr's runs), and
 # defines run(); the caller sets its program ($prog), output folder and
-# suite, and may set run_timeout (seconds, default 300, a hang guard scaled
+# suite, and may set run_timeout (seconds, default 600, a hang guard scaled
 # by UMR_TEST_TIME_MULTIPLIER) before sourcing.
 top_builddir=${top_builddir:-../..}
 top_builddir=$(cd "$top_builddir" && pwd)
@@ -51,7 +51,7 @@ run() {
     shift
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
     [ $# -eq 0 ] || shift
-    limit=$(test_seconds "${run_timeout:-300}")
+    limit=$(test_seconds "${run_timeout:-600}")
     rm -rf "$file.ranks"
     mkdir -p "$file.ranks"
     env "${envs[@]}" timeout "$limit" "$mpirun" --allow-run-as-root --oversubscribe \

@@ -7,7 +7,7 @@
 top_srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 model=$top_srcdir/contrib/mpirun-model.sh
 ucx_args=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
-run_timeout=${run_timeout:-600}
+run_timeout=${run_timeout:-900}
 # the preloadable model (a check library of test/model)
 make -C "$top_builddir/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
     { echo "cannot build test/model/libumr_verbs_model.la"; exit 1; }

@@ -26,7 +26,7 @@ rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=pml_umr_model_conns
 . "$(dirname "$0")/../gtest/gtest_format.sh"
-run_timeout=${run_timeout:-900}   # 65 ranks: about 50 s on 2 idle cores
+run_timeout=${run_timeout:-1800}   # 65 ranks: about 50 s on 2 idle cores
 . "$(dirname "$0")/pml_umr_model_env.sh"
 . "$(dirname "$0")/pml_umr_conns_check.sh"
 
