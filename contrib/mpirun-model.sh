@@ -67,7 +67,7 @@ case $link in ib|roce) ;; *) echo "mpirun-model: --link ib or roce"; exit 1 ;; e
 prog_at=0 prev=
 for a in "$@"; do
     if { [[ $a == */* ]] && [ -f "$a" ] && [ -x "$a" ]; } ||
-       { [[ $a != */* ]] && [[ $prev != -* ]] && type -P "$a" >/dev/null; }; then
+       { [[ $a != */* && $a != -* && $prev != -* ]] && type -P -- "$a" >/dev/null; }; then
         break
     fi
     prev=$a; prog_at=$((prog_at + 1))
