@@ -1400,9 +1400,14 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
 int model_attach_shared(const char *name)
 {
     size_t size = sizeof(fabric);
+    /* how long another process may take between creating the table and
+     * sizing / initializing it: microseconds, but a busy machine may not
+     * run it for seconds (a hang guard, in 1 ms steps) */
+    long wait_ms = (long)(60000 * time_multiplier());
     struct stat st;
     fabric *f;
-    int fd, created = 1, i;
+    int fd, created = 1;
+    long i;
 
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if ((fd < 0) && (errno == EEXIST)) {
@@ -1420,9 +1425,9 @@ int model_attach_shared(const char *name)
             return err;
         }
     } else {
-        /* the creator sizes it: wait for that (a few seconds at most) */
+        /* the creator sizes it: wait for that */
         for (i = 0; (fstat(fd, &st) == 0) && ((size_t)st.st_size < size) &&
-                    (i < 5000); ++i) {
+                    (i < wait_ms); ++i) {
             usleep(1000);
         }
         if ((fstat(fd, &st) != 0) || ((size_t)st.st_size != size)) {
@@ -1440,7 +1445,7 @@ int model_attach_shared(const char *name)
         fab_init(f);
     } else {
         for (i = 0; (__atomic_load_n(&f->magic, __ATOMIC_ACQUIRE) !=
-                     FAB_MAGIC) && (i < 5000); ++i) {
+                     FAB_MAGIC) && (i < wait_ms); ++i) {
             usleep(1000);
         }
         if (f->magic != FAB_MAGIC) {

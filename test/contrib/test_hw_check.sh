@@ -49,8 +49,8 @@ fail() { echo "$*"; return 1; }
 hw() {
     local name=$1; shift
     rc=0
-    # a hang guard, not a speed check (the calibration takes ~15 s)
-    OUT="$out/$name.txt" timeout $((300 * ${UMR_TEST_TIME_MULTIPLIER:-1})) "$@" \
+    # a hang guard, not a speed check (the calibration takes ~15 s idle)
+    OUT="$out/$name.txt" timeout "$(test_seconds 600)" "$@" \
         >"$out/$name.log" 2>&1 || rc=$?
 }
 

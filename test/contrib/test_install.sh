@@ -93,18 +93,21 @@ prefix_install_touches_nothing_outside() {
 }
 
 # an MPI job in which pml/umr, found through ENVFILE, sends zero-copy with
-# the module under ROOT (its verbose line names the one it loaded)
+# the module under ROOT (its verbose line names the one it loaded); each
+# rank's output in its own files (contrib/per-rank.sh), then in the log
 mpi_job_uses() {   # envfile root
-    local log=$out/job-$(basename "$1").log prog=$top_builddir/test/mpi/pml_umr_test
+    local log=$out/job-$(basename "$1").log prog=$top_builddir/test/mpi/pml_umr_test rc=0
     [ -x "$prog" ] || { echo "no $prog"; return 1; }
     ( . "$1"
       unset OMPI_MCA_pml_umr_uct_module
       UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n \
       OMPI_MCA_pml_umr_zcopy=on OMPI_MCA_pml_umr_verbose=5 \
-          timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 \
+          timeout "$(test_seconds 300)" mpirun --allow-run-as-root --oversubscribe -np 2 \
           -x UCX_MLX5_UMR_ENGINE -x OMPI_MCA_pml_umr_zcopy \
-          -x OMPI_MCA_pml_umr_verbose -x UCX_WARN_UNUSED_ENV_VARS "$prog" ) \
-        >"$log" 2>&1 || { tail -20 "$log"; return 1; }
+          -x OMPI_MCA_pml_umr_verbose -x UCX_WARN_UNUSED_ENV_VARS \
+          "$top_srcdir/contrib/per-rank.sh" "$log.ranks" "$prog" ) >"$log" 2>&1 || rc=$?
+    "$top_srcdir/contrib/per-rank.sh" --cat "$log.ranks" >>"$log"
+    [ $rc -eq 0 ] || { tail -20 "$log"; return 1; }
     grep -q "UCT module: $2/.*libuct_mlx5_umr.so" "$log" ||
         { echo "pml/umr did not load the module under $2"; grep "UCT module" "$log"; return 1; }
     grep "pml_umr: rank" "$log" | grep -q "zcopy_sends [1-9]" ||

@@ -14,6 +14,7 @@
 
 #include "umr_test_verbs_fake.h"
 #include "umr_test_verbs_model.h"
+#include "umr_test_time.h"
 
 #include "engine.h"
 #include "mlx5/engine_mlx5.h"
@@ -1055,9 +1056,10 @@ protected:
         return poll_for(seconds).status;
     }
 
+    /* `seconds` scaled (umr_test_time.h), as the model's retry budgets */
     wc poll_for(double seconds)
     {
-        double end = now() + seconds;
+        double end = now() + umr_test::scaled(seconds);
         wc w;
         do {
             w = poll();
@@ -1266,11 +1268,16 @@ TEST_F(test_verbs_model_fabric, retry_budget)
     double start = now();
     EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, write_status(qa));
     EXPECT_GE(now() - start, 0.134);
-    EXPECT_LT(now() - start, 5.0);
+    EXPECT_LT(now() - start, umr_test::scaled(5.0));
     model_host_set_link(1, true);
 
-    /* down for 30 ms: the retries carry the write over it */
-    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), c, c);
+    /* down for 30 ms: the retries carry the write over it. (A budget of
+     * 4.3 s, not 134 ms: the test's own 30 ms may stretch on a busy
+     * machine, and would then outlast a small budget.) */
+    conn slow;               /* 4.096 us * 2^18 * 4 = 4.3 s */
+    slow.timeout   = 18;
+    slow.retry_cnt = 3;
+    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), slow, slow);
     struct ibv_mr *smr = reg(src), *dmr = reg(dst);
     model_host_set_link(1, false);
     ASSERT_EQ(0, rdma(qa, true, dmr->rkey, (uintptr_t)dst.data(),

@@ -106,13 +106,17 @@ perftest() {
                 UMR_MODEL_JOB="$job" UMR_MODEL_HOSTS=2 UMR_MODEL_LINK="$link"
                 UMR_MODEL_HOST0="$h0" UMR_MODEL_HOST1="$h1")
     port=$((port + 1))
-    env "${envs[@]}" UMR_MODEL_HOST=0 timeout 60 ucx_perftest "${perftest_mode[@]}" -x mlx5_umr \
-        -d mlx5_0 -p "$port" "$@" >"$out/server-$job" 2>&1 &
+    # (its lines unbuffered: the client starts once it listens)
+    env "${envs[@]}" UMR_MODEL_HOST=0 timeout "$(test_seconds 300)" stdbuf -oL ucx_perftest \
+        "${perftest_mode[@]}" -x mlx5_umr -d mlx5_0 -p "$port" "$@" >"$out/server-$job" 2>&1 &
     srv=$!
-    sleep 1
+    last=$out/server-$job
+    wait_for_line "$last" "^Waiting for connection" $srv ||
+        { echo "the server never listened"; kill $srv 2>/dev/null; wait $srv; return 1; }
     rc=0
-    env "${envs[@]}" UMR_MODEL_HOST=1 timeout 60 ucx_perftest "${perftest_mode[@]}" localhost \
-        -x mlx5_umr -d mlx5_0 -p "$port" "$@" >"$out/client-$job" 2>&1 || rc=$?
+    env "${envs[@]}" UMR_MODEL_HOST=1 timeout "$(test_seconds 300)" ucx_perftest \
+        "${perftest_mode[@]}" localhost -x mlx5_umr -d mlx5_0 -p "$port" "$@" \
+        >"$out/client-$job" 2>&1 || rc=$?
     wait "$srv" || [ $rc -ne 0 ] || rc=$?
     rm -f "/dev/shm/umr-model-$job"
     last=$out/client-$job

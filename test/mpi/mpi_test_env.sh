@@ -5,10 +5,13 @@
 # directory in front of Open MPI's) with the sw engine. Sets top_builddir,
 # mpirun, pkglibdir and umr_env (env assignments for pml/umr's runs), and
 # defines run(); the caller sets its program ($prog), output folder and
-# suite, and may set run_timeout (seconds, default 60) before sourcing.
+# suite, and may set run_timeout (seconds, default 600, a hang guard scaled
+# by UMR_TEST_TIME_MULTIPLIER) before sourcing.
 top_builddir=${top_builddir:-../..}
 top_builddir=$(cd "$top_builddir" && pwd)
 mpirun=${MPIRUN:-mpirun}
+# each rank's output in its own files (run, same_checks)
+per_rank=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../contrib" && pwd)/per-rank.sh
 # Open MPI's own component directory (where mpirun finds its launcher's parts)
 pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
 scratch=$PWD/components
@@ -33,21 +36,40 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
 fi
 
 # run FILE [ENV=VALUE..] -- [mpirun args..] [-- program args..]: $prog under
-# mpirun, its output in FILE, killed after $run_timeout seconds; returns
-# mpirun's status. (Open MPI 5's launcher, prterun, may forward a NUL byte
-# with the output: it is dropped, so that grep reads FILE as text.)
+# mpirun, killed after $run_timeout seconds (test_seconds: scaled); returns
+# mpirun's status. Each rank writes its stdout and stderr into its own files,
+# FILE.ranks/rank.N/{stdout,stderr} (contrib/per-rank.sh), never into
+# mpirun's one stream, where on a busy machine two ranks' lines interleave
+# mid-line; FILE holds them rank by rank (every line whole), then mpirun's
+# own output (FILE.ranks/launcher). (Open MPI 5's launcher, prterun, may
+# forward a NUL byte with its output: it is dropped, so that grep reads FILE
+# as text.)
 run() {
     local file=$1; shift
-    local envs=() args=() rc=0
+    local envs=() args=() rc=0 limit
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
     [ $# -eq 0 ] || shift
-    env "${envs[@]}" timeout "${run_timeout:-60}" "$mpirun" --allow-run-as-root \
-        --oversubscribe "${args[@]}" "$prog" "$@" >"$file.raw" 2>&1 || rc=$?
-    tr -d '\000' <"$file.raw" >"$file"
-    rm -f "$file.raw"
+    limit=$(test_seconds "${run_timeout:-600}")
+    rm -rf "$file.ranks"
+    mkdir -p "$file.ranks"
+    env "${envs[@]}" timeout "$limit" "$mpirun" --allow-run-as-root --oversubscribe \
+        "${args[@]}" "$per_rank" "$file.ranks" "$prog" "$@" >"$file.ranks/launcher" 2>&1 || rc=$?
+    [ $rc -ne 124 ] || echo "run: the job did not end in $limit s: killed" >>"$file.ranks/launcher"
+    { "$per_rank" --cat "$file.ranks"; cat "$file.ranks/launcher"; } | tr -d '\000' >"$file"
     return $rc
+}
+
+# rank_lines FILE R: what rank R of the job of FILE (run, or model of
+# pml_umr_model_env.sh) printed, stdout then stderr.
+rank_lines() {
+    cat "$1.ranks/rank.$2/stdout" "$1.ranks/rank.$2/stderr" 2>/dev/null | tr -d '\000'
+}
+
+# ranks_of FILE: the ranks that wrote output files, one a line, in order.
+ranks_of() {
+    ls "$1.ranks" 2>/dev/null | sed -n 's/^rank\.\([0-9][0-9]*\)$/\1/p' | sort -n
 }
 
 # A run's failure markers: a FAIL line of the program, a sanitizer report.
@@ -72,9 +94,19 @@ plain_ok() {
     return 77
 }
 
+# checks_by_rank FILE: the check lines of each rank of FILE's job (run, or
+# model of pml_umr_model_env.sh), sorted within the rank (a rank's lines may
+# come in another order), each after its rank: "R: check ...".
+checks_by_rank() {
+    local r
+    for r in $(ranks_of "$1"); do
+        rank_lines "$1" "$r" | grep -a '^check ' | sort | sed "s/^/$r: /"
+    done
+}
+
 # same_checks REF GOT: neither run failed (no FAIL line or sanitizer report,
 # and, when the caller set done_line, that line in both), REF printed check
-# lines and GOT printed the same ones.
+# lines and each rank of GOT printed the same ones as that rank of REF.
 same_checks() {
     local ref=$1 got=$2 f
     grep -q "$failed_lines" "$ref" "$got" &&
@@ -84,9 +116,9 @@ same_checks() {
             grep -q "$done_line" "$f" || { echo "$f failed"; tail "$f"; return 1; }
         done
     fi
-    [ "$(grep -c '^check ' "$ref")" -gt 0 ] || { echo "no results in $ref"; tail "$ref"; return 1; }
-    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
-        { echo "results differ ($ref vs $got)"; tail -20 "$got"; return 1; }
+    [ -n "$(checks_by_rank "$ref")" ] || { echo "no results in $ref(.ranks)"; tail "$ref"; return 1; }
+    diff <(checks_by_rank "$ref") <(checks_by_rank "$got") ||
+        { echo "results differ, per rank: $ref.ranks vs $got.ranks"; tail -20 "$got"; return 1; }
 }
 
 # zcopy_each_case FILE: pml_umr_test's 'zcopy CASE ...' lines (field 5: the

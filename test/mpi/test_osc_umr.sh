@@ -76,8 +76,6 @@ prog=$PWD/osc_umr_test
 out=$PWD/test_osc_umr.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
-# a hang guard: the plain job moves every small block with a system call
-run_timeout=${run_timeout:-$((300 * ${UMR_TEST_TIME_MULTIPLIER:-1}))}
 suite=osc_umr
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 . "$(dirname "$0")/osc_umr_range_check.sh"

@@ -22,7 +22,6 @@ prog=$PWD/osc_umr_armci
 out=$PWD/test_osc_umr_armci.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
-run_timeout=${run_timeout:-180}
 suite=osc_umr_armci
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 

@@ -28,7 +28,7 @@ out=$PWD/test_osc_umr_model.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=osc_umr_model
-run_timeout=${run_timeout:-600}
+
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 . "$(dirname "$0")/pml_umr_model_env.sh"
 . "$(dirname "$0")/osc_umr_range_check.sh"
@@ -85,7 +85,7 @@ identical() {   # link np pml [zcopy|packed]
     grep -q "osc_umr_test: 0 failure(s)" "$got" || { tail -20 "$got"; return 1; }
     if [ "$pml" = ucx ]; then
         diff <(checks_but_range "$out/ref-$np-$pml") <(checks_but_range "$got") ||
-            { echo "results differ ($out/ref-$np-$pml vs $got)"; return 1; }
+            { echo "results differ, per rank ($out/ref-$np-$pml.ranks vs $got.ranks)"; return 1; }
     else
         same_checks "$out/ref-$np-$pml" "$got" || return 1
     fi

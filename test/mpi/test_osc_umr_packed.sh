@@ -39,8 +39,6 @@ prog=$PWD/osc_umr_test
 out=$PWD/test_osc_umr_packed.out.d
 rm -rf "$out"
 mkdir -p "$out/cache"
-# a hang guard: the plain job moves every small block with a system call
-run_timeout=${run_timeout:-$((300 * ${UMR_TEST_TIME_MULTIPLIER:-1}))}
 suite=osc_umr_packed
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 . "$(dirname "$0")/osc_umr_lib.sh"

@@ -201,8 +201,7 @@ ompi_info_lists() {
 peer_death() {
     local got=$out/die rc
     rc=0
-    env "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on timeout 60 "$mpirun" \
-        --allow-run-as-root --oversubscribe -np 2 "$prog" die >"$got" 2>&1 || rc=$?
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- -np 2 -- die || rc=$?
     [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { echo "exit status $rc (124: hang)"; return 1; }
 }
 

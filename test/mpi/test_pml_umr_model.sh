@@ -55,7 +55,7 @@ link_down_never_hangs() {
     local got=$out/linkdown rc=0
     model "$got" -- --hosts 2 --host 1=down_after=30 -- -np 2 \
         --mca pml ob1,umr "$prog" || rc=$?
-    [ "$rc" -ne 124 ] || { echo "hang (killed after ${run_timeout}s)"; tail "$got"; return 1; }
+    [ "$rc" -ne 124 ] || { echo "hang (killed after $(test_seconds "$run_timeout") s)"; tail "$got"; return 1; }
     grep -q "rdma-core model: pid [0-9]* on host 1" "$got" || { tail "$got"; return 1; }
 }
 

@@ -107,8 +107,8 @@ same() {   # case, np, pml, env...
     run "$got" "${umr_env[@]}" "${forced[@]}" "$@" -- -np "$np" $(pml_args "$pml" umr) -- "$c" ||
         { echo "run with pml/umr failed (status $?)"; tail -30 "$got"; return 1; }
     clean_run "$ref" && clean_run "$got" || return 1
-    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
-        { echo "results differ"; return 1; }
+    diff <(checks_by_rank "$ref") <(checks_by_rank "$got") ||
+        { echo "results differ, per rank"; return 1; }
     grep -q "pml_umr: rank" "$got" || { echo "pml/umr did not interpose"; return 1; }
 }
 
@@ -221,8 +221,8 @@ same_with_verdict_costs() {   # case, pml, ref, got
         OMPI_MCA_pml_umr_cost_file="$costs" -- -np 2 $(pml_args "$pml" umr) -- "$c" ||
         { echo "run with pml/umr failed"; tail -30 "$got"; return 1; }
     clean_run "$ref" && clean_run "$got" || return 1
-    diff <(grep '^check ' "$ref" | sort) <(grep '^check ' "$got" | sort) ||
-        { echo "results differ"; return 1; }
+    diff <(checks_by_rank "$ref") <(checks_by_rank "$got") ||
+        { echo "results differ, per rank"; return 1; }
 }
 
 # 7 sends of one type: 5 of 1 element pass through, 2 of 128 zero-copy.
@@ -348,9 +348,9 @@ memory_hooks_shared() {   # case, pml
         $(pml_args "$pml" umr) -- "$c" ||
         { echo "run with pml/umr failed (status $?)"; tail -30 "$got"; return 1; }
     clean_run "$ref" && clean_run "$got" || return 1
-    diff <(grep "^check $c rank [0-9]* [0-9a-f]*$" "$ref" | sort) \
-         <(grep "^check $c rank [0-9]* [0-9a-f]*$" "$got" | sort) ||
-        { echo "results differ"; return 1; }
+    diff <(checks_by_rank "$ref" | grep "^[0-9]*: check $c rank [0-9]* [0-9a-f]*$") \
+         <(checks_by_rank "$got" | grep "^[0-9]*: check $c rank [0-9]* [0-9a-f]*$") ||
+        { echo "results differ, per rank"; return 1; }
     grep -h "^check $c rank [0-9]* munmap" "$ref" | sed 's/^/without pml\/umr: /' | head -1
     [ "$(grep -c "^check $c rank [0-9]* munmap $lib brk $lib madvise $lib mmap $lib$" "$got")" -eq 2 ] &&
         [ "$(grep -c "memory hooks pass unmaps on to UCM" "$got")" -eq 2 ] ||
