@@ -73,6 +73,9 @@ OMPI_DECLSPEC extern mca_common_umr_rails_t mca_common_umr_rails;
 OMPI_DECLSPEC int mca_common_umr_rails_open(const mca_base_component_t *owner,
                                             const char *uct_module,
                                             const char *devices);
+/* UCX_TLS (unset: every transport) lets mlx5_umr be used. */
+OMPI_DECLSPEC int mca_common_umr_ucx_tls_allows(void);
+
 /* Release the registrations (keys_live to 0), then close the rails. */
 OMPI_DECLSPEC void mca_common_umr_rails_release(void);
 OMPI_DECLSPEC void mca_common_umr_rails_close(void);

@@ -26,6 +26,7 @@
 #include "pml_umr_send.h"
 #include "pml_umr_wire.h"
 #include "common_umr.h"
+#include "common_umr_env.h"
 #include "common_umr_help.h"
 #include "common_umr_peer.h"
 #include "common_umr_progress.h"
@@ -188,6 +189,12 @@ static int mca_pml_umr_component_register(void)
             "(mca_pml_umr_bench_interpose, the \"direct\" rows of "
             "bench_mpi_ddt)",
             MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &mca_pml_umr.bench);
+
+    /* the transport's variables count as used before pml ucx's UCP
+     * worker looks for unused ones (common_umr_env.h) */
+    if (mca_pml_umr.enable && mca_common_umr_ucx_tls_allows()) {
+        mca_common_umr_env_claim();
+    }
 
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
