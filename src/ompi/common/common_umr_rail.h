@@ -39,6 +39,8 @@ typedef struct mca_common_umr_rail {
                                        it passes through from now on */
     ucs_rcache_t  *rcache;          /* registrations (common_umr_keys.h) */
     int           rcache_tried;     /* made at the first registration */
+    ucs_list_link_t idle_lkeys;     /* layout keys no operation holds, the
+                                       least recently used last */
 } mca_common_umr_rail_t;
 
 /* What a process publishes in the modex. */

@@ -88,6 +88,10 @@ typedef struct mca_osc_umr_counters {
     uint64_t kreq_unreceived;   /* target: requests sent to such a window
                                    that not even its free could receive
                                    (their origins' key_unanswered) */
+    uint64_t keys_short;        /* origin: put/get passed through because
+                                   its origin layout got no key now (the
+                                   key pool's keys in use; also counted in
+                                   passthrough) */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,

@@ -121,7 +121,8 @@ static int mca_osc_umr_component_finalize(void)
                     "zcopy_errors %lu attached %lu invals_sent %lu "
                     "invals_received %lu keys_dropped %lu "
                     "range_refused %lu key_unanswered %lu "
-                    "answers_lost %lu kreq_retired %lu kreq_unreceived %lu",
+                    "answers_lost %lu kreq_retired %lu kreq_unreceived %lu "
+                    "keys_short %lu",
                     mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
@@ -129,7 +130,8 @@ static int mca_osc_umr_component_finalize(void)
                     c->key_answers, c->key_errors, c->zcopy_errors,
                     c->attached, c->invals_sent, c->invals_received,
                     c->keys_dropped, c->range_refused, c->key_unanswered,
-                    c->answers_lost, c->kreq_retired, c->kreq_unreceived);
+                    c->answers_lost, c->kreq_retired, c->kreq_unreceived,
+                    c->keys_short);
     }
     return OMPI_SUCCESS;
 }
