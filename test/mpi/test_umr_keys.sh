@@ -129,6 +129,17 @@ bottom() {   # pml
             declined == 1 zcopy_recvs == 0 retired == 0 keys_live == 0 errors == 0
 }
 
+# every message zero-copy, every put after its window's first zero-copy (the
+# first asks for the key), no key refused, idle keys given back
+churned() {   # file
+    counters_are "$1" pml_umr zcopy_sends == $((layouts * uses)) \
+        zcopy_recvs == $((layouts * uses)) fallbacks == 0 declined == 0 \
+        keys_reclaimed ">" 0 keys_live == 0 errors == 0 &&
+        counters_are "$1" osc_umr windows_wrapped == $layouts \
+            zcopy_puts == $((layouts * (uses - 1))) key_ready == $layouts \
+            key_refused == 0 key_errors == 0 zcopy_errors == 0 keys_short == 0
+}
+
 # ever new layouts and windows with a small key pool
 churn() {   # pml
     local pml=$1 ref=$out/ref-$1-2-p2p got=$out/churn-$1
@@ -139,12 +150,7 @@ churn() {   # pml
     same_per_rank "$ref" "$got" || return 1
     ! grep -a "UCX" "$got" || { echo "UCX spoke"; return 1; }
     only_lines "$got" "^check \|$done_line\|pml_umr: rank [01]: \|osc_umr: rank [01]: \|pml_umr: budget of connected peers" &&
-        counters_are "$got" pml_umr zcopy_sends == $((layouts * uses)) \
-            zcopy_recvs == $((layouts * uses)) fallbacks == 0 declined == 0 \
-            keys_reclaimed ">" 0 keys_live == 0 errors == 0 &&
-        counters_are "$got" osc_umr windows_wrapped == $layouts \
-            zcopy_puts == $((layouts * (uses - 1))) key_ready == $layouts \
-            key_refused == 0 key_errors == 0 zcopy_errors == 0 keys_short == 0
+        churned "$got"
 }
 
 # The same on the mlx5 engine over the rdma-core model: two simulated
@@ -165,12 +171,7 @@ churn_model() {   # pml
     [ "$(grep -c '^rdma-core model: pid [0-9]* on host [01] of 2' "$got")" -eq 2 ] &&
         [ "$(grep -c 'per connected peer: mlx5_0 ' "$got")" -eq 2 ] ||
         { echo "not on the model's mlx5 engine"; cat "$got.launcher"; return 1; }
-    counters_are "$got" pml_umr zcopy_sends == $((layouts * uses)) \
-        zcopy_recvs == $((layouts * uses)) fallbacks == 0 declined == 0 \
-        keys_reclaimed ">" 0 keys_live == 0 errors == 0 &&
-        counters_are "$got" osc_umr windows_wrapped == $layouts \
-            zcopy_puts == $((layouts * (uses - 1))) key_ready == $layouts \
-            key_refused == 0 key_errors == 0 zcopy_errors == 0 keys_short == 0
+    churned "$got"
 }
 
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
