@@ -288,7 +288,7 @@ static void colls(void)
     MPI_Allgatherv(s, 1, vec, r, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
     for (i = 0; i < nprocs; ++i) {
         h ^= check_verify("allgatherv", r + piece * i, piece, n, MPI_DOUBLE, i,
-                    slen, 1, vec, 1);
+                          slen, 1, vec, 1);
     }
     /* allgatherv into vectors (one resized vector each) */
     memset(r, 0, rlen);
@@ -298,16 +298,16 @@ static void colls(void)
     }
     MPI_Allgatherv(s, 1, vec, r, counts, displs, rv, MPI_COMM_WORLD);
     for (i = 0; i < nprocs; ++i) {
-        h ^= check_verify("allgatherv-vec", r + piece * i, piece, 1, vec, i, slen, 1,
-                    vec, 1);
+        h ^= check_verify("allgatherv-vec", r + piece * i, piece, 1, vec, i,
+                          slen, 1, vec, 1);
     }
     /* gatherv of vectors to rank 0 */
     memset(r, 0, rlen);
     MPI_Gatherv(s, 1, vec, r, counts, displs, rv, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         for (i = 0; i < nprocs; ++i) {
-            h ^= check_verify("gatherv", r + piece * i, piece, 1, vec, i, slen, 1,
-                        vec, 1);
+            h ^= check_verify("gatherv", r + piece * i, piece, 1, vec, i, slen,
+                              1, vec, 1);
         }
     }
     /* alltoallw: the same vector to every rank, received as vectors */
@@ -315,8 +315,8 @@ static void colls(void)
     MPI_Alltoallw(s, ones, zeros, types, r, ones, bdispls, types,
                   MPI_COMM_WORLD);
     for (i = 0; i < nprocs; ++i) {
-        h ^= check_verify("alltoallw", r + piece * i, piece, 1, vec, i, slen, 1, vec,
-                    1);
+        h ^= check_verify("alltoallw", r + piece * i, piece, 1, vec, i, slen, 1,
+                          vec, 1);
     }
     MPI_Type_free(&rv);
     MPI_Type_free(&vec);
@@ -376,9 +376,10 @@ static void persist(void)
         for (i = 0; i < nprocs; ++i) {
             for (k = 0; (i != rank) && (k < 2); ++k) {
                 j  = 2 * i + k;
-                h ^= check_verify(k ? "persistent contiguous" : "persistent vector",
-                            r[j], len, k ? n / 2 : 1, t[k], i, len,
-                            k ? n / 2 : 1, t[k], 10 * it + k);
+                h ^= check_verify(k ? "persistent contiguous" :
+                                      "persistent vector",
+                                  r[j], len, k ? n / 2 : 1, t[k], i, len,
+                                  k ? n / 2 : 1, t[k], 10 * it + k);
             }
         }
     }
@@ -401,8 +402,8 @@ static void persist(void)
             memset(r[1], 0, len);
             MPI_Sendrecv(s[1], 1, vec, right, 41, r[1], 1, vec, left, 41,
                          MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            h ^= check_verify("zero-copy between", r[1], len, 1, vec, left, len, 1,
-                        vec, 70 + it);
+            h ^= check_verify("zero-copy between", r[1], len, 1, vec, left, len,
+                              1, vec, 70 + it);
             check_fill(s[0], sl, rank, 80 + it);
             memset(r[0], 0, sl);
             MPI_Start(&pr[1]);
@@ -410,8 +411,8 @@ static void persist(void)
             MPI_Barrier(MPI_COMM_WORLD);
             MPI_Start(&pr[0]);
             MPI_Wait(&pr[0], MPI_STATUS_IGNORE);
-            h ^= check_verify("persistent small", r[0], sl, 64, MPI_DOUBLE, left, sl,
-                        64, MPI_DOUBLE, 80 + it);
+            h ^= check_verify("persistent small", r[0], sl, 64, MPI_DOUBLE,
+                              left, sl, 64, MPI_DOUBLE, 80 + it);
         }
         MPI_Request_free(&pr[0]);
         MPI_Request_free(&pr[1]);
@@ -534,7 +535,8 @@ static void trunc_case(void)
         MPI_Send(a, 1, col, 1, 69, MPI_COMM_WORLD);
     } else if (rank == 1) {
         MPI_Recv(b, 1, col, 0, 69, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        h ^= check_verify("after truncation", b, len, 1, col, 0, len, 1, col, 9);
+        h ^= check_verify("after truncation", b, len, 1, col, 0, len, 1, col,
+                          9);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Type_free(&col);
@@ -585,7 +587,7 @@ static void trunccomm_case(void)
         memset(b, 0, len);
         MPI_Recv(b, 1, col, 0, 70, dup, MPI_STATUS_IGNORE);
         h ^= check_verify("the other communicator's", b, len, 1, col, 0, len, 1,
-                    col, 71);
+                          col, 71);
     }
     for (k = 0; k < 2; ++k) {
         check_fill(a, len, rank, 72 + k);
@@ -595,8 +597,8 @@ static void trunccomm_case(void)
         } else if (rank == 1) {
             MPI_Recv(b, 1, col, 0, 70, k ? dup : MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            h ^= check_verify("after truncation", b, len, 1, col, 0, len, 1, col,
-                        72 + k);
+            h ^= check_verify("after truncation", b, len, 1, col, 0, len, 1,
+                              col, 72 + k);
         }
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -675,7 +677,8 @@ static void bogusack_case(void)
         from = (rank + nprocs - 1 - k / NCOL) % nprocs;
         memset(b, 0, len);
         MPI_Recv(b, 1, col, from, 100 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        h ^= check_verify("bogusack", b, len, 1, col, from, len, 1, col, 100 + k);
+        h ^= check_verify("bogusack", b, len, 1, col, from, len, 1, col,
+                          100 + k);
     }
     MPI_Waitall(npeer * NCOL, rq, MPI_STATUSES_IGNORE);
     for (k = 0; k < npeer * NCOL; ++k) {
@@ -713,8 +716,8 @@ static void count_case(void)
         } else if (rank == 1) {
             MPI_Recv(b, 1, vec[k % 2], 0, 80, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            h ^= check_verify("count", b, len, 1, vec[k % 2], 0, len, 1, vec[k % 2],
-                        k);
+            h ^= check_verify("count", b, len, 1, vec[k % 2], 0, len, 1,
+                              vec[k % 2], k);
         }
     }
     MPI_Type_free(&vec[0]);
@@ -748,8 +751,8 @@ static void verdict_case(void)
             MPI_Send(a, n, vec, 1, 90, MPI_COMM_WORLD);
         } else if (rank == 1) {
             MPI_Recv(b, n, vec, 0, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            h ^= check_verify("verdict", b, span(n, vec), n, vec, 0, span(n, vec),
-                        n, vec, 90 + k);
+            h ^= check_verify("verdict", b, span(n, vec), n, vec, 0,
+                              span(n, vec), n, vec, 90 + k);
         }
     }
     MPI_Type_free(&vec);
@@ -779,7 +782,7 @@ static uint64_t reuse_sends(MPI_Datatype dt, int salt)
             MPI_Recv(b, REUSE_COUNT, dt, 0, 95, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
             h ^= check_verify("reuse", b, len, REUSE_COUNT, dt, 0, len,
-                        REUSE_COUNT, dt, salt + k);
+                              REUSE_COUNT, dt, salt + k);
         }
     }
     free(a); free(b);
@@ -1406,11 +1409,11 @@ static void hooks_traffic(const char *name, int zcopy)
         } else if (rank == 1) {
             MPI_Recv(b, (k < 4) ? n : 1, (k < 4) ? MPI_DOUBLE : col, 0, 700,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            h ^= (k < 4) ? check_verify(name, b, n * sizeof(double), n, MPI_DOUBLE,
-                                  0, n * sizeof(double), n, MPI_DOUBLE,
-                                  700 + k) :
-                           check_verify(name, b, n * sizeof(double), 1, col, 0,
-                                  n * sizeof(double), 1, col, 700 + k);
+            h ^= (k < 4) ?
+                 check_verify(name, b, n * sizeof(double), n, MPI_DOUBLE, 0,
+                              n * sizeof(double), n, MPI_DOUBLE, 700 + k) :
+                 check_verify(name, b, n * sizeof(double), 1, col, 0,
+                              n * sizeof(double), 1, col, 700 + k);
         }
     }
     MPI_Type_free(&col);
