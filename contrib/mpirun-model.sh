@@ -126,7 +126,6 @@ export OMPI_MCA_pml_umr_devices=${OMPI_MCA_pml_umr_devices-mlx5_0}   # "": autom
 export OMPI_MCA_pml_umr_verbose=${OMPI_MCA_pml_umr_verbose:-1}
 export OMPI_MCA_pml_umr_zcopy=${OMPI_MCA_pml_umr_zcopy:-$zcopy}
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-mlx5}
-export UCX_WARN_UNUSED_ENV_VARS=n
 export UMR_MODEL_JOB=$job UMR_MODEL_HOSTS=$hosts UMR_MODEL_LINK=$link
 export UMR_MODEL_VERBOSE=${UMR_MODEL_VERBOSE:-1}
 for spec in "${host_specs[@]}"; do

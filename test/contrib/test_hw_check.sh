@@ -37,7 +37,6 @@ mkdir -p "$out"
 if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
     export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
 fi
-export UCX_WARN_UNUSED_ENV_VARS=n
 
 suite=hw_check
 . "$top_srcdir/test/gtest/gtest_format.sh"

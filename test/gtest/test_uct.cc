@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -1679,8 +1680,12 @@ protected:
     }
 };
 
-/* Registrations hold the whole key pool: a layout put can never get a key
- * (before: UCS_ERR_NO_RESOURCE forever). */
+/* Registrations in use hold the whole key pool: a layout put gets no key
+ * (UCS_ERR_EXCEEDS_LIMIT, found before anything moved: the caller moves the
+ * data another way; before, UCS_ERR_NO_RESOURCE forever), without an error
+ * line; a registration gets UCS_ERR_NO_RESOURCE (not now) with a line
+ * naming the variable, and only a layout that needs more keys than the
+ * whole pool gets UCS_ERR_EXCEEDS_LIMIT (never). */
 TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
 {
     start_limits({{"MKEY_POOL_SIZE", "8"}}, {{"PACK_THRESH", "0"}});
@@ -1708,17 +1713,18 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
                   uct_umr_ep_put_layout(m_ep, memh, buf.data(), face, 1, 0,
                                         umr_layout_size(face), m_va[0],
                                         m_rkeys[0].rkey, &comp.uct));
-        EXPECT_TRUE(log.has("UCX_MLX5_UMR_MKEY_POOL_SIZE"));
+        EXPECT_TRUE(log.lines.empty()) << log.lines[0];
         uct_mem_h more;
-        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE,
                   uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &more));
+        EXPECT_TRUE(log.has("UCX_MLX5_UMR_MKEY_POOL_SIZE"));
         EXPECT_EQ(0, comp.fired);
     }
 
     {
         /* a caller that falls back (pml/umr) asks for no error line: the
-         * same dry pool, and a layout beyond max_keys (the pool's 8), are
-         * only the status */
+         * same held pool (not now), and a layout beyond the pool's 8 keys
+         * (never), are only the status */
         log_capture log;
         uct_mem_h more;
         std::vector<size_t> lens(9 * 52 + 1, 8);
@@ -1729,7 +1735,7 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
         umr_layout_t *many;
         ASSERT_UCS_OK(umr_layout_indexed(lens.size(), lens.data(),
                                          displs.data(), NULL, &many));
-        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE,
                   uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
                                   UCT_MD_MEM_FLAG_HIDE_ERRORS, &more));
         ASSERT_UCS_OK(m_s.dereg(regs.back()));
@@ -1749,6 +1755,99 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
     put_layout_checked(memh, buf, face);
 
     for (auto r : regs) {
+        ASSERT_UCS_OK(m_s.dereg(r));
+    }
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    umr_layout_free(vec);
+    umr_layout_free(face);
+}
+
+/* Registrations their owner keeps idle hold the whole key pool: the md asks
+ * the owner (uct_umr_md_reclaim_set) to give back the least recently used
+ * ones until the need is met, for a registration and for a layout put; an
+ * owner with none idle left answers 0 and the need is refused as without
+ * one. */
+struct idle_regs {
+    uct_md_h               md;
+    std::deque<uct_mem_h>  lru;      /* least recently used first */
+    unsigned               calls = 0;
+};
+
+static int idle_regs_reclaim(void *arg)
+{
+    idle_regs *r = static_cast<idle_regs*>(arg);
+
+    ++r->calls;
+    if (r->lru.empty()) {
+        return 0;
+    }
+    EXPECT_EQ(UCS_OK, uct_md_mem_dereg(r->md, r->lru.front()));
+    r->lru.pop_front();
+    return 1;
+}
+
+TEST_F(test_uct_limits, mkey_pool_reclaims_idle_registrations)
+{
+    start_limits({{"MKEY_POOL_SIZE", "8"}}, {{"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    std::mt19937_64 rng(9);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    umr_layout_t *vec, *face;
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_vector(32, 48, 1024, NULL, &face));
+
+    idle_regs idle;
+    idle.md = m_s.md;
+    {
+        log_capture log;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  uct_umr_md_reclaim_set(NULL, idle_regs_reclaim, &idle));
+        EXPECT_TRUE(log.has("uct_umr_md_reclaim_set: md (nil) is not an "
+                            "mlx5_umr memory domain"));
+    }
+    ASSERT_UCS_OK(uct_umr_md_reclaim_set(m_s.md, idle_regs_reclaim, &idle));
+    for (size_t i = 0; i < 8; ++i) {
+        uct_mem_h r;
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data() + i * 4096, vec, 1,
+                                      0, &r));
+        idle.lru.push_back(r);
+    }
+
+    {
+        log_capture log;
+        uct_mem_h more;
+        /* a registration: the oldest idle one goes */
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &more));
+        EXPECT_EQ(7u, idle.lru.size());
+        /* a put's local key: another one goes */
+        put_layout_checked(memh, buf, face);
+        EXPECT_EQ(6u, idle.lru.size());
+        EXPECT_TRUE(log.lines.empty()) << log.lines[0];
+        ASSERT_UCS_OK(m_s.dereg(more));
+    }
+
+    /* none idle any more: refused as without an owner */
+    while (!idle.lru.empty()) {
+        ASSERT_UCS_OK(m_s.dereg(idle.lru.back()));
+        idle.lru.pop_back();
+    }
+    std::vector<uct_mem_h> held(8);
+    for (auto &r : held) {
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &r));
+    }
+    unsigned calls = idle.calls;
+    uct_mem_h more;
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
+                              UCT_MD_MEM_FLAG_HIDE_ERRORS, &more));
+    EXPECT_GT(idle.calls, calls);
+
+    ASSERT_UCS_OK(uct_umr_md_reclaim_set(m_s.md, NULL, NULL));
+    for (auto r : held) {
         ASSERT_UCS_OK(m_s.dereg(r));
     }
     ASSERT_UCS_OK(m_s.dereg(memh));

@@ -32,7 +32,6 @@ out=$PWD/test_verbs_model_preload.out.d
 mkdir -p "$out"
 suite=verbs_model_preload
 . "$(dirname "$0")/../gtest/gtest_format.sh"
-export UCX_WARN_UNUSED_ENV_VARS=n
 
 # NAME@VERSION of the verbs symbols an object imports / defines
 imports() {

@@ -18,8 +18,11 @@ scratch=$PWD/components
 mkdir -p "$scratch"
 ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
 
-export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+# (the sw engine: only for jobs with the components, which read it; UCX's
+# warning of unused variables is left on: a job prints nothing it did not
+# cause, test_quiet.sh)
 umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
+         UCX_MLX5_UMR_ENGINE=sw
          OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
          OMPI_MCA_pml_umr_verbose=1)
 # Open MPI 5's launcher (prterun) hands the mca_base_component_path above to

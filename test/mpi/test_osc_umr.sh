@@ -193,6 +193,14 @@ target_fault() {   # point pml np
         -- -np "$np" "${args[@]}" || { echo "the job failed or hung"; tail -30 "$f"; return 1; }
     same_checks "$ref" "$f" || return 1
     grep -q "osc_umr_test_fault:" "$f" && { grep "osc_umr_test_fault:" "$f"; return 1; }
+    # no line but the program's and the components' (a description drained
+    # into no buffer made btl/vader say "Read -1, expected N, errno = 14");
+    # repost,drain leaves requests unreceived on purpose, which UCX names at
+    # MPI_Finalize (osc_umr.md, target-side failures)
+    local ours="^check \|$done_line\|osc_umr: \|pml_umr: "
+    [ "$p" = repost,drain ] &&
+        ours="$ours\|UCX  WARN  unexpected tag-receive descriptor .* was not matched"
+    grep -v "$ours" "$f" && { echo "lines of neither the program nor osc/umr"; return 1; }
     counter_each_rank "$f" windows_wrapped "$np" && counter_each_rank "$f" key_requests "$np" &&
         counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
     case $p in

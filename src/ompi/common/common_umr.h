@@ -55,6 +55,9 @@ typedef struct mca_common_umr_counters {
                                     fallbacks; receiver: of declined) */
     uint64_t rails_retired;     /* rails retired (every peer on them) */
     uint64_t rails_reopened;    /* retired rails whose port came back */
+    uint64_t keys_reclaimed;    /* idle layout keys given back because the
+                                   key pool ran short (least recently used
+                                   first) */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

@@ -29,7 +29,7 @@
 
 mca_common_umr_rails_t mca_common_umr_rails;
 
-static int mca_common_umr_ucx_tls_allows(void)
+int mca_common_umr_ucx_tls_allows(void)
 {
     const char *tls = getenv("UCX_TLS");
     char *copy, *tok, *save = NULL;

@@ -43,6 +43,8 @@ typedef struct mca_common_umr_rail {
     ucs_time_t    down_checked;
     ucs_rcache_t  *rcache;          /* registrations (common_umr_keys.h) */
     int           rcache_tried;     /* made at the first registration */
+    ucs_list_link_t idle_lkeys;     /* layout keys no operation holds, the
+                                       least recently used last */
 } mca_common_umr_rail_t;
 
 /* What a process publishes in the modex. */
@@ -77,6 +79,9 @@ OMPI_DECLSPEC extern mca_common_umr_rails_t mca_common_umr_rails;
 OMPI_DECLSPEC int mca_common_umr_rails_open(const mca_base_component_t *owner,
                                             const char *uct_module,
                                             const char *devices);
+/* UCX_TLS (unset: every transport) lets mlx5_umr be used. */
+OMPI_DECLSPEC int mca_common_umr_ucx_tls_allows(void);
+
 /* Release the registrations (keys_live to 0), then close the rails. */
 OMPI_DECLSPEC void mca_common_umr_rails_release(void);
 OMPI_DECLSPEC void mca_common_umr_rails_close(void);

@@ -104,6 +104,10 @@ typedef struct mca_osc_umr_counters {
     uint64_t packed_unpacked;   /* target: packed puts unpacked */
     uint64_t packed_served;     /* target: packed gets answered */
     uint64_t packed_tgt_refused; /* target: packed ops refused */
+    uint64_t keys_short;        /* origin: put/get passed through because
+                                   its origin layout got no key now (the
+                                   key pool's keys in use; also counted in
+                                   passthrough) */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,

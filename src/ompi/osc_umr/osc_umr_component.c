@@ -153,7 +153,7 @@ static int mca_osc_umr_component_finalize(void)
                     "answers_lost %lu kreq_retired %lu kreq_unreceived %lu "
                     "packed_puts %lu packed_gets %lu packed_bytes %lu "
                     "packed_refused %lu packed_unpacked %lu "
-                    "packed_served %lu packed_tgt_refused %lu",
+                    "packed_served %lu packed_tgt_refused %lu keys_short %lu",
                     mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
@@ -164,7 +164,7 @@ static int mca_osc_umr_component_finalize(void)
                     c->answers_lost, c->kreq_retired, c->kreq_unreceived,
                     c->packed_puts, c->packed_gets, c->packed_bytes,
                     c->packed_refused, c->packed_unpacked, c->packed_served,
-                    c->packed_tgt_refused);
+                    c->packed_tgt_refused, c->keys_short);
     }
     return OMPI_SUCCESS;
 }

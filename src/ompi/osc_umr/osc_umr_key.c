@@ -418,8 +418,9 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
         ompi_request_free(&w->kreq_req);
     }
     mca_osc_umr_kreq_fini(w);
+    /* the window is gone: its layout keys give their keys back now */
     for (i = 0; i < w->ntkeys; ++i) {
-        mca_common_umr_lkey_release(w->tkeys[i].region, w->tkeys[i].lkey);
+        mca_common_umr_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
     }
     w->ntkeys = 0;
     rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,

@@ -229,6 +229,7 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
     mca_common_umr_region_t *region;
     mca_osc_umr_key_t *key;
     mca_osc_umr_op_t *op;
+    const char *why = NULL;
     ucs_status_t status;
     size_t length;
 
@@ -303,7 +304,11 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
         goto pass;
     }
     if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
-                                      origin_count, &region) != OMPI_SUCCESS) {
+                                      origin_count, &region, &why) !=
+        OMPI_SUCCESS) {
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: the origin's memory: %s: through "
+                            "the wrapped module", is_put ? "put" : "get",
+                            target, why);
         goto pass;
     }
     op = mca_osc_umr_op_new(w, c, NULL);
@@ -325,6 +330,18 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
         mca_common_umr_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         *op_p = NULL;
+    } else if ((status == UCS_ERR_EXCEEDS_LIMIT) ||
+               (status == UCS_ERR_NO_RESOURCE)) {
+        /* the origin's layout gets no key now (the key pool's keys in use,
+         * or beyond what a key takes): a decision, this operation passes
+         * through; the target's key stays */
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: no origin key (%s): through the "
+                            "wrapped module", is_put ? "put" : "get", target,
+                            ucs_status_string(status));
+        ++mca_osc_umr.cnt.keys_short;
+        mca_common_umr_region_put(region);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
+        goto pass;
     } else {
         MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
                             "module", is_put ? "put" : "get", target,

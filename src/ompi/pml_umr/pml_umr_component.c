@@ -26,6 +26,7 @@
 #include "pml_umr_send.h"
 #include "pml_umr_wire.h"
 #include "common_umr.h"
+#include "common_umr_env.h"
 #include "common_umr_help.h"
 #include "common_umr_peer.h"
 #include "common_umr_progress.h"
@@ -189,6 +190,12 @@ static int mca_pml_umr_component_register(void)
             "bench_mpi_ddt)",
             MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &mca_pml_umr.bench);
 
+    /* the transport's variables count as used before pml ucx's UCP
+     * worker looks for unused ones (common_umr_env.h) */
+    if (mca_pml_umr.enable && mca_common_umr_ucx_tls_allows()) {
+        mca_common_umr_env_claim();
+    }
+
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
     mca_pml_umr.self = c;
@@ -303,7 +310,7 @@ static int mca_pml_umr_counters_print(void)
                     "acks_posted %lu "
                     "retired %lu "
                     "conns_max %lu disconnects %lu budget_passthrough %lu "
-                    "rails_retired %lu rails_reopened %lu",
+                    "rails_retired %lu rails_reopened %lu keys_reclaimed %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
@@ -315,7 +322,7 @@ static int mca_pml_umr_counters_print(void)
                     c->acks_posted,
                     s->retired,
                     s->conns_max, s->disconnects, s->budget_passthrough,
-                    s->rails_retired, s->rails_reopened);
+                    s->rails_retired, s->rails_reopened, s->keys_reclaimed);
     }
     return OMPI_SUCCESS;
 }

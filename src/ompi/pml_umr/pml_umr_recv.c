@@ -195,6 +195,8 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
     const umr_mpi_dtype_t *info = mca_common_umr_dtype_get(req->dt);
     mca_common_umr_rail_t *rail    = req->peer->rail;
     size_t capacity             = req->dt->super.size * req->count;
+    const char *why             = NULL;
+    int rc                      = OMPI_ERROR;
     ucs_status_t status;
 
     req->length = req->ctl.length;
@@ -220,10 +222,10 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_KEY)) {
             status = UCS_ERR_NO_RESOURCE;
         } else {
-            status = (mca_common_umr_region_acquire(rail, req->buf,
-                                                    info->layout, req->count,
-                                                    &req->region) ==
-                      OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
+            rc     = mca_common_umr_region_acquire(rail, req->buf,
+                                                   info->layout, req->count,
+                                                   &req->region, &why);
+            status = (rc == OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
             if (status == UCS_OK) {
                 req->memh = req->region->memh;
             }
@@ -231,6 +233,16 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         if (status != UCS_OK) {
             req->memh   = NULL;
             req->region = NULL;
+            if ((rc == OMPI_ERR_NOT_AVAILABLE) ||
+                (rc == OMPI_ERR_TEMP_OUT_OF_RESOURCE)) {
+                /* the receive's memory does not register (a type over
+                 * separate allocations, from MPI_BOTTOM): declined, not a
+                 * fault (the peer stays) */
+                MCA_PML_UMR_VERBOSE(20, "receive layout gets no key (%s): "
+                                    "%lu bytes declined", why,
+                                    (unsigned long)req->length);
+                goto decline;
+            }
             goto err_rkey;
         }
     }

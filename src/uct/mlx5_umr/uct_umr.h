@@ -45,13 +45,21 @@ extern "C" {
  * as well: uct_iov_t.buffer is the byte offset into the packed stream,
  * (void*)(uintptr_t)off.
  *
+ * `base` may be NULL when the layout's displacements are addresses (an MPI
+ * type built with MPI_Get_address, sent from MPI_BOTTOM).
+ *
  * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA), and
- * UCT_MD_MEM_FLAG_HIDE_ERRORS: a layout beyond the limits or the key pool
- * (UCS_ERR_EXCEEDS_LIMIT) is then logged at debug level only, for callers
- * that fall back.
+ * UCT_MD_MEM_FLAG_HIDE_ERRORS: what the caller falls back on (a layout
+ * beyond the limits or the key pool, memory that does not register) is
+ * then logged at debug level only.
  * Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md, NULL/empty layout,
- * count 0), UCS_ERR_EXCEEDS_LIMIT (no UMR plan fits the device limits),
- * UCS_ERR_NO_RESOURCE (key pool exhausted), UCS_ERR_IO_ERROR (UMR failed).
+ * count 0), UCS_ERR_EXCEEDS_LIMIT (no UMR plan fits the device limits, or
+ * the plan needs more keys than the pool has: never), UCS_ERR_NO_RESOURCE
+ * (the pool's keys are in use, by registrations or operations: not now;
+ * idle registrations are reclaimed first, uct_umr_md_reclaim_set), an
+ * error of the memory registration of the layout's span (its pages are not
+ * all accessible: a layout over separate allocations), UCS_ERR_IO_ERROR
+ * (UMR failed).
  */
 ucs_status_t uct_umr_mem_reg(uct_md_h md, void *base,
                              const umr_layout_t *layout, size_t count,
@@ -69,6 +77,21 @@ typedef struct uct_umr_md_stats {
 ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
 
 /**
+ * Layout registrations a caller keeps for reuse while no operation uses
+ * them (a cache of keys) hold keys of the md's indirect key pool. When the
+ * pool runs short (a registration, or an endpoint's local key, needs more
+ * keys than are free), the md calls `func(arg)` to get them back: it
+ * deregisters the caller's least recently used idle layout registration and
+ * returns 1, or returns 0 when none is idle; the md asks again until the
+ * need is met. Called from inside uct_umr_mem_reg and the endpoints'
+ * layout operations on this md, never from another thread. One per md
+ * (NULL removes it). Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md).
+ */
+typedef int (*uct_umr_md_reclaim_func_t)(void *arg);
+ucs_status_t uct_umr_md_reclaim_set(uct_md_h md, uct_umr_md_reclaim_func_t func,
+                                    void *arg);
+
+/**
  * Put/get between a local layout over registered contiguous memory and a
  * remote key (contiguous, or a layout key: remote_addr is then a byte offset).
  * The local side is `count` elements of `layout` at `base`, all inside `memh`
@@ -83,8 +106,11 @@ ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
  *
  * Returns like uct_ep_put_zcopy: UCS_INPROGRESS (comp is called from
  * progress), UCS_OK (done, length 0), UCS_ERR_NO_RESOURCE (retry or
- * pending_add), UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh,
- * range outside the layout, memh or remote key) or another error.
+ * pending_add), UCS_ERR_EXCEEDS_LIMIT (the local layout gets no key: beyond
+ * the limits, or the key pool held by registrations in use; found before
+ * anything moved, not logged as an error: move the data another way),
+ * UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh, range outside
+ * the layout, memh or remote key) or another error.
  */
 ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
                                    const umr_layout_t *layout,

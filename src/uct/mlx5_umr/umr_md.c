@@ -236,7 +236,15 @@ uint64_t uct_mlx5_umr_hash(const void *buf, size_t len)
     return h;
 }
 
-/* Ask the ep caches for an idle key; 1 if one came back to the pool. */
+/* The owner of layout registrations deregisters its least recently used
+ * idle one (uct_umr_md_reclaim_set); 1 if it did. */
+static int uct_mlx5_umr_md_reclaim_reg(uct_mlx5_umr_md_t *md)
+{
+    return (md->reclaim.func != NULL) && md->reclaim.func(md->reclaim.arg);
+}
+
+/* Ask the ep caches, then the owner of registrations, for an idle key; 1
+ * if one came back to the pool. */
 static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
 {
     uct_mlx5_umr_md_listener_t *listener;
@@ -247,6 +255,11 @@ static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
             if (md->stats.mkeys_free > num_free) {
                 return 1;
             }
+        }
+    }
+    while (uct_mlx5_umr_md_reclaim_reg(md)) {
+        if (md->stats.mkeys_free > num_free) {
+            return 1;
         }
     }
     return 0;
@@ -260,11 +273,26 @@ ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
         return UCS_OK;
     }
 
+    if (num_mkeys > md->config.mkey_pool_size) {
+        ucs_log(level, "mlx5_umr md %p: the layout needs %u indirect keys, "
+                "more than UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise it", md,
+                num_mkeys, md->config.mkey_pool_size);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    while ((md->mkeys_reg + num_mkeys > md->config.mkey_pool_size) &&
+           uct_mlx5_umr_md_reclaim_reg(md)) {
+    }
+    if (md->mkeys_reg + num_mkeys <= md->config.mkey_pool_size) {
+        return UCS_OK;
+    }
+
     ucs_log(level, "mlx5_umr md %p: the layout needs %u indirect keys and "
-            "layout registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: "
-            "raise UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
-            num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
-    return UCS_ERR_EXCEEDS_LIMIT;
+            "layout registrations in use hold %u of "
+            "UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise UCX_MLX5_UMR_MKEY_POOL_SIZE "
+            "(or deregister layouts)", md, num_mkeys, md->mkeys_reg,
+            md->config.mkey_pool_size);
+    return UCS_ERR_NO_RESOURCE;
 }
 
 /* Invalidate the dirty keys of the pool (LOCAL_INV on the md's QP, as many
@@ -754,6 +782,22 @@ ucs_status_t uct_umr_md_get_stats(uct_md_h uct_md, uct_umr_md_stats_t *stats)
     }
 
     *stats = md->stats;
+    return UCS_OK;
+}
+
+ucs_status_t uct_umr_md_reclaim_set(uct_md_h uct_md,
+                                    uct_umr_md_reclaim_func_t func, void *arg)
+{
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
+
+    if (md == NULL) {
+        ucs_error("uct_umr_md_reclaim_set: md %p is not an mlx5_umr memory "
+                  "domain", uct_md);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    md->reclaim.func = func;
+    md->reclaim.arg  = arg;
     return UCS_OK;
 }
 

@@ -126,6 +126,12 @@ typedef struct uct_mlx5_umr_md {
     ucs_list_link_t       dirty_mkeys; /* configured: LOCAL_INV first */
     ucs_list_link_t       listeners;
     ucs_list_link_t       event_listeners;
+    struct {
+        uct_umr_md_reclaim_func_t func;  /* the owner of layout
+                                            registrations gives idle ones
+                                            back (uct_umr_md_reclaim_set) */
+        void                      *arg;
+    } reclaim;
     ucs_time_t            events_checked; /* when events were last read */
     ucs_status_t          failed;     /* the rail is retired (port down,
                                          address changed): UCS_OK while
@@ -207,18 +213,28 @@ ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
 void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md,
                               uct_mlx5_umr_mkey_t *mkey);
 
-/* Can num_mkeys keys ever be taken at once, with the keys registrations
- * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged at `level` (error, or debug
- * for a caller that asked to hide errors) with the variable to raise. */
+/* Can num_mkeys keys be taken now, beside the keys registrations hold
+ * (idle ones given back by their owner first, uct_umr_md_reclaim_set)?
+ * Else UCS_ERR_EXCEEDS_LIMIT (more than the whole pool: never) or
+ * UCS_ERR_NO_RESOURCE (registrations in use hold the rest), logged at
+ * `level` (error, or debug for a caller that asked to hide errors) with the
+ * variable to raise. */
 ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
                                              unsigned num_mkeys,
                                              ucs_log_level_t level);
 
+/* The same for an endpoint's local key: one that cannot be had now is the
+ * caller's to handle (it moves the data another way: not an error line),
+ * and not worth waiting for (registrations in use may hold the pool as
+ * long as a window lives): UCS_ERR_EXCEEDS_LIMIT either way. */
 static inline ucs_status_t
 uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md, unsigned num_mkeys)
 {
-    return uct_mlx5_umr_md_mkeys_check_log(md, num_mkeys,
-                                           UCS_LOG_LEVEL_ERROR);
+    ucs_status_t status;
+
+    status = uct_mlx5_umr_md_mkeys_check_log(md, num_mkeys,
+                                             UCS_LOG_LEVEL_DEBUG);
+    return (status == UCS_ERR_NO_RESOURCE) ? UCS_ERR_EXCEEDS_LIMIT : status;
 }
 
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,

@@ -37,7 +37,8 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
                   uct_md);
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((base == NULL) || (layout == NULL) || (count == 0) ||
+    /* base may be NULL: displacements that are addresses (MPI_BOTTOM) */
+    if ((layout == NULL) || (count == 0) ||
         (memh_p == NULL) || (umr_layout_size(layout) == 0)) {
         ucs_error("uct_umr_mem_reg: invalid parameter: base %p layout %p "
                   "count %zu memh_p %p", base, layout, count, memh_p);
@@ -74,10 +75,10 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
                              plan->span_ub - plan->span_lb,
                              access, &memh->mr);
     if (status != UCS_OK) {
-        ucs_error("uct_umr_mem_reg: registering the span [%p, %p) failed: %s",
-                  UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
-                  UCS_PTR_BYTE_OFFSET(base, plan->span_ub),
-                  ucs_status_string(status));
+        ucs_log(level, "uct_umr_mem_reg: registering the span [%p, %p) "
+                "failed: %s", UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
+                UCS_PTR_BYTE_OFFSET(base, plan->span_ub),
+                ucs_status_string(status));
         goto err_memh;
     }
 

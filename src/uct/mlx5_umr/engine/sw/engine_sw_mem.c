@@ -25,6 +25,7 @@
  * A NIC pins every page of a memory region at registration and refuses one
  * it cannot access. Do the same: read one byte of every page of the range
  * (cross-memory attach on ourselves never faults), a batch of pages a call.
+ * The caller says what a refusal means (an error, or a fallback).
  */
 static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
 {
@@ -49,7 +50,7 @@ static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
         ret          = process_vm_readv(getpid(), &liov, 1, riov, n, 0);
         if (ret != (ssize_t)n) {
             i = (ret > 0) ? (unsigned)ret : 0;
-            ucs_error("sw engine: mr_reg: [%p, %p) is not readable: the page "
+            ucs_debug("sw engine: mr_reg: [%p, %p) is not readable: the page "
                       "at %p is not accessible (%s)", addr,
                       UCS_PTR_BYTE_OFFSET(addr, length),
                       (void*)ucs_align_down((uintptr_t)riov[i].iov_base, page),
