@@ -80,9 +80,8 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
             &mca_osc_umr.sw_max_block);
 
-    mca_common_umr_fault_register(c, &mca_osc_umr_faults,
-            "the target side of the key protocol, to test the refusals "
-            "(osc_umr_fault.h)");
+    /* the test variant's parameter (osc_umr_fault.h) */
+    mca_osc_umr_test_register(c);
 
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
@@ -98,7 +97,7 @@ static int mca_osc_umr_component_open(void)
     mca_osc_umr.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_osc_umr.output,
                               mca_osc_umr.verbose);
-    mca_common_umr_fault_init(&mca_osc_umr_faults);
+    mca_osc_umr_test_init();
     return OMPI_SUCCESS;
 }
 

@@ -169,25 +169,8 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4,
             &mca_pml_umr.max_conns_param);
 
-    /* Testing only (level 9): what the shipped component does is the same
-     * with the defaults. */
-    mca_pml_umr.test_version = "";
-    mca_common_umr_param(c, "test_version",
-            "Testing only: check the Open MPI release as if this one were "
-            "running (empty: the running release)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9,
-            &mca_pml_umr.test_version);
-    mca_common_umr_fault_register(c, &mca_pml_umr_faults,
-            "the receiver's zero-copy path (connect .. completion), to "
-            "test the fallback to the wrapped PML, and the sender's "
-            "(ctlsend: posting the control message; pml_umr_fault.h)");
-    mca_pml_umr.bench = 0;
-    mca_common_umr_param(c, "bench",
-            "Benchmarks only: allow the benchmark programs to take pml/umr "
-            "out of the call path between messages "
-            "(mca_pml_umr_bench_interpose, the \"direct\" rows of "
-            "bench_mpi_ddt)",
-            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &mca_pml_umr.bench);
+    /* the test variant's parameters (pml_umr_fault.h) */
+    mca_pml_umr_test_register(c);
 
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
@@ -202,10 +185,10 @@ static int mca_pml_umr_component_register(void)
  * string, e.g. "5.0.7", the same macro at build time), and only when the
  * classes it uses have the sizes it was compiled with (src/compat/
  * umr_ompi_abi.h: a rebuild of the release with other options may change
- * them). pml_umr_test_version (level 9) lets the tests fake a mismatch. */
+ * them). The test variant may fake a mismatch (pml_umr_fault.h). */
 static int mca_pml_umr_version_ok(void)
 {
-    const char *running = mca_pml_umr.test_version;
+    const char *running = mca_pml_umr_test_version();
     static const struct {
         const char        *name;
         size_t            size;
@@ -216,7 +199,7 @@ static int mca_pml_umr_version_ok(void)
     };
     size_t i;
 
-    if ((running == NULL) || (running[0] == '\0')) {
+    if (running == NULL) {
         running = ompi_version_string;
     }
     if (strcmp(running, OMPI_IDENT_STRING)) {
@@ -460,8 +443,7 @@ static int mca_pml_umr_interpose(void)
                "ucx") ? OMPI_ERR_BUFFER : OMPI_ERROR;
     mca_pml_umr_choose_load();
     mca_pml_umr_choose_thresholds();
-    mca_common_umr_fault_init(&mca_pml_umr_faults);
-    mca_common_umr_peers_norail = mca_pml_umr_fault(MCA_PML_UMR_FAULT_NORAIL);
+    mca_pml_umr_test_init();
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;
@@ -475,24 +457,6 @@ static int mca_pml_umr_interpose(void)
     MCA_PML_UMR_VERBOSE(5, "interposed in front of pml %s",
                         mca_pml_umr.real_component.pmlm_version.mca_component_name);
     return OMPI_SUCCESS;
-}
-
-/* For benchmarks (bench_mpi_ddt's "direct" mode): take pml/umr out of the
- * call path (on = 0), so that the wrapped PML's entry points are called
- * directly, or put it back (on = 1), in the same job: the same memory, the
- * same processes, side by side. Only between messages, with every rank
- * switching before the next message (a barrier). Returns the previous state,
- * or -1 when pml/umr is not interposed. Looked up with dlsym. */
-OMPI_DECLSPEC int mca_pml_umr_bench_interpose(int on)
-{
-    int prev;
-
-    if (!mca_pml_umr.active || !mca_pml_umr.bench) {
-        return -1;
-    }
-    prev = (mca_pml.pml_send == mca_pml_umr_send);
-    mca_pml = on ? mca_pml_umr_module : mca_pml_umr.real;
-    return prev;
 }
 
 static int mca_pml_umr_component_close(void)

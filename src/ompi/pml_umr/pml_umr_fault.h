@@ -3,10 +3,22 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr fault injection, for the tests of the fallback: the level-9 MCA
- * parameter pml_umr_test_fault names points of the receiver's zero-copy
- * path that then fail as the transport fails there (empty, the default:
- * none, one load and a branch at each point):
+ * pml/umr's test hooks, in its test variant only (configure.ac:
+ * UMR_TEST_HOOKS; pml_umr_fault.c is compiled into hooks/mca_pml_umr.la
+ * alone): what is installed has none of them, and there
+ * mca_pml_umr_fault() is 0, which the compiler drops. Three level-9 MCA
+ * parameters:
+ *
+ * pml_umr_test_version: check the Open MPI release as if this one were
+ * running (the tests of the version check).
+ *
+ * pml_umr_bench: the benchmarks may take pml/umr out of the call path
+ * between messages (mca_pml_umr_bench_interpose, bench_mpi_ddt's "direct"
+ * rows).
+ *
+ * pml_umr_test_fault, for the tests of the fallback: it names points of
+ * the receiver's zero-copy path that then fail as the transport fails
+ * there (empty, the default: none, one load and a branch at each point):
  *   connect     the endpoint handshake fails (a failed connect)
  *   key         the receive registration / layout key cannot be made (key
  *               exhaustion)
@@ -32,7 +44,7 @@
 #ifndef MCA_PML_UMR_FAULT_H_
 #define MCA_PML_UMR_FAULT_H_
 
-#include "common_umr.h"
+#include "common_umr_fault.h"
 
 enum {
     MCA_PML_UMR_FAULT_CONNECT,
@@ -46,14 +58,47 @@ enum {
     MCA_PML_UMR_FAULT_NUM
 };
 
+#if UMR_TEST_HOOKS
+
 /* Registered, parsed and named in the help by libmca_common_umr
- * (common_umr.h): the points are this file's. */
+ * (common_umr_fault.h): the points are this file's. */
 extern mca_common_umr_fault_t mca_pml_umr_faults;
+
+/* Register the test parameters of component `c`. */
+void mca_pml_umr_test_register(const mca_base_component_t *c);
+
+/* Once interposing: parse the faults (and set norail). */
+void mca_pml_umr_test_init(void);
+
+/* The release to act as (pml_umr_test_version), or NULL: the running one. */
+const char *mca_pml_umr_test_version(void);
 
 /* Whether the zero-copy path fails at `point` now. */
 static inline int mca_pml_umr_fault(int point)
 {
     return mca_common_umr_fault_at(&mca_pml_umr_faults, point);
 }
+
+#else
+
+static inline void mca_pml_umr_test_register(const mca_base_component_t *c)
+{
+}
+
+static inline void mca_pml_umr_test_init(void)
+{
+}
+
+static inline const char *mca_pml_umr_test_version(void)
+{
+    return NULL;
+}
+
+static inline int mca_pml_umr_fault(int point)
+{
+    return 0;
+}
+
+#endif
 
 #endif
