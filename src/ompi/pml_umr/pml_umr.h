@@ -113,7 +113,6 @@ typedef struct mca_pml_umr_globals {
     char                   *devices;        /* common_umr_devices.h */
     char                   *max_conns_param;/* budget of connected peers */
     int                    max_conns;       /* parsed (common_umr_peer.h) */
-    int                    priority;
     int                    recv_inplace;    /* MCA_PML_UMR_INPLACE_*: hook the
                                                wrapped PML's receives */
     /* state */

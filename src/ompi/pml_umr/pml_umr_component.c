@@ -96,8 +96,11 @@ static int mca_pml_umr_component_register(void)
     mca_pml_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
-            "(\"pml_umr: rank N: zcopy_sends ...\"), 10 and up trace the "
-            "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
+            "(\"pml_umr: rank N: zcopy_sends ...\"), why a job or a peer "
+            "passes through and the budget of connected peers; 2 the costs "
+            "of the zero-copy choice; 5 the rails and the UCT module opened; "
+            "10 peers and registrations; 20 each control message and decline",
+            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_pml_umr.verbose);
 
     mca_pml_umr.zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO;
