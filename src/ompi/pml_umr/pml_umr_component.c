@@ -18,12 +18,12 @@
  */
 #include "pml_umr.h"
 #include "pml_umr_choose.h"
-#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_module.h"
 #include "pml_umr_recv.h"
 #include "pml_umr_request.h"
 #include "pml_umr_send.h"
+#include "pml_umr_test.h"
 #include "pml_umr_wire.h"
 #include "common_umr.h"
 #include "common_umr_help.h"
@@ -172,7 +172,7 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4,
             &mca_pml_umr.max_conns_param);
 
-    /* the test variant's parameters (pml_umr_fault.h) */
+    /* the test variant's parameters (pml_umr_test.h) */
     mca_pml_umr_test_register(c);
 
     /* listed by ompi_info; registered again once interposed, because the
@@ -188,7 +188,7 @@ static int mca_pml_umr_component_register(void)
  * string, e.g. "5.0.7", the same macro at build time), and only when the
  * classes it uses have the sizes it was compiled with (src/compat/
  * umr_ompi_abi.h: a rebuild of the release with other options may change
- * them). The test variant may fake a mismatch (pml_umr_fault.h). */
+ * them). The test variant may fake a mismatch (pml_umr_test.h). */
 static int mca_pml_umr_version_ok(void)
 {
     const char *running = mca_pml_umr_test_version();

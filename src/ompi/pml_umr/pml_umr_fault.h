@@ -3,18 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr's test hooks, in its test variant only (configure.ac:
+ * pml/umr fault injection, in its test variant only (configure.ac:
  * UMR_TEST_HOOKS; pml_umr_fault.c is compiled into hooks/mca_pml_umr.la
- * alone): what is installed has none of them, and there
- * mca_pml_umr_fault() is 0, which the compiler drops. Three level-9 MCA
- * parameters:
- *
- * pml_umr_test_version: check the Open MPI release as if this one were
- * running (the tests of the version check).
- *
- * pml_umr_bench: the benchmarks may take pml/umr out of the call path
- * between messages (mca_pml_umr_bench_interpose, bench_mpi_ddt's "direct"
- * rows).
+ * alone: what is installed has none, and there mca_pml_umr_fault() is 0,
+ * which the compiler drops; pml_umr_test.h has the variant's parameters).
  *
  * pml_umr_test_fault, for the tests of the fallback: it names points of
  * the receiver's zero-copy path that then fail as the transport fails
@@ -61,17 +53,8 @@ enum {
 #if UMR_TEST_HOOKS
 
 /* Registered, parsed and named in the help by libmca_common_umr
- * (common_umr_fault.h): the points are this file's. */
+ * (common_umr_fault.h; pml_umr_test.c): the points are this file's. */
 extern mca_common_umr_fault_t mca_pml_umr_faults;
-
-/* Register the test parameters of component `c`. */
-void mca_pml_umr_test_register(const mca_base_component_t *c);
-
-/* Once interposing: parse the faults (and set norail). */
-void mca_pml_umr_test_init(void);
-
-/* The release to act as (pml_umr_test_version), or NULL: the running one. */
-const char *mca_pml_umr_test_version(void);
 
 /* Whether the zero-copy path fails at `point` now. */
 static inline int mca_pml_umr_fault(int point)
@@ -80,19 +63,6 @@ static inline int mca_pml_umr_fault(int point)
 }
 
 #else
-
-static inline void mca_pml_umr_test_register(const mca_base_component_t *c)
-{
-}
-
-static inline void mca_pml_umr_test_init(void)
-{
-}
-
-static inline const char *mca_pml_umr_test_version(void)
-{
-    return NULL;
-}
 
 static inline int mca_pml_umr_fault(int point)
 {
