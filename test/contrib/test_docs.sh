@@ -9,8 +9,8 @@
 #  - the README's verbosity levels of pml_umr_verbose and osc_umr_verbose
 #    are those the parameters' own help (ompi_info) names;
 #  - README.md, docs/ (and docs/bench/), the help texts and the components'
-#    ompi_info help carry no project history: no "issue N", no "Left to do"
-#    (a planted line is found).
+#    ompi_info help carry no project history: no "issue N", "finding N" or
+#    "Left to do" (a planted line is found).
 #
 set -u
 top_srcdir=${top_srcdir:-../..}
@@ -99,7 +99,7 @@ readme_levels_are_the_help() {
 }
 
 # ---- no history -----------------------------------------------------------
-history='\b[Ii]ssues? #?[0-9]+|[Ll]eft to do|^#+ *(To do|TODO)'
+history='\b[Ii]ssues? #?[0-9]+|\b[Ff]indings? [0-9]+|[Ll]eft to do|^#+ *(To do|TODO)'
 
 # FILE... : every line that tells history, with its file and number
 history_lines() { grep -n -E "$history" "$@"; }
