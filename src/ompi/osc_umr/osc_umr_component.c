@@ -87,9 +87,9 @@ static int mca_osc_umr_component_register(void)
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
             "(\"osc_umr: rank N: zcopy_puts ...\") and each key a target "
-            "could not answer; 5 windows and memory "
-            "left to the wrapped module, refused operations and the costs "
-            "used; 10 the key protocol, windows wrapped, attach and detach",
+            "could not answer; 5 windows and memory left to the wrapped "
+            "module, refused operations and the costs used; 10 the key "
+            "protocol, windows wrapped, attach and detach",
             MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_osc_umr.verbose);
     return OMPI_SUCCESS;
