@@ -36,7 +36,7 @@ BUILD_DIR=$build "$top/contrib/build.sh" CFLAGS="$flags" >/dev/null 2>&1 ||
 make -C "$build/test/bench" bench_mpi_calls >/dev/null
 gcc -O2 -shared -fPIC -o "$out/umr_calltrace.so" "$top/contrib/call-path/umr_calltrace.c" -ldl
 
-umr_so=$(find "$build/src/ompi" -name mca_pml_umr.so -path '*/.libs/*' | head -1)
+umr_so=$build/src/ompi/pml_umr/.libs/mca_pml_umr.so
 uct_so=$build/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 mkdir -p "$out/components"
 ln -sf "$umr_so" "$out/components/"

@@ -38,6 +38,9 @@
 # are printed when the job ends (or is interrupted), rank by rank, after
 # mpirun's own output. Then each rank's pml/umr counters (zcopy_sends,
 # zcopy_recvs, ...) and their sum. The exit status is mpirun's.
+# pml/umr, osc/umr and the module are the build's test variants
+# (hooks/, `make hooks`): the test faults (UCX_MLX5_UMR_TEST_FAULT,
+# pml_umr_test_fault, osc_umr_test_fault) apply.
 # Environment: BUILD_DIR (default ./build); MCA parameters and UCX_MLX5_UMR_*
 # variables already set are kept; UMR_MODEL_* are passed to the model;
 # MPIRUN_MODEL_JOB names the job (its fabric table: /dev/shm/umr-model-NAME,
@@ -49,7 +52,7 @@ BUILD_DIR=${BUILD_DIR:-$top/build}
 
 link=ib hosts=2 zcopy=on build=1 output=
 host_specs=()
-usage() { sed -n '2,38p' "$0"; exit "${1:-1}"; }
+usage() { sed -n '2,47p' "$0"; exit "${1:-1}"; }
 while [ $# -gt 0 ]; do
     case $1 in
     --link)     link=${2:-}; shift 2 ;;
@@ -81,8 +84,10 @@ done
 mkdir -p "$BUILD_DIR" && BUILD_DIR=$(cd "$BUILD_DIR" && pwd)   # absolute:
                                              # Open MPI's component path
 lib=$BUILD_DIR/test/model/.libs/libumr_verbs_model.so
-module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
-pml=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+# the test variants (hooks/, configure.ac: UMR_TEST_HOOKS): the tests inject
+# faults into these jobs
+module=$BUILD_DIR/src/uct/mlx5_umr/hooks/.libs/libuct_mlx5_umr.so
+pml=$BUILD_DIR/src/ompi/pml_umr/hooks/.libs/mca_pml_umr.so
 
 # ---- what it needs --------------------------------------------------------------
 if [ $build -eq 1 ]; then
@@ -90,6 +95,7 @@ if [ $build -eq 1 ]; then
         "$top/contrib/install-deps.sh" >/dev/null || exit 1
     fi
     BUILD_DIR=$BUILD_DIR "$top/contrib/build.sh" >/dev/null || exit 1
+    make -C "$BUILD_DIR" hooks >/dev/null || exit 1
     make -C "$BUILD_DIR/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
         { echo "mpirun-model: building the model failed (was rdma-core found?)"; exit 1; }
 fi
@@ -112,7 +118,7 @@ scratch=$BUILD_DIR/mpirun-model-components
 mkdir -p "$scratch"
 ln -sf "$pml" "$scratch/"
 # osc/umr, when built (test_osc_umr_model.sh): it uses pml/umr's rails
-osc=$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so
+osc=$BUILD_DIR/src/ompi/osc_umr/hooks/.libs/mca_osc_umr.so
 [ -f "$osc" ] && ln -sf "$osc" "$scratch/"
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
 export OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"

@@ -3,10 +3,11 @@
 # Sourced by the test/mpi scripts: where the build and Open MPI are, and the
 # environment that loads pml/umr from the build tree (a scratch component
 # directory in front of Open MPI's) with the sw engine. Sets top_builddir,
-# mpirun, pkglibdir and umr_env (env assignments for pml/umr's runs), and
-# defines run(); the caller sets its program ($prog), output folder and
-# suite, and may set run_timeout (seconds, default 600, a hang guard scaled
-# by UMR_TEST_TIME_MULTIPLIER) before sourcing.
+# mpirun, pkglibdir, pml_so, osc_so, uct_so (the test variants, below) and
+# umr_env (env assignments for pml/umr's runs), and defines run(); the
+# caller sets its program ($prog), output folder and suite, and may set
+# run_timeout (seconds, default 600, a hang guard scaled by
+# UMR_TEST_TIME_MULTIPLIER) before sourcing.
 top_builddir=${top_builddir:-../..}
 top_builddir=$(cd "$top_builddir" && pwd)
 mpirun=${MPIRUN:-mpirun}
@@ -14,16 +15,26 @@ mpirun=${MPIRUN:-mpirun}
 per_rank=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../contrib" && pwd)/per-rank.sh
 # Open MPI's own component directory (where mpirun finds its launcher's parts)
 pkglibdir=${OMPI_COMPONENTDIR:-$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')}
+# The test variants of the components and the module (hooks/ beside each,
+# built by make check; configure.ac: UMR_TEST_HOOKS): the installed ones
+# without the test parameters and faults the suites set. With none set they
+# run the same code.
+pml_so=$top_builddir/src/ompi/pml_umr/hooks/.libs/mca_pml_umr.so
+osc_so=$top_builddir/src/ompi/osc_umr/hooks/.libs/mca_osc_umr.so
+uct_so=$top_builddir/src/uct/mlx5_umr/hooks/.libs/libuct_mlx5_umr.so
+for so in "$pml_so" "$uct_so"; do
+    [ -f "$so" ] || { echo "no $so: make check (or make hooks) from the top"; exit 99; }
+done
 scratch=$PWD/components
 mkdir -p "$scratch"
-ln -sf "$top_builddir/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$scratch/"
+ln -sf "$pml_so" "$scratch/"
 
 # (the sw engine: only for jobs with the components, which read it; UCX's
 # warning of unused variables is left on: a job prints nothing it did not
 # cause, test_quiet.sh)
 umr_env=(OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
          UCX_MLX5_UMR_ENGINE=sw
-         OMPI_MCA_pml_umr_uct_module="$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+         OMPI_MCA_pml_umr_uct_module="$uct_so"
          OMPI_MCA_pml_umr_verbose=1)
 # Open MPI 5's launcher (prterun) hands the mca_base_component_path above to
 # PMIx as well (PMIX_MCA_mca_base_component_path) unless that one is set:

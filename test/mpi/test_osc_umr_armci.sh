@@ -17,7 +17,7 @@
 #
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
-ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
+ln -sf "$osc_so" "$scratch/"
 prog=$PWD/osc_umr_armci
 out=$PWD/test_osc_umr_armci.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused

@@ -33,8 +33,7 @@ suite=osc_umr_model
 . "$(dirname "$0")/pml_umr_model_env.sh"
 . "$(dirname "$0")/osc_umr_range_check.sh"
 
-[ -f "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" ] ||
-    { echo "no mca_osc_umr.so in $top_builddir"; exit 1; }
+[ -f "$osc_so" ] || { echo "no $osc_so"; exit 1; }
 
 # every rank: zero-copy (or packed) puts and gets, keys, dynamic windows'
 # drops, no error

@@ -161,7 +161,7 @@ typo_warned() {   # pml
 # known name, or UCX_WARN_UNUSED_ENV_VARS=n, gives no warning.
 typo_warned_by_transport() {
     # (sanitizer builds: their runtimes first, contrib/run-sanitizers.sh)
-    local o env=(LD_PRELOAD="${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+    local o env=(LD_PRELOAD="${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}$uct_so"
                  UCX_MLX5_UMR_ENGINE=sw UCX_MLX5_UMR_CACHE_SIZE=10)
     o=$(env "${env[@]}" UCX_WARN_UNUSED_ENV_VARS=y UCX_MLX5_UMR_PACKTHRESH=3 \
         UCX_MLX5_UMR_XYZZY=1 ucx_info -d 2>&1)

@@ -33,7 +33,7 @@
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
 . "$(dirname "$0")/mpi_ranks_env.sh"
-ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
+ln -sf "$osc_so" "$scratch/"
 prog=$PWD/umr_keys
 out=$PWD/test_umr_keys.out.d
 rm -rf "$out"

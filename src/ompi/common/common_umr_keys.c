@@ -427,19 +427,3 @@ void mca_common_umr_lkey_drop(mca_common_umr_region_t *region,
     }
     mca_common_umr_region_put(region);
 }
-
-ucs_status_t mca_common_umr_mem_reg(mca_common_umr_rail_t *rail, void *buf,
-                                    size_t len, uct_mem_h *memh_p)
-{
-    ucs_status_t status;
-
-    status = uct_md_mem_reg(rail->md, buf, len, UCT_MD_MEM_ACCESS_ALL, memh_p);
-    mca_common_umr.cnt.keys_live += (status == UCS_OK);
-    return status;
-}
-
-void mca_common_umr_mem_dereg(mca_common_umr_rail_t *rail, uct_mem_h memh)
-{
-    uct_md_mem_dereg(rail->md, memh);
-    --mca_common_umr.cnt.keys_live;
-}

@@ -109,13 +109,6 @@ OMPI_DECLSPEC void mca_common_umr_lkey_release(mca_common_umr_region_t *region,
 OMPI_DECLSPEC void mca_common_umr_lkey_drop(mca_common_umr_region_t *region,
                                             mca_common_umr_lkey_t *lkey);
 
-/* A registration for one use (no cache): counted in keys_live. */
-OMPI_DECLSPEC ucs_status_t mca_common_umr_mem_reg(mca_common_umr_rail_t *rail,
-                                                  void *buf, size_t len,
-                                                  uct_mem_h *memh_p);
-OMPI_DECLSPEC void mca_common_umr_mem_dereg(mca_common_umr_rail_t *rail,
-                                            uct_mem_h memh);
-
 END_C_DECLS
 
 #endif

@@ -38,7 +38,9 @@ typedef struct mca_common_umr_peer_disc {
 } mca_common_umr_peer_disc_t;
 
 mca_common_umr_peer_slot_t mca_common_umr_peer_front[MCA_COMMON_UMR_PEER_SLOTS];
+#if UMR_TEST_HOOKS
 int mca_common_umr_peers_norail;
+#endif
 
 static void mca_common_umr_peer_event_run(mca_common_umr_work_t *work);
 

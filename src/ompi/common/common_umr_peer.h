@@ -111,9 +111,14 @@ typedef struct mca_common_umr_peer {
 
 OMPI_DECLSPEC void
 mca_common_umr_peers_init(const mca_common_umr_msg_ops_t *ops);
-/* A test fault (pml_umr_test_fault=norail): set before the first peer is
- * resolved, no rail of this process reaches any peer. */
+/* A test fault (pml_umr_test_fault=norail, the test variant's only): set
+ * before the first peer is resolved, no rail of this process reaches any
+ * peer. */
+#if UMR_TEST_HOOKS
 OMPI_DECLSPEC extern int mca_common_umr_peers_norail;
+#else
+#define mca_common_umr_peers_norail 0
+#endif
 
 /* The value of the budget parameter `param` (before the rails open):
  * "auto" or "-1" -> -1, "unlimited" or "0" -> 0, a count N > 0 -> N;

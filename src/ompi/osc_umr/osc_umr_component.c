@@ -109,15 +109,17 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
             &mca_osc_umr.packed_max_block);
 
-    mca_common_umr_fault_register(c, &mca_osc_umr_faults,
-            "the target side of the key protocol, to test the refusals "
-            "(osc_umr_fault.h)");
+    /* the test variant's parameter (osc_umr_fault.h) */
+    mca_osc_umr_test_register(c);
 
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
-            "(\"osc_umr: rank N: zcopy_puts ...\"), 10 traces the key "
-            "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
+            "(\"osc_umr: rank N: zcopy_puts ...\") and each key a target "
+            "could not answer; 5 windows and memory left to the wrapped "
+            "module, refused operations and the costs used; 10 the key "
+            "protocol, windows wrapped, attach and detach",
+            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_osc_umr.verbose);
     return OMPI_SUCCESS;
 }
@@ -127,7 +129,7 @@ static int mca_osc_umr_component_open(void)
     mca_osc_umr.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_osc_umr.output,
                               mca_osc_umr.verbose);
-    mca_common_umr_fault_init(&mca_osc_umr_faults);
+    mca_osc_umr_test_init();
     return OMPI_SUCCESS;
 }
 

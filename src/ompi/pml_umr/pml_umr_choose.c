@@ -150,14 +150,6 @@ static size_t mca_pml_umr_choose_min_win(const mca_common_umr_cost_t *c,
     return (x >= (double)SIZE_MAX) ? SIZE_MAX : (size_t)x;
 }
 
-void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
-                               size_t min_size, size_t *min_bytes,
-                               double *min_block)
-{
-    mca_pml_umr_choose_bounds_of(engine, same_host, mode, min_size,
-                                 MCA_PML_UMR_CHOOSE_ANY, min_bytes, min_block);
-}
-
 void mca_pml_umr_choose_bounds_of(const char *engine, int same_host, int mode,
                                   size_t min_size, int dens_class,
                                   size_t *min_bytes, double *min_block)

@@ -50,12 +50,12 @@ static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req, int zcopy)
         req->peer_held = 0;
         mca_common_umr_peer_release(req->peer);
     }
-    if (!zcopy) {
-    } else if ((req->error == MPI_SUCCESS) ||
-               (req->error == MPI_ERR_TRUNCATE)) {
-        ++mca_pml_umr.cnt.zcopy_recvs;
-    } else {
-        ++mca_pml_umr.cnt.errors;
+    if (zcopy) {
+        if ((req->error == MPI_SUCCESS) || (req->error == MPI_ERR_TRUNCATE)) {
+            ++mca_pml_umr.cnt.zcopy_recvs;
+        } else {
+            ++mca_pml_umr.cnt.errors;
+        }
     }
     mca_common_umr_progress_ref(-1);
     mca_pml_umr_request_mpi_complete(req);
@@ -172,13 +172,10 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
         mca_pml_umr_fault(MCA_PML_UMR_FAULT_COMPLETION)) {
         comp->status = UCS_ERR_IO_ERROR;
     }
-    if (req->region != NULL) {
-        mca_common_umr_region_put(req->region);
-        req->region = NULL;
-    } else {
-        mca_common_umr_mem_dereg(req->peer->rail, req->memh);
-    }
-    req->memh = NULL;
+    /* the receive's memory handle is its region's (mca_pml_umr_recv_get) */
+    mca_common_umr_region_put(req->region);
+    req->region = NULL;
+    req->memh   = NULL;
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
     req->has_rkey = 0;
     if (comp->status != UCS_OK) {

@@ -14,9 +14,6 @@
 #define UCT_UMR_H_
 
 #include "umr_layout.h"
-#ifndef UMR_LAYOUT_NO_DEPRECATED
-#include "uct_umr_layout.h"   /* the former uct_umr_layout_* names */
-#endif
 
 #include <uct/api/uct.h>
 

@@ -892,7 +892,7 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
 
     md->super.ops       = &uct_mlx5_umr_md_ops;
     md->super.component = &uct_mlx5_umr_component;
-    /* the test build may inject faults around it (engine_fault.h) */
+    /* the test variant may inject faults around it (engine_fault.h) */
     md->eng             = umr_eng_fault_wrap(
                                   uct_mlx5_umr_md_engine_of(md_name));
     md->next_memh_id    = 1;

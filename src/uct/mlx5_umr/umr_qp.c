@@ -123,7 +123,7 @@ ucs_status_t uct_mlx5_umr_qp_wait(uct_mlx5_umr_qp_t *qp, unsigned *outstanding,
     int i, n;
 
     if (UMR_ENG_FAULT(UMR_ENG_FAULT_MDWAIT) && (*outstanding > until)) {
-        /* (test build) as a real timeout: the UMRs are still posted */
+        /* (test variant) as a real timeout: the UMRs are still posted */
         ucs_error("mlx5_umr md %p: timed out waiting for %u UMRs (injected)",
                   qp->md, *outstanding);
         return UCS_ERR_TIMED_OUT;
