@@ -31,6 +31,15 @@
 /* Layout keys kept per region beyond those in use. */
 #define MCA_COMMON_UMR_LKEYS_PER_REGION 16
 
+/* What memory of protection `prot` is registered for: a buffer peers only
+ * read (PROT_READ) for remote reads alone, which a read-only mapping takes
+ * (write access pins pages for writing: the kernel refuses that there). */
+static unsigned mca_common_umr_access(int prot, unsigned rw)
+{
+    return (prot & PROT_WRITE) ? rw : (UCT_MD_MEM_ACCESS_REMOTE_GET |
+                                       UCT_MD_MEM_ACCESS_LOCAL_READ);
+}
+
 static ucs_status_t mca_common_umr_region_reg(void *context,
                                               ucs_rcache_t *rcache, void *arg,
                                               ucs_rcache_region_t *rregion,
@@ -47,7 +56,9 @@ static ucs_status_t mca_common_umr_region_reg(void *context,
     ucs_list_head_init(&region->lkeys);
     status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
                             region->super.super.end - region->super.super.start,
-                            UCT_MD_MEM_ACCESS_ALL, &region->memh);
+                            mca_common_umr_access(region->super.prot,
+                                                  UCT_MD_MEM_ACCESS_ALL),
+                            &region->memh);
     if (status != UCS_OK) {
         return status;
     }
@@ -161,9 +172,12 @@ void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail)
     }
 }
 
-/* The registered region that covers [lo, lo + len), held until put. */
+/* The registered region that covers [lo, lo + len) for `prot`, held until
+ * put. The cache keeps a region's protection: a region registered for
+ * reads that is needed for writes (a receive into a buffer sent from
+ * before) is registered again for both, and replaces it (ucs_rcache). */
 int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
-                              mca_common_umr_region_t **region_p)
+                              int prot, mca_common_umr_region_t **region_p)
 {
     mca_common_umr_region_t *region;
     ucs_rcache_region_t *rregion;
@@ -180,6 +194,7 @@ int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
         }
         region->super.super.start = (uintptr_t)lo;
         region->super.super.end   = (uintptr_t)lo + len;
+        region->super.prot        = prot;
         if (mca_common_umr_region_reg(rail, NULL, (void*)1, &region->super,
                                       0) != UCS_OK) {
             free(region);
@@ -189,7 +204,7 @@ int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
         return OMPI_SUCCESS;
     }
     status = umr_ucs_rcache_get(rail->rcache, lo, len, ucs_get_page_size(),
-                                PROT_READ | PROT_WRITE, NULL, &rregion);
+                                prot, NULL, &rregion);
     if (status != UCS_OK) {
         MCA_COMMON_UMR_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
                                ucs_status_string(status));
@@ -211,9 +226,9 @@ void mca_common_umr_region_put(mca_common_umr_region_t *region)
 }
 
 /* The layout key of (base, layout, count) over `region` (held by the
- * caller), made once; in use until mca_common_umr_lkey_put. */
+ * caller) for `prot`, made once; in use until mca_common_umr_lkey_put. */
 int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
-                            const umr_layout_t *layout, size_t count,
+                            const umr_layout_t *layout, size_t count, int prot,
                             mca_common_umr_lkey_t **lkey_p)
 {
     mca_common_umr_rail_t *rail = region->rail;
@@ -223,6 +238,7 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
+            ((lkey->prot & prot) == prot) &&
             umr_layout_equal(lkey->layout, layout)) {
             /* most recently used first */
             ucs_list_del(&lkey->list);
@@ -251,10 +267,14 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
     if (status != UCS_OK) {
         goto err_free;
     }
-    /* a layout beyond the key budget, or a dry key pool, is a status the
-     * caller falls back on, not an error line */
-    status = uct_umr_mem_reg(rail->md, base, layout, count,
-                             UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
+    /* over the region's registration: its pages are pinned once. A layout
+     * beyond the key budget, or a dry key pool, is a status the caller
+     * falls back on, not an error line */
+    status = uct_umr_mem_reg_over(rail->md, base, layout, count,
+                                  &region->memh, 1,
+                                  mca_common_umr_access(prot,
+                                                        UCT_MD_MEM_ACCESS_RMA) |
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
     if (status != UCS_OK) {
         MCA_COMMON_UMR_VERBOSE(10, "layout registration failed (%s)",
                                ucs_status_string(status));
@@ -274,6 +294,7 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
     }
     lkey->base  = base;
     lkey->count = count;
+    lkey->prot  = prot;
     lkey->refs  = 1;
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
@@ -296,29 +317,30 @@ void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey)
 
 int mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                                   const umr_layout_t *layout, size_t count,
-                                  mca_common_umr_region_t **region_p)
+                                  int prot, mca_common_umr_region_t **region_p)
 {
     ptrdiff_t lo, hi;
 
     if (umr_layout_span(layout, count, &lo, &hi) != UCS_OK) {
         return OMPI_ERROR;
     }
-    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo,
+    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo, prot,
                                      region_p);
 }
 
 int mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                                 const umr_layout_t *layout, size_t count,
-                                mca_common_umr_region_t **region_p,
+                                int prot, mca_common_umr_region_t **region_p,
                                 mca_common_umr_lkey_t **lkey_p)
 {
     int rc;
 
-    if (mca_common_umr_region_acquire(rail, base, layout, count, region_p) !=
-        OMPI_SUCCESS) {
+    if (mca_common_umr_region_acquire(rail, base, layout, count, prot,
+                                      region_p) != OMPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, lkey_p);
+    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, prot,
+                                 lkey_p);
     if (rc != OMPI_SUCCESS) {
         mca_common_umr_region_put(*region_p);
         *region_p = NULL;

@@ -25,6 +25,8 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/memory/rcache.h>
 
+#include <sys/mman.h>   /* PROT_READ, PROT_WRITE */
+
 BEGIN_C_DECLS
 
 /* A layout key over a registered region (sender side). */
@@ -33,7 +35,9 @@ typedef struct mca_common_umr_lkey {
     umr_layout_t     *layout;       /* own copy: the key is its contents */
     void             *base;
     size_t           count;
-    uct_mem_h        memh;
+    int              prot;          /* PROT_READ: peers only read through
+                                       it; | PROT_WRITE: they write too */
+    uct_mem_h        memh;          /* over the region's memh */
     int              refs;          /* sends in flight */
     uint8_t          rkey[MCA_COMMON_UMR_MAX_RKEY];
 } mca_common_umr_lkey_t;
@@ -53,18 +57,23 @@ typedef struct mca_common_umr_region {
 OMPI_DECLSPEC int  mca_common_umr_keys_init(mca_common_umr_rail_t *rail);
 OMPI_DECLSPEC void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail);
 
-/* The registered region that covers [lo, lo + len), held until put. */
+/* The registered region that covers [lo, lo + len), held until put, for
+ * `prot`: PROT_READ, memory the NIC only reads (a send buffer, which may be
+ * a read-only mapping: registered for remote reads alone), or PROT_READ |
+ * PROT_WRITE (a receive buffer, a window). */
 OMPI_DECLSPEC int
 mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
-                          mca_common_umr_region_t **region_p);
+                          int prot, mca_common_umr_region_t **region_p);
 OMPI_DECLSPEC void mca_common_umr_region_put(mca_common_umr_region_t *region);
 
 /* The layout key of (base, layout, count) over `region` (held by the
- * caller), made once; in use until mca_common_umr_lkey_put. */
+ * caller; the key addresses its registration, nothing is pinned again) for
+ * `prot` (PROT_READ: peers read through it; | PROT_WRITE: and write), made
+ * once; in use until mca_common_umr_lkey_put. */
 OMPI_DECLSPEC int  mca_common_umr_lkey_get(mca_common_umr_region_t *region,
                                            void *base,
                                            const umr_layout_t *layout,
-                                           size_t count,
+                                           size_t count, int prot,
                                            mca_common_umr_lkey_t **lkey_p);
 OMPI_DECLSPEC void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey);
 
@@ -73,7 +82,7 @@ OMPI_DECLSPEC void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey);
 OMPI_DECLSPEC int
 mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                               const umr_layout_t *layout, size_t count,
-                              mca_common_umr_region_t **region_p);
+                              int prot, mca_common_umr_region_t **region_p);
 
 /* That region and the layout key of (base, layout, count) over it, held
  * until mca_common_umr_lkey_release: what a zero-copy send registers.
@@ -82,7 +91,7 @@ mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
 OMPI_DECLSPEC int
 mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                             const umr_layout_t *layout, size_t count,
-                            mca_common_umr_region_t **region_p,
+                            int prot, mca_common_umr_region_t **region_p,
                             mca_common_umr_lkey_t **lkey_p);
 OMPI_DECLSPEC void mca_common_umr_lkey_release(mca_common_umr_region_t *region,
                                                mca_common_umr_lkey_t *lkey);

@@ -250,8 +250,12 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
+    /* a put only reads the origin buffer */
     if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
-                                      origin_count, &region) != OMPI_SUCCESS) {
+                                      origin_count,
+                                      is_put ? PROT_READ :
+                                               PROT_READ | PROT_WRITE,
+                                      &region) != OMPI_SUCCESS) {
         goto pass;
     }
     op = malloc(sizeof(*op));

@@ -82,7 +82,11 @@ enum {
 typedef struct uct_mlx5_umr_memh {
     uint64_t            id;          /* unique per md, never reused */
     unsigned            flags;
-    umr_eng_mr_t        *mr;         /* contiguous memory (layout: its span) */
+    unsigned            access;      /* UMR_ENG_ACCESS_* it was registered
+                                        with (a layout: of its keys) */
+    umr_eng_mr_t        *mr;         /* contiguous memory; a layout: the
+                                        span it registered itself, NULL
+                                        over the caller's handles */
     void                *base;       /* contig: address; layout: base */
     uint64_t            length;      /* contig: bytes; layout: packed bytes */
     /* layout only */
