@@ -616,6 +616,7 @@ void verbs_fake::defaults()
     host              = 0;
     fabric            = 0;
     check_free        = false;
+    kernel_before_6_2 = false;
 
     open_flags = 0;
     calls.clear();

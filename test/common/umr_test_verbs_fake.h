@@ -109,6 +109,9 @@ struct verbs_fake {
     uint32_t                  fabric;             /* fabric of its links */
     bool                      check_free;         /* UMR only on a free key
                                                      (man mlx5dv_wr_post; R23) */
+    bool                      kernel_before_6_2;  /* read-only registrations
+                                                     pin as before Linux 6.2
+                                                     (R21b) */
 
     /* ---- records ---- */
     uint32_t                                 open_flags;    /* last DEVX open */
