@@ -57,8 +57,8 @@ static ucs_status_t mca_common_umr_region_reg(void *context,
     status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
                             region->super.super.end - region->super.super.start,
                             mca_common_umr_access(region->super.prot,
-                                                  UCT_MD_MEM_ACCESS_ALL),
-                            &region->memh);
+                                                  UCT_MD_MEM_ACCESS_ALL) |
+                            UCT_MD_MEM_FLAG_HIDE_ERRORS, &region->memh);
     if (status != UCS_OK) {
         return status;
     }

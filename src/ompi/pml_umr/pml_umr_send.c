@@ -665,7 +665,8 @@ static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
                             (rc == OMPI_ERR_OUT_OF_RESOURCE) ?
                             "every connected peer busy (the budget, "
                             "pml_umr_max_conns)" :
-                            "a peer not reachable zero-copy",
+                            "a peer not reachable zero-copy, or a send "
+                            "buffer the rail could not register",
                             mca_pml_umr.real_component.pmlm_version.
                             mca_component_name);
     }

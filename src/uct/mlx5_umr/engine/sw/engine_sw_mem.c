@@ -26,6 +26,7 @@
  * A NIC pins every page of a memory region at registration and refuses one
  * it cannot access. Do the same: read one byte of every page of the range
  * (cross-memory attach on ourselves never faults), a batch of pages a call.
+ * The caller logs a failure as its flags say (a fallback hides it).
  */
 static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
 {
@@ -50,7 +51,7 @@ static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
         ret          = process_vm_readv(getpid(), &liov, 1, riov, n, 0);
         if (ret != (ssize_t)n) {
             i = (ret > 0) ? (unsigned)ret : 0;
-            ucs_error("sw engine: mr_reg: [%p, %p) is not readable: the page "
+            ucs_debug("sw engine: mr_reg: [%p, %p) is not readable: the page "
                       "at %p is not accessible (%s)", addr,
                       UCS_PTR_BYTE_OFFSET(addr, length),
                       (void*)ucs_align_down((uintptr_t)riov[i].iov_base, page),
@@ -79,7 +80,7 @@ static ucs_status_t umr_eng_sw_mr_probe_write(void *addr, size_t length,
         return UCS_OK;
     }
 
-    ucs_error("sw engine: mr_reg: [%p, %p) is not writable: write access "
+    ucs_debug("sw engine: mr_reg: [%p, %p) is not writable: write access "
               "0x%x refused (register it for remote reads only)", addr,
               UCS_PTR_BYTE_OFFSET(addr, length), access);
     return UCS_ERR_INVALID_ADDR;
