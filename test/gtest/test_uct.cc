@@ -2817,3 +2817,76 @@ TEST_F(test_uct_read_only, puts_from_read_only_memory)
         munmap(mem, 8192);
     }
 }
+
+/* Blocks in separately registered memory joined in one key: a layout over
+ * two mappings with unmapped pages between them (as a struct of separately
+ * allocated arrays at MPI_BOTTOM) cannot be registered as one span (the
+ * hole: UCS_ERR_INVALID_ADDR), but over the two handles
+ * (uct_umr_mem_reg_over) it is one key, each entry over its own handle; a
+ * put from it moves every byte. */
+class test_uct_join : public test_uct_xproc {
+protected:
+    void SetUp() override {
+        std::mt19937_64 rng(31);
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 8192);
+        fill_random(rng, m_regions.back().init);
+        start();
+    }
+};
+
+TEST_F(test_uct_join, two_mappings_one_key)
+{
+    size_t page = sysconf(_SC_PAGESIZE);
+    char *mem   = (char*)mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)mem);
+    ASSERT_EQ(0, munmap(mem + page, 2 * page));   /* the hole */
+    char *a = mem, *b = mem + 3 * page;
+    for (size_t i = 0; i < page; ++i) {
+        a[i] = (char)(i * 3 + 1);
+        b[i] = (char)(i * 5 + 2);
+    }
+
+    /* 4 blocks of 100 at a stride of 1000 in a, then 3000 bytes of b */
+    umr_layout_t *vec, *blk, *lay;
+    const size_t lens[2]     = {1, 1};
+    const ptrdiff_t displs[2] = {0, b - a};
+    ASSERT_UCS_OK(umr_layout_vector(4, 100, 1000, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_contig(3000, &blk));
+    const umr_layout_t *inners[2] = {vec, blk};
+    ASSERT_UCS_OK(umr_layout_struct(2, lens, displs, inners, &lay));
+
+    uct_mem_h memhs[2], key;
+    uct_umr_md_stats_t st;
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+              uct_umr_mem_reg(m_s.md, a, lay, 1, UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                              &key)) << "a span over the hole registered";
+    ASSERT_UCS_OK(m_s.reg(a, page, &memhs[0]));
+    ASSERT_UCS_OK(m_s.reg(b, page, &memhs[1]));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, a, lay, 1, memhs, 1, 0, &key))
+            << "b's block lies in no handle given";
+    ASSERT_UCS_OK(uct_umr_mem_reg_over(m_s.md, a, lay, 1, memhs, 2, 0, &key));
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(2u, st.mem_regs);
+
+    std::vector<uct_iov_t> iov = {{(void*)(uintptr_t)0, 3400, key, 0, 1}};
+    EXPECT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0], m_rkeys[0].rkey));
+    bytes_t want = m_regions[0].init;
+    for (size_t i = 0; i < 4; ++i) {
+        memcpy(want.data() + GUARD + i * 100, a + i * 1000, 100);
+    }
+    memcpy(want.data() + GUARD + 400, b, 3000);
+    bytes_t got = dump()[0];
+    EXPECT_EQ(want, got) << first_diff(got, want);
+
+    for (uct_mem_h m : {key, memhs[0], memhs[1]}) {
+        ASSERT_UCS_OK(m_s.dereg(m));
+    }
+    umr_layout_free(lay);
+    umr_layout_free(blk);
+    umr_layout_free(vec);
+    munmap(a, page);
+    munmap(b, page);
+}
