@@ -501,13 +501,10 @@ unsigned uct_mlx5_umr_md_access(unsigned flags)
     return access;
 }
 
-static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
-                                         size_t length,
-                                         umr_uct_mem_reg_arg_t flags_arg,
-                                         uct_mem_h *memh_p)
+ucs_status_t uct_mlx5_umr_memh_reg(uct_mlx5_umr_md_t *md, void *address,
+                                   size_t length, unsigned flags,
+                                   uct_mlx5_umr_memh_t **memh_p)
 {
-    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
-    unsigned flags        = umr_uct_mem_reg_flags(flags_arg);
     uct_mlx5_umr_memh_t *memh;
     ucs_status_t status;
 
@@ -540,6 +537,17 @@ static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
     return UCS_OK;
 }
 
+static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
+                                         size_t length,
+                                         umr_uct_mem_reg_arg_t flags_arg,
+                                         uct_mem_h *memh_p)
+{
+    return uct_mlx5_umr_memh_reg(ucs_derived_of(uct_md, uct_mlx5_umr_md_t),
+                                 address, length,
+                                 umr_uct_mem_reg_flags(flags_arg),
+                                 (uct_mlx5_umr_memh_t**)memh_p);
+}
+
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
 {
     unsigned k;
@@ -555,6 +563,9 @@ void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
     }
     if (memh->mr != NULL) {
         md->eng->mr_dereg(md->dev, memh->mr);
+    }
+    if (memh->span != NULL) {
+        uct_mlx5_umr_memh_free(md, memh->span);
     }
     if (memh->layout != NULL) {
         umr_layout_free(memh->layout);

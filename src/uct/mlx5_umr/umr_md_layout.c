@@ -3,13 +3,13 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * mlx5_umr transport: layout registration (uct_umr_mem_reg,
- * uct_umr_mem_reg_over). A layout is lowered to a plan of indirect keys, the
+ * mlx5_umr transport: layout registration (uct_umr_mem_reg_over,
+ * uct_umr_mem_reg). A layout is lowered to a plan of indirect keys, the
  * keys come from the md's pool and are configured on the md's UMR queue
  * pair, children first, and waited for: a packed key is usable by a peer as
- * soon as registration returns. The keys address memory registered either
- * by the caller (uct_umr_mem_reg_over: its handles' pages, pinned once) or
- * by the registration itself (uct_umr_mem_reg: the layout's span).
+ * soon as registration returns. The keys address memory registered by the
+ * caller (its handles' pages, pinned once); uct_umr_mem_reg registers the
+ * layout's span first and the layout handle holds it.
  */
 #include "umr_config.h"
 
@@ -125,61 +125,6 @@ uct_mlx5_umr_layout_memh_keys(uct_mlx5_umr_md_t *md,
     memh->id = md->next_memh_id++;
     ++md->stats.layout_regs;
     return UCS_OK;
-}
-
-ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
-                             const umr_layout_t *layout, size_t count,
-                             unsigned flags, uct_mem_h *memh_p)
-{
-    uct_mlx5_umr_md_t *md = uct_mlx5_umr_layout_reg_md(uct_md,
-                                                       "uct_umr_mem_reg",
-                                                       base, layout, count,
-                                                       memh_p);
-    /* a caller with a fallback (pml/umr) asks for no error lines: a layout
-     * over the limits or a dry key pool is then only its status */
-    ucs_log_level_t level = (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS) ?
-                            UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR;
-    uct_mlx5_umr_memh_t *memh;
-    const umr_layout_plan_t *plan;
-    ucs_status_t status;
-
-    if (md == NULL) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    status = uct_mlx5_umr_layout_memh_new(md, base, layout, count,
-                                          uct_mlx5_umr_md_access(flags),
-                                          level, &memh);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    /* the keys' one memory: the span, registered here (every entry's
-     * `mem` is 0) */
-    plan   = memh->plan;
-    status = md->eng->mr_reg(md->dev, UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
-                             plan->span_ub - plan->span_lb, memh->access,
-                             &memh->mr);
-    if (status != UCS_OK) {
-        ucs_log(level, "uct_umr_mem_reg: registering the span [%p, %p) "
-                "failed: %s", UCS_PTR_BYTE_OFFSET(base, plan->span_lb),
-                UCS_PTR_BYTE_OFFSET(base, plan->span_ub),
-                ucs_status_string(status));
-        goto err_memh;
-    }
-    ++md->stats.mem_regs;
-
-    status = uct_mlx5_umr_layout_memh_keys(md, memh, &memh->mr->lkey, level);
-    if (status != UCS_OK) {
-        goto err_memh;
-    }
-
-    *memh_p = memh;
-    return UCS_OK;
-
-err_memh:
-    uct_mlx5_umr_memh_free(md, memh);
-    return status;
 }
 
 /* The bytes an entry of base memory touches, relative to base. */
@@ -300,5 +245,42 @@ ucs_status_t uct_umr_mem_reg_over(uct_md_h uct_md, void *base,
     }
 
     *memh_p = memh;
+    return UCS_OK;
+}
+
+ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
+                             const umr_layout_t *layout, size_t count,
+                             unsigned flags, uct_mem_h *memh_p)
+{
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_layout_reg_md(uct_md,
+                                                       "uct_umr_mem_reg",
+                                                       base, layout, count,
+                                                       memh_p);
+    uct_mlx5_umr_memh_t *span;
+    ptrdiff_t lo, hi;
+    ucs_status_t status;
+
+    if (md == NULL) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (umr_layout_span(layout, count, &lo, &hi) != UCS_OK) {
+        ucs_error("uct_umr_mem_reg: %s", umr_layout_last_error());
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* the keys over the layout's span, registered here and held by the
+     * layout handle */
+    status = uct_mlx5_umr_memh_reg(md, UCS_PTR_BYTE_OFFSET(base, lo), hi - lo,
+                                   flags, &span);
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = uct_umr_mem_reg_over(uct_md, base, layout, count,
+                                  (uct_mem_h*)&span, 1, flags, memh_p);
+    if (status != UCS_OK) {
+        uct_mlx5_umr_memh_free(md, span);
+        return status;
+    }
+    ((uct_mlx5_umr_memh_t*)*memh_p)->span = span;
     return UCS_OK;
 }
