@@ -17,7 +17,10 @@
 #   --host H=SPEC  host H differs, SPEC as UMR_MODEL_HOST<H> (see
 #              test/common/umr_test_verbs_preload.cc): e.g. 1=roce=v1,ipv4=0
 #              (a RoCE v1 / IPv6 host), 1=pkeys=0x8002, 0=down_after=500
-#              (its link goes down after 500 RDMA work requests)
+#              (its link goes down after 500 RDMA work requests),
+#              1=ipv4=0,subnet=2 (IPv6 only, on IP subnet 2: global GIDs,
+#              link-local ones reach that subnet only),
+#              1=event=port_err@30,event=port_active@60 (port events)
 #   --auto     pml/umr chooses zero-copy per message (pml_umr_zcopy=auto);
 #              default: forced (=on), so every eligible message takes the
 #              ConnectX path

@@ -79,6 +79,7 @@ struct fab_qp {
     uint32_t dest_qpn;
     uint32_t host;               /* its port's host and fabric */
     uint32_t fabric;
+    uint32_t subnet;             /* its host's IP subnet (R26, R33) */
     int32_t  event;              /* affiliated event for the owner, -1 none */
     uint8_t  link_layer;
     uint8_t  port_mtu;           /* its port's active MTU */
@@ -107,6 +108,18 @@ struct fab_host {
     int32_t  ev[16];             /* IBV_EVENT_* of event n at [n % 16] */
     uint64_t wrs;                /* RDMA WRs that left or reached it */
     uint64_t down_after;         /* link down at this many (0: never) */
+    uint32_t gid_set;            /* an entry of its GID table changed: */
+    uint32_t gid_index;          /*   this one (R32) */
+    uint8_t  gid[16];            /*   now this GID */
+    uint8_t  gid_type;           /*   of this type */
+    uint8_t  reserved[3];
+    uint32_t sched_set;          /* its events are scheduled (R32) */
+    uint32_t nsched;
+    struct {
+        int32_t  event;          /* IBV_EVENT_*, -1: raised already */
+        uint32_t arg;            /* gid_change: the entry that changes */
+        uint64_t at;             /* at this many RDMA WRs */
+    } sched[8];
 };
 
 enum { FAB_MAGIC = 0x756d726dU };  /* "umrm": the table is initialised */
@@ -470,11 +483,65 @@ void host_event(fab_host &h, enum ibv_event_type type)
     ++h.gen;
 }
 
+/* A GID nobody else has, for a GID_CHANGE that adds an entry:
+ * 2001:db8:ffff::<host + 1>, RoCE v2 (R32). */
+void host_new_gid(fab_host &h, uint32_t index)
+{
+    uint32_t host = (uint32_t)(&h - fab->hosts);
+
+    memset(h.gid, 0, sizeof(h.gid));
+    h.gid[0]    = 0x20;
+    h.gid[1]    = 0x01;
+    h.gid[2]    = 0x0d;
+    h.gid[3]    = 0xb8;
+    h.gid[4]    = 0xff;
+    h.gid[5]    = 0xff;
+    h.gid[14]   = (uint8_t)((host + 1) >> 8);
+    h.gid[15]   = (uint8_t)(host + 1);
+    h.gid_type  = IBV_GID_TYPE_ROCE_V2;
+    h.gid_index = index;
+    h.gid_set   = 1;
+}
+
+/* R32: a port event of `host` with what comes with it: PORT_ERR / _ACTIVE
+ * take the link down / up, LID_CHANGE gives the port another LID,
+ * GID_CHANGE fills entry `arg` of the GID table; CLIENT_REREGISTER,
+ * PKEY_CHANGE and SM_CHANGE change nothing the model has (a subnet manager
+ * that re-registers its clients, or changes another pkey entry). Under
+ * lock. */
+void host_raise(fab_host &h, enum ibv_event_type type, uint32_t arg)
+{
+    switch (type) {
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_PORT_ACTIVE:
+        if (!h.link_down == (type == IBV_EVENT_PORT_ACTIVE)) {
+            return;             /* no change, no event */
+        }
+        h.link_down = (type == IBV_EVENT_PORT_ERR);
+        break;
+    case IBV_EVENT_LID_CHANGE:
+        h.lid = (h.lid ? h.lid : (uint32_t)(&h - fab->hosts) + 1) + 1000;
+        break;
+    case IBV_EVENT_GID_CHANGE:
+        host_new_gid(h, arg);
+        break;
+    default:
+        break;
+    }
+    host_event(h, type);
+}
+
 /* The LID of q's port now (R26). */
 uint16_t cur_lid(const fab_qp *q)
 {
     const fab_host &h = host_of(q);
     return h.lid ? (uint16_t)h.lid : q->lid;
+}
+
+/* fe80::/10 */
+bool gid_is_link_local(const uint8_t *gid)
+{
+    return (gid[0] == 0xfe) && ((gid[1] & 0xc0) == 0x80);
 }
 
 /* R26: what `a` sends reaches `b`. */
@@ -485,8 +552,10 @@ bool path_one_way(const fab_qp *a, const fab_qp *b)
         return false;
     }
     if (a->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        /* a link-local address is not routed off its subnet (R26) */
         return a->is_global && !memcmp(a->dgid, b->sgid, sizeof(a->dgid)) &&
-               (a->sgid_type == b->sgid_type);
+               (a->sgid_type == b->sgid_type) &&
+               (!gid_is_link_local(a->dgid) || (a->subnet == b->subnet));
     }
     if ((a->dlid != cur_lid(b)) ||
         (a->is_global && memcmp(a->dgid, b->port_gid, sizeof(a->dgid)))) {
@@ -522,13 +591,34 @@ int peer_status(const fab_qp *me, const fab_qp **peer_p)
     return PEER_READY;
 }
 
-/* A host's NICs moved one more RDMA WR; the link may go down now. */
-void host_count_wr(fab_host &h)
+/* One more RDMA WR for host h: the link may go down now, scheduled events
+ * come (R32). Under lock. */
+void host_tick(fab_host &h)
 {
     ++h.wrs;
     if (h.down_after && !h.link_down && (h.wrs >= h.down_after)) {
         h.link_down = 1;
         host_event(h, IBV_EVENT_PORT_ERR);
+    }
+    for (uint32_t i = 0; i < h.nsched; ++i) {
+        if ((h.sched[i].event >= 0) && (h.wrs >= h.sched[i].at)) {
+            host_raise(h, (enum ibv_event_type)h.sched[i].event,
+                       h.sched[i].arg);
+            h.sched[i].event = -1;
+        }
+    }
+}
+
+/* A host's NICs moved one more RDMA WR. A host whose link is down moves
+ * none: the WRs of the fabric count for it instead, so that its scheduled
+ * events (PORT_ACTIVE) come in a job that goes on without it (R32). */
+void host_count_wr(fab_host &h)
+{
+    host_tick(h);
+    for (fab_host &other : fab->hosts) {
+        if (other.link_down && other.nsched && (&other != &h)) {
+            host_tick(other);
+        }
     }
 }
 
@@ -781,6 +871,7 @@ uint32_t model_qp_alloc()
                 q.event    = -1;
                 q.host     = fake().host % MODEL_MAX_HOSTS;
                 q.fabric   = fake().fabric;
+                q.subnet   = fake().subnet;
                 return FAB_QPN_BASE + i;
             }
         }
@@ -1370,6 +1461,9 @@ void model_hosts_reset()
         h.link_down  = 0;
         h.lid        = 0;
         h.down_after = 0;
+        h.gid_set    = 0;
+        h.sched_set  = 0;
+        h.nsched     = 0;
     }
 }
 
@@ -1402,6 +1496,96 @@ void model_host_set_lid(uint32_t host, uint16_t lid)
 
     h.lid = lid;
     host_event(h, IBV_EVENT_LID_CHANGE);
+}
+
+void model_host_raise(uint32_t host, enum ibv_event_type event,
+                      uint32_t arg)
+{
+    fab_guard g;
+    host_raise(fab->hosts[host % MODEL_MAX_HOSTS], event, arg);
+}
+
+void model_host_set_gid(uint32_t host, uint32_t index, const uint8_t gid[16],
+                        enum ibv_gid_type type)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    memcpy(h.gid, gid, sizeof(h.gid));
+    h.gid_type  = (uint8_t)type;
+    h.gid_index = index;
+    h.gid_set   = 1;
+    host_event(h, IBV_EVENT_GID_CHANGE);
+}
+
+int model_host_events_after(uint32_t host,
+                            const std::vector<model_host_sched> &events)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    if (events.size() > sizeof(h.sched) / sizeof(h.sched[0])) {
+        return EINVAL;
+    }
+    if (h.sched_set) {             /* the first of the host's processes */
+        return 0;
+    }
+    h.sched_set = 1;
+    for (const model_host_sched &e : events) {
+        h.sched[h.nsched].event = e.event;
+        h.sched[h.nsched].arg   = e.arg;
+        h.sched[h.nsched].at    = h.wrs + e.wrs;
+        ++h.nsched;
+    }
+    return 0;
+}
+
+bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
+                       struct ibv_gid_entry *entry)
+{
+    auto it = ctx_states().find(ctx);
+    uint32_t host = (it != ctx_states().end()) ? it->second.host :
+                    fake().host % MODEL_MAX_HOSTS;
+    fab_guard g;
+    const fab_host &h = fab->hosts[host];
+
+    if (!h.gid_set || (h.gid_index != index)) {
+        return false;
+    }
+    memset(entry, 0, sizeof(*entry));
+    memcpy(entry->gid.raw, h.gid, sizeof(entry->gid.raw));
+    entry->gid_type = h.gid_type;
+    return true;
+}
+
+int model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr)
+{
+    struct ibv_gid_entry entry;
+    const fake_port *port = qp_port(attr->port_num);
+    static const uint8_t zero[16] = {};
+
+    if (port == NULL) {
+        return EINVAL;
+    }
+    if (port->attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+        return 0;
+    }
+    if (!attr->is_global) {
+        return EINVAL;              /* RoCE: a GRH always */
+    }
+    if (model_gid_overlay(ctx, attr->grh.sgid_index, &entry)) {
+        return 0;
+    }
+    if ((attr->grh.sgid_index >= port->gids.size()) ||
+        !memcmp(port->gids[attr->grh.sgid_index].gid.raw, zero,
+                sizeof(zero))) {
+        return EINVAL;
+    }
+    if (std::find(port->dead_gids.begin(), port->dead_gids.end(),
+                  attr->grh.sgid_index) != port->dead_gids.end()) {
+        return EADDRNOTAVAIL;       /* no netdev route for it */
+    }
+    return 0;
 }
 
 bool model_host_link_up(uint32_t host)
@@ -1444,6 +1628,9 @@ void model_port_overlay(struct ibv_context *ctx, uint8_t port_num,
     }
     if (h.lid) {
         attr->lid = h.lid;
+    }
+    if (h.gid_set && (h.gid_index >= (uint32_t)attr->gid_tbl_len)) {
+        attr->gid_tbl_len = (int)h.gid_index + 1;   /* R32: one more */
     }
 }
 

@@ -331,6 +331,36 @@
  *        56.1 qp.c:3581,3593,3602, verbs.c:2410, mlx5dv.h:534,544
  *        65.0 qp.c:3581,3593,3602, verbs.c:2533, mlx5dv.h:535,545 (same)
  *      [no_umr_builders_without_mlx5_send_ops]
+ *  R32 port events and what comes with them: PORT_ERR / PORT_ACTIVE the
+ *      link down / up, LID_CHANGE a new LID (ibv_query_port), GID_CHANGE a
+ *      changed or added GID table entry (ibv_query_gid / _ex, gid_tbl_len);
+ *      CLIENT_REREGISTER (a subnet manager that took over asks its clients
+ *      to register again: the port's addresses stay), PKEY_CHANGE (of an
+ *      entry the model's tables do not use) and SM_CHANGE change nothing.
+ *      The kernel raises each on the port's contexts (kernel
+ *      drivers/infiniband/hw/mlx5/main.c handle_port_change: PORT_ERR,
+ *      PORT_ACTIVE, LID_CHANGE, PKEY_CHANGE, GID_CHANGE, CLIENT_REREGISTER
+ *      from the port-change EQE's subtype; core/cache.c
+ *      ib_cache_update / dispatch_gid_change_event: GID_CHANGE when the
+ *      RoCE GID table changes with the netdev's addresses); a consumer
+ *      re-reads what it uses (UCX only logs them: ib_device.c
+ *      uct_ib_handle_async_event, 1.13.1:513-529, 1.21.0:486-503). Scheduled
+ *      by the host spec's event=NAME@N (umr_test_verbs_preload.cc).
+ *      [port_events_and_their_effect]
+ *  R33 ibv_create_ah on a RoCE port: no GRH, an sgid_index beyond the GID
+ *      table or an empty entry -> EINVAL (kernel core/verbs.c
+ *      rdma_create_ah -> rdma_fill_sgid_attr -> rdma_get_gid_attr:
+ *      -EINVAL/-ENOENT for an empty entry); a GID whose netdev has no
+ *      route for it (the kernel resolves the destination MAC through the
+ *      netdev: core/verbs.c ib_resolve_eth_dmac, addr.c
+ *      rdma_addr_find_l2_eth_by_grh) -> EADDRNOTAVAIL (model: the port's
+ *      dead_gids; host spec dead_gid=I). UCX tests each candidate GID so
+ *      (ib_device.c uct_ib_device_test_roce_gid_index, 1.13.1:1109,
+ *      1.21.0:974). The IP subnets of RoCE hosts (host spec subnet=N): a
+ *      host of subnet N has link-local fe80::<host+1> and global
+ *      2001:db8:N::<host+1> GIDs; a link-local dgid reaches only a peer of
+ *      the same subnet (R26: link-local addresses are not routed).
+ *      [create_ah_rules, link_local_stays_on_its_subnet]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -458,6 +488,29 @@ void model_host_set_link(uint32_t host, bool up);
 void model_host_link_down_after(uint32_t host, uint64_t wrs);
 /* The LID of `host` changes (LID_CHANGE; IB). */
 void model_host_set_lid(uint32_t host, uint16_t lid);
+/* R32: raise port event `event` on `host` with its effect (see the rule;
+ * GID_CHANGE: entry `arg` of the GID table gets a new global IPv6 GID). */
+void model_host_raise(uint32_t host, enum ibv_event_type event,
+                      uint32_t arg = 0);
+/* R32: entry `index` of the GID table of `host` (one past the table: a new
+ * entry) holds `gid` of `type` from now on (GID_CHANGE). */
+void model_host_set_gid(uint32_t host, uint32_t index, const uint8_t gid[16],
+                        enum ibv_gid_type type);
+/* R32: raise events on `host` once its NICs moved that many more RDMA
+ * work requests (the host spec's event=NAME@N); set once (the first call
+ * wins). 0 or EINVAL (more than 8). */
+struct model_host_sched {
+    enum ibv_event_type event;
+    uint64_t            wrs;
+    uint32_t            arg;
+};
+int  model_host_events_after(uint32_t host,
+                             const std::vector<model_host_sched> &events);
+/* R32: what the GID table entry `index` holds if an event changed it. */
+bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
+                       struct ibv_gid_entry *entry);
+/* R33: ibv_create_ah: 0 or an errno. */
+int  model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr);
 /* The link of `host` is up. */
 bool model_host_link_up(uint32_t host);
 /* Raise an affiliated event on QP `qpn` (QP_FATAL etc.) and move it to

@@ -20,10 +20,19 @@
  *   UMR_MODEL_HOST<H>=K=V,...  host H differs: link=ib|roce,
  *                          roce=v1|v2|v1v2 (its GID types, default v1v2),
  *                          ipv4=0|1 (an IPv4 address, default 1),
+ *                          subnet=N (RoCE: global IPv6 GIDs
+ *                          2001:db8:N::<H+1> besides the link-local ones,
+ *                          which reach only hosts of subnet N; R33),
+ *                          dead_gid=I (ibv_create_ah refuses GID entry I),
  *                          mtu=256..4096, lid=N (default H + 1),
  *                          pkeys=0xffff:0x8001 (its pkey table), fabric=N,
  *                          down_after=N (its link goes down once its NICs
  *                          moved N more RDMA work requests),
+ *                          event=NAME@N (port event NAME once its NICs
+ *                          moved N more RDMA work requests: client_reregister,
+ *                          gid_change (a new entry of the GID table),
+ *                          lid_change, pkey_change, port_err, port_active;
+ *                          repeat the key for several, R32),
  *                          rd_atom=N (reads its NIC takes at once),
  *                          desc=BYTES (max_sq_desc_sz)
  *   UMR_MODEL_DEVICES=N    mlx5 devices a host has (mlx5_0 ...; default 1)
@@ -141,6 +150,8 @@ struct host_cfg {
     bool        v1         = true;
     bool        v2         = true;
     bool        ipv4       = true;
+    long        subnet     = -1;
+    std::vector<uint32_t> dead_gids;
     enum ibv_mtu mtu       = IBV_MTU_4096;
     long        lid        = -1;
     std::vector<uint16_t> pkeys;
@@ -148,7 +159,39 @@ struct host_cfg {
     long        down_after = 0;
     long        rd_atom    = -1;
     long        desc       = -1;
+    std::vector<model_host_sched> events;
 };
+
+/* event=NAME@N of a host spec (R32) */
+model_host_sched parse_event(const std::string &var, const std::string &v)
+{
+    static const struct {
+        const char          *name;
+        enum ibv_event_type event;
+    } names[] = {
+        {"client_reregister", IBV_EVENT_CLIENT_REREGISTER},
+        {"gid_change", IBV_EVENT_GID_CHANGE},
+        {"lid_change", IBV_EVENT_LID_CHANGE},
+        {"pkey_change", IBV_EVENT_PKEY_CHANGE},
+        {"port_err", IBV_EVENT_PORT_ERR},
+        {"port_active", IBV_EVENT_PORT_ACTIVE}
+    };
+    size_t at = v.find('@');
+    std::string name = v.substr(0, at);
+    char *end;
+
+    for (const auto &n : names) {
+        if ((name == n.name) && (at != std::string::npos)) {
+            long wrs = strtol(v.c_str() + at + 1, &end, 0);
+            if ((*end == '\0') && (wrs >= 0)) {
+                return {n.event, (uint64_t)wrs, 0};
+            }
+        }
+    }
+    config_error(var + ": event=" + v + ": NAME@N, NAME one of "
+                 "client_reregister, gid_change, lid_change, pkey_change, "
+                 "port_err, port_active");
+}
 
 enum ibv_mtu parse_mtu(long bytes)
 {
@@ -187,6 +230,10 @@ host_cfg parse_host(uint32_t host)
             c.v2 = (v.find("v2") != std::string::npos);
         } else if (k == "ipv4") {
             c.ipv4 = (n != 0);
+        } else if (k == "subnet") {
+            c.subnet = n;
+        } else if (k == "dead_gid") {
+            c.dead_gids.push_back((uint32_t)n);
         } else if (k == "mtu") {
             c.mtu = parse_mtu(n);
         } else if (k == "lid") {
@@ -199,6 +246,8 @@ host_cfg parse_host(uint32_t host)
             c.fabric = (uint32_t)n;
         } else if (k == "down_after") {
             c.down_after = n;
+        } else if (k == "event") {
+            c.events.push_back(parse_event(var, v));
         } else if (k == "rd_atom") {
             c.rd_atom = n;
         } else if (k == "desc") {
@@ -269,6 +318,7 @@ void preload_init()
         fake().model      = true;
         fake().host       = host;
         fake().fabric     = c.fabric;
+        fake().subnet     = (c.subnet >= 0) ? (uint32_t)c.subnet : 0;
         fake().check_free = env_long("UMR_MODEL_CHECK_FREE", 1) != 0;
         fake().kernel_before_6_2 = kernel_before(env("UMR_MODEL_KERNEL", "6.2"),
                                                  6, 2);
@@ -279,8 +329,10 @@ void preload_init()
             fake().dev_attr.orig_attr.max_qp_rd_atom = (int)c.rd_atom;
         }
 
-        port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4) :
+        port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4,
+                                            (int)c.subnet) :
                         fake_ib_port(lid, c.mtu);
+        port.dead_gids = c.dead_gids;
         if (!c.pkeys.empty()) {
             port.pkeys.clear();
             for (uint16_t pk : c.pkeys) {
@@ -299,6 +351,13 @@ void preload_init()
         }
         if (c.down_after > 0) {
             model_host_link_down_after(host, (uint64_t)c.down_after);
+        }
+        for (model_host_sched &e : c.events) {
+            e.arg = port.gids.size();     /* gid_change: one entry more */
+        }
+        if (model_host_events_after(host, c.events) != 0) {
+            config_error("UMR_MODEL_HOST" + std::to_string(host) +
+                         ": at most 8 events");
         }
 
         if (env_long("UMR_MODEL_VERBOSE", 0)) {

@@ -1042,7 +1042,7 @@ TEST(test_verbs_model_release, wrap_assumptions_hold)
         "ibv_dealloc_pd", "ibv_reg_mr", "ibv_reg_mr_iova2", "ibv_dereg_mr",
         "mlx5dv_create_mkey", "mlx5dv_destroy_mkey", "ibv_destroy_cq",
         "mlx5dv_create_qp", "ibv_qp_to_qp_ex", "mlx5dv_qp_ex_from_ibv_qp_ex",
-        "ibv_modify_qp", "ibv_destroy_qp"
+        "ibv_modify_qp", "ibv_destroy_qp", "ibv_create_ah", "ibv_destroy_ah"
     };
     static const char *inlined[] = {
         "mlx5dv_wr_mr_interleaved", "mlx5dv_wr_mr_list", "ibv_wr_start",
@@ -1145,6 +1145,7 @@ struct side {
     uint32_t  host;
     fake_port port;
     uint32_t  fabric;
+    uint32_t  subnet = 0;
 };
 
 side ib_side(uint32_t host, uint16_t lid, enum ibv_mtu mtu = IBV_MTU_4096)
@@ -1172,6 +1173,7 @@ protected:
     {
         fake().host   = s.host;
         fake().fabric = s.fabric;
+        fake().subnet = s.subnet;
         fake().ports  = {s.port};
     }
 
@@ -1355,6 +1357,64 @@ TEST_F(test_verbs_model_fabric, roce_needs_grh)
     EXPECT_EQ(0, connect(qd, a, b, qb->qp_num));
 }
 
+/* R33: ibv_create_ah on RoCE wants a GRH from a GID entry that exists,
+ * is not empty and has a route; on IB anything goes. */
+TEST_F(test_verbs_model_fabric, create_ah_rules)
+{
+    fake().ports = {fake_roce_host_port(0, IBV_MTU_1024, true, true, true)};
+    fake().ports[0].dead_gids = {3};
+    struct ibv_ah_attr attr = {};
+    attr.port_num       = 1;
+    attr.is_global      = 1;
+    attr.grh.sgid_index = 1;
+    attr.grh.dgid       = fake().ports[0].gids[1].gid;
+    struct ibv_ah *ah   = ibv_create_ah(pd, &attr);
+    ASSERT_NE(nullptr, ah);
+    EXPECT_EQ(0, ibv_destroy_ah(ah));
+    attr.grh.sgid_index = 9;
+    EXPECT_EQ(nullptr, ibv_create_ah(pd, &attr));
+    EXPECT_EQ(EINVAL, errno);
+    attr.grh.sgid_index = 3;
+    EXPECT_EQ(nullptr, ibv_create_ah(pd, &attr));
+    EXPECT_EQ(EADDRNOTAVAIL, errno);
+    attr.grh.sgid_index = 1;
+    attr.is_global      = 0;
+    EXPECT_EQ(nullptr, ibv_create_ah(pd, &attr));
+    EXPECT_EQ(EINVAL, errno);
+    fake().ports = {fake_ib_port(7, IBV_MTU_4096)};
+    ah = ibv_create_ah(pd, &attr);
+    ASSERT_NE(nullptr, ah);
+    EXPECT_EQ(0, ibv_destroy_ah(ah));
+}
+
+/* R26, R33: a link-local GID reaches a peer of its own subnet only; the
+ * global GIDs reach across subnets. */
+TEST_F(test_verbs_model_fabric, link_local_stays_on_its_subnet)
+{
+    conn fast, ll, global;
+    fast.timeout     = 4;
+    fast.retry_cnt   = 1;
+    ll               = fast;
+    ll.sgid_index    = 1;      /* fe80 v2 */
+    global           = fast;
+    global.sgid_index = 3;     /* 2001:db8:N:: v2 */
+    side a = {0, fake_roce_host_port(0, IBV_MTU_1024, true, true, false, 1),
+              0, 1};
+    side b = {1, fake_roce_host_port(1, IBV_MTU_1024, true, true, false, 2),
+              0, 2};
+    side c = {2, fake_roce_host_port(2, IBV_MTU_1024, true, true, false, 1),
+              0, 1};
+    struct ibv_qp *qa, *qb;
+
+    std::tie(qa, qb) = pair(a, b, ll, ll);
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, write_status(qa)) << "link-local, "
+                                                         "two subnets";
+    std::tie(qa, qb) = pair(a, b, global, global);
+    EXPECT_EQ(IBV_WC_SUCCESS, write_status(qa)) << "global, two subnets";
+    std::tie(qa, qb) = pair(a, c, ll, ll);
+    EXPECT_EQ(IBV_WC_SUCCESS, write_status(qa)) << "link-local, one subnet";
+}
+
 /* R26: each broken piece of a path: the write retries for the budget, then
  * RETRY_EXC; a working path moves the bytes. */
 TEST_F(test_verbs_model_fabric, path_checks)
@@ -1523,6 +1583,74 @@ TEST_F(test_verbs_model_fabric, async_events)
     model_host_set_link(3, false);
     EXPECT_EQ(-1, next_event(&ev));
     model_host_set_link(3, true);
+}
+
+/* R32: each port event and what comes with it; events scheduled after a
+ * number of RDMA work requests. */
+TEST_F(test_verbs_model_fabric, port_events_and_their_effect)
+{
+    struct ibv_port_attr pattr, before;
+    struct ibv_gid_entry entry;
+    struct ibv_async_event ev;
+    union ibv_gid gid0;
+
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &before));
+    ASSERT_EQ(0, ibv_query_gid(ctx, 1, 0, &gid0));
+    for (enum ibv_event_type t : {IBV_EVENT_CLIENT_REREGISTER,
+                                  IBV_EVENT_PKEY_CHANGE,
+                                  IBV_EVENT_SM_CHANGE}) {
+        model_host_raise(0, t);
+        ASSERT_EQ(0, next_event(&ev));
+        EXPECT_EQ(t, ev.event_type);
+        EXPECT_EQ(1, ev.element.port_num);
+        ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+        EXPECT_EQ(before.lid, pattr.lid) << "nothing changes with it";
+        EXPECT_EQ(before.gid_tbl_len, pattr.gid_tbl_len);
+    }
+
+    /* GID_CHANGE adds entry gid_tbl_len: a global IPv6 RoCE v2 GID */
+    model_host_raise(0, IBV_EVENT_GID_CHANGE, before.gid_tbl_len);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_GID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(before.gid_tbl_len + 1, pattr.gid_tbl_len);
+    ASSERT_EQ(0, ibv_query_gid_ex(ctx, 1, before.gid_tbl_len, &entry, 0));
+    EXPECT_EQ(0x20, entry.gid.raw[0]);
+    EXPECT_EQ(IBV_GID_TYPE_ROCE_V2, entry.gid_type);
+    ASSERT_EQ(0, ibv_query_gid(ctx, 1, 0, &entry.gid));
+    EXPECT_EQ(0, memcmp(&gid0, &entry.gid, sizeof(gid0))) << "GID 0 kept";
+
+    model_host_raise(0, IBV_EVENT_LID_CHANGE);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_LID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_NE(before.lid, pattr.lid);
+
+    /* after 2 RDMA work requests: PORT_ERR, after 3: PORT_ACTIVE (the WRs
+     * of another host count while this one's link is down) */
+    ASSERT_EQ(0, model_host_events_after(0, {{IBV_EVENT_PORT_ERR, 2, 0},
+                                             {IBV_EVENT_PORT_ACTIVE, 3, 0}}));
+    EXPECT_EQ(-1, next_event(&ev));
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct ibv_qp *qa, *qb, *qc, *qd;
+    std::tie(qa, qb) = pair(ib_side(0, pattr.lid), ib_side(0, pattr.lid));
+    std::tie(qc, qd) = pair(ib_side(1, 8), ib_side(1, 8));
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(0, rdma(qa, true, dmr->rkey, (uintptr_t)dst.data(),
+                          {{(uintptr_t)src.data(), 64, smr->lkey}}));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+    }
+    EXPECT_FALSE(model_host_link_up(0));
+    ASSERT_EQ(0, rdma(qc, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+    EXPECT_TRUE(model_host_link_up(0));
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ERR, ev.event_type);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ACTIVE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(IBV_PORT_ACTIVE, pattr.state);
 }
 
 TEST_F(test_verbs_model_fabric, async_event_on_blocking_fd_aborts)

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <ucs/sys/compiler_def.h>
 
 #include <functional>
@@ -79,6 +80,32 @@ host_t roce_host(uint32_t host, bool v1, bool v2, bool ipv4)
         fake().ports = {fake_roce_host_port(host, IBV_MTU_1024, v1, v2,
                                             ipv4)};
     };
+}
+
+/* A RoCE v1/v2 host of IP subnet `subnet` without IPv4: link-local and
+ * global IPv6 GIDs (R33); `dead`: GID entries without a route. */
+host_t roce_ipv6_host(uint32_t host, uint32_t subnet, bool ipv4 = false,
+                      std::vector<uint32_t> dead = {})
+{
+    return [=]() {
+        fake().host   = host;
+        fake().subnet = subnet;
+        fake().ports  = {fake_roce_host_port(host, IBV_MTU_1024, true, true,
+                                             ipv4, (int)subnet)};
+        fake().ports[0].dead_gids = dead;
+    };
+}
+
+/* The GID in an iface address (engine id, then umr_eng_mlx5_dev_addr_t:
+ * link layer, port, LID, GID). */
+bytes_t gid_of(const bytes_t &iface)
+{
+    return bytes_t(iface.begin() + 5, iface.begin() + 21);
+}
+
+bool gid_is_global_ipv6(const bytes_t &gid)
+{
+    return (gid[0] == 0x20) && (gid[1] == 0x01);
 }
 
 const size_t LEN = 64 * 1024;
@@ -631,6 +658,166 @@ TEST_F(test_uct_mlx5_hosts, lid_change_retires_the_rail)
     EXPECT_EQ(ep, rec.eps[0]);
     EXPECT_FALSE(reachable(peer));
     stop(peer);
+}
+
+/* Reads the port events raised so far: reachability reads them when a
+ * millisecond has passed since the last read. */
+void read_events(const std::function<bool()> &reachable)
+{
+    for (int i = 0; i < 3; ++i) {
+        usleep(2000);
+        reachable();
+    }
+}
+
+/* Issue 30, finding 4: port events that leave our address as it was - a
+ * subnet manager that took over re-registers every port
+ * (CLIENT_REREGISTER), a pkey entry we do not use changed, another SM -
+ * leave the rail up: the endpoint works, the peer is reachable. Before, the
+ * first three retired the rail (endpoint failed UNREACHABLE). */
+TEST_F(test_uct_mlx5_hosts, client_reregister_keeps_the_rail)
+{
+    peer_t peer;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(peer, ib_host(1, 2)));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+
+    model_host_raise(0, IBV_EVENT_CLIENT_REREGISTER);
+    model_host_raise(0, IBV_EVENT_PKEY_CHANGE);
+    model_host_raise(0, IBV_EVENT_SM_CHANGE);
+    read_events([&]() { return reachable(peer); });
+    for (int i = 0; i < 100; ++i) {
+        s.progress();
+    }
+    EXPECT_TRUE(rec.eps.empty()) << "an endpoint failed";
+    EXPECT_TRUE(reachable(peer)) << "the rail was retired";
+    expect_put_arrives(ep, peer);
+    stop(peer);
+}
+
+/* Issue 30, finding 4: on RoCE a GID table entry that is not ours changed
+ * (an address added to a netdev): the rail stays up; the GID in use
+ * changed: retired (peers address the old one). */
+TEST_F(test_uct_mlx5_hosts, gid_change_retires_only_for_the_gid_in_use)
+{
+    peer_t peer;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(roce_host(0, true, true, true)));
+    ASSERT_NO_FATAL_FAILURE(start(peer, roce_host(1, true, true, true)));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+
+    uint32_t entries = fake().ports[0].gids.size();
+    model_host_raise(0, IBV_EVENT_GID_CHANGE, entries);   /* a new entry */
+    read_events([&]() { return reachable(peer); });
+    s.progress();
+    EXPECT_TRUE(rec.eps.empty()) << "an endpoint failed";
+    EXPECT_TRUE(reachable(peer)) << "the rail was retired";
+    expect_put_arrives(ep, peer);
+
+    /* the GID in use (RoCE v2 IPv4, the last entry) is another now */
+    uint8_t gid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 9, 9, 9};
+    model_host_set_gid(0, entries - 1, gid, IBV_GID_TYPE_ROCE_V2);
+    double until = now_sec() + 5;
+    while (rec.eps.empty() && (now_sec() < until)) {
+        s.progress();
+        reachable(peer);
+    }
+    ASSERT_EQ(1u, rec.eps.size());
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, rec.statuses[0]);
+    EXPECT_FALSE(reachable(peer));
+    stop(peer);
+}
+
+/* Issue 30, finding 4: PORT_ERR fails every endpoint; PORT_ACTIVE with the
+ * address unchanged opens the rail again for new connections: a peer is
+ * reachable, a new endpoint connects and moves data. Before, the rail
+ * stayed retired for the rest of the job. */
+TEST_F(test_uct_mlx5_hosts, port_active_reopens_the_rail)
+{
+    peer_t p1, p2;
+    err_rec rec;
+    s.err_handler     = record_err;
+    s.err_handler_arg = &rec;
+    ASSERT_NO_FATAL_FAILURE(open(ib_host(0, 1)));
+    ASSERT_NO_FATAL_FAILURE(start(p1, ib_host(1, 2)));
+    uct_ep_h ep = connect(p1);
+    expect_put_arrives(ep, p1);
+
+    model_host_set_link(0, false);
+    double until = now_sec() + 5;
+    while (rec.eps.empty() && (now_sec() < until)) {
+        s.progress();
+        reachable(p1);
+    }
+    ASSERT_EQ(1u, rec.eps.size());
+    EXPECT_EQ(UCS_ERR_UNREACHABLE, rec.statuses[0]);
+    EXPECT_FALSE(reachable(p1)) << "retired while the port is down";
+
+    model_host_set_link(0, true);
+    read_events([&]() { return reachable(p1); });
+    EXPECT_TRUE(reachable(p1)) << "the rail stayed retired";
+    ASSERT_NO_FATAL_FAILURE(start(p2, ib_host(2, 3)));
+    uct_ep_h late = connect(p2);
+    expect_put_arrives(late, p2);
+    EXPECT_EQ(1u, rec.eps.size()) << "the new endpoint failed";
+    stop(p1);
+    stop(p2);
+}
+
+/* Issue 30, finding 3: IPv6-only RoCE hosts on two subnets (a routed
+ * fabric): the link-local GIDs (fe80::) reach no other subnet, the global
+ * ones do. Each host takes its RoCE v2 global IPv6 GID, as UCX >= 1.21
+ * does, and a put arrives. Before, the first RoCE v2 IPv6 entry, the
+ * link-local one: the put failed RETRY_EXC (an endpoint timeout). */
+TEST_F(test_uct_mlx5_hosts, ipv6_hosts_on_two_subnets_move_data)
+{
+    peer_t peer;
+    config_t cfg = {{"TIMEOUT", "10ms"}, {"RETRY_COUNT", "1"}};
+    ASSERT_NO_FATAL_FAILURE(open(roce_ipv6_host(0, 1), cfg));
+    ASSERT_NO_FATAL_FAILURE(start(peer, roce_ipv6_host(1, 2), cfg));
+    EXPECT_TRUE(gid_is_global_ipv6(gid_of(s.iface_addr())));
+    EXPECT_TRUE(gid_is_global_ipv6(gid_of(peer.iface)));
+    ASSERT_TRUE(reachable(peer));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+    stop(peer);
+}
+
+/* Issue 30, finding 3: a GID entry that does not work (no route through
+ * its netdev: ibv_create_ah fails, R33) is passed over as UCX does
+ * (uct_ib_device_test_roce_gid_index): the IPv4 entry is dead, the global
+ * IPv6 one is taken. Before, the IPv4 entry was taken unchecked. */
+TEST_F(test_uct_mlx5_hosts, gid_choice_checks_an_address_handle)
+{
+    peer_t peer;
+    /* fe80 v1, fe80 v2, global v1, global v2, IPv4 v1, IPv4 v2 */
+    ASSERT_NO_FATAL_FAILURE(open(roce_ipv6_host(0, 1, true, {5})));
+    ASSERT_NO_FATAL_FAILURE(start(peer, roce_ipv6_host(1, 1, true, {5})));
+    EXPECT_TRUE(gid_is_global_ipv6(gid_of(s.iface_addr())));
+    uct_ep_h ep = connect(peer);
+    expect_put_arrives(ep, peer);
+    stop(peer);
+}
+
+/* Issue 30, finding 3: UCX_MLX5_UMR_GID_INDEX takes the entry asked for, as
+ * UCX_IB_GID_INDEX does, even a link-local one; a bad index fails the open
+ * with one line naming it. */
+TEST_F(test_uct_mlx5_hosts, gid_index_overrides_the_choice)
+{
+    roce_ipv6_host(0, 1)();
+    ASSERT_UCS_OK(s.open("mlx5_0", {{"GID_INDEX", "1"}}));
+    bytes_t gid = gid_of(s.iface_addr());
+    EXPECT_EQ(0xfe, gid[0]);
+    EXPECT_EQ(0x80, gid[1]);
+    s.close();
+    EXPECT_NE(UCS_OK, s.open("mlx5_0", {{"GID_INDEX", "9"}}));
 }
 
 } // namespace

@@ -22,6 +22,9 @@
 #    each other: pml/umr passes everything through (the same results,
 #    nothing zero-copy);
 #  - two IB hosts of two partitions: the same (unreachable, pass-through);
+#  - IPv6-only RoCE hosts on two IP subnets (link-local GIDs reach no other
+#    subnet): each takes its global IPv6 GID and the job moves every case
+#    zero-copy with the plain job's results;
 #  - a peer that dies holding a zero-copy message ends the job (an MPI
 #    error, the runtime's abort), never a hang;
 #  - contrib/mpirun-model.sh itself: it prints every rank's counters and
@@ -174,6 +177,18 @@ script_reports() {
     [ "$rc" -ne 0 ] || { echo "exit status 0 for /bin/false"; return 1; }
 }
 
+ipv6_two_subnets() {
+    local got=$out/ipv6-two-subnets
+    ref 4 ob1 || return 1
+    model "$got" OMPI_MCA_pml_umr_verbose=5 UMR_MODEL_VERBOSE=1 -- --link roce \
+        --hosts 2 --host 0=ipv4=0,subnet=1 --host 1=ipv4=0,subnet=2 -- \
+        -np 4 --mca pml ob1,umr "$prog" || { tail -20 "$got"; return 1; }
+    same_checks "$out/ref-4-ob1" "$got" && zcopy_in_every_case "$got" ||
+        return 1
+    [ "$(grep -a 'pml_umr: rank [0-9]*: zcopy_sends' "$got" | grep -o ' retired [0-9]*\| fallbacks [0-9]*' | awk '{s += $2} END {print s + 0}')" -eq 0 ] ||
+        { grep -a "retired\|fallback" "$got" | head; echo "a peer retired or fell back"; return 1; }
+}
+
 for link in ib roce; do
     for np in 2 4; do
         for pml in ob1 ucx; do
@@ -186,6 +201,7 @@ for link in ib roce; do
     check "fresh_buffers_registered_again_${link}_np2_ob1" fresh_registered_again "$link"
 done
 check rdonly_send_buffers_linux_6_1_shared_mapping_passes_through rdonly_linux_6_1
+check ipv6_only_roce_two_subnets_zcopy ipv6_two_subnets
 check ep_rdma_only_ib_np4_ob1_zcopy ep_rdma_only ob1
 check ep_rdma_only_ib_np4_ucx_zcopy ep_rdma_only ucx
 check ep_umr_bad_value_pass_through ep_bad_value EP_UMR=maybe

@@ -54,6 +54,7 @@ typedef struct mca_common_umr_counters {
                                     disconnect under way (sender: of
                                     fallbacks; receiver: of declined) */
     uint64_t rails_retired;     /* rails retired (every peer on them) */
+    uint64_t rails_reopened;    /* retired rails whose port came back */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {

@@ -220,7 +220,7 @@ static inline int mca_common_umr_peer_passes(ompi_communicator_t *comm,
 
     return (slot->proc == proc) &&
            ((slot->peer->state != MCA_COMMON_UMR_PEER_OK) ||
-            slot->peer->retired || slot->peer->rail->retired);
+            mca_common_umr_rail_out(slot->peer->rail) || slot->peer->retired);
 }
 
 /* The peer's endpoint exists (created on first use, within the budget:
@@ -263,7 +263,8 @@ OMPI_DECLSPEC void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer,
  * reaches it (NORAIL). */
 static inline int mca_common_umr_peer_retired(const mca_common_umr_peer_t *peer)
 {
-    return peer->retired || (peer->rail == NULL) || peer->rail->retired;
+    return (peer->rail == NULL) || mca_common_umr_rail_out(peer->rail) ||
+           peer->retired;
 }
 
 /* MPI_Finalize has started: let in-flight work finish and cancel the

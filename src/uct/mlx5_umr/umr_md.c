@@ -440,24 +440,38 @@ void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md)
         for (i = 0; i < n; ++i) {
             switch (events[i].type) {
             case UMR_ENG_EVENT_PORT_ERR:
+                if (md->failed == UCS_OK) {
+                    md->failed    = UCS_ERR_UNREACHABLE;
+                    md->port_down = 1;
+                    ucs_diag("mlx5_umr md %s: port down: the rail is retired "
+                             "until the port is up again, its endpoints fail "
+                             "and no peer is reachable through it",
+                             md->caps.name);
+                }
+                break;
             case UMR_ENG_EVENT_ADDR_CHANGE:
             case UMR_ENG_EVENT_DEVICE_FATAL:
-                if (md->failed == UCS_OK) {
-                    md->failed = UCS_ERR_UNREACHABLE;
+                if ((md->failed == UCS_OK) || md->port_down) {
                     ucs_diag("mlx5_umr md %s: %s: the rail is retired, its "
                              "endpoints fail and no peer is reachable "
                              "through it", md->caps.name,
-                             (events[i].type == UMR_ENG_EVENT_PORT_ERR) ?
-                             "port down" :
                              (events[i].type == UMR_ENG_EVENT_ADDR_CHANGE) ?
                              "our address changed (peers address the old "
                              "one)" : "device fatal error");
                 }
+                md->failed    = UCS_ERR_UNREACHABLE;
+                md->port_down = 0;      /* for good */
                 break;
             case UMR_ENG_EVENT_PORT_ACTIVE:
-                if (md->failed != UCS_OK) {
-                    ucs_diag("mlx5_umr md %s: port up again; the rail stays "
-                             "retired", md->caps.name);
+                /* the address is ours still (the engine checked): the
+                 * rail takes new connections; the endpoints that failed
+                 * stay failed */
+                if (md->port_down) {
+                    md->failed    = UCS_OK;
+                    md->port_down = 0;
+                    ucs_diag("mlx5_umr md %s: port up again, our address "
+                             "unchanged: new connections are possible",
+                             md->caps.name);
                 }
                 break;
             default:
@@ -865,6 +879,7 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     ucs_list_head_init(&md->listeners);
     ucs_list_head_init(&md->event_listeners);
     md->failed          = UCS_OK;
+    md->port_down       = 0;
     md->events_checked  = ucs_get_time();
 
     md->config.mkey_pool_size = config->mkey_pool_size;

@@ -134,6 +134,8 @@ typedef struct uct_mlx5_umr_md {
     ucs_status_t          failed;     /* the rail is retired (port down,
                                          address changed): UCS_OK while
                                          it works */
+    int                   port_down;  /* retired for a port down only:
+                                         PORT_ACTIVE brings it back */
     struct {
         unsigned          mkey_pool_size;
         unsigned          umr_queue_len;

@@ -187,10 +187,11 @@ typedef struct umr_eng_dev_params {
 typedef enum {
     UMR_ENG_EVENT_PORT_ERR,     /* the port went down: no QP of the device
                                    reaches anyone any more */
-    UMR_ENG_EVENT_PORT_ACTIVE,  /* the port is up again */
-    UMR_ENG_EVENT_ADDR_CHANGE,  /* our address changed (LID, GID, pkey, a
-                                   subnet manager re-registration): peers
-                                   address us by the old one */
+    UMR_ENG_EVENT_PORT_ACTIVE,  /* the port is up again, our address as
+                                   it was */
+    UMR_ENG_EVENT_ADDR_CHANGE,  /* our address changed (the LID, the GID or
+                                   pkey in use, read again after a port
+                                   event): peers address us by the old one */
     UMR_ENG_EVENT_QP_FAILED,    /* one QP (event.qp) is in error: fatal,
                                    request or access error */
     UMR_ENG_EVENT_DEVICE_FATAL, /* the device is gone */
