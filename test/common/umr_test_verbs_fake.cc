@@ -629,6 +629,7 @@ void verbs_fake::defaults()
     fabric            = 0;
     subnet            = 0;
     check_free        = false;
+    kernel_before_6_2 = false;
 
     open_flags = 0;
     calls.clear();

@@ -113,6 +113,9 @@ struct verbs_fake {
                                                      port (R26, R33) */
     bool                      check_free;         /* UMR only on a free key
                                                      (man mlx5dv_wr_post; R23) */
+    bool                      kernel_before_6_2;  /* read-only registrations
+                                                     pin as before Linux 6.2
+                                                     (R21b) */
 
     /* ---- records ---- */
     uint32_t                                 open_flags;    /* last DEVX open */

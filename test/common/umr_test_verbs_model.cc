@@ -10,10 +10,12 @@
 
 #include "umr_test_verbs_model.h"
 #include "umr_test_verbs_fake.h"
+#include "umr_test_verbs_pin.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +66,7 @@ struct fab_key {
     uint32_t num;
     uint64_t addr;          /* MR: VA */
     uint64_t length;        /* MR: bytes; MKEY: reglen */
+    pin_frames pin;         /* MR: the pages it pinned (R21c) */
     fab_desc desc[FAB_DESC];
 };
 
@@ -356,6 +359,13 @@ int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
             (addr - k->addr > k->length - len)) {
             return IBV_WC_REM_ACCESS_ERR;
         }
+        if (!pin_frames_ok(pid, &k->pin, addr, addr + len)) {    /* R21c */
+            fprintf(stderr, "rdma-core model: MR 0x%x of pid %d: [0x%" PRIx64
+                    ", +%" PRIu64 ") is not the memory it pinned any more "
+                    "(dropped and mapped again since ibv_reg_mr): a NIC "
+                    "would reach the old pages\n", key, pid, addr, len);
+            return IBV_WC_REM_ACCESS_ERR;
+        }
         if (len > 0) {
             out.push_back({addr, len});
         }
@@ -452,25 +462,6 @@ bool transfer(int32_t pid, const std::vector<segment> &segs, uint8_t *buf,
             }
         }
         buf += total;
-    }
-    return true;
-}
-
-/* ibv_reg_mr pins the range: every page must be there (kernel
- * ib_umem_get -> EFAULT). */
-bool range_readable(const void *addr, size_t length)
-{
-    size_t page = sysconf(_SC_PAGESIZE);
-    uintptr_t p = (uintptr_t)addr & ~(page - 1);
-    uintptr_t end = (uintptr_t)addr + length;
-    uint8_t byte;
-
-    for (; p < end; p += page) {
-        struct iovec local  = {&byte, 1};
-        struct iovec remote = {(void*)std::max(p, (uintptr_t)addr), 1};
-        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1) {
-            return false;
-        }
     }
     return true;
 }
@@ -641,6 +632,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
     int32_t rpid;
     int ret;
 
+    pin_op_begin();
     {
         fab_guard g;
         fab_qp *me   = fab_qp_get(qp->qp_num);
@@ -1058,10 +1050,13 @@ int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
 
 /* ---- keys ----------------------------------------------------------------- */
 
+/* R21 */
 int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
 {
-    if (!range_readable(addr, length)) {
-        return EFAULT;
+    int ret = pin_check(addr, length, access, fake().kernel_before_6_2);
+
+    if (ret) {
+        return ret;
     }
 
     fab_guard g;
@@ -1077,6 +1072,7 @@ int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
     k.access = (uint32_t)access;
     k.addr   = (uintptr_t)addr;
     k.length = length;
+    pin_bind(addr, length, &k.pin);
     *key_p   = ((uint32_t)(i + 1) << 8) | k.tag;
     return 0;
 }
@@ -1087,6 +1083,9 @@ void model_dereg_mr(uint32_t key)
     fab_key *k = fab_key_get(key);
 
     if (k != NULL) {
+        if ((k->kind == KEY_MR) && (k->pid == getpid())) {
+            pin_unbind(&k->pin);
+        }
         k->kind = KEY_FREE;
     }
 }
@@ -1182,6 +1181,7 @@ model_key_info model_key_query(uint32_t key)
         info.length     = k->length;
         info.num_desc   = k->num_desc;
         info.update_tag = k->update_tag;
+        info.bound      = (k->kind == KEY_MR) && (k->pin.npages > 0);
     }
     return info;
 }

@@ -195,12 +195,53 @@
  *        65.0 qp.c:1268,1270, cq.c:1449, mlx5dv.h:454, verbs.h:540
  *        (same value: 56.1 added IBV_WC_FLUSH = 8, below IBV_WC_RECV)
  *      [completions]
- *  R21 ibv_reg_mr pins the range: a page the process cannot read -> EFAULT
- *      (kernel ib_umem_get). Pinned pages stay reachable to a NIC whatever
- *      the process does to their protection later; the model, copying with
- *      cross-memory attach, cannot follow that (it reports a protection
- *      error instead), so tests of protection changes after registration
- *      are sw-engine cases. [reg_mr_efault]
+ *  R21 ibv_reg_mr: rdma-core passes the access to the kernel unchecked
+ *      (44.0 libibverbs/verbs.c ibv_reg_mr_iova2:310-335, verbs.c
+ *      mlx5_reg_mr:618 -> ibv_cmd_reg_mr; 56.1 :310, :630; master 691953d8d
+ *      :311, :710: the same), which
+ *      pins the range (kernel drivers/infiniband/core uverbs_cmd.c
+ *      ib_uverbs_reg_mr -> mlx5_ib_reg_user_mr -> umem.c ib_umem_get). The
+ *      model's part: umr_test_verbs_pin.h.
+ *      a) REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE -> EINVAL
+ *         (kernel include/rdma/ib_verbs.h ib_check_mr_access).
+ *         [reg_mr_access_needs_local_write]
+ *      b) every page must be mapped and readable, else EFAULT; with write
+ *         access (ib_access_writable: LOCAL_WRITE, REMOTE_WRITE,
+ *         REMOTE_ATOMIC, MW_BIND) the pages are pinned for writing
+ *         (FOLL_WRITE), which the kernel refuses on memory the process may
+ *         not write - a PROT_READ mapping, an mprotect'ed range - with
+ *         EFAULT (mm/gup.c check_vma_flags: no VM_WRITE, no FOLL_FORCE).
+ *         Read access pins any readable page (FOLL_LONGTERM alone, from
+ *         Linux 6.2: "RDMA/umem: remove FOLL_FORCE usage"); before 6.2 it
+ *         pinned with FOLL_WRITE | FOLL_FORCE, which a private mapping takes
+ *         (copy on write) and a shared one without write permission refuses
+ *         (check_vma_flags: !is_cow_mapping -> EFAULT):
+ *         verbs_fake::kernel_before_6_2 (preload: UMR_MODEL_KERNEL=6.1).
+ *         Not modelled: from 6.5 a write pin of a shared file mapping that
+ *         needs dirty tracking (a disk file) is refused too
+ *         (writable_file_mapping_allowed). [reg_mr_efault,
+ *         reg_mr_write_access_on_read_only_mapping,
+ *         reg_mr_read_only_before_linux_6_2]
+ *      c) the MR addresses the pages pinned at registration, whatever the
+ *         process maps at those addresses later: after munmap and a new
+ *         mapping at the same address (or MADV_DONTNEED) a NIC reads and
+ *         writes the old pages. The model records each page's frame
+ *         (/proc/self/pagemap; CAP_SYS_ADMIN shows them) and holds the
+ *         pages as a pin does (spliced into pipes), so that no other memory
+ *         gets those frames; an access through an MR whose pages are not
+ *         mapped there any more fails, IBV_WC_REM_ACCESS_ERR (remote key) or
+ *         IBV_WC_LOC_PROT_ERR (local key), with a line on stderr (model: a
+ *         NIC would move the old pages' bytes; failing makes a registration
+ *         cache that missed an unmap fail its test instead of passing). Bound:
+ *         private anonymous writable memory up to 64 MiB an MR (a file or
+ *         shared mapping is not checked); frames the kernel moves by itself
+ *         (migration, THP collapse, swap: no pin holds the model's pages)
+ *         are recorded again, and after fork() the parent re-records its
+ *         pages (the kernel copies pinned pages for the child instead).
+ *         Pinned pages stay reachable to a NIC whatever the process does to
+ *         their protection later; the model, copying with cross-memory
+ *         attach, reports a protection error instead, so tests of protection
+ *         changes after registration are sw-engine cases. [mr_bound_to_pages]
  *  R22 what the fake stands on: mlx5dv_wr_mr_interleaved / _list and the
  *      ibv_wr_* builders are static inline calls through the function
  *      pointers of mlx5dv_qp_ex / ibv_qp_ex; ibv_qp_to_qp_ex and
@@ -493,6 +534,7 @@ struct model_key_info {
     uint64_t length;
     uint32_t num_desc;
     bool     update_tag;
+    bool     bound;        /* MR: bound to the pages it pinned (R21c) */
 };
 model_key_info model_key_query(uint32_t key);
 

@@ -40,6 +40,10 @@
  *                          "ff,00000000"); default: none given (all CPUs)
  *   UMR_MODEL_CHECK_FREE=0 UMRs on keys that are not free allowed (default
  *                          1: as man mlx5dv_wr_post asks, R23)
+ *   UMR_MODEL_KERNEL=M.N   the hosts' Linux release, for how ibv_reg_mr pins
+ *                          (R21b: before 6.2 a read-only registration of a
+ *                          shared read-only mapping is refused); default
+ *                          6.2
  *   UMR_MODEL_CLIENTS=PAT:PAT  objects (fnmatch on the file name) that see
  *                          the model's devices (default libuct_mlx5_umr.so*)
  *   UMR_MODEL_VERBOSE=1    one line on stderr: the host and its addresses
@@ -90,6 +94,18 @@ long env_long(const char *name, long dflt)
 {
     fprintf(stderr, "rdma-core model: %s\n", what.c_str());
     abort();
+}
+
+/* UMR_MODEL_KERNEL: whether release "M.N" is older than major.minor */
+bool kernel_before(const std::string &release, unsigned major,
+                   unsigned minor)
+{
+    unsigned m, n;
+
+    if (sscanf(release.c_str(), "%u.%u", &m, &n) != 2) {
+        config_error("UMR_MODEL_KERNEL=" + release + ": MAJOR.MINOR, e.g. 6.1");
+    }
+    return (m < major) || ((m == major) && (n < minor));
 }
 
 std::vector<std::string> split(const std::string &s, char sep)
@@ -304,6 +320,8 @@ void preload_init()
         fake().fabric     = c.fabric;
         fake().subnet     = (c.subnet >= 0) ? (uint32_t)c.subnet : 0;
         fake().check_free = env_long("UMR_MODEL_CHECK_FREE", 1) != 0;
+        fake().kernel_before_6_2 = kernel_before(env("UMR_MODEL_KERNEL", "6.2"),
+                                                 6, 2);
         if (c.desc > 0) {
             fake().max_sq_desc_sz = (uint32_t)c.desc;
         }

@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -773,6 +774,221 @@ TEST_F(test_verbs_model, reg_mr_efault)
     EXPECT_NE(nullptr, mr);
     ibv_dereg_mr(mr);
     munmap(mem, 2 * page);
+}
+
+/* A file of `len` bytes (byte i: i * 13 + 5) mapped with `prot` and
+ * `flags` (MAP_PRIVATE or MAP_SHARED); the file is unlinked already. */
+static char *map_file(size_t len, int prot, int flags)
+{
+    char path[] = "/tmp/umr-model-pin-XXXXXX";
+    int fd      = mkstemp(path);
+    std::vector<char> bytes(len);
+    void *p;
+
+    if (fd < 0) {
+        return NULL;
+    }
+    unlink(path);
+    for (size_t i = 0; i < len; ++i) {
+        bytes[i] = (char)(i * 13 + 5);
+    }
+    if (write(fd, bytes.data(), len) != (ssize_t)len) {
+        close(fd);
+        return NULL;
+    }
+    p = mmap(NULL, len, prot, flags, fd, 0);
+    close(fd);
+    return (p == MAP_FAILED) ? NULL : (char*)p;
+}
+
+/* R21a: remote write or atomic access needs local write (kernel
+ * ib_check_mr_access), whatever the memory. */
+TEST_F(test_verbs_model, reg_mr_access_needs_local_write)
+{
+    for (int access : {(int)IBV_ACCESS_REMOTE_WRITE,
+                       (int)IBV_ACCESS_REMOTE_ATOMIC,
+                       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ}) {
+        errno = 0;
+        EXPECT_EQ(nullptr, ibv_reg_mr(pd, src.data(), 64, access)) << access;
+        EXPECT_EQ(EINVAL, errno) << access;
+    }
+    reg(src, IBV_ACCESS_REMOTE_READ);
+    reg(src, 0);
+}
+
+/* R21b (issue 30 finding 1): write access pins for writing, which the
+ * kernel refuses on memory the process may only read; read access pins any
+ * readable page, and its key serves remote reads only. Before: the model
+ * registered a PROT_READ mapping with write access. */
+TEST_F(test_verbs_model, reg_mr_write_access_on_read_only_mapping)
+{
+    size_t page = sysconf(_SC_PAGESIZE), len = 2 * page;
+    char *file  = map_file(len, PROT_READ, MAP_PRIVATE);
+    char *anon  = (char*)mmap(NULL, len, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(nullptr, file);
+    ASSERT_NE(MAP_FAILED, (void*)anon);
+    memcpy(anon, file, len);
+    ASSERT_EQ(0, mprotect(anon, len, PROT_READ));
+
+    for (char *mem : {file, anon}) {
+        SCOPED_TRACE((mem == file) ? "PROT_READ file mapping" :
+                                     "mprotect'ed to PROT_READ");
+        for (int access : {(int)IBV_ACCESS_LOCAL_WRITE, RW,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ}) {
+            errno = 0;
+            EXPECT_EQ(nullptr, ibv_reg_mr(pd, mem + 8, len - 16, access))
+                    << "access " << access;
+            EXPECT_EQ(EFAULT, errno) << "access " << access;
+        }
+        struct ibv_mr *ro = ibv_reg_mr(pd, mem, len, IBV_ACCESS_REMOTE_READ);
+        ASSERT_NE(nullptr, ro);
+        mrs.push_back(ro);
+
+        /* a peer reads it; a write through its key is refused */
+        struct ibv_qp *qp = loop_qp();
+        struct ibv_mr *dmr = reg(dst), *smr = reg(src);
+        memset(dst.data(), 0, len);
+        EXPECT_EQ(0, rdma(qp, false, ro->rkey, (uintptr_t)mem + 100,
+                          {{(uintptr_t)dst.data(), (uint32_t)(len - 200),
+                            dmr->lkey}}));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+        EXPECT_EQ(0, memcmp(dst.data(), file + 100, len - 200));
+        EXPECT_EQ(0, rdma(qp, true, ro->rkey, (uintptr_t)mem,
+                          {{(uintptr_t)src.data(), 64, smr->lkey}}));
+        EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status);
+        EXPECT_EQ(0, memcmp(mem, file, len)) << "the mapping was written";
+
+        /* nor can it be the destination of a local write */
+        struct ibv_qp *q = loop_qp();
+        EXPECT_EQ(0, rdma(q, false, smr->rkey, (uintptr_t)src.data(),
+                          {{(uintptr_t)mem, 64, ro->lkey}}));
+        EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
+    }
+    for (struct ibv_mr *m : mrs) {
+        ibv_dereg_mr(m);
+    }
+    mrs.clear();
+    munmap(file, len);
+    munmap(anon, len);
+}
+
+/* R21b: before Linux 6.2 a read-only registration pins with FOLL_WRITE |
+ * FOLL_FORCE, which a private mapping takes (copy on write) and a shared
+ * one without write permission refuses; from 6.2 on both take it. */
+TEST_F(test_verbs_model, reg_mr_read_only_before_linux_6_2)
+{
+    size_t len   = 2 * sysconf(_SC_PAGESIZE);
+    char *shared = map_file(len, PROT_READ, MAP_SHARED);
+    char *priv   = map_file(len, PROT_READ, MAP_PRIVATE);
+    ASSERT_NE(nullptr, shared);
+    ASSERT_NE(nullptr, priv);
+
+    for (bool before : {false, true}) {
+        SCOPED_TRACE(before ? "Linux 6.1" : "Linux 6.2");
+        fake().kernel_before_6_2 = before;
+        struct ibv_mr *mr = ibv_reg_mr(pd, shared, len,
+                                       IBV_ACCESS_REMOTE_READ);
+        if (before) {
+            EXPECT_EQ(nullptr, mr);
+            EXPECT_EQ(EFAULT, errno);
+        } else {
+            EXPECT_NE(nullptr, mr);
+        }
+        if (mr != NULL) {
+            ibv_dereg_mr(mr);
+        }
+        mr = ibv_reg_mr(pd, priv, len, IBV_ACCESS_REMOTE_READ);
+        EXPECT_NE(nullptr, mr);
+        if (mr != NULL) {
+            ibv_dereg_mr(mr);
+        }
+    }
+    munmap(shared, len);
+    munmap(priv, len);
+}
+
+/* R21c (issue 30 finding 6): an MR addresses the pages it pinned; after
+ * munmap and a new mapping at the same address (or MADV_DONTNEED) the
+ * process has other pages there, and an access through the old MR fails in
+ * the model (a NIC would reach the old pages). Before: the model copied by
+ * virtual address and read the new pages. A fork, whose copy-on-write
+ * moves the parent's pages as the kernel would not for pinned ones, keeps
+ * the binding. */
+TEST_F(test_verbs_model, mr_bound_to_pages)
+{
+    size_t page = sysconf(_SC_PAGESIZE), len = 4 * page;
+    char *mem   = (char*)mmap(NULL, len, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)mem);
+    memset(mem, 'a', len);
+    struct ibv_mr *mr  = ibv_reg_mr(pd, mem, len, RW);
+    ASSERT_NE(nullptr, mr);
+    struct ibv_mr *dmr = reg(dst), *smr = reg(src);
+    if (!model_key_query(mr->lkey).bound) {
+        ibv_dereg_mr(mr);
+        munmap(mem, len);
+        GTEST_SKIP() << "this process sees no page frames in "
+                        "/proc/self/pagemap (needs CAP_SYS_ADMIN): the model "
+                        "cannot bind an MR to its pages here";
+    }
+    auto read_page = [&](size_t at) {
+        struct ibv_qp *qp = loop_qp();
+        EXPECT_EQ(0, rdma(qp, false, mr->rkey, (uintptr_t)mem + at,
+                          {{(uintptr_t)dst.data(), (uint32_t)page,
+                            dmr->lkey}}));
+        return poll().status;
+    };
+
+    /* the registered pages: read as they are */
+    EXPECT_EQ(IBV_WC_SUCCESS, read_page(0));
+    EXPECT_EQ('a', dst[0]);
+
+    /* a fork: the parent writes its pages after it */
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        _exit(0);
+    }
+    memset(mem, 'b', len);
+    EXPECT_EQ(IBV_WC_SUCCESS, read_page(0)) << "after fork";
+    EXPECT_EQ('b', dst[0]);
+    int st;
+    waitpid(child, &st, 0);
+
+    /* page 1 dropped (MADV_DONTNEED) and written again: another page */
+    ASSERT_EQ(0, madvise(mem + page, page, MADV_DONTNEED));
+    memset(mem + page, 'c', page);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, read_page(page)) << "after DONTNEED";
+    EXPECT_EQ(IBV_WC_SUCCESS, read_page(2 * page)) << "the other pages";
+
+    /* unmapped, and other memory mapped at the same address */
+    ASSERT_EQ(0, munmap(mem, len));
+    ASSERT_EQ((void*)mem, mmap(mem, len, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS |
+                               MAP_FIXED_NOREPLACE, -1, 0));
+    memset(mem, 'd', len);
+    memset(dst.data(), 0, page);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, read_page(2 * page))
+            << "a read through the old MR got the new pages' '"
+            << (char)dst[0] << "'";
+    /* as the local side too */
+    struct ibv_qp *q = loop_qp();
+    EXPECT_EQ(0, rdma(q, false, smr->rkey, (uintptr_t)src.data(),
+                      {{(uintptr_t)mem, 64, mr->lkey}}));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
+
+    /* registered again: bound to the new pages */
+    struct ibv_mr *again = ibv_reg_mr(pd, mem, len, RW);
+    ASSERT_NE(nullptr, again);
+    struct ibv_qp *q2 = loop_qp();
+    EXPECT_EQ(0, rdma(q2, false, again->rkey, (uintptr_t)mem,
+                      {{(uintptr_t)dst.data(), (uint32_t)page, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ('d', dst[0]);
+    ibv_dereg_mr(again);
+    ibv_dereg_mr(mr);
+    munmap(mem, len);
 }
 
 /* The model follows the release configure found, and that is the release

@@ -150,6 +150,55 @@ zcopy_each_case() {
     return $bad
 }
 
+# counter FILE NAME: NAME's value on each rank's pml_umr counter line, one a
+# line in rank order (the lines mpirun-model.sh repeats counted once)
+counter() {
+    grep -a -o "pml_umr: rank [0-9]*: zcopy_sends .*" "$1" | sort -u -k3,3n |
+        awk -v n="$2" '{for (i = 1; i < NF; ++i) if ($i == n) print $(i + 1)}'
+}
+
+# one_reg_per_region FILE: on every rank the md registered memory (a pin
+# and its translation entries on a NIC) once per region of the
+# registration cache, never again for a layout key over it
+one_reg_per_region() {
+    local regs misses
+    regs=$(counter "$1" mem_regs)
+    misses=$(counter "$1" reg_misses)
+    [ -n "$regs" ] && [ "$regs" = "$misses" ] ||
+        { echo "mem_regs $(echo $regs) differ from reg_misses $(echo $misses):" \
+               "layout keys registered their memory again"; return 1; }
+}
+
+# ref_case CASE NP PML: the plain job of pml_umr_test's case CASE alone, in
+# $out/ref-CASE-NP-PML (made once)
+ref_case() {
+    local f=$out/ref-$1-$2-$3
+    [ -f "$f" ] && return 0
+    if [ "$3" = ucx ]; then
+        run "$f" -- -np "$2" --mca pml ucx --mca pml_ucx_tls any \
+            --mca pml_ucx_devices any -- "$1"
+    else
+        run "$f" -- -np "$2" --mca pml ob1 -- "$1"
+    fi
+}
+
+# each_message_zcopy FILE CASE NP N: pml_umr_test's case CASE moved N
+# messages zero-copy (sends + receives) on each of NP ranks: all of them
+each_message_zcopy() {
+    local n
+    n=$(awk -v c="$2" -v n="$4" '$1 == "zcopy" && $2 == c && $5 == n' "$1" | wc -l)
+    [ "$n" -eq "$3" ] || { grep "^zcopy $2 " "$1"; echo "not $4 zero-copy messages on each of $3 ranks"; return 1; }
+}
+
+# registered_again FILE N: each rank registered N regions and reused none
+# (pml_umr_test fresh alone: new memory at the same addresses each time)
+registered_again() {
+    [ "$(counter "$1" reg_misses | sort -u)" = "$2" ] &&
+        [ "$(counter "$1" reg_hits | sort -u)" = 0 ] ||
+        { echo "reg_misses $(echo $(counter "$1" reg_misses)) reg_hits" \
+               "$(echo $(counter "$1" reg_hits)), not $2 and 0 a rank"; return 1; }
+}
+
 # The wrapped PMLs' part of a costs file (common_umr_cost.h) for tests that
 # write their own: no control cost, 1 ns a byte packed, for ob1 and ucx.
 costs_wrapped_pml() {

@@ -71,7 +71,7 @@ identical() {   # link, np, pml
     model "$got" OMPI_MCA_pml_umr_verbose=5 -- --link "$link" --hosts 2 -- \
         "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
     same_checks "$out/ref-$np-$pml" "$got" && zcopy_in_every_case "$got" &&
-        rails_and_hosts "$got" "$np"
+        rails_and_hosts "$got" "$np" && one_reg_per_region "$got"
 }
 
 # nothing moved zero-copy, and pml/umr was there

@@ -74,6 +74,15 @@ static int mca_common_umr_keys_refusal(ucs_status_t status, int layout_key,
     return rc;
 }
 
+/* What memory of protection `prot` is registered for: a buffer peers only
+ * read (PROT_READ) for remote reads alone, which a read-only mapping takes
+ * (write access pins pages for writing: the kernel refuses that there). */
+static unsigned mca_common_umr_access(int prot, unsigned rw)
+{
+    return (prot & PROT_WRITE) ? rw : (UCT_MD_MEM_ACCESS_REMOTE_GET |
+                                       UCT_MD_MEM_ACCESS_LOCAL_READ);
+}
+
 static ucs_status_t mca_common_umr_region_reg(void *context,
                                               ucs_rcache_t *rcache, void *arg,
                                               ucs_rcache_region_t *rregion,
@@ -92,8 +101,9 @@ static ucs_status_t mca_common_umr_region_reg(void *context,
      * through): its status, no error line */
     status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
                             region->super.super.end - region->super.super.start,
-                            UCT_MD_MEM_ACCESS_ALL | UCT_MD_MEM_FLAG_HIDE_ERRORS,
-                            &region->memh);
+                            mca_common_umr_access(region->super.prot,
+                                                  UCT_MD_MEM_ACCESS_ALL) |
+                            UCT_MD_MEM_FLAG_HIDE_ERRORS, &region->memh);
     if (status != UCS_OK) {
         return status;
     }
@@ -229,9 +239,12 @@ void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail)
     }
 }
 
-/* The registered region that covers [lo, lo + len), held until put. */
+/* The registered region that covers [lo, lo + len) for `prot`, held until
+ * put. The cache keeps a region's protection: a region registered for
+ * reads that is needed for writes (a receive into a buffer sent from
+ * before) is registered again for both, and replaces it (ucs_rcache). */
 int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
-                              mca_common_umr_region_t **region_p,
+                              int prot, mca_common_umr_region_t **region_p,
                               const char **why_p)
 {
     mca_common_umr_region_t *region;
@@ -249,6 +262,7 @@ int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
         }
         region->super.super.start = (uintptr_t)lo;
         region->super.super.end   = (uintptr_t)lo + len;
+        region->super.prot        = prot;
         status = mca_common_umr_region_reg(rail, NULL, (void*)1,
                                            &region->super, 0);
         if (status != UCS_OK) {
@@ -259,7 +273,7 @@ int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
         return OMPI_SUCCESS;
     }
     status = umr_ucs_rcache_get(rail->rcache, lo, len, ucs_get_page_size(),
-                                PROT_READ | PROT_WRITE, NULL, &rregion);
+                                prot, NULL, &rregion);
     if (status != UCS_OK) {
         goto refused;
     }
@@ -284,9 +298,9 @@ void mca_common_umr_region_put(mca_common_umr_region_t *region)
 }
 
 /* The layout key of (base, layout, count) over `region` (held by the
- * caller), made once; in use until mca_common_umr_lkey_put. */
+ * caller) for `prot`, made once; in use until mca_common_umr_lkey_put. */
 int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
-                            const umr_layout_t *layout, size_t count,
+                            const umr_layout_t *layout, size_t count, int prot,
                             mca_common_umr_lkey_t **lkey_p, const char **why_p)
 {
     mca_common_umr_rail_t *rail = region->rail;
@@ -296,6 +310,7 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
+            ((lkey->prot & prot) == prot) &&
             umr_layout_equal(lkey->layout, layout)) {
             /* most recently used first */
             ucs_list_del(&lkey->list);
@@ -327,10 +342,14 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
         rc = mca_common_umr_keys_refusal(status, 1, why_p);
         goto err_free;
     }
-    /* a layout beyond the key budget, or a dry key pool, is a status the
-     * caller falls back on, not an error line */
-    status = uct_umr_mem_reg(rail->md, base, layout, count,
-                             UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
+    /* over the region's registration: its pages are pinned once. A layout
+     * beyond the key budget, or a dry key pool, is a status the caller
+     * falls back on, not an error line */
+    status = uct_umr_mem_reg_over(rail->md, base, layout, count,
+                                  &region->memh, 1,
+                                  mca_common_umr_access(prot,
+                                                        UCT_MD_MEM_ACCESS_RMA) |
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
     if (status != UCS_OK) {
         MCA_COMMON_UMR_VERBOSE(10, "layout registration failed (%s)",
                                ucs_status_string(status));
@@ -352,6 +371,7 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
     lkey->region = region;
     lkey->base   = base;
     lkey->count  = count;
+    lkey->prot   = prot;
     lkey->refs   = 1;
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
@@ -377,7 +397,7 @@ void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey)
 
 int mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                                   const umr_layout_t *layout, size_t count,
-                                  mca_common_umr_region_t **region_p,
+                                  int prot, mca_common_umr_region_t **region_p,
                                   const char **why_p)
 {
     ptrdiff_t lo, hi;
@@ -385,25 +405,25 @@ int mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
     if (umr_layout_span(layout, count, &lo, &hi) != UCS_OK) {
         return mca_common_umr_keys_refusal(UCS_ERR_INVALID_ADDR, 0, why_p);
     }
-    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo,
+    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo, prot,
                                      region_p, why_p);
 }
 
 int mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                                 const umr_layout_t *layout, size_t count,
-                                mca_common_umr_region_t **region_p,
+                                int prot, mca_common_umr_region_t **region_p,
                                 mca_common_umr_lkey_t **lkey_p,
                                 const char **why_p)
 {
     int rc;
 
-    rc = mca_common_umr_region_acquire(rail, base, layout, count, region_p,
-                                       why_p);
+    rc = mca_common_umr_region_acquire(rail, base, layout, count, prot,
+                                       region_p, why_p);
     if (rc != OMPI_SUCCESS) {
         return rc;
     }
-    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, lkey_p,
-                                 why_p);
+    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, prot,
+                                 lkey_p, why_p);
     if (rc != OMPI_SUCCESS) {
         mca_common_umr_region_put(*region_p);
         *region_p = NULL;

@@ -36,6 +36,8 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/memory/rcache.h>
 
+#include <sys/mman.h>   /* PROT_READ, PROT_WRITE */
+
 BEGIN_C_DECLS
 
 /* A layout key over a registered region (sender side). */
@@ -46,7 +48,9 @@ typedef struct mca_common_umr_lkey {
     umr_layout_t     *layout;       /* own copy: the key is its contents */
     void             *base;
     size_t           count;
-    uct_mem_h        memh;
+    int              prot;          /* PROT_READ: peers only read through
+                                       it; | PROT_WRITE: they write too */
+    uct_mem_h        memh;          /* over the region's memh */
     int              refs;          /* sends in flight */
     uint8_t          rkey[MCA_COMMON_UMR_MAX_RKEY];
 } mca_common_umr_lkey_t;
@@ -66,20 +70,25 @@ typedef struct mca_common_umr_region {
 OMPI_DECLSPEC int  mca_common_umr_keys_init(mca_common_umr_rail_t *rail);
 OMPI_DECLSPEC void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail);
 
-/* The registered region that covers [lo, lo + len), held until put.
- * *why_p (may be NULL): the reason of a refusal (above). */
+/* The registered region that covers [lo, lo + len), held until put, for
+ * `prot`: PROT_READ, memory the NIC only reads (a send buffer, which may be
+ * a read-only mapping: registered for remote reads alone), or PROT_READ |
+ * PROT_WRITE (a receive buffer, a window). *why_p (may be NULL): the reason
+ * of a refusal (above). */
 OMPI_DECLSPEC int
 mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
-                          mca_common_umr_region_t **region_p,
+                          int prot, mca_common_umr_region_t **region_p,
                           const char **why_p);
 OMPI_DECLSPEC void mca_common_umr_region_put(mca_common_umr_region_t *region);
 
 /* The layout key of (base, layout, count) over `region` (held by the
- * caller), made once; in use until mca_common_umr_lkey_put. */
+ * caller; the key addresses its registration, nothing is pinned again) for
+ * `prot` (PROT_READ: peers read through it; | PROT_WRITE: and write), made
+ * once; in use until mca_common_umr_lkey_put. */
 OMPI_DECLSPEC int  mca_common_umr_lkey_get(mca_common_umr_region_t *region,
                                            void *base,
                                            const umr_layout_t *layout,
-                                           size_t count,
+                                           size_t count, int prot,
                                            mca_common_umr_lkey_t **lkey_p,
                                            const char **why_p);
 OMPI_DECLSPEC void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey);
@@ -90,7 +99,7 @@ OMPI_DECLSPEC void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey);
 OMPI_DECLSPEC int
 mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                               const umr_layout_t *layout, size_t count,
-                              mca_common_umr_region_t **region_p,
+                              int prot, mca_common_umr_region_t **region_p,
                               const char **why_p);
 
 /* That region and the layout key of (base, layout, count) over it, held
@@ -99,7 +108,7 @@ mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
 OMPI_DECLSPEC int
 mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                             const umr_layout_t *layout, size_t count,
-                            mca_common_umr_region_t **region_p,
+                            int prot, mca_common_umr_region_t **region_p,
                             mca_common_umr_lkey_t **lkey_p,
                             const char **why_p);
 OMPI_DECLSPEC void mca_common_umr_lkey_release(mca_common_umr_region_t *region,

@@ -308,6 +308,21 @@ void mca_common_umr_rails_release(void)
     }
 }
 
+uint64_t mca_common_umr_rails_mem_regs(void)
+{
+    uint64_t sum = 0;
+    uct_umr_md_stats_t st;
+    int i;
+
+    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+        if (uct_umr_md_get_stats(mca_common_umr_rails.rails[i].md, &st) ==
+            UCS_OK) {
+            sum += st.mem_regs;
+        }
+    }
+    return sum;
+}
+
 void mca_common_umr_rails_close(void)
 {
     int i;

@@ -85,6 +85,9 @@ OMPI_DECLSPEC int mca_common_umr_ucx_tls_allows(void);
 /* Release the registrations (keys_live to 0), then close the rails. */
 OMPI_DECLSPEC void mca_common_umr_rails_release(void);
 OMPI_DECLSPEC void mca_common_umr_rails_close(void);
+/* Memory registrations of the open rails' mds (each a pin on a NIC; the
+ * transport's count): one per registered region, none per layout key. */
+OMPI_DECLSPEC uint64_t mca_common_umr_rails_mem_regs(void);
 
 /* A rail-level fault on `rail` (`why`: an md UMR timeout, the port
  * down): it is retired, every peer on it passes through from now on (one

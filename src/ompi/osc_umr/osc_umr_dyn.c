@@ -56,8 +56,8 @@ int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len)
     }
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
         if (mca_common_umr_region_get(&mca_common_umr_rails.rails[i], base,
-                                      len, &att.regions[i], NULL) !=
-            OMPI_SUCCESS) {
+                                      len, PROT_READ | PROT_WRITE,
+                                      &att.regions[i], NULL) != OMPI_SUCCESS) {
             att.regions[i] = NULL;
             goto unregistered;
         }

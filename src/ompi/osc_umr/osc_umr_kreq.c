@@ -133,9 +133,9 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
     }
     tkey = &w->tkeys[w->ntkeys];
     if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_TKEY) ||
-        (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
-                                     kreq->count, &tkey->region, &tkey->lkey,
-                                     &why) != OMPI_SUCCESS)) {
+        (mca_common_umr_lkey_acquire(peer->rail, addr, layout, kreq->count,
+                                     PROT_READ | PROT_WRITE, &tkey->region,
+                                     &tkey->lkey, &why) != OMPI_SUCCESS)) {
         MCA_OSC_UMR_VERBOSE(10, "no layout key over the window: %s",
                             (why != NULL) ? why : "test fault");
         status = MCA_OSC_UMR_KANS_NO_KEY;

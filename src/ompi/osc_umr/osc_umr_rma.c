@@ -303,9 +303,12 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
+    /* a put only reads the origin buffer */
     if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
-                                      origin_count, &region, &why) !=
-        OMPI_SUCCESS) {
+                                      origin_count,
+                                      is_put ? PROT_READ :
+                                               PROT_READ | PROT_WRITE,
+                                      &region, &why) != OMPI_SUCCESS) {
         MCA_OSC_UMR_VERBOSE(10, "%s to %d: the origin's memory: %s: through "
                             "the wrapped module", is_put ? "put" : "get",
                             target, why);

@@ -296,7 +296,8 @@ static int mca_pml_umr_counters_print(void)
                     "acks_posted %lu "
                     "retired %lu "
                     "conns_max %lu disconnects %lu budget_passthrough %lu "
-                    "rails_retired %lu rails_reopened %lu keys_reclaimed %lu",
+                    "rails_retired %lu rails_reopened %lu keys_reclaimed %lu "
+                    "mem_regs %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
@@ -308,7 +309,8 @@ static int mca_pml_umr_counters_print(void)
                     c->acks_posted,
                     s->retired,
                     s->conns_max, s->disconnects, s->budget_passthrough,
-                    s->rails_retired, s->rails_reopened, s->keys_reclaimed);
+                    s->rails_retired, s->rails_reopened, s->keys_reclaimed,
+                    mca_common_umr_rails_mem_regs());
     }
     return OMPI_SUCCESS;
 }

@@ -221,6 +221,7 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         } else {
             rc     = mca_common_umr_region_acquire(rail, req->buf,
                                                    info->layout, req->count,
+                                                   PROT_READ | PROT_WRITE,
                                                    &req->region, &why);
             status = (rc == OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
             if (status == UCS_OK) {

@@ -795,9 +795,10 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         goto keyless;   /* an escape of a type without a layout, too */
     }
     /* the region and its layout key: registered once, reused */
+    /* the peer only reads it (which a read-only mapping allows) */
     rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
-                                     req->count, &req->region, &req->lkey,
-                                     &why);
+                                     req->count, PROT_READ, &req->region,
+                                     &req->lkey, &why);
     if (rc != OMPI_SUCCESS) {
         if (mca_pml_umr_send_is_escape(req)) {
             goto keyless;

@@ -45,8 +45,10 @@ extern "C" {
  * `base` may be NULL when the layout's displacements are addresses (an MPI
  * type built with MPI_Get_address, sent from MPI_BOTTOM).
  *
- * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA), and
- * UCT_MD_MEM_FLAG_HIDE_ERRORS: what the caller falls back on (a layout
+ * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA; the key and
+ * the span get the access asked and no more: UCT_MD_MEM_ACCESS_REMOTE_GET
+ * alone registers memory the process may only read, a PROT_READ mapping),
+ * and UCT_MD_MEM_FLAG_HIDE_ERRORS: what the caller falls back on (a layout
  * beyond the limits or the key pool, memory that does not register) is
  * then logged at debug level only.
  * Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md, NULL/empty layout,
@@ -62,6 +64,29 @@ ucs_status_t uct_umr_mem_reg(uct_md_h md, void *base,
                              const umr_layout_t *layout, size_t count,
                              unsigned flags, uct_mem_h *memh_p);
 
+/* Memory handles one uct_umr_mem_reg_over may take. */
+#define UCT_UMR_MEM_REG_MAX_MEMHS 64
+
+/**
+ * As uct_umr_mem_reg, over memory the caller registered already: every
+ * block of the `count` elements lies in one of `memhs` (contiguous handles
+ * of uct_md_mem_reg on the same md; blocks in different handles are joined
+ * in the one key), whose pinned pages the keys address. Nothing is
+ * registered again: no second pin, no second set of translation entries.
+ * The handles must stay registered until this one is deregistered.
+ *
+ * flags: as uct_umr_mem_reg; the access asked must be within each handle's
+ * (a key for remote reads over memory registered with
+ * UCT_MD_MEM_ACCESS_REMOTE_GET alone, not one for remote writes).
+ * Errors: as uct_umr_mem_reg, and UCS_ERR_INVALID_PARAM when a block lies
+ * in none of the handles, a handle is a layout handle, the access is beyond
+ * a handle's, or num_memhs is not 1 .. UCT_UMR_MEM_REG_MAX_MEMHS.
+ */
+ucs_status_t uct_umr_mem_reg_over(uct_md_h md, void *base,
+                                  const umr_layout_t *layout, size_t count,
+                                  const uct_mem_h *memhs, unsigned num_memhs,
+                                  unsigned flags, uct_mem_h *memh_p);
+
 /** Memory domain counters (indirect key pool). */
 typedef struct uct_umr_md_stats {
     uint64_t mkeys_created;     /* indirect keys created (a syscall each) */
@@ -69,6 +94,10 @@ typedef struct uct_umr_md_stats {
     uint64_t mkeys_free;        /* keys waiting in the pool */
     uint64_t layout_regs;       /* layout registrations */
     uint64_t umr_posted;        /* UMRs posted by the md */
+    uint64_t mem_regs;          /* memory registrations: uct_md_mem_reg and
+                                   the span of a uct_umr_mem_reg (each pins
+                                   its pages and takes translation entries
+                                   on a NIC) */
 } uct_umr_md_stats_t;
 
 ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);

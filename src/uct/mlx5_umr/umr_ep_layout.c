@@ -67,7 +67,8 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     status = uct_mlx5_umr_ep_key_configure(ep, op, plan, base,
                                            &memh->mr->lkey, frags, &blob,
                                            sizeof(blob), layout, &memh->id,
-                                           1);
+                                           1, memh->access &
+                                              UMR_ENG_ACCESS_LOCAL_WRITE);
     if (status == UCS_OK) {
         memh->flags |= UCT_MLX5_UMR_MEMH_FLAG_CACHED;
     }
@@ -111,6 +112,14 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         ucs_error("mlx5_umr ep %p: layout op: invalid parameter: memh %p "
                   "(must be contiguous) layout %p count %zu rkey %p", ep,
                   memh, layout, count, rkey);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((opcode == UMR_ENG_OP_RDMA_READ) &&
+        !(memh->access & UMR_ENG_ACCESS_LOCAL_WRITE)) {
+        ucs_error("mlx5_umr ep %p: get_layout into memory handle %p, which "
+                  "was registered without UCT_MD_MEM_ACCESS_LOCAL_WRITE", ep,
+                  memh);
         return UCS_ERR_INVALID_PARAM;
     }
 

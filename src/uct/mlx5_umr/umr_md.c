@@ -517,10 +517,13 @@ void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md)
 
 unsigned uct_mlx5_umr_md_access(unsigned flags)
 {
-    unsigned access = UMR_ENG_ACCESS_LOCAL_WRITE;
+    unsigned access = 0;
 
     if (!(flags & UCT_MD_MEM_ACCESS_ALL)) {
         flags |= UCT_MD_MEM_ACCESS_RMA;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_LOCAL_WRITE) {
+        access |= UMR_ENG_ACCESS_LOCAL_WRITE;
     }
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
         access |= UMR_ENG_ACCESS_REMOTE_WRITE;
@@ -531,16 +534,19 @@ unsigned uct_mlx5_umr_md_access(unsigned flags)
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) {
         access |= UMR_ENG_ACCESS_REMOTE_ATOMIC;
     }
+    /* only what is asked: write access pins the pages for writing, which
+     * the kernel refuses on a read-only mapping (ib_umem_get). Remote
+     * writes and atomics need local write too (ib_check_mr_access). */
+    if (access & (UMR_ENG_ACCESS_REMOTE_WRITE | UMR_ENG_ACCESS_REMOTE_ATOMIC)) {
+        access |= UMR_ENG_ACCESS_LOCAL_WRITE;
+    }
     return access;
 }
 
-static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
-                                         size_t length,
-                                         umr_uct_mem_reg_arg_t flags_arg,
-                                         uct_mem_h *memh_p)
+ucs_status_t uct_mlx5_umr_memh_reg(uct_mlx5_umr_md_t *md, void *address,
+                                   size_t length, unsigned flags,
+                                   uct_mlx5_umr_memh_t **memh_p)
 {
-    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
-    unsigned flags        = umr_uct_mem_reg_flags(flags_arg);
     uct_mlx5_umr_memh_t *memh;
     ucs_status_t status;
 
@@ -555,8 +561,9 @@ static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = md->eng->mr_reg(md->dev, address, length,
-                             uct_mlx5_umr_md_access(flags), &memh->mr);
+    memh->access = uct_mlx5_umr_md_access(flags);
+    status       = md->eng->mr_reg(md->dev, address, length, memh->access,
+                                   &memh->mr);
     if (status != UCS_OK) {
         uct_md_log_mem_reg_error(flags, "mlx5_umr: mr_reg(%p, %zu) failed: %s",
                                  address, length, ucs_status_string(status));
@@ -567,8 +574,20 @@ static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
     memh->id     = md->next_memh_id++;
     memh->base   = address;
     memh->length = length;
+    ++md->stats.mem_regs;
     *memh_p      = memh;
     return UCS_OK;
+}
+
+static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
+                                         size_t length,
+                                         umr_uct_mem_reg_arg_t flags_arg,
+                                         uct_mem_h *memh_p)
+{
+    return uct_mlx5_umr_memh_reg(ucs_derived_of(uct_md, uct_mlx5_umr_md_t),
+                                 address, length,
+                                 umr_uct_mem_reg_flags(flags_arg),
+                                 (uct_mlx5_umr_memh_t**)memh_p);
 }
 
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
@@ -586,6 +605,9 @@ void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
     }
     if (memh->mr != NULL) {
         md->eng->mr_dereg(md->dev, memh->mr);
+    }
+    if (memh->span != NULL) {
+        uct_mlx5_umr_memh_free(md, memh->span);
     }
     if (memh->layout != NULL) {
         umr_layout_free(memh->layout);

@@ -82,7 +82,11 @@ enum {
 typedef struct uct_mlx5_umr_memh {
     uint64_t            id;          /* unique per md, never reused */
     unsigned            flags;
-    umr_eng_mr_t        *mr;         /* contiguous memory (layout: its span) */
+    unsigned            access;      /* UMR_ENG_ACCESS_* it was registered
+                                        with (a layout: of its keys) */
+    umr_eng_mr_t        *mr;         /* contiguous memory (NULL: a layout) */
+    struct uct_mlx5_umr_memh *span;  /* a layout of uct_umr_mem_reg: the
+                                        span it registered itself */
     void                *base;       /* contig: address; layout: base */
     uint64_t            length;      /* contig: bytes; layout: packed bytes */
     /* layout only */
@@ -274,6 +278,11 @@ unsigned uct_mlx5_umr_md_access(unsigned flags);
 /* Destroy a key taken from the pool instead of returning it. */
 void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_mkey_t *mkey);
+
+/* Register contiguous memory (uct_md_mem_reg), `flags` as there. */
+ucs_status_t uct_mlx5_umr_memh_reg(uct_mlx5_umr_md_t *md, void *address,
+                                   size_t length, unsigned flags,
+                                   uct_mlx5_umr_memh_t **memh_p);
 
 /* Free a memory handle and everything it holds. */
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh);

@@ -54,7 +54,8 @@ ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *ndev, void *addr,
     ibv_access = (int)access;
     mr->mr     = ibv_reg_mr(dev->pd, addr, length, ibv_access);
     if (mr->mr == NULL) {
-        /* EFAULT: the kernel could not pin the range (ib_umem_get) */
+        /* EFAULT: the kernel could not pin the range (ib_umem_get). The
+         * caller logs it as its flags say (a fallback hides it) */
         status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY :
                  (errno == EFAULT) ? UCS_ERR_INVALID_ADDR : UCS_ERR_IO_ERROR;
         ucs_debug("%s: ibv_reg_mr(%p, %zu, access 0x%x) failed: %m",
