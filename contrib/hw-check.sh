@@ -10,7 +10,10 @@
 # 2. builds with -Werror (contrib/build.sh) and the tests and benchmarks;
 #    then prints the facts the transport derives and chooses when it opens
 #    the device (test/bench/umr_dev_facts): the UMR entries from the largest
-#    WQE the device takes, the nesting depth (assumed), the send queue
+#    WQE the device takes, the UMR capabilities of the device (DEVX
+#    QUERY_HCA_CAP: umr_fence, max_indirection, log_max_klm_list_size,
+#    umr_modify_atomic_disabled) and what they decide (whether each UMR is
+#    fenced or waited for, the nesting depth), the send queue
 #    depth, the GID and its RoCE version, the pkey, traffic class, SL, hop
 #    limit, the retry budget, the read depths, the CPUs near it, and the
 #    send queue of one endpoint's QP (the memory a connected peer costs) in

@@ -629,6 +629,7 @@ void verbs_fake::defaults()
     fabric            = 0;
     subnet            = 0;
     check_free        = false;
+    hca               = model_hca_defaults();
 
     open_flags = 0;
     calls.clear();
@@ -953,6 +954,21 @@ struct ibv_pd *FAKE_API(ibv_alloc_pd)(struct ibv_context *ctx)
     preload_own(pd);
     ++fake().num_pd;
     return pd;
+}
+
+/* R34: the device's capabilities, in both modes */
+int FAKE_API(mlx5dv_devx_general_cmd)(struct ibv_context *ctx, const void *in,
+                                      size_t inlen, void *out, size_t outlen)
+{
+    int ret;
+
+    FAKE_FORWARD(preload_owns(ctx), mlx5dv_devx_general_cmd, "MLX5_1.7", ctx,
+                 in, inlen, out, outlen);
+    ret = model_devx_general_cmd(ctx, in, inlen, out, outlen);
+    if (ret) {
+        errno = ret;
+    }
+    return ret;
 }
 
 /* R33 */

@@ -27,6 +27,7 @@
 
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+#include "umr_test_verbs_model.h"
 
 #include <deque>
 #include <string>
@@ -113,6 +114,9 @@ struct verbs_fake {
                                                      port (R26, R33) */
     bool                      check_free;         /* UMR only on a free key
                                                      (man mlx5dv_wr_post; R23) */
+    model_hca_caps            hca;                /* DEVX QUERY_HCA_CAP and
+                                                     what the device does
+                                                     with it (R34) */
 
     /* ---- records ---- */
     uint32_t                                 open_flags;    /* last DEVX open */

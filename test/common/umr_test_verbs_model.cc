@@ -58,6 +58,7 @@ struct fab_key {
     uint32_t access;
     uint32_t valid;         /* MKEY: configured and not invalidated */
     uint32_t update_tag;
+    uint32_t max_indirection; /* MKEY: of its device (R34) */
     uint32_t num_desc;
     uint32_t layout;
     uint32_t repeat;
@@ -344,7 +345,11 @@ int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
 {
     fab_key *k = fab_key_get(key);
 
-    if ((k == NULL) || (k->pid != pid) || (depth > MODEL_MAX_DEPTH)) {
+    if ((k == NULL) || (k->pid != pid)) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+    /* R34: an indirect key at depth >= max_indirection of its device */
+    if ((k->kind == KEY_MKEY) && ((uint32_t)depth >= k->max_indirection)) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     if ((need & ~k->access) != 0) {
@@ -731,6 +736,11 @@ int exec_umr(const model_wr &wr)
     }
     /* R9: n interleaved entries take n + 1 descriptors */
     if ((n + (ilv ? 1 : 0)) > k.num_desc) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    /* R34: rdma-core's mask asks to modify the atomic access, which the
+     * device does not let a UMR do */
+    if (fake().hca.umr_modify_atomic_disabled) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
     /* R23, man mlx5dv_wr_post: only a free key (new or invalidated) */
@@ -1152,6 +1162,7 @@ int model_create_mkey(struct ibv_context *ctx,
     k.num_desc   = num_desc;
     k.update_tag = !!(attr->create_flags &
                       MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    k.max_indirection = fake().hca.max_indirection;
     attr->max_entries = num_desc;
     *key_p       = ((uint32_t)(i + 1) << 8) | k.tag;
     return 0;
@@ -1191,8 +1202,21 @@ model_key_info model_key_query(uint32_t key)
 void model_wr_start(struct ibv_qp_ex *qpx, model_qp *mqp)
 {
     mqp->batch.clear();
-    mqp->err      = 0;
-    mqp->in_batch = true;
+    mqp->err         = 0;
+    mqp->in_batch    = true;
+    mqp->fm_small_rb = mqp->fm_small;
+}
+
+/* R34: the fence rdma-core gives a WQE (_common_wqe_init_op: IBV_SEND_FENCE
+ * or the fm_cache a UMR / LOCAL_INV leaves for the next WQE). */
+static void model_wqe_fence(model_qp *mqp, model_wr &wr)
+{
+    wr.fence      = (wr.wr_flags & IBV_SEND_FENCE) ? MODEL_WQE_FENCE_SMALL_AND :
+                    mqp->fm_small ? MODEL_WQE_FENCE_SMALL :
+                                    MODEL_WQE_FENCE_NONE;
+    mqp->fm_small = (wr.kind == model_wr::UMR_ILV) ||
+                    (wr.kind == model_wr::UMR_LIST) ||
+                    (wr.kind == model_wr::LOCAL_INV);
 }
 
 /* R15: mlx5_wq_overflow(head - tail + nreq >= max_post) */
@@ -1245,6 +1269,7 @@ static void model_umr_add(model_qp *mqp, model_wr &wr)
         return;
     }
     wr.reglen = umr_reglen(wr);                          /* R11 */
+    model_wqe_fence(mqp, wr);                            /* R34 */
     mqp->batch.push_back(wr);
 }
 
@@ -1271,6 +1296,7 @@ void model_wr_add(struct ibv_qp_ex *qpx, model_qp *mqp, model_wr &wr)
         mqp->err = ENOMEM;
         return;
     }
+    model_wqe_fence(mqp, wr);                            /* R34 */
     mqp->batch.push_back(wr);
 }
 
@@ -1279,6 +1305,20 @@ void model_wr_abort(model_qp *mqp)
     mqp->batch.clear();
     mqp->err      = 0;
     mqp->in_batch = false;
+    mqp->fm_small = mqp->fm_small_rb;
+}
+
+/* R34: a UMR WQE (LOCAL_INV included) behind work not executed yet waits
+ * for it only with the fence the device asks: umr_fence small takes
+ * rdma-core's small fence or small-and-fence, strong none of them (rdma-core
+ * has no strong ordering to give), none needs none. */
+static bool model_umr_fenced(const model_wr &wr)
+{
+    switch (fake().hca.umr_fence) {
+    case MODEL_FENCE_NONE:  return true;
+    case MODEL_FENCE_SMALL: return wr.fence != MODEL_WQE_FENCE_NONE;
+    default:                return false;
+    }
 }
 
 /* R16: the doorbell posts the batch, or rolls it back. */
@@ -1288,9 +1328,21 @@ int model_wr_complete(struct ibv_qp_ex *qpx, model_qp *mqp)
 
     mqp->in_batch = false;
     mqp->err      = 0;
-    if (!err) {
-        mqp->posted.insert(mqp->posted.end(), mqp->batch.begin(),
-                           mqp->batch.end());
+    if (err) {
+        mqp->fm_small = mqp->fm_small_rb;           /* R16: rolled back */
+    }
+    for (size_t i = 0; !err && (i < mqp->batch.size()); ++i) {
+        model_wr &wr = mqp->batch[i];
+        bool umr     = (wr.kind == model_wr::UMR_ILV) ||
+                       (wr.kind == model_wr::UMR_LIST) ||
+                       (wr.kind == model_wr::LOCAL_INV);
+        /* R34: an unfenced UMR overtakes the work before it */
+        if (umr && !mqp->posted.empty() && !model_umr_fenced(wr)) {
+            wr.early        = true;
+            wr.early_status = (wr.kind == model_wr::LOCAL_INV) ?
+                              exec_local_inv(wr) : exec_umr(wr);
+        }
+        mqp->posted.push_back(wr);
     }
     mqp->batch.clear();
     return err;
@@ -1366,6 +1418,8 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
             mqp->blocked_since = 0;
             status = (ps == PEER_READY) ? exec_rdma(qp, wr, &reads) :
                                           IBV_WC_RETRY_EXC_ERR;
+        } else if (wr.early) {
+            status = wr.early_status;                   /* R34 */
         } else if (wr.kind == model_wr::LOCAL_INV) {
             status = exec_local_inv(wr);
         } else {
@@ -1556,6 +1610,89 @@ bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
     memcpy(entry->gid.raw, h.gid, sizeof(entry->gid.raw));
     entry->gid_type = h.gid_type;
     return true;
+}
+
+/* ---- device capabilities (R34) ------------------------------------------ */
+
+model_hca_caps model_hca_defaults()
+{
+    model_hca_caps c = {};
+
+    c.devx_errno                 = 0;
+    c.umr_fence                  = MODEL_FENCE_SMALL;
+    c.max_indirection            = 4;
+    c.log_max_klm_list_size      = 16;
+    c.umr_modify_atomic_disabled = 0;
+    c.atomic                     = 1;
+    return c;
+}
+
+namespace {
+
+/* A field of a big-endian command layout (mlx5_ifc.h bit offsets). */
+void ifc_set(void *buf, size_t len, unsigned bit, unsigned width,
+             unsigned value)
+{
+    unsigned shift = 32 - (bit % 32) - width;
+    uint32_t mask  = (uint32_t)(((1ull << width) - 1) << shift);
+    uint32_t dw;
+
+    if ((bit / 32 + 1) * 4 > len) {
+        return;
+    }
+    memcpy(&dw, (char*)buf + (bit / 32) * 4, sizeof(dw));
+    dw = htonl((ntohl(dw) & ~mask) | ((value << shift) & mask));
+    memcpy((char*)buf + (bit / 32) * 4, &dw, sizeof(dw));
+}
+
+unsigned ifc_get(const void *buf, size_t len, unsigned bit, unsigned width)
+{
+    uint32_t dw;
+
+    if ((bit / 32 + 1) * 4 > len) {
+        return 0;
+    }
+    memcpy(&dw, (const char*)buf + (bit / 32) * 4, sizeof(dw));
+    return (ntohl(dw) >> (32 - (bit % 32) - width)) & ((1ull << width) - 1);
+}
+
+} // namespace
+
+/* R34: QUERY_HCA_CAP (opcode 0x100, op_mod general << 1 | current) answers
+ * from the device spec at mlx5_ifc.h's offsets (cmd_hca_cap_bits:
+ * max_indirection 0x100/8, log_max_klm_list_size 0x11a/6,
+ * umr_modify_atomic_disabled 0x208/1, umr_fence 0x20a/2, atomic 0x21e/1;
+ * the capability after a 16-byte header); other commands EOPNOTSUPP (model).
+ * rdma-core returns the errno and sets errno (verbs.c
+ * _mlx5dv_devx_general_cmd -> execute_ioctl). */
+int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
+                           size_t inlen, void *out, size_t outlen)
+{
+    const model_hca_caps &c = fake().hca;
+    auto it                 = ctx_states().find(ctx);
+    unsigned opcode, op_mod;
+    char *cap;
+
+    if ((it == ctx_states().end()) ||
+        !(it->second.flags & MLX5DV_CONTEXT_FLAGS_DEVX)) {
+        return EINVAL;      /* kernel devx.c devx_get_uid: no DEVX context */
+    }
+    if (c.devx_errno) {
+        return c.devx_errno;
+    }
+    opcode = ifc_get(in, inlen, 0, 16);
+    op_mod = ifc_get(in, inlen, 0x30, 16);
+    memset(out, 0, outlen);
+    if ((opcode != 0x100) || ((op_mod >> 1) != 0) || (outlen < 16 + 256)) {
+        return EOPNOTSUPP;
+    }
+    cap = (char*)out + 16;
+    ifc_set(cap, outlen - 16, 0x100, 8, c.max_indirection);
+    ifc_set(cap, outlen - 16, 0x11a, 6, c.log_max_klm_list_size);
+    ifc_set(cap, outlen - 16, 0x208, 1, c.umr_modify_atomic_disabled);
+    ifc_set(cap, outlen - 16, 0x20a, 2, c.umr_fence);
+    ifc_set(cap, outlen - 16, 0x21e, 1, c.atomic);
+    return 0;
 }
 
 int model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr)

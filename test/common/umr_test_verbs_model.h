@@ -320,6 +320,38 @@
  *      2001:db8:N::<host+1> GIDs; a link-local dgid reaches only a peer of
  *      the same subnet (R26: link-local addresses are not routed).
  *      [create_ah_rules, link_local_stays_on_its_subnet]
+ *  R34 the device's UMR capabilities (verbs_fake::hca, host spec
+ *      umr_fence=, max_indirection=, klm=, atomic_umr=, devx=):
+ *      mlx5dv_devx_general_cmd(QUERY_HCA_CAP, general, current) answers
+ *      them at mlx5_ifc.h's offsets (cmd_hca_cap_bits; UCX reads the same
+ *      command, ib_mlx5dv_md.c uct_ib_mlx5dv_md_open, 1.13.1:893), other
+ *      commands EOPNOTSUPP (model), a context without DEVX EINVAL. What the
+ *      device does with them:
+ *      - an indirect key at depth >= max_indirection (the top key at depth
+ *        0) fails the access (kernel drivers/infiniband/hw/mlx5/odp.c
+ *        pagefault_single_data_segment: "indirection level exceeded");
+ *        the limit is that of the key's own device;
+ *      - umr_modify_atomic_disabled: every UMR fails, IBV_WC_LOC_QP_OP_ERR
+ *        (rdma-core sets MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_ATOMIC in every
+ *        UMR: qp.c mlx5_send_wr_set_mkey_access_flags, 44.0:2933, 56.1
+ *        and master the same; the kernel refuses such a UMR itself: umr.c
+ *        umr_check_mkey_mask, -EPERM; hw, chosen: the completion error);
+ *      - umr_fence: a UMR or LOCAL_INV WQE rung behind WQEs of its QP not
+ *        executed yet waits for them only with the fence the device asks,
+ *        otherwise it executes first (at the doorbell; its completion keeps
+ *        its place). The kernel fences its own UMR WQE with umr_fence
+ *        (main.c mlx5_get_umr_fence: STRONG -> strong ordering, SMALL ->
+ *        initiator small, NONE -> none; wr.c mlx5_ib_post_send). rdma-core
+ *        gives a WQE IBV_SEND_FENCE -> MLX5_WQE_CTRL_FENCE (4 << 5, small
+ *        and fence), else the small fence a UMR or LOCAL_INV leaves in
+ *        fm_cache for the next WQE (qp.c _common_wqe_init_op 44.0:1272,
+ *        mlx5_send_wr_mkey_configure:2911, mlx5_send_wr_local_inv:1610;
+ *        56.1 and master :1279, :2918, :1617). Small: either fence serves;
+ *        strong: none of rdma-core's does (hw, chosen: a race made
+ *        certain). Defaults (model_hca_defaults, chosen: no public table
+ *        per adapter): umr_fence small, max_indirection 4,
+ *        log_max_klm_list_size 16, atomics allowed.
+ *      [device_capabilities]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -379,6 +411,45 @@ struct model_wr {
     uint64_t                                  reglen;  /* UMR: the length
                                                           the builder wrote
                                                           (R11) */
+    int                                       fence;   /* MODEL_WQE_FENCE_*
+                                                          (R34) */
+    bool                                      early;   /* R34: executed at
+                                                          the doorbell */
+    int                                       early_status;
+};
+
+/* R34: what the device answers to DEVX QUERY_HCA_CAP (general, current)
+ * and does with it: the device spec of verbs_fake::hca (the host spec's
+ * umr_fence=, max_indirection=, klm=, atomic_umr=, devx= knobs). */
+enum {
+    MODEL_FENCE_STRONG = 0,     /* MLX5_CAP_UMR_FENCE_* (mlx5_ifc.h) */
+    MODEL_FENCE_SMALL  = 1,
+    MODEL_FENCE_NONE   = 2
+};
+
+struct model_hca_caps {
+    int      devx_errno;                 /* 0: DEVX commands answered */
+    uint8_t  umr_fence;                  /* MODEL_FENCE_* */
+    uint8_t  max_indirection;            /* levels of indirect keys */
+    uint8_t  log_max_klm_list_size;
+    uint8_t  umr_modify_atomic_disabled;
+    uint8_t  atomic;
+};
+
+/* The capabilities of a ConnectX as the model's device has them by default
+ * (chosen: no public table gives them per adapter; hw-check prints a
+ * device's own). */
+model_hca_caps model_hca_defaults();
+
+/* R34: mlx5dv_devx_general_cmd: 0 or an errno. */
+int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
+                           size_t inlen, void *out, size_t outlen);
+
+/* The fence a WQE carries (R34), as rdma-core builds it. */
+enum {
+    MODEL_WQE_FENCE_NONE,
+    MODEL_WQE_FENCE_SMALL,      /* MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE */
+    MODEL_WQE_FENCE_SMALL_AND   /* MLX5_WQE_CTRL_FENCE (4 << 5) */
 };
 
 /* Model state of one QP (the fake QP embeds it). */
@@ -394,6 +465,10 @@ struct model_qp {
     bool                  in_batch;
     std::vector<model_wr> posted;        /* rung, not yet executed */
     double                blocked_since; /* peer not ready: retrying */
+    bool                  fm_small;      /* R34: the next WQE carries the
+                                            small fence (rdma-core's
+                                            fm_cache after a UMR) */
+    bool                  fm_small_rb;   /* at wr_start (rolled back) */
 };
 
 /* Rules R1-R5 at mlx5dv_create_qp: 0 or an errno; fills the write-back. */

@@ -152,7 +152,11 @@ no_device_exit_77() {
 # IPv4 GID, the default pkey, UCX's retry budget; an IB device whose WQE is
 # at most 512 B gives 20 entries, and a pkey table whose first entry is a
 # limited member gives its first full member. An endpoint's send queue: 256
-# KiB with 1 KiB UMR WQEs (128 KiB with 512 B ones), 32 KiB RDMA only.
+# KiB with 1 KiB UMR WQEs (128 KiB with 512 B ones), 32 KiB RDMA only. The
+# device's UMR capabilities as DEVX QUERY_HCA_CAP answers them and the
+# choices they make (the model's defaults; then a device that asks a strong
+# UMR fence, follows two levels of keys and keeps atomics out of UMR's
+# reach).
 facts_on_the_model() {
     local r=$out/facts-roce.txt l
     hw facts-roce env HW_CHECK_ENGINE=model UMR_MODEL_LINK=roce \
@@ -160,7 +164,11 @@ facts_on_the_model() {
     [ $rc -eq 0 ] || { tail -20 "$out/facts-roce.log"; fail "hw-check exit $rc"; } || return 1
     grep -q "^| device facts | PASS |$" "$r" || fail "no PASS for the facts step" || return 1
     for l in "umr_list_entries 52" "umr_interleaved_entries 51" \
-             "umr_nesting_depth 4 (assumed" "link_layer Ethernet (RoCE)" \
+             "umr_nesting_depth 4 (min of max_indirection and 4)" \
+             "hca_caps read (DEVX QUERY_HCA_CAP)" "umr_fence small (1)" \
+             "umr_ordering fenced (IBV_SEND_FENCE on a UMR behind work in flight)" \
+             "max_indirection 4" "log_max_klm_list_size 16" \
+             "umr_modify_atomic_disabled 0" "link_layer Ethernet (RoCE)" \
              "RoCE v2 IPv4" "pkey_index 0 pkey 0xffff (full member)" \
              "traffic_class 106 (DSCP 26)" "sl 0" "hop_limit 255" \
              "retry_count 7, rnr_retry 7: gives up after 8.59 s" \
@@ -173,14 +181,17 @@ facts_on_the_model() {
     grep -q "REHEARSAL" "$r" || fail "not a REHEARSAL" || return 1
 
     r=$out/facts-ib.txt
-    hw facts-ib env HW_CHECK_ENGINE=model UMR_MODEL_HOST0=desc=512,pkeys=0x7fff:0x8001 \
+    hw facts-ib env HW_CHECK_ENGINE=model \
+        UMR_MODEL_HOST0=desc=512,pkeys=0x7fff:0x8001,umr_fence=strong,max_indirection=2,atomic_umr=0 \
         BUILD_DIR="$top_builddir" "$hw_check" -s facts
     [ $rc -eq 0 ] || { tail -20 "$out/facts-ib.log"; fail "hw-check exit $rc"; } || return 1
     for l in "umr_wqe_bytes 512" "umr_list_entries 20" "max_sge 20" \
              "link_layer InfiniBand" "pkey_index 1 pkey 0x8001 (full member)" \
              "traffic_class 0 (DSCP 0)" "max_qp_wr 4096" \
              "ep_sq_bytes_umr 131072 (EP_UMR=y: 256 WRs, 20 SGEs, 20-entry UMR WQEs)" \
-             "ep_sq_bytes_rdma_only 32768"; do
+             "ep_sq_bytes_rdma_only 32768" "umr_fence strong (0)" \
+             "umr_ordering wait for each UMR's completion" \
+             "umr_nesting_depth 2" "umr_modify_atomic_disabled 1 (rdma-core sets the atomic bit"; do
         grep -qF "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
     done
 }

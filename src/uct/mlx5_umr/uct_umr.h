@@ -64,6 +64,10 @@ typedef struct uct_umr_md_stats {
     uint64_t mkeys_free;        /* keys waiting in the pool */
     uint64_t layout_regs;       /* layout registrations */
     uint64_t umr_posted;        /* UMRs posted by the md */
+    uint64_t umr_failed;        /* UMRs that completed in error (the md's
+                                   and its endpoints'): after the first,
+                                   no layout key is configured on the md
+                                   any more and layouts fall back */
 } uct_umr_md_stats_t;
 
 ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
