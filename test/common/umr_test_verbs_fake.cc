@@ -1018,7 +1018,7 @@ static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
     int ret;
 
     if (fake().model) {
-        ret = model_reg_mr(addr, length, access, &key);
+        ret = model_reg_mr(addr, length, access, &key, pd);
         if (ret) {
             errno = ret;
             return NULL;
@@ -1150,7 +1150,7 @@ struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
     if (fake().model) {
         int ret = model_create_qp(ctx, attr, dv_attr, &qp->model);
         if (ret == 0) {
-            qp->qpx.qp_base.qp_num = model_qp_alloc();
+            qp->qpx.qp_base.qp_num = model_qp_alloc(attr->pd);
             ret = (qp->qpx.qp_base.qp_num == 0) ? ENOMEM : 0;
         }
         if (ret) {

@@ -59,6 +59,7 @@ struct fab_key {
     uint32_t valid;         /* MKEY: configured and not invalidated */
     uint32_t update_tag;
     uint32_t max_indirection; /* MKEY: of its device (R34) */
+    uint64_t pd;              /* its protection domain (R18) */
     uint32_t num_desc;
     uint32_t layout;
     uint32_t repeat;
@@ -78,6 +79,7 @@ struct fab_qp {
     uint32_t host;               /* its port's host and fabric */
     uint32_t fabric;
     uint32_t subnet;             /* its host's IP subnet (R26, R33) */
+    uint64_t pd;                 /* its protection domain (R18) */
     int32_t  event;              /* affiliated event for the owner, -1 none */
     uint8_t  link_layer;
     uint8_t  port_mtu;           /* its port's active MTU */
@@ -338,14 +340,18 @@ struct segment {
 };
 
 /* Where [addr, addr + len) of key lands, all in the process `pid`.
- * need: IBV_ACCESS_* the access requires on the top key (0: none).
- * Returns 0 or an ibv_wc_status. Under lock. */
+ * need: IBV_ACCESS_* the access requires on the top key (0: none); pd: the
+ * protection domain of the QP the top key is used on (R18). Returns 0 or an
+ * ibv_wc_status. Under lock. */
 int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
-            int32_t pid, int depth, std::vector<segment> &out)
+            int32_t pid, int depth, std::vector<segment> &out, uint64_t pd)
 {
     fab_key *k = fab_key_get(key);
 
-    if ((k == NULL) || (k->pid != pid)) {
+    /* the keys under an indirect key are the process's own (a PD is one
+     * context's); their PD and access are not checked: nothing documents
+     * that the device does (R18) */
+    if ((k == NULL) || (k->pid != pid) || ((depth == 0) && (k->pd != pd))) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     /* R34: an indirect key at depth >= max_indirection of its device */
@@ -412,7 +418,7 @@ int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
             lkey  = d.lkey;
         }
 
-        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out);
+        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out, 0);
         if (ret) {
             return ret;
         }
@@ -667,7 +673,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
         for (const struct ibv_sge &s : wr.sge) {
             ret = resolve(s.lkey, s.addr, s.length,
                           write ? 0 : IBV_ACCESS_LOCAL_WRITE, getpid(), 0,
-                          lsegs);
+                          lsegs, me->pd);
             if (ret) {
                 return IBV_WC_LOC_PROT_ERR;
             }
@@ -682,7 +688,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
         }
         ret = resolve(wr.key, wr.remote_addr, total,
                       write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
-                      rpid, 0, rsegs);
+                      rpid, 0, rsegs, peer->pd);
         if (ret) {
             /* R28: the responder's QP fails too, with an affiliated event */
             peer->state = IBV_QPS_ERR;
@@ -728,10 +734,6 @@ int exec_umr(const model_wr &wr)
     }
     fab_key &k = fab->keys[idx - 1];
     if ((k.kind != KEY_MKEY) || (k.pid != getpid())) {
-        return IBV_WC_LOC_QP_OP_ERR;
-    }
-    /* R12: the tag changes only on a key created with UPDATE_TAG */
-    if ((wr.tag != k.tag) && !k.update_tag) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
     /* R9: n interleaved entries take n + 1 descriptors */
@@ -787,6 +789,7 @@ int exec_local_inv(const model_wr &wr)
         return IBV_WC_LOC_PROT_ERR;
     }
     k->valid = 0;
+    k->tag   = 0;       /* R19: rdma-core writes tag 0 with the MKEY mask */
     return 0;
 }
 
@@ -871,7 +874,7 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
     return 0;
 }
 
-uint32_t model_qp_alloc()
+uint32_t model_qp_alloc(const struct ibv_pd *pd)
 {
     fab_guard g;
 
@@ -890,6 +893,7 @@ uint32_t model_qp_alloc()
                 q.host     = fake().host % MODEL_MAX_HOSTS;
                 q.fabric   = fake().fabric;
                 q.subnet   = fake().subnet;
+                q.pd       = (uintptr_t)pd;
                 return FAB_QPN_BASE + i;
             }
         }
@@ -1068,7 +1072,8 @@ int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
 
 /* ---- keys ----------------------------------------------------------------- */
 
-int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
+int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p,
+                 const struct ibv_pd *pd)
 {
     if (!range_readable(addr, length)) {
         return EFAULT;
@@ -1083,6 +1088,7 @@ int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
     fab_key &k = fab->keys[i];
     k.kind   = KEY_MR;
     k.pid    = getpid();
+    k.pd     = (uintptr_t)pd;
     k.tag    = 0;
     k.access = (uint32_t)access;
     k.addr   = (uintptr_t)addr;
@@ -1163,6 +1169,7 @@ int model_create_mkey(struct ibv_context *ctx,
     k.update_tag = !!(attr->create_flags &
                       MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
     k.max_indirection = fake().hca.max_indirection;
+    k.pd              = (uintptr_t)attr->pd;
     attr->max_entries = num_desc;
     *key_p       = ((uint32_t)(i + 1) << 8) | k.tag;
     return 0;

@@ -128,12 +128,14 @@
  *  R12 tags: every UMR writes (mkey->lkey & 0xff) as the key's tag with the
  *      MKEY mask bit set; a non-zero tag needs the context's update-tag
  *      support (the kernel's MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_MKEY_UPDATE_TAG),
- *      else EOPNOTSUPP at wr_complete, replacing an earlier error. The NIC
- *      changes the tag only of a key created with
- *      MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG; otherwise the UMR fails,
- *      IBV_WC_LOC_QP_OP_ERR (hw; man mlx5dv_create_mkey).
+ *      else EOPNOTSUPP at wr_complete, replacing an earlier error. The key
+ *      takes the tag whatever its create flags: rdma-core creates the same
+ *      mkey context with MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG and
+ *      without it (the flag only asks the context's support; mkey_7_0 0,
+ *      umr_en 1 either way).
  *        44.0 qp.c:mlx5_send_wr_mkey_configure:2870,2876,
- *             mlx5.c:mlx5_set_context:2412
+ *             mlx5.c:mlx5_set_context:2412,
+ *             verbs.c:_mlx5dv_create_mkey:6751-6761,6805-6812
  *        56.1 qp.c:mlx5_send_wr_mkey_configure:2877,2883, mlx5.c:2445
  *        65.0 qp.c:mlx5_send_wr_mkey_configure:2877,2883, mlx5.c:2459 (same)
  *      [tag_rules]
@@ -171,18 +173,27 @@
  *        44.0 qp.c:_mlx5_send_wr_set_sge_list:1707
  *        56.1 qp.c:_mlx5_send_wr_set_sge_list:1714   65.0 :1714 (same)
  *      [sge_enomem]
- *  R18 execution: an rkey must name a live key of the peer's process with
- *      the current tag, a valid (configured, not invalidated) layout for
- *      an indirect key, REMOTE_WRITE/READ access and the range inside it,
- *      else IBV_WC_REM_ACCESS_ERR; an lkey likewise in the own process
- *      (LOCAL_WRITE for a read's destination), else IBV_WC_LOC_PROT_ERR;
- *      a peer QP that is gone or not connected -> IBV_WC_RETRY_EXC_ERR.
- *      Indirect keys nest up to 4 levels (hw, chosen). [remote_access_errors]
- *  R19 LOCAL_INV is a UMR WQE that sets the key free (rdma-core); of an
- *      indirect key of the own process with the current tag it invalidates
- *      it, otherwise IBV_WC_LOC_PROT_ERR (hw, chosen).
- *        44.0 qp.c:mlx5_send_wr_local_inv:1627
- *        56.1 qp.c:mlx5_send_wr_local_inv:1634   65.0 :1634 (same)
+ *  R18 execution: an rkey must name a live key of the responder QP's
+ *      protection domain with the current tag, a valid (configured, not
+ *      invalidated) layout for an indirect key, REMOTE_WRITE/READ access and
+ *      the range inside it, else IBV_WC_REM_ACCESS_ERR; an lkey likewise of
+ *      the requester QP's PD (LOCAL_WRITE for a read's destination), else
+ *      IBV_WC_LOC_PROT_ERR (IBTA vol. 1 10.6.3.x, memory region validation:
+ *      the PD of the region and of the QP match, the access rights allow the
+ *      operation, the range is inside); a peer QP that is gone or not
+ *      connected -> IBV_WC_RETRY_EXC_ERR. The keys an indirect key points
+ *      to are followed in its process; their PD and access are not checked
+ *      (model: nothing documents whether the device checks them). The
+ *      depth is the device's (R34). [remote_access_errors, pd_of_the_qp]
+ *  R19 LOCAL_INV is a UMR WQE that sets the key free and writes tag 0 (the
+ *      MKEY mask with qpn_mkey 0xffffff00 | (0 & 0xff): rdma-core builds it
+ *      as a bind of rkey 0 without length); of an indirect key of the own
+ *      process with the current tag it invalidates it, otherwise
+ *      IBV_WC_LOC_PROT_ERR (hw, chosen).
+ *        44.0 qp.c:mlx5_send_wr_local_inv:1627, _build_umr_wqe:1585,
+ *             set_umr_control_seg:561, set_umr_mkey_seg:522-531
+ *        56.1 qp.c:mlx5_send_wr_local_inv:1634, set_umr_mkey_seg:523-531
+ *        65.0 :1634 (same)
  *      [local_inv]
  *  R20 completions: signaled WRs and every failed WR; opcode RDMA_WRITE,
  *      RDMA_READ, LOCAL_INV, or IBV_WC_DRIVER1 = MLX5DV_WC_UMR for a UMR
@@ -476,13 +487,14 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
                     const struct mlx5dv_qp_init_attr *dv_attr, model_qp *mqp);
 
 /* QP number from the shared table; released by model_qp_release. */
-uint32_t model_qp_alloc();
+uint32_t model_qp_alloc(const struct ibv_pd *pd = NULL);
 void     model_qp_release(uint32_t qpn);
 int      model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
                          int mask);
 
 /* Keys: 0 or an errno. */
-int  model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p);
+int  model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p,
+                  const struct ibv_pd *pd = NULL);
 void model_dereg_mr(uint32_t key);
 int  model_create_mkey(struct ibv_context *ctx,
                        struct mlx5dv_mkey_init_attr *attr, uint32_t *key_p);

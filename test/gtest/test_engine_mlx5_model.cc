@@ -508,11 +508,14 @@ TEST_F(test_verbs_model, tag_rules)
     struct ibv_mr *mr = reg(src);
     std::vector<struct mlx5dv_mr_interleaved> e = {{(uintptr_t)src.data(), 8,
                                                     8, mr->lkey}};
-    /* R12: a new tag on a key without UPDATE_TAG: the NIC refuses */
+    /* R12: a key created without UPDATE_TAG takes a new tag as well:
+     * rdma-core creates the same key either way (before, the model failed
+     * the UMR: a rule of its own) */
     struct mlx5dv_mkey *plain = mkey(4);
     plain->lkey = plain->rkey = (plain->lkey & ~0xffu) | 0x05;
     EXPECT_EQ(0, umr_ilv(qp, plain, 1, e));
-    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0x05u, model_key_query(plain->lkey).tag);
 
     struct ibv_qp *qp2 = loop_qp();
     struct mlx5dv_mkey *m = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
@@ -698,6 +701,41 @@ TEST_F(test_verbs_model, remote_access_errors)
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
 }
 
+/* R18: the key named in a work request is checked against the PD of the
+ * QP it is used on (IBTA memory region validation); the keys an indirect
+ * key points to are not. Before, the model checked the process only: a key
+ * of another PD of the process passed. */
+TEST_F(test_verbs_model, pd_of_the_qp)
+{
+    struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+    ASSERT_NE(nullptr, pd2);
+    struct ibv_mr *other = ibv_reg_mr(pd2, dst.data(), dst.size(), RW);
+    ASSERT_NE(nullptr, other);
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 64, smr->lkey}};
+
+    struct ibv_qp *qp = loop_qp();
+    EXPECT_EQ(0, rdma(qp, true, other->rkey, (uintptr_t)dst.data(), s));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status) << "rkey of another PD";
+    qp = loop_qp();
+    EXPECT_EQ(0, rdma(qp, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)dst.data(), 64, other->lkey}}));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status) << "lkey of another PD";
+
+    /* an indirect key of this PD over an MR of the other: followed */
+    qp = loop_qp();
+    struct mlx5dv_mkey *m = mkey(4);
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 64,
+                                   other->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, rdma(qp, true, m->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, memcmp(dst.data(), src.data(), 64));
+
+    EXPECT_EQ(0, ibv_dereg_mr(other));
+    EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+}
+
 TEST_F(test_verbs_model, local_inv)
 {
     struct ibv_qp *qp = loop_qp();
@@ -722,6 +760,16 @@ TEST_F(test_verbs_model, local_inv)
     EXPECT_EQ(IBV_WC_SUCCESS, w.status);
     EXPECT_EQ(IBV_WC_LOCAL_INV, w.opcode);
     EXPECT_FALSE(model_key_query(m->lkey).valid);
+    /* rdma-core's LOCAL_INV writes tag 0 (R19; before, the model kept it) */
+    struct mlx5dv_mkey *t = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                                    MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    t->lkey = t->rkey = (t->lkey & ~0xffu) | 0x09;
+    EXPECT_EQ(0, umr_list(qp, t, {{(uintptr_t)dst.data(), 16, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, local_inv(qp, t->lkey));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_FALSE(model_key_query(t->lkey).exists) << "tag 9 is gone";
+    EXPECT_TRUE(model_key_query(t->lkey & ~0xffu).exists) << "tag 0 now";
     EXPECT_EQ(0, rdma(qp, true, top->rkey, 0,
                       {{(uintptr_t)src.data(), 16, smr->lkey}}));
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status)
