@@ -156,7 +156,8 @@ no_device_exit_77() {
 # device's UMR capabilities as DEVX QUERY_HCA_CAP answers them and the
 # choices they make (the model's defaults; then a device that asks a strong
 # UMR fence, follows two levels of keys and keeps atomics out of UMR's
-# reach).
+# reach); the budget of connected peers (by QPs and by memory) and the cost
+# charged for a connection at it.
 facts_on_the_model() {
     local r=$out/facts-roce.txt l
     hw facts-roce env HW_CHECK_ENGINE=model UMR_MODEL_LINK=roce \
@@ -169,6 +170,8 @@ facts_on_the_model() {
              "umr_ordering fenced (IBV_SEND_FENCE on a UMR behind work in flight)" \
              "max_indirection 4" "log_max_klm_list_size 16" \
              "umr_modify_atomic_disabled 0" "link_layer Ethernet (RoCE)" \
+             "rank(s) on the node (max_qp 4096 / 4 / ranks: 1024; 1/16 of" \
+             "reconnect_ns 1000000 (built-in guess" \
              "RoCE v2 IPv4" "pkey_index 0 pkey 0xffff (full member)" \
              "traffic_class 106 (DSCP 26)" "sl 0" "hop_limit 255" \
              "retry_count 7, rnr_retry 7: gives up after 8.59 s" \
