@@ -1690,6 +1690,10 @@ int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
     opcode = ifc_get(in, inlen, 0, 16);
     op_mod = ifc_get(in, inlen, 0x30, 16);
     memset(out, 0, outlen);
+    if ((opcode == 0x762) && c.ooo_sl_cap && (outlen >= 16 + 0x2a0 / 8)) {
+        ifc_set((char*)out + 16, outlen - 16, 0x290, 16, c.ooo_sl_mask);
+        return 0;
+    }
     if ((opcode != 0x100) || ((op_mod >> 1) != 0) || (outlen < 16 + 256)) {
         return EOPNOTSUPP;
     }
@@ -1699,6 +1703,7 @@ int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
     ifc_set(cap, outlen - 16, 0x208, 1, c.umr_modify_atomic_disabled);
     ifc_set(cap, outlen - 16, 0x20a, 2, c.umr_fence);
     ifc_set(cap, outlen - 16, 0x21e, 1, c.atomic);
+    ifc_set(cap, outlen - 16, 0x138, 1, c.ooo_sl_cap);
     return 0;
 }
 

@@ -336,7 +336,11 @@
  *      mlx5dv_devx_general_cmd(QUERY_HCA_CAP, general, current) answers
  *      them at mlx5_ifc.h's offsets (cmd_hca_cap_bits; UCX reads the same
  *      command, ib_mlx5dv_md.c uct_ib_mlx5dv_md_open, 1.13.1:893), other
- *      commands EOPNOTSUPP (model), a context without DEVX EINVAL. What the
+ *      commands EOPNOTSUPP (model), a context without DEVX EINVAL;
+ *      QUERY_HCA_VPORT_CONTEXT answers ooo_sl_mask (hca_vport_context
+ *      0x290/16) when the capability bit ooo_sl_mask (0x138) is set (host
+ *      spec ooo_sl_mask=MASK; UCX: ib_mlx5_dv.c
+ *      uct_ib_mlx5_devx_query_ooo_sl_mask). What the
  *      device does with them:
  *      - an indirect key at depth >= max_indirection (the top key at depth
  *        0) fails the access (kernel drivers/infiniband/hw/mlx5/odp.c
@@ -445,6 +449,8 @@ struct model_hca_caps {
     uint8_t  log_max_klm_list_size;
     uint8_t  umr_modify_atomic_disabled;
     uint8_t  atomic;
+    bool     ooo_sl_cap;                 /* QUERY_HCA_VPORT_CONTEXT reports */
+    uint16_t ooo_sl_mask;                /* the SLs routed adaptively */
 };
 
 /* The capabilities of a ConnectX as the model's device has them by default

@@ -38,7 +38,8 @@
  *                          umr_fence=strong|small|none,
  *                          max_indirection=N, klm=N (log_max_klm_list_size),
  *                          atomic_umr=0 (umr_modify_atomic_disabled: every
- *                          UMR fails), devx=0 (DEVX commands fail EPERM):
+ *                          UMR fails), devx=0 (DEVX commands fail EPERM),
+ *                          ooo_sl_mask=MASK (the SLs routed adaptively):
  *                          what QUERY_HCA_CAP answers (R34)
  *   UMR_MODEL_DEVICES=N    mlx5 devices a host has (mlx5_0 ...; default 1)
  *   UMR_MODEL_DEV<D>_CPUS=MASK  local_cpus of device D (sysfs format,
@@ -255,6 +256,9 @@ host_cfg parse_host(uint32_t host)
             c.hca.log_max_klm_list_size = (uint8_t)n;
         } else if (k == "atomic_umr") {
             c.hca.umr_modify_atomic_disabled = (n == 0);
+        } else if (k == "ooo_sl_mask") {
+            c.hca.ooo_sl_cap  = true;
+            c.hca.ooo_sl_mask = (uint16_t)n;
         } else if (k == "devx") {
             c.hca.devx_errno = (n == 0) ? EPERM : 0;
         } else {

@@ -199,10 +199,48 @@ facts_on_the_model() {
     done
 }
 
+# The two-host step (--peer), rehearsed on two simulated hosts of the model:
+# each reaches the other, the path MTU, a put and a get through layout keys
+# both ways with every byte checked, a put to a closed peer fails at once
+# (the model: a destroyed QP), RNR SKIPPED (no receive); the calibration
+# across hosts SKIPPED (it measures a NIC); the adaptive-routing SLs of an
+# IB port (ooo_sl_mask) in the facts. Hosts in two partitions: the step
+# FAILs, saying which side does not reach the other.
+peer_on_the_model() {
+    local r=$out/peer.txt l
+    hw peer env HW_CHECK_ENGINE=model UMR_MODEL_HOST0=ooo_sl_mask=0x5 \
+        BUILD_DIR="$top_builddir" "$hw_check" -s facts,peer --peer sim
+    [ $rc -eq 0 ] || { tail -20 "$out/peer.log"; fail "hw-check exit $rc"; } || return 1
+    for l in "| between two hosts | PASS |" \
+             "| calibration across hosts | SKIPPED (rehearsal on the model" \
+             "## between two hosts (" \
+             "CHECK address PASS rank 0 reaches 1: yes, 1 reaches 0: yes" \
+             "CHECK path_mtu PASS 4096 B" \
+             "CHECK put_layout_0 PASS" "CHECK get_layout_0 PASS" \
+             "CHECK put_layout_1 PASS" "CHECK get_layout_1 PASS" \
+             "CHECK rnr SKIPPED" "CHECK dead_peer PASS" \
+             "ooo_sl_mask 0x0005 (SLs with adaptive routing; sl 0: adaptive"; do
+        grep -qF -- "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
+    done
+
+    r=$out/peer-apart.txt
+    hw peer-apart env HW_CHECK_ENGINE=model UMR_MODEL_HOST1=pkeys=0x8002 \
+        BUILD_DIR="$top_builddir" "$hw_check" -s peer --peer sim
+    [ $rc -eq 1 ] || fail "hw-check exit $rc, not 1, for hosts in two partitions" || return 1
+    grep -qF "| between two hosts | FAIL" "$r" || { cat "$r"; fail "no FAIL for the step"; } || return 1
+    grep -qF "CHECK address FAIL rank 0 reaches 1: no" "$r" ||
+        { cat "$r"; fail "no failed address check"; }
+}
+
 if grep -q '^HAVE_MLX5_ENGINE_TRUE = #' "$top_builddir/test/model/Makefile"; then
     echo "(facts_on_the_model not run: configure found no rdma-core)"
 else
     check facts_on_the_model facts_on_the_model
+    if grep -q '^HAVE_MPI_TRUE = #' "$top_builddir/test/bench/Makefile"; then
+        echo "(peer_on_the_model not run: configure found no MPI)"
+    else
+        check peer_on_the_model peer_on_the_model
+    fi
 fi
 if grep -q '^HAVE_MPI_TRUE = #' "$top_builddir/test/bench/Makefile"; then
     echo "(rehearsal_calibration not run: configure found no MPI)"

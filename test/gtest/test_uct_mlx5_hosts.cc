@@ -467,8 +467,10 @@ umr_layout_t *blocks_layout(size_t n)
 }
 
 /* One process, two connected eps: put `n`-block layouts of src into dst,
- * `rounds` times each of `kinds` different layouts; every byte checked. */
-void put_layouts(uct_stack &s, size_t n, unsigned kinds, unsigned rounds)
+ * `rounds` times each of `kinds` different layouts; every byte checked.
+ * `expect` another status than UCS_OK: the first put ends with it. */
+void put_layouts(uct_stack &s, size_t n, unsigned kinds, unsigned rounds,
+                 ucs_status_t expect = UCS_OK)
 {
     uct_ep_h a = s.create_ep(), b = s.create_ep();
     ASSERT_NE(nullptr, a);
@@ -500,6 +502,11 @@ void put_layouts(uct_stack &s, size_t n, unsigned kinds, unsigned rounds)
             if (st == UCS_INPROGRESS) {
                 ASSERT_TRUE(s.wait(comp));
                 st = comp.status;
+            }
+            if (expect != UCS_OK) {
+                EXPECT_EQ(expect, st) << ucs_status_string(st);
+                r = rounds;
+                break;
             }
             ASSERT_EQ(UCS_OK, st) << ucs_status_string(st);
             for (size_t i = 0; i < n; ++i) {
@@ -560,33 +567,8 @@ TEST_F(test_uct_mlx5_hosts, nesting_no_deeper_than_the_device)
     fake().max_sq_desc_sz      = 512;
     fake().hca.max_indirection = 1;
     ASSERT_UCS_OK(s.open("mlx5_0"));
-    uct_ep_h a = s.create_ep(), b = s.create_ep();
-    ASSERT_UCS_OK(s.connect(a, s.dev_addr(), s.ep_addr(b)));
-    ASSERT_UCS_OK(s.connect(b, s.dev_addr(), s.ep_addr(a)));
-    bytes_t src(40 * 192 + 64, 1), dst(40 * 64, 0);
-    uct_mem_h smemh, dmemh;
-    uct_rkey_bundle_t rkey;
-    ASSERT_UCS_OK(s.reg(src.data(), src.size(), &smemh));
-    ASSERT_UCS_OK(s.reg(dst.data(), dst.size(), &dmemh));
-    ASSERT_UCS_OK(s.unpack(s.pack(dmemh), &rkey));
-    umr_layout_t *layout = blocks_layout(40);
-    test_comp comp;
-    ucs_status_t st = uct_umr_ep_put_layout(a, smemh, src.data(), layout, 1,
-                                            0, 40 * 64,
-                                            (uintptr_t)dst.data(), rkey.rkey,
-                                            &comp.uct);
-    if (st == UCS_INPROGRESS) {
-        ASSERT_TRUE(s.wait(comp));
-        st = comp.status;
-    }
-    EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT, st) << ucs_status_string(st);
+    put_layouts(s, 40, 1, 1, UCS_ERR_EXCEEDS_LIMIT);
     EXPECT_EQ(0u, umr_failed(s));
-    umr_layout_free(layout);
-    s.release(&rkey);
-    ASSERT_UCS_OK(s.dereg(smemh));
-    ASSERT_UCS_OK(s.dereg(dmemh));
-    s.destroy_ep(a);
-    s.destroy_ep(b);
 }
 
 /* Finding 5: where rdma-core cannot give the fence the device asks on a

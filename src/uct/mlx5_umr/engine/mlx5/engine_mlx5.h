@@ -168,6 +168,11 @@ typedef struct umr_eng_mlx5_hca_caps {
     uint8_t  umr_modify_atomic_disabled; /* a UMR may not touch atomics */
     uint8_t  umr_indirect_mkey_disabled;
     uint8_t  atomic;                     /* the device does atomics */
+    uint8_t  ooo_sl_mask_cap;            /* the vport context says which
+                                            SLs route adaptively */
+    int      ooo_sl_mask_read;           /* IB: ooo_sl_mask was read */
+    uint16_t ooo_sl_mask;                /* SLs with adaptive routing (out
+                                            of order delivery) */
 } umr_eng_mlx5_hca_caps_t;
 
 typedef struct umr_eng_mlx5_dev {
@@ -300,6 +305,11 @@ void         umr_eng_mlx5_hca_caps_unknown(umr_eng_mlx5_hca_caps_t *hca);
 void         umr_eng_mlx5_hca_caps_query(struct ibv_context *ctx,
                                          const char *name,
                                          umr_eng_mlx5_hca_caps_t *hca);
+/* IB: the SLs of `port` that route adaptively, as UCX reads them
+ * (uct_ib_mlx5_devx_query_ooo_sl_mask); hca->ooo_sl_mask_read says if. */
+void         umr_eng_mlx5_hca_query_ooo_sl(struct ibv_context *ctx,
+                                           const char *name, uint8_t port,
+                                           umr_eng_mlx5_hca_caps_t *hca);
 const char   *umr_eng_mlx5_fence_str(unsigned fence);
 
 /* engine_mlx5_dev.c: asynchronous events */

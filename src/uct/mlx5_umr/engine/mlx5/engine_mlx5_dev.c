@@ -764,6 +764,10 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
     if (status != UCS_OK) {
         goto err_dealloc_pd;
     }
+    if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+        umr_eng_mlx5_hca_query_ooo_sl(dev->ctx, name, dev->port_num,
+                                      &dev->hca);
+    }
 
     umr_eng_mlx5_dev_fill_caps(dev, name, &dattr, &port_attr);
     ucs_debug("%s:%u: opened, %s, lid %u, gid index %d", name, dev->port_num,
@@ -935,6 +939,16 @@ void umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *ndev, void *stream)
     fprintf(f, "traffic_class %u (DSCP %u)\n", dev->traffic_class,
             dev->traffic_class >> 2);
     fprintf(f, "sl %u\n", dev->sl);
+    if (dev->hca.ooo_sl_mask_read) {
+        fprintf(f, "ooo_sl_mask 0x%04x (SLs with adaptive routing; sl %u: "
+                "%s)\n", dev->hca.ooo_sl_mask, dev->sl,
+                (dev->hca.ooo_sl_mask & (1u << dev->sl)) ?
+                "adaptive, packets may arrive out of order" : "in order");
+    } else {
+        fprintf(f, "ooo_sl_mask not reported (%s)\n",
+                (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? "RoCE" :
+                "no vport capability");
+    }
     fprintf(f, "hop_limit %u\n", dev->hop_limit);
     fprintf(f, "flow_label 0x%x\n", dev->flow_label);
     fprintf(f, "timeout %u (4.096 us * 2^%u per try), retry_count %u, "

@@ -33,6 +33,12 @@
  *    mlx5dv_wr_mr_interleaved / _list). UCX reads the bit for its indirect
  *    atomic keys (UCT_IB_MLX5_MD_FLAG_INDIRECT_ATOMICS).
  *  - umr_indirect_mkey_disabled (1 bit at 0x209), atomic (1 bit at 0x21e).
+ *  - ooo_sl_mask (1 bit at 0x138): the vport context tells which service
+ *    levels route adaptively (out of order); on IB UCX then reads the mask
+ *    (16 bits at 0x290 of hca_vport_context, QUERY_HCA_VPORT_CONTEXT 0x762
+ *    with the port at 0x4c/4: ib_mlx5_dv.c
+ *    uct_ib_mlx5_devx_query_ooo_sl_mask, ib_mlx5.c uct_ib_mlx5_select_sl:
+ *    with AR_ENABLE=auto the SL asked, and whether it routes adaptively).
  */
 #include "umr_config.h"
 
@@ -49,6 +55,8 @@
 #define UMR_ENG_MLX5_HCA_CAP_OPMOD_CUR     0x1
 #define UMR_ENG_MLX5_CMD_HDR_BYTES         16     /* in/out headers */
 #define UMR_ENG_MLX5_HCA_CAP_BYTES         4096   /* the capability union */
+#define UMR_ENG_MLX5_CMD_OP_QUERY_VPORT_CTX 0x762
+#define UMR_ENG_MLX5_VPORT_CTX_BYTES       512
 
 /* A field of a big-endian command layout: bit offset and width, as
  * mlx5_ifc.h gives them. */
@@ -114,6 +122,7 @@ void umr_eng_mlx5_hca_caps_query(struct ibv_context *ctx, const char *name,
     hca->umr_modify_atomic_disabled = umr_eng_mlx5_ifc_get(cap, 0x208, 1);
     hca->umr_indirect_mkey_disabled = umr_eng_mlx5_ifc_get(cap, 0x209, 1);
     hca->atomic                     = umr_eng_mlx5_ifc_get(cap, 0x21e, 1);
+    hca->ooo_sl_mask_cap            = umr_eng_mlx5_ifc_get(cap, 0x138, 1);
     if (hca->umr_fence > UMR_ENG_MLX5_FENCE_NONE) {
         hca->umr_fence = UMR_ENG_MLX5_FENCE_STRONG;  /* reserved: as the kernel */
     }
@@ -122,6 +131,34 @@ void umr_eng_mlx5_hca_caps_query(struct ibv_context *ctx, const char *name,
               name, hca->umr_fence, hca->max_indirection,
               hca->log_max_klm_list_size, hca->umr_modify_atomic_disabled,
               hca->umr_indirect_mkey_disabled);
+}
+
+void umr_eng_mlx5_hca_query_ooo_sl(struct ibv_context *ctx, const char *name,
+                                   uint8_t port, umr_eng_mlx5_hca_caps_t *hca)
+{
+    uint32_t in[UMR_ENG_MLX5_CMD_HDR_BYTES / 4];
+    uint32_t out[(UMR_ENG_MLX5_CMD_HDR_BYTES +
+                  UMR_ENG_MLX5_VPORT_CTX_BYTES) / 4];
+    int ret;
+
+    hca->ooo_sl_mask_read = 0;
+    hca->ooo_sl_mask      = 0;
+    if (!hca->ooo_sl_mask_cap) {
+        return;
+    }
+    memset(in, 0, sizeof(in));
+    memset(out, 0, sizeof(out));
+    umr_eng_mlx5_ifc_set(in, 0, 16, UMR_ENG_MLX5_CMD_OP_QUERY_VPORT_CTX);
+    umr_eng_mlx5_ifc_set(in, 0x4c, 4, port);
+    ret = mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out));
+    if (ret != 0) {
+        ucs_debug("%s:%u: QUERY_HCA_VPORT_CONTEXT failed: %s", name, port,
+                  strerror((ret > 0) ? ret : errno));
+        return;
+    }
+    hca->ooo_sl_mask_read = 1;
+    hca->ooo_sl_mask      = umr_eng_mlx5_ifc_get(
+            (const char*)out + UMR_ENG_MLX5_CMD_HDR_BYTES, 0x290, 16);
 }
 
 const char *umr_eng_mlx5_fence_str(unsigned fence)
