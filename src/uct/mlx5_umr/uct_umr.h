@@ -51,7 +51,9 @@ extern "C" {
  * that fall back.
  * Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md, NULL/empty layout,
  * count 0), UCS_ERR_EXCEEDS_LIMIT (no UMR plan fits the device limits),
- * UCS_ERR_NO_RESOURCE (key pool exhausted), UCS_ERR_IO_ERROR (UMR failed).
+ * UCS_ERR_NO_RESOURCE (key pool exhausted), UCS_ERR_IO_ERROR (UMR failed),
+ * UCS_ERR_UNSUPPORTED (a UMR of this md failed before: no layout key is
+ * configured on it any more, the callers fall back).
  */
 ucs_status_t uct_umr_mem_reg(uct_md_h md, void *base,
                              const umr_layout_t *layout, size_t count,
