@@ -9,8 +9,9 @@
 #  - rehearsal_calibration: hw-check -q -s calibrate runs
 #    contrib/umr-calibrate.sh (mpirun -np 2, ~15 s); the costs file next to
 #    the report has every engine.sw.{get,put}.{dense,sparse}.{op,rentry,
-#    lentry,byte}_ns key with a number, the PMLs' ctrl figures, no mlx5 key
-#    (nothing measured it), and pml/umr's loader accepts it; the report says
+#    lentry,byte}_ns key with a number, the PMLs' ctrl figures, osc/umr's
+#    packed path's figures, no mlx5 key (nothing measured it), and
+#    pml/umr's loader accepts it; the report says
 #    REHEARSAL, records the step as PASS, holds the crossover table and the
 #    install and run-mpi-bench lines naming the file, and the MPI lines pass
 #    the device to pml/umr (pml_umr_devices=sw);
@@ -72,6 +73,11 @@ rehearsal_calibration() {
     done
     for key in pml.ob1.local.ctrl_ns pml.ucx.local.ctrl_ns \
                pml.ob1.local.ddt.8.byte_ns pml.ucx.local.ddt.65536.op_ns; do
+        grep -Eq "^$key = [0-9]" "$costs" ||
+            { echo "costs file: no $key"; missing=1; }
+    done
+    # osc/umr's packed path, measured through an osc/umr window
+    for key in packed.local.put.8.byte_ns packed.local.get.65536.op_ns; do
         grep -Eq "^$key = [0-9]" "$costs" ||
             { echo "costs file: no $key"; missing=1; }
     done

@@ -459,6 +459,68 @@ TEST_F(pml_umr_cost, osc_rejected)
     expect_rejected("version = 1\nosc.ucx.local.put.x.op_ns = 1\n", 2);
 }
 
+/* osc/umr's packed path: packed.<scope>.<op>.<block> figures, read whatever
+ * the component (they are osc/umr's own), malformed ones reject the file. */
+TEST_F(pml_umr_cost, packed_figures)
+{
+    const std::string text = "version = 1\n"
+                             "packed.local.put.8.op_ns = 5000\n"
+                             "packed.local.put.8.byte_ns = 0.75\n"
+                             "packed.local.put.65536.op_ns = 5000\n"
+                             "packed.local.put.65536.byte_ns = 0.25\n"
+                             "packed.local.get.8.op_ns = 7000\n";
+
+    write(text);
+    ASSERT_EQ(0, mca_common_umr_cost_load_osc(&m_cost, m_path.c_str(), "ob1",
+                                              "rdma", m_err, sizeof(m_err)))
+        << m_err;
+    EXPECT_EQ(1, m_cost.packed[MCA_COMMON_UMR_COST_LOCAL].measured);
+    EXPECT_EQ(1, m_cost.packed[MCA_COMMON_UMR_COST_REMOTE].measured);
+    EXPECT_EQ(0, m_cost.osc[MCA_COMMON_UMR_COST_LOCAL].measured);
+    EXPECT_DOUBLE_EQ(5000 + 0.75 * 1000.0,
+                     mca_common_umr_cost_packed(&m_cost,
+                                                MCA_COMMON_UMR_COST_LOCAL,
+                                                MCA_COMMON_UMR_COST_PUT, 1000,
+                                                8));
+    EXPECT_DOUBLE_EQ(5000 + 0.25 * 1000.0,
+                     mca_common_umr_cost_packed(&m_cost,
+                                                MCA_COMMON_UMR_COST_REMOTE,
+                                                MCA_COMMON_UMR_COST_PUT, 1000,
+                                                65536));
+    EXPECT_DOUBLE_EQ(7000, mca_common_umr_cost_packed(&m_cost,
+                                                      MCA_COMMON_UMR_COST_LOCAL,
+                                                      MCA_COMMON_UMR_COST_GET,
+                                                      0, 8));
+    /* without figures: negative, not a candidate */
+    ASSERT_EQ(0, load("version = 1\n")) << m_err;
+    EXPECT_LT(mca_common_umr_cost_packed(&m_cost, MCA_COMMON_UMR_COST_LOCAL,
+                                         MCA_COMMON_UMR_COST_PUT, 1000, 8), 0);
+    expect_rejected("version = 1\npacked.local.put.12.op_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.near.put.8.op_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.local.send.8.op_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.local.put.8.lat_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.local.put.8 = 1\n", 2);
+    expect_rejected("version = 1\npacked.rdma.local.put.8.op_ns = 1\n", 2);
+}
+
+/* The three-way pick: zero-copy or packed only below the margin of the
+ * wrapped module's time, the lower of the two; a negative estimate is no
+ * candidate; no wrapped figure: the lower candidate. */
+TEST_F(pml_umr_cost, pick)
+{
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 100, 200));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(1000, 200, 100));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 100, 100));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(1000, 950, 100));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 100, 950));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PASS, mca_common_umr_cost_pick(1000, 950, 950));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PASS, mca_common_umr_cost_pick(1000, 900, -1));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 899, -1));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(1000, -1, 10));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(-1, 50, 10));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PASS, mca_common_umr_cost_pick(-1, -1, -1));
+}
+
 /* One RMA operation: no control message; on the sw engine more local than
  * remote blocks are charged at the remote block's cost. */
 TEST_F(pml_umr_cost, rma_estimate)

@@ -48,6 +48,15 @@
  *              are skipped (osc/umr reads them for the component it wraps;
  *              pml/umr skips them all). Without them osc/umr keeps its
  *              built-in rule (osc_umr_sw_max_block).
+ *   packed.<scope>.<op>.<block>.op_ns = N          osc/umr's packed path
+ *   packed.<scope>.<op>.<block>.byte_ns = N        (the origin packs, one
+ *                                                  message through the
+ *                                                  wrapped PML, the target
+ *                                                  unpacks and acknowledges)
+ *                                                  moving one put/get of
+ *                                                  <block>-byte blocks.
+ *              Without them osc/umr's built-in rule decides the packed
+ *              path (osc_umr_packed_max_block).
  *   host = ..., date = ..., note = ...             free text, not read
  *
  * Any other key, a malformed line or a version other than 1 rejects the
@@ -116,6 +125,7 @@ typedef struct mca_common_umr_cost {
                               [MCA_COMMON_UMR_COST_NUM_DENS];
     mca_common_umr_cost_pml_t pml[MCA_COMMON_UMR_COST_NUM_SCOPES];
     mca_common_umr_cost_osc_t osc[MCA_COMMON_UMR_COST_NUM_SCOPES];
+    mca_common_umr_cost_osc_t packed[MCA_COMMON_UMR_COST_NUM_SCOPES];
     double                    connect_ns[MCA_COMMON_UMR_COST_NUM_ENG];
     int                    from_file;   /* 1: a file was read */
     char                   source[256]; /* the file, or "built-in defaults" */
@@ -184,6 +194,27 @@ double mca_common_umr_cost_rma(const mca_common_umr_cost_t *cost, int eng,
  */
 double mca_common_umr_cost_osc(const mca_common_umr_cost_t *cost, int scope,
                                int op, size_t bytes, double mean_block);
+
+/**
+ * osc/umr's packed path moving one put/get (`op`) of `bytes` in blocks of
+ * `mean_block` bytes. ns; negative when the file had no packed figures.
+ */
+double mca_common_umr_cost_packed(const mca_common_umr_cost_t *cost,
+                                  int scope, int op, size_t bytes,
+                                  double mean_block);
+
+/* How a put/get moves (mca_common_umr_cost_pick). */
+enum { MCA_COMMON_UMR_COST_PASS, MCA_COMMON_UMR_COST_ZCOPY,
+       MCA_COMMON_UMR_COST_PACKED };
+
+/**
+ * The fastest of three estimates (ns) for one put/get: through the wrapped
+ * module (`pass`), zero-copy, packed; a negative estimate is not a
+ * candidate. Zero-copy or packed only below MCA_COMMON_UMR_COST_MARGIN of
+ * the wrapped module's time (no `pass` estimate: the lower of the two);
+ * MCA_COMMON_UMR_COST_PASS when neither is.
+ */
+int mca_common_umr_cost_pick(double pass, double zcopy, double packed);
 
 /** The wrapped PML sending `bytes` in blocks of `mean_block` bytes. ns. */
 double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,

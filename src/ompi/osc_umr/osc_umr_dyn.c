@@ -7,6 +7,7 @@
  */
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
 #include "common_umr_keys.h"
 #include "common_umr_rail.h"
 
@@ -129,6 +130,7 @@ int mca_osc_umr_detach(ompi_win_t *win, const void *base)
             continue;
         }
         mca_osc_umr_dyn_invalidate(w, &w->att[i]);
+        mca_osc_umr_packed_dst_detach(w, base);
         for (k = w->ntkeys; k-- > 0;) {
             if (w->tkeys[k].att_base == base) {
                 mca_common_umr_lkey_release(w->tkeys[k].region,

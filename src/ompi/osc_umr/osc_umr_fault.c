@@ -9,7 +9,8 @@
 #include "common_umr.h"
 
 static const char *const mca_osc_umr_fault_names[MCA_OSC_UMR_FAULT_NUM] = {
-    "answer", "queue", "kdesc", "tkey", "send", "repost", "drain"
+    "answer", "queue", "kdesc", "tkey", "send", "repost", "drain",
+    "pkt", "psend", "pdata"
 };
 
 mca_common_umr_fault_t mca_osc_umr_faults = {

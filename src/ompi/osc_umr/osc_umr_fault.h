@@ -5,7 +5,8 @@
 /**
  * osc/umr fault injection, for the tests of the target's refusals: the
  * level-9 MCA parameter osc_umr_test_fault names points of the target side
- * of the key protocol (osc_umr_kreq.c) that then fail as they fail when
+ * of the key protocol (osc_umr_kreq.c) and of the packed path that then
+ * fail as they fail when
  * memory or the PML runs out (empty, the default: none, one load and a
  * branch at each point):
  *   answer  the answer's buffer cannot be allocated (the window's spare
@@ -22,6 +23,14 @@
  *   drain   ... and at the window's free those requests cannot be
  *           received either (left unmatched: the window's communicator is
  *           kept, the origins refuse those keys)
+ *   pkt     the packed path (osc_umr_packed.h): the target cannot take a
+ *           packed put's bytes or a get's (no memory): refused, the origin
+ *           redoes it through the wrapped module
+ *   psend   the origin's packed header cannot be sent: the operation goes
+ *           through the wrapped module at once
+ *   pdata   the origin's send of a put's bytes apart cannot be posted at
+ *           its first try: it is posted again from progress (the target
+ *           waits for them)
  * A comma-separated list fails at each of them. The transport's own faults
  * (UCX_MLX5_UMR_TEST_FAULT, engine_fault.h) apply as well.
  */
@@ -38,6 +47,9 @@ enum {
     MCA_OSC_UMR_FAULT_SEND,
     MCA_OSC_UMR_FAULT_REPOST,
     MCA_OSC_UMR_FAULT_DRAIN,
+    MCA_OSC_UMR_FAULT_PKT,
+    MCA_OSC_UMR_FAULT_PSEND,
+    MCA_OSC_UMR_FAULT_PDATA,
     MCA_OSC_UMR_FAULT_NUM
 };
 

@@ -168,6 +168,7 @@ mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
     key->disp   = disp;
     key->count  = count;
     key->state  = MCA_OSC_UMR_KEY_PENDING;
+    key->handle = MCA_OSC_UMR_KANS_NO_HANDLE;
     if ((umr_layout_dup(layout, &key->layout) != UCS_OK) ||
         (mca_osc_umr_key_ask(w, key, dt) != OMPI_SUCCESS)) {
         key->state = MCA_OSC_UMR_KEY_REFUSED;
@@ -206,6 +207,7 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
         return;
     }
     key->has_rkey = 1;
+    key->handle   = key->ans.handle;
     key->state    = MCA_OSC_UMR_KEY_READY;
     ++mca_osc_umr.cnt.key_ready;
 }

@@ -8,6 +8,7 @@
 #include "osc_umr_kreq.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_fault.h"
+#include "osc_umr_packed.h"
 #include "common_umr.h"
 #include "common_umr_keys.h"
 #include "common_umr_peer.h"
@@ -83,7 +84,7 @@ static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
 
 /* `apart`: the description received apart (aligned), or NULL: it is in
  * the request, after the address. */
-static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
+static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
                                  mca_common_umr_peer_t *peer,
                                  const mca_osc_umr_kreq_t *kreq,
                                  const void *apart, ompi_proc_t *proc,
@@ -139,6 +140,12 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
     ++w->ntkeys;
     ans->rkey_len = (uint16_t)peer->rail->rkey_size;
     memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
+    /* the packed path's destination: the same checked bytes */
+    ans->handle = mca_osc_umr_packed_dst_add(w, src, addr, att_base, layout,
+                                             kreq->count);
+    if (ans->handle != MCA_OSC_UMR_KANS_NO_HANDLE) {
+        return status;   /* the layout is the destination's now */
+    }
 out:
     umr_layout_free(layout);
     return status;
@@ -214,7 +221,8 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
     mca_osc_umr_kans_t ans;
 
     memset(&ans, 0, sizeof(ans));
-    ans.id = kreq->id;
+    ans.id     = kreq->id;
+    ans.handle = MCA_OSC_UMR_KANS_NO_HANDLE;
     if (refuse) {
         ans.status = MCA_OSC_UMR_KANS_NO_KEY;
     } else if ((len < MCA_OSC_UMR_KREQ_HDR) ||
@@ -232,7 +240,7 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
     } else {
         /* the origin's RMA comes through this endpoint: never disconnected */
         mca_common_umr_peer_pin(peer);
-        ans.status = mca_osc_umr_tkey_make(w, peer, kreq, apart,
+        ans.status = mca_osc_umr_tkey_make(w, src, peer, kreq, apart,
                                            ompi_comm_peer_lookup(w->comm, src),
                                            &ans);
     }

@@ -9,6 +9,7 @@
 #include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
 #include "common_umr.h"
 #include "common_umr_dtype.h"
 #include "common_umr_keys.h"
@@ -28,12 +29,7 @@ typedef struct mca_osc_umr_op {
     mca_osc_umr_win_t       *w;
     mca_osc_umr_key_t       *key;
     mca_common_umr_region_t *region;
-    int                     is_put;
-    int                     target;
-    void                    *origin_addr;
-    umr_ompi_osc_count_t    origin_count, target_count;
-    ompi_datatype_t         *origin_dt, *target_dt;
-    ptrdiff_t               target_disp;
+    mca_osc_umr_call_t      call;      /* as the user called it */
     ompi_request_t          *req;      /* MPI_Rput/MPI_Rget: the user's */
     ompi_request_t          *redo_req; /* the wrapped module's, when redone */
 } mca_osc_umr_op_t;
@@ -83,30 +79,66 @@ static void mca_osc_umr_request_done(ompi_request_t *req, int error)
     ompi_request_complete(req, true);
 }
 
+/* ------------------------------------------------------------------ calls */
+
+void mca_osc_umr_call_keep(mca_osc_umr_call_t *c,
+                           const mca_osc_umr_call_t *from)
+{
+    *c = *from;
+    OMPI_DATATYPE_RETAIN(c->origin_dt);
+    OMPI_DATATYPE_RETAIN(c->target_dt);
+}
+
+void mca_osc_umr_call_drop(mca_osc_umr_call_t *c)
+{
+    OMPI_DATATYPE_RELEASE(c->origin_dt);
+    OMPI_DATATYPE_RELEASE(c->target_dt);
+}
+
+int mca_osc_umr_call_real(mca_osc_umr_win_t *w, const mca_osc_umr_call_t *c,
+                          ompi_request_t **req_p)
+{
+    if (req_p != NULL) {
+        return c->is_put ?
+               w->real.osc_rput(c->origin_addr, c->origin_count, c->origin_dt,
+                                c->target, c->target_disp, c->target_count,
+                                c->target_dt, w->win, req_p) :
+               w->real.osc_rget(c->origin_addr, c->origin_count, c->origin_dt,
+                                c->target, c->target_disp, c->target_count,
+                                c->target_dt, w->win, req_p);
+    }
+    return c->is_put ?
+           w->real.osc_put(c->origin_addr, c->origin_count, c->origin_dt,
+                           c->target, c->target_disp, c->target_count,
+                           c->target_dt, w->win) :
+           w->real.osc_get(c->origin_addr, c->origin_count, c->origin_dt,
+                           c->target, c->target_disp, c->target_count,
+                           c->target_dt, w->win);
+}
+
+/* An operation that carries the user's call, for zero-copy or to redo. */
+static mca_osc_umr_op_t *mca_osc_umr_op_new(mca_osc_umr_win_t *w,
+                                            const mca_osc_umr_call_t *c,
+                                            ompi_request_t *req)
+{
+    mca_osc_umr_op_t *op = calloc(1, sizeof(*op));
+
+    if (op == NULL) {
+        return NULL;
+    }
+    OBJ_CONSTRUCT(&op->super, opal_list_item_t);
+    op->w   = w;
+    op->req = req;
+    mca_osc_umr_call_keep(&op->call, c);
+    return op;
+}
+
 /* Redo a failed operation through the wrapped module (an MPI_Rput/MPI_Rget
  * through its request form: op->redo_req). */
 static int mca_osc_umr_op_redo(mca_osc_umr_op_t *op)
 {
-    mca_osc_umr_win_t *w = op->w;
-
-    if (op->req != NULL) {
-        return op->is_put ?
-               w->real.osc_rput(op->origin_addr, op->origin_count,
-                                op->origin_dt, op->target, op->target_disp,
-                                op->target_count, op->target_dt, w->win,
-                                &op->redo_req) :
-               w->real.osc_rget(op->origin_addr, op->origin_count,
-                                op->origin_dt, op->target, op->target_disp,
-                                op->target_count, op->target_dt, w->win,
-                                &op->redo_req);
-    }
-    return op->is_put ?
-           w->real.osc_put(op->origin_addr, op->origin_count, op->origin_dt,
-                           op->target, op->target_disp, op->target_count,
-                           op->target_dt, w->win) :
-           w->real.osc_get(op->origin_addr, op->origin_count, op->origin_dt,
-                           op->target, op->target_disp, op->target_count,
-                           op->target_dt, w->win);
+    return mca_osc_umr_call_real(op->w, &op->call,
+                                 (op->req != NULL) ? &op->redo_req : NULL);
 }
 
 static void mca_osc_umr_op_free(mca_osc_umr_op_t *op, int error)
@@ -114,8 +146,7 @@ static void mca_osc_umr_op_free(mca_osc_umr_op_t *op, int error)
     if (op->req != NULL) {
         mca_osc_umr_request_done(op->req, error);
     }
-    OMPI_DATATYPE_RELEASE(op->origin_dt);
-    OMPI_DATATYPE_RELEASE(op->target_dt);
+    mca_osc_umr_call_drop(&op->call);
     OBJ_DESTRUCT(&op->super);
     free(op);
 }
@@ -125,7 +156,7 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
     mca_osc_umr_op_t *op  = ucs_container_of(comp, mca_osc_umr_op_t, comp);
     mca_osc_umr_win_t *w  = op->w;
 
-    --w->inflight[op->target];
+    --w->inflight[op->call.target];
     --w->inflight_total;
     mca_common_umr_region_put(op->region);
     op->region = NULL;
@@ -137,7 +168,8 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
      * key is not used again */
     ++mca_osc_umr.cnt.zcopy_errors;
     MCA_OSC_UMR_VERBOSE(1, "%s to %d failed (%s): redone through the wrapped "
-                        "module", op->is_put ? "put" : "get", op->target,
+                        "module", op->call.is_put ? "put" : "get",
+                        op->call.target,
                         ucs_status_string(comp->status));
     mca_osc_umr_key_refuse(op->key);
     opal_list_append(&w->failed, &op->super);
@@ -156,15 +188,15 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
     for (tries = 0; tries < 1000; ++tries) {
         /* called, not taken by address: the module that defines them is
          * loaded by common_umr_rail.c after this component (lazy binding) */
-        if (op->is_put) {
+        if (op->call.is_put) {
             status = uct_umr_ep_put_layout(peer->ep, op->region->memh,
-                                           op->origin_addr, layout,
-                                           op->origin_count, 0, length, 0,
+                                           op->call.origin_addr, layout,
+                                           op->call.origin_count, 0, length, 0,
                                            op->key->rkey, &op->comp);
         } else {
             status = uct_umr_ep_get_layout(peer->ep, op->region->memh,
-                                           op->origin_addr, layout,
-                                           op->origin_count, 0, length, 0,
+                                           op->call.origin_addr, layout,
+                                           op->call.origin_count, 0, length, 0,
                                            op->key->rkey, &op->comp);
         }
         if (status != UCS_ERR_NO_RESOURCE) {
@@ -176,17 +208,22 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
 }
 
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
- * or NULL when it completed at once), or 0 (the caller uses the wrapped
- * module). */
-static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
-                                 void *origin_addr,
-                                 umr_ompi_osc_count_t origin_count,
-                                 ompi_datatype_t *origin_dt, int target,
-                                 ptrdiff_t target_disp,
-                                 umr_ompi_osc_count_t target_count,
-                                 ompi_datatype_t *target_dt,
-                                 mca_osc_umr_op_t **op_p)
+ * or NULL when it completed at once), packed: 2 (*pop_p in flight), or 0
+ * (the caller uses the wrapped module). */
+static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
+                                 const mca_osc_umr_call_t *c,
+                                 mca_osc_umr_op_t **op_p,
+                                 struct mca_osc_umr_pop **pop_p)
 {
+    int is_put                          = c->is_put;
+    int target                          = c->target;
+    void *origin_addr                   = c->origin_addr;
+    umr_ompi_osc_count_t origin_count   = c->origin_count;
+    umr_ompi_osc_count_t target_count   = c->target_count;
+    ompi_datatype_t *origin_dt          = c->origin_dt;
+    ompi_datatype_t *target_dt          = c->target_dt;
+    ptrdiff_t target_disp               = c->target_disp;
+    int choice = MCA_COMMON_UMR_COST_ZCOPY;
     const umr_mpi_dtype_t *oinfo, *tinfo;
     mca_common_umr_peer_t *peer;
     mca_common_umr_region_t *region;
@@ -233,10 +270,14 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     if (peer == NULL) {
         goto real;
     }
-    if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
-        !mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
-                            origin_count, tinfo, target_count)) {
-        goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+    if (mca_osc_umr.packed_mode == MCA_OSC_UMR_PACKED_ON) {
+        choice = MCA_COMMON_UMR_COST_PACKED;
+    } else if (mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) {
+        choice = mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
+                                    origin_count, tinfo, target_count);
+        if (choice == MCA_COMMON_UMR_COST_PASS) {
+            goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+        }
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */
@@ -247,6 +288,17 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);
+    if (choice == MCA_COMMON_UMR_COST_PACKED) {
+        /* the key's packed destination; no endpoint needed */
+        if (key == NULL) {
+            goto pass;
+        }
+        *pop_p = mca_osc_umr_packed_start(w, key, c, oinfo, length);
+        if (*pop_p == NULL) {
+            goto pass;
+        }
+        return 2;
+    }
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
@@ -254,30 +306,16 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
                                       origin_count, &region) != OMPI_SUCCESS) {
         goto pass;
     }
-    op = malloc(sizeof(*op));
+    op = mca_osc_umr_op_new(w, c, NULL);
     if (op == NULL) {
         mca_common_umr_region_put(region);
         goto pass;
     }
-    OBJ_CONSTRUCT(&op->super, opal_list_item_t);
     op->comp.func     = mca_osc_umr_op_done;
     op->comp.count    = 1;
     op->comp.status   = UCS_OK;
-    op->w             = w;
     op->key           = key;
     op->region        = region;
-    op->is_put        = is_put;
-    op->target        = target;
-    op->origin_addr   = origin_addr;
-    op->origin_count  = origin_count;
-    op->origin_dt     = origin_dt;
-    op->target_count  = target_count;
-    op->target_dt     = target_dt;
-    op->target_disp   = target_disp;
-    op->req           = NULL;
-    op->redo_req      = NULL;
-    OMPI_DATATYPE_RETAIN(origin_dt);
-    OMPI_DATATYPE_RETAIN(target_dt);
     status = mca_osc_umr_op_post(op, peer, oinfo->layout, length);
     if (status == UCS_INPROGRESS) {
         ++w->inflight[target];
@@ -353,7 +391,14 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                            ompi_request_t **req_p)
 {
     mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    mca_osc_umr_op_t *op;
+    const mca_osc_umr_call_t c = {
+        .is_put = is_put, .target = target, .origin_addr = origin_addr,
+        .origin_count = origin_count, .target_count = target_count,
+        .origin_dt = origin_dt, .target_dt = target_dt,
+        .target_disp = target_disp
+    };
+    struct mca_osc_umr_pop *pop = NULL;
+    mca_osc_umr_op_t *op = NULL;
     ompi_request_t *req;
 
     if (OPAL_UNLIKELY((origin_count > 0) &&
@@ -369,9 +414,7 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                             (long)w->extents[target].disp_unit);
         return OMPI_ERR_RMA_RANGE;
     }
-    if (mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count, origin_dt,
-                              target, target_disp, target_count, target_dt,
-                              &op)) {
+    if (mca_osc_umr_rma_start(w, &c, &op, &pop)) {
         if (req_p == NULL) {
             return OMPI_SUCCESS;
         }
@@ -382,27 +425,16 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         *req_p = req;
-        if (op != NULL) {
+        if (pop != NULL) {
+            mca_osc_umr_packed_set_req(pop, req);
+        } else if (op != NULL) {
             op->req = req;
         } else {
             mca_osc_umr_request_done(req, OMPI_SUCCESS);
         }
         return OMPI_SUCCESS;
     }
-    if (req_p != NULL) {
-        return is_put ?
-               w->real.osc_rput(origin_addr, origin_count, origin_dt, target,
-                                target_disp, target_count, target_dt, win,
-                                req_p) :
-               w->real.osc_rget(origin_addr, origin_count, origin_dt, target,
-                                target_disp, target_count, target_dt, win,
-                                req_p);
-    }
-    return is_put ?
-           w->real.osc_put(origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win) :
-           w->real.osc_get(origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win);
+    return mca_osc_umr_call_real(w, &c, req_p);
 }
 
 int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
@@ -483,6 +515,27 @@ void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w)
     }
 }
 
+void mca_osc_umr_rma_redo_later(mca_osc_umr_win_t *w,
+                                const mca_osc_umr_call_t *c,
+                                ompi_request_t *req)
+{
+    mca_osc_umr_op_t *op = mca_osc_umr_op_new(w, c, req);
+    int rc;
+
+    if (op == NULL) {
+        /* no memory to wait: redone now, through the wrapped module */
+        rc = mca_osc_umr_call_real(w, c, NULL);
+        if (req != NULL) {
+            if (rc == OMPI_SUCCESS) {
+                rc = w->real.osc_flush(c->target, w->win);
+            }
+            mca_osc_umr_request_done(req, rc);
+        }
+        return;
+    }
+    opal_list_append(&w->failed, &op->super);
+}
+
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
 {
     mca_osc_umr_op_t *op, *next;
@@ -490,8 +543,10 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
         uct_worker_progress(mca_common_umr_rails.worker);
     }
+    /* refused packed operations join the failed ones */
+    mca_osc_umr_packed_wait(w, target);
     OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
-        if ((target < 0) || (op->target == target)) {
+        if ((target < 0) || (op->call.target == target)) {
             opal_list_remove_item(&w->failed, &op->super);
             if (op->req != NULL) {
                 (void)mca_osc_umr_op_redo_step(op, 1);
