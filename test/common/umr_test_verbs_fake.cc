@@ -630,6 +630,7 @@ void verbs_fake::defaults()
     subnet            = 0;
     check_free        = false;
     kernel_before_6_2 = false;
+    hca               = model_hca_defaults();
 
     open_flags = 0;
     calls.clear();
@@ -956,6 +957,21 @@ struct ibv_pd *FAKE_API(ibv_alloc_pd)(struct ibv_context *ctx)
     return pd;
 }
 
+/* R34: the device's capabilities, in both modes */
+int FAKE_API(mlx5dv_devx_general_cmd)(struct ibv_context *ctx, const void *in,
+                                      size_t inlen, void *out, size_t outlen)
+{
+    int ret;
+
+    FAKE_FORWARD(preload_owns(ctx), mlx5dv_devx_general_cmd, "MLX5_1.7", ctx,
+                 in, inlen, out, outlen);
+    ret = model_devx_general_cmd(ctx, in, inlen, out, outlen);
+    if (ret) {
+        errno = ret;
+    }
+    return ret;
+}
+
 /* R33 */
 struct ibv_ah *FAKE_API(ibv_create_ah)(struct ibv_pd *pd,
                                        struct ibv_ah_attr *attr)
@@ -1003,7 +1019,7 @@ static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
     int ret;
 
     if (fake().model) {
-        ret = model_reg_mr(addr, length, access, &key);
+        ret = model_reg_mr(addr, length, access, &key, pd);
         if (ret) {
             errno = ret;
             return NULL;
@@ -1135,7 +1151,7 @@ struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
     if (fake().model) {
         int ret = model_create_qp(ctx, attr, dv_attr, &qp->model);
         if (ret == 0) {
-            qp->qpx.qp_base.qp_num = model_qp_alloc();
+            qp->qpx.qp_base.qp_num = model_qp_alloc(attr->pd);
             ret = (qp->qpx.qp_base.qp_num == 0) ? ENOMEM : 0;
         }
         if (ret) {

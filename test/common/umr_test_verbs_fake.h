@@ -27,6 +27,7 @@
 
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+#include "umr_test_verbs_model.h"
 
 #include <deque>
 #include <string>
@@ -116,6 +117,9 @@ struct verbs_fake {
     bool                      kernel_before_6_2;  /* read-only registrations
                                                      pin as before Linux 6.2
                                                      (R21b) */
+    model_hca_caps            hca;                /* DEVX QUERY_HCA_CAP and
+                                                     what the device does
+                                                     with it (R34) */
 
     /* ---- records ---- */
     uint32_t                                 open_flags;    /* last DEVX open */

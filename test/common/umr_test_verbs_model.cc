@@ -60,6 +60,8 @@ struct fab_key {
     uint32_t access;
     uint32_t valid;         /* MKEY: configured and not invalidated */
     uint32_t update_tag;
+    uint32_t max_indirection; /* MKEY: of its device (R34) */
+    uint64_t pd;              /* its protection domain (R18) */
     uint32_t num_desc;
     uint32_t layout;
     uint32_t repeat;
@@ -80,6 +82,7 @@ struct fab_qp {
     uint32_t host;               /* its port's host and fabric */
     uint32_t fabric;
     uint32_t subnet;             /* its host's IP subnet (R26, R33) */
+    uint64_t pd;                 /* its protection domain (R18) */
     int32_t  event;              /* affiliated event for the owner, -1 none */
     uint8_t  link_layer;
     uint8_t  port_mtu;           /* its port's active MTU */
@@ -340,14 +343,22 @@ struct segment {
 };
 
 /* Where [addr, addr + len) of key lands, all in the process `pid`.
- * need: IBV_ACCESS_* the access requires on the top key (0: none).
- * Returns 0 or an ibv_wc_status. Under lock. */
+ * need: IBV_ACCESS_* the access requires on the top key (0: none); pd: the
+ * protection domain of the QP the top key is used on (R18). Returns 0 or an
+ * ibv_wc_status. Under lock. */
 int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
-            int32_t pid, int depth, std::vector<segment> &out)
+            int32_t pid, int depth, std::vector<segment> &out, uint64_t pd)
 {
     fab_key *k = fab_key_get(key);
 
-    if ((k == NULL) || (k->pid != pid) || (depth > MODEL_MAX_DEPTH)) {
+    /* the keys under an indirect key are the process's own (a PD is one
+     * context's); their PD and access are not checked: nothing documents
+     * that the device does (R18) */
+    if ((k == NULL) || (k->pid != pid) || ((depth == 0) && (k->pd != pd))) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+    /* R34: an indirect key at depth >= max_indirection of its device */
+    if ((k->kind == KEY_MKEY) && ((uint32_t)depth >= k->max_indirection)) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     if ((need & ~k->access) != 0) {
@@ -417,7 +428,7 @@ int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
             lkey  = d.lkey;
         }
 
-        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out);
+        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out, 0);
         if (ret) {
             return ret;
         }
@@ -654,7 +665,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
         for (const struct ibv_sge &s : wr.sge) {
             ret = resolve(s.lkey, s.addr, s.length,
                           write ? 0 : IBV_ACCESS_LOCAL_WRITE, getpid(), 0,
-                          lsegs);
+                          lsegs, me->pd);
             if (ret) {
                 return IBV_WC_LOC_PROT_ERR;
             }
@@ -669,7 +680,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
         }
         ret = resolve(wr.key, wr.remote_addr, total,
                       write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
-                      rpid, 0, rsegs);
+                      rpid, 0, rsegs, peer->pd);
         if (ret) {
             /* R28: the responder's QP fails too, with an affiliated event */
             peer->state = IBV_QPS_ERR;
@@ -717,12 +728,13 @@ int exec_umr(const model_wr &wr)
     if ((k.kind != KEY_MKEY) || (k.pid != getpid())) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
-    /* R12: the tag changes only on a key created with UPDATE_TAG */
-    if ((wr.tag != k.tag) && !k.update_tag) {
-        return IBV_WC_LOC_QP_OP_ERR;
-    }
     /* R9: n interleaved entries take n + 1 descriptors */
     if ((n + (ilv ? 1 : 0)) > k.num_desc) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    /* R34: rdma-core's mask asks to modify the atomic access, which the
+     * device does not let a UMR do */
+    if (fake().hca.umr_modify_atomic_disabled) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
     /* R23, man mlx5dv_wr_post: only a free key (new or invalidated) */
@@ -769,6 +781,7 @@ int exec_local_inv(const model_wr &wr)
         return IBV_WC_LOC_PROT_ERR;
     }
     k->valid = 0;
+    k->tag   = 0;       /* R19: rdma-core writes tag 0 with the MKEY mask */
     return 0;
 }
 
@@ -853,7 +866,7 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
     return 0;
 }
 
-uint32_t model_qp_alloc()
+uint32_t model_qp_alloc(const struct ibv_pd *pd)
 {
     fab_guard g;
 
@@ -872,6 +885,7 @@ uint32_t model_qp_alloc()
                 q.host     = fake().host % MODEL_MAX_HOSTS;
                 q.fabric   = fake().fabric;
                 q.subnet   = fake().subnet;
+                q.pd       = (uintptr_t)pd;
                 return FAB_QPN_BASE + i;
             }
         }
@@ -1051,7 +1065,8 @@ int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
 /* ---- keys ----------------------------------------------------------------- */
 
 /* R21 */
-int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
+int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p,
+                 const struct ibv_pd *pd)
 {
     int ret = pin_check(addr, length, access, fake().kernel_before_6_2);
 
@@ -1068,6 +1083,7 @@ int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
     fab_key &k = fab->keys[i];
     k.kind   = KEY_MR;
     k.pid    = getpid();
+    k.pd     = (uintptr_t)pd;
     k.tag    = 0;
     k.access = (uint32_t)access;
     k.addr   = (uintptr_t)addr;
@@ -1151,6 +1167,8 @@ int model_create_mkey(struct ibv_context *ctx,
     k.num_desc   = num_desc;
     k.update_tag = !!(attr->create_flags &
                       MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    k.max_indirection = fake().hca.max_indirection;
+    k.pd              = (uintptr_t)attr->pd;
     attr->max_entries = num_desc;
     *key_p       = ((uint32_t)(i + 1) << 8) | k.tag;
     return 0;
@@ -1191,8 +1209,21 @@ model_key_info model_key_query(uint32_t key)
 void model_wr_start(struct ibv_qp_ex *qpx, model_qp *mqp)
 {
     mqp->batch.clear();
-    mqp->err      = 0;
-    mqp->in_batch = true;
+    mqp->err         = 0;
+    mqp->in_batch    = true;
+    mqp->fm_small_rb = mqp->fm_small;
+}
+
+/* R34: the fence rdma-core gives a WQE (_common_wqe_init_op: IBV_SEND_FENCE
+ * or the fm_cache a UMR / LOCAL_INV leaves for the next WQE). */
+static void model_wqe_fence(model_qp *mqp, model_wr &wr)
+{
+    wr.fence      = (wr.wr_flags & IBV_SEND_FENCE) ? MODEL_WQE_FENCE_SMALL_AND :
+                    mqp->fm_small ? MODEL_WQE_FENCE_SMALL :
+                                    MODEL_WQE_FENCE_NONE;
+    mqp->fm_small = (wr.kind == model_wr::UMR_ILV) ||
+                    (wr.kind == model_wr::UMR_LIST) ||
+                    (wr.kind == model_wr::LOCAL_INV);
 }
 
 /* R15: mlx5_wq_overflow(head - tail + nreq >= max_post) */
@@ -1245,6 +1276,7 @@ static void model_umr_add(model_qp *mqp, model_wr &wr)
         return;
     }
     wr.reglen = umr_reglen(wr);                          /* R11 */
+    model_wqe_fence(mqp, wr);                            /* R34 */
     mqp->batch.push_back(wr);
 }
 
@@ -1271,6 +1303,7 @@ void model_wr_add(struct ibv_qp_ex *qpx, model_qp *mqp, model_wr &wr)
         mqp->err = ENOMEM;
         return;
     }
+    model_wqe_fence(mqp, wr);                            /* R34 */
     mqp->batch.push_back(wr);
 }
 
@@ -1279,6 +1312,20 @@ void model_wr_abort(model_qp *mqp)
     mqp->batch.clear();
     mqp->err      = 0;
     mqp->in_batch = false;
+    mqp->fm_small = mqp->fm_small_rb;
+}
+
+/* R34: a UMR WQE (LOCAL_INV included) behind work not executed yet waits
+ * for it only with the fence the device asks: umr_fence small takes
+ * rdma-core's small fence or small-and-fence, strong none of them (rdma-core
+ * has no strong ordering to give), none needs none. */
+static bool model_umr_fenced(const model_wr &wr)
+{
+    switch (fake().hca.umr_fence) {
+    case MODEL_FENCE_NONE:  return true;
+    case MODEL_FENCE_SMALL: return wr.fence != MODEL_WQE_FENCE_NONE;
+    default:                return false;
+    }
 }
 
 /* R16: the doorbell posts the batch, or rolls it back. */
@@ -1288,9 +1335,21 @@ int model_wr_complete(struct ibv_qp_ex *qpx, model_qp *mqp)
 
     mqp->in_batch = false;
     mqp->err      = 0;
-    if (!err) {
-        mqp->posted.insert(mqp->posted.end(), mqp->batch.begin(),
-                           mqp->batch.end());
+    if (err) {
+        mqp->fm_small = mqp->fm_small_rb;           /* R16: rolled back */
+    }
+    for (size_t i = 0; !err && (i < mqp->batch.size()); ++i) {
+        model_wr &wr = mqp->batch[i];
+        bool umr     = (wr.kind == model_wr::UMR_ILV) ||
+                       (wr.kind == model_wr::UMR_LIST) ||
+                       (wr.kind == model_wr::LOCAL_INV);
+        /* R34: an unfenced UMR overtakes the work before it */
+        if (umr && !mqp->posted.empty() && !model_umr_fenced(wr)) {
+            wr.early        = true;
+            wr.early_status = (wr.kind == model_wr::LOCAL_INV) ?
+                              exec_local_inv(wr) : exec_umr(wr);
+        }
+        mqp->posted.push_back(wr);
     }
     mqp->batch.clear();
     return err;
@@ -1366,6 +1425,8 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
             mqp->blocked_since = 0;
             status = (ps == PEER_READY) ? exec_rdma(qp, wr, &reads) :
                                           IBV_WC_RETRY_EXC_ERR;
+        } else if (wr.early) {
+            status = wr.early_status;                   /* R34 */
         } else if (wr.kind == model_wr::LOCAL_INV) {
             status = exec_local_inv(wr);
         } else {
@@ -1561,6 +1622,94 @@ bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
     memcpy(entry->gid.raw, h.gid, sizeof(entry->gid.raw));
     entry->gid_type = h.gid_type;
     return true;
+}
+
+/* ---- device capabilities (R34) ------------------------------------------ */
+
+model_hca_caps model_hca_defaults()
+{
+    model_hca_caps c = {};
+
+    c.devx_errno                 = 0;
+    c.umr_fence                  = MODEL_FENCE_SMALL;
+    c.max_indirection            = 4;
+    c.log_max_klm_list_size      = 16;
+    c.umr_modify_atomic_disabled = 0;
+    c.atomic                     = 1;
+    return c;
+}
+
+namespace {
+
+/* A field of a big-endian command layout (mlx5_ifc.h bit offsets). */
+void ifc_set(void *buf, size_t len, unsigned bit, unsigned width,
+             unsigned value)
+{
+    unsigned shift = 32 - (bit % 32) - width;
+    uint32_t mask  = (uint32_t)(((1ull << width) - 1) << shift);
+    uint32_t dw;
+
+    if ((bit / 32 + 1) * 4 > len) {
+        return;
+    }
+    memcpy(&dw, (char*)buf + (bit / 32) * 4, sizeof(dw));
+    dw = htonl((ntohl(dw) & ~mask) | ((value << shift) & mask));
+    memcpy((char*)buf + (bit / 32) * 4, &dw, sizeof(dw));
+}
+
+unsigned ifc_get(const void *buf, size_t len, unsigned bit, unsigned width)
+{
+    uint32_t dw;
+
+    if ((bit / 32 + 1) * 4 > len) {
+        return 0;
+    }
+    memcpy(&dw, (const char*)buf + (bit / 32) * 4, sizeof(dw));
+    return (ntohl(dw) >> (32 - (bit % 32) - width)) & ((1ull << width) - 1);
+}
+
+} // namespace
+
+/* R34: QUERY_HCA_CAP (opcode 0x100, op_mod general << 1 | current) answers
+ * from the device spec at mlx5_ifc.h's offsets (cmd_hca_cap_bits:
+ * max_indirection 0x100/8, log_max_klm_list_size 0x11a/6,
+ * umr_modify_atomic_disabled 0x208/1, umr_fence 0x20a/2, atomic 0x21e/1;
+ * the capability after a 16-byte header); other commands EOPNOTSUPP (model).
+ * rdma-core returns the errno and sets errno (verbs.c
+ * _mlx5dv_devx_general_cmd -> execute_ioctl). */
+int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
+                           size_t inlen, void *out, size_t outlen)
+{
+    const model_hca_caps &c = fake().hca;
+    auto it                 = ctx_states().find(ctx);
+    unsigned opcode, op_mod;
+    char *cap;
+
+    if ((it == ctx_states().end()) ||
+        !(it->second.flags & MLX5DV_CONTEXT_FLAGS_DEVX)) {
+        return EINVAL;      /* kernel devx.c devx_get_uid: no DEVX context */
+    }
+    if (c.devx_errno) {
+        return c.devx_errno;
+    }
+    opcode = ifc_get(in, inlen, 0, 16);
+    op_mod = ifc_get(in, inlen, 0x30, 16);
+    memset(out, 0, outlen);
+    if ((opcode == 0x762) && c.ooo_sl_cap && (outlen >= 16 + 0x2a0 / 8)) {
+        ifc_set((char*)out + 16, outlen - 16, 0x290, 16, c.ooo_sl_mask);
+        return 0;
+    }
+    if ((opcode != 0x100) || ((op_mod >> 1) != 0) || (outlen < 16 + 256)) {
+        return EOPNOTSUPP;
+    }
+    cap = (char*)out + 16;
+    ifc_set(cap, outlen - 16, 0x100, 8, c.max_indirection);
+    ifc_set(cap, outlen - 16, 0x11a, 6, c.log_max_klm_list_size);
+    ifc_set(cap, outlen - 16, 0x208, 1, c.umr_modify_atomic_disabled);
+    ifc_set(cap, outlen - 16, 0x20a, 2, c.umr_fence);
+    ifc_set(cap, outlen - 16, 0x21e, 1, c.atomic);
+    ifc_set(cap, outlen - 16, 0x138, 1, c.ooo_sl_cap);
+    return 0;
 }
 
 int model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr)

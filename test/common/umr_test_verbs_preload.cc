@@ -34,7 +34,13 @@
  *                          lid_change, pkey_change, port_err, port_active;
  *                          repeat the key for several, R32),
  *                          rd_atom=N (reads its NIC takes at once),
- *                          desc=BYTES (max_sq_desc_sz)
+ *                          desc=BYTES (max_sq_desc_sz),
+ *                          umr_fence=strong|small|none,
+ *                          max_indirection=N, klm=N (log_max_klm_list_size),
+ *                          atomic_umr=0 (umr_modify_atomic_disabled: every
+ *                          UMR fails), devx=0 (DEVX commands fail EPERM),
+ *                          ooo_sl_mask=MASK (the SLs routed adaptively):
+ *                          what QUERY_HCA_CAP answers (R34)
  *   UMR_MODEL_DEVICES=N    mlx5 devices a host has (mlx5_0 ...; default 1)
  *   UMR_MODEL_DEV<D>_CPUS=MASK  local_cpus of device D (sysfs format,
  *                          "ff,00000000"); default: none given (all CPUs)
@@ -160,6 +166,7 @@ struct host_cfg {
     long        rd_atom    = -1;
     long        desc       = -1;
     std::vector<model_host_sched> events;
+    model_hca_caps hca     = model_hca_defaults();
 };
 
 /* event=NAME@N of a host spec (R32) */
@@ -252,6 +259,24 @@ host_cfg parse_host(uint32_t host)
             c.rd_atom = n;
         } else if (k == "desc") {
             c.desc = n;
+        } else if (k == "umr_fence") {
+            c.hca.umr_fence = (v == "strong") ? MODEL_FENCE_STRONG :
+                              (v == "none") ? MODEL_FENCE_NONE :
+                              (v == "small") ? MODEL_FENCE_SMALL : 0xff;
+            if (c.hca.umr_fence == 0xff) {
+                config_error(var + ": umr_fence=strong, small or none");
+            }
+        } else if (k == "max_indirection") {
+            c.hca.max_indirection = (uint8_t)n;
+        } else if (k == "klm") {
+            c.hca.log_max_klm_list_size = (uint8_t)n;
+        } else if (k == "atomic_umr") {
+            c.hca.umr_modify_atomic_disabled = (n == 0);
+        } else if (k == "ooo_sl_mask") {
+            c.hca.ooo_sl_cap  = true;
+            c.hca.ooo_sl_mask = (uint16_t)n;
+        } else if (k == "devx") {
+            c.hca.devx_errno = (n == 0) ? EPERM : 0;
         } else {
             config_error(var + ": unknown '" + k + "'");
         }
@@ -328,6 +353,7 @@ void preload_init()
         if (c.rd_atom > 0) {
             fake().dev_attr.orig_attr.max_qp_rd_atom = (int)c.rd_atom;
         }
+        fake().hca = c.hca;
 
         port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4,
                                             (int)c.subnet) :

@@ -510,11 +510,14 @@ TEST_F(test_verbs_model, tag_rules)
     struct ibv_mr *mr = reg(src);
     std::vector<struct mlx5dv_mr_interleaved> e = {{(uintptr_t)src.data(), 8,
                                                     8, mr->lkey}};
-    /* R12: a new tag on a key without UPDATE_TAG: the NIC refuses */
+    /* R12: a key created without UPDATE_TAG takes a new tag as well:
+     * rdma-core creates the same key either way (before, the model failed
+     * the UMR: a rule of its own) */
     struct mlx5dv_mkey *plain = mkey(4);
     plain->lkey = plain->rkey = (plain->lkey & ~0xffu) | 0x05;
     EXPECT_EQ(0, umr_ilv(qp, plain, 1, e));
-    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0x05u, model_key_query(plain->lkey).tag);
 
     struct ibv_qp *qp2 = loop_qp();
     struct mlx5dv_mkey *m = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
@@ -700,6 +703,41 @@ TEST_F(test_verbs_model, remote_access_errors)
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
 }
 
+/* R18: the key named in a work request is checked against the PD of the
+ * QP it is used on (IBTA memory region validation); the keys an indirect
+ * key points to are not. Before, the model checked the process only: a key
+ * of another PD of the process passed. */
+TEST_F(test_verbs_model, pd_of_the_qp)
+{
+    struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+    ASSERT_NE(nullptr, pd2);
+    struct ibv_mr *other = ibv_reg_mr(pd2, dst.data(), dst.size(), RW);
+    ASSERT_NE(nullptr, other);
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 64, smr->lkey}};
+
+    struct ibv_qp *qp = loop_qp();
+    EXPECT_EQ(0, rdma(qp, true, other->rkey, (uintptr_t)dst.data(), s));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status) << "rkey of another PD";
+    qp = loop_qp();
+    EXPECT_EQ(0, rdma(qp, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)dst.data(), 64, other->lkey}}));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status) << "lkey of another PD";
+
+    /* an indirect key of this PD over an MR of the other: followed */
+    qp = loop_qp();
+    struct mlx5dv_mkey *m = mkey(4);
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 64,
+                                   other->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, rdma(qp, true, m->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, memcmp(dst.data(), src.data(), 64));
+
+    EXPECT_EQ(0, ibv_dereg_mr(other));
+    EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+}
+
 TEST_F(test_verbs_model, local_inv)
 {
     struct ibv_qp *qp = loop_qp();
@@ -724,6 +762,16 @@ TEST_F(test_verbs_model, local_inv)
     EXPECT_EQ(IBV_WC_SUCCESS, w.status);
     EXPECT_EQ(IBV_WC_LOCAL_INV, w.opcode);
     EXPECT_FALSE(model_key_query(m->lkey).valid);
+    /* rdma-core's LOCAL_INV writes tag 0 (R19; before, the model kept it) */
+    struct mlx5dv_mkey *t = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                                    MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    t->lkey = t->rkey = (t->lkey & ~0xffu) | 0x09;
+    EXPECT_EQ(0, umr_list(qp, t, {{(uintptr_t)dst.data(), 16, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, local_inv(qp, t->lkey));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_FALSE(model_key_query(t->lkey).exists) << "tag 9 is gone";
+    EXPECT_TRUE(model_key_query(t->lkey & ~0xffu).exists) << "tag 0 now";
     EXPECT_EQ(0, rdma(qp, true, top->rkey, 0,
                       {{(uintptr_t)src.data(), 16, smr->lkey}}));
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status)
@@ -1043,7 +1091,8 @@ TEST(test_verbs_model_release, wrap_assumptions_hold)
         "ibv_dealloc_pd", "ibv_reg_mr", "ibv_reg_mr_iova2", "ibv_dereg_mr",
         "mlx5dv_create_mkey", "mlx5dv_destroy_mkey", "ibv_destroy_cq",
         "mlx5dv_create_qp", "ibv_qp_to_qp_ex", "mlx5dv_qp_ex_from_ibv_qp_ex",
-        "ibv_modify_qp", "ibv_destroy_qp", "ibv_create_ah", "ibv_destroy_ah"
+        "ibv_modify_qp", "ibv_destroy_qp", "ibv_create_ah", "ibv_destroy_ah",
+        "mlx5dv_devx_general_cmd"
     };
     static const char *inlined[] = {
         "mlx5dv_wr_mr_interleaved", "mlx5dv_wr_mr_list", "ibv_wr_start",
@@ -1700,6 +1749,90 @@ TEST_F(test_verbs_model_fabric, check_free_needs_local_inv)
 
 /* ---- the mlx5 engine's keys on the model (issue 10 finding 3) ---------- */
 
+/* R34: the device's capabilities, as DEVX QUERY_HCA_CAP answers them, and
+ * what the device does with them: an indirect key deeper than
+ * max_indirection fails; a UMR fails where the device does not let a UMR
+ * touch the atomic access (rdma-core's mask always has the bit); a UMR
+ * behind work not executed yet overtakes it unless it carries the fence
+ * umr_fence asks (small: rdma-core's small fence or IBV_SEND_FENCE;
+ * strong: none that rdma-core can give). */
+TEST_F(test_verbs_model, device_capabilities)
+{
+    uint32_t in[4] = {}, out[4 + 1024] = {};
+    in[0] = htonl(0x100u << 16);            /* QUERY_HCA_CAP */
+    in[1] = htonl(1);                       /* general, current */
+    fake().hca.max_indirection = 3;
+    fake().hca.umr_fence       = MODEL_FENCE_STRONG;
+    ASSERT_EQ(0, mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out,
+                                         sizeof(out)));
+    EXPECT_EQ(3u, ntohl(out[4 + 8]) >> 24) << "max_indirection 0x100/8";
+    EXPECT_EQ(16u, ntohl(out[4 + 8]) & 0x3f) << "log_max_klm_list_size";
+    EXPECT_EQ(0u, (ntohl(out[4 + 16]) >> 20) & 3) << "umr_fence strong";
+    in[1] = htonl(2 << 1);                  /* another capability type */
+    EXPECT_EQ(EOPNOTSUPP, mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out,
+                                                  sizeof(out)));
+
+    /* depth: three levels of keys on a device that follows two */
+    fake().hca = model_hca_defaults();
+    fake().hca.max_indirection = 2;
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct mlx5dv_mkey *k1 = mkey(4), *k2 = mkey(4), *k3 = mkey(4);
+    EXPECT_EQ(0, umr_list(qp, k1, {{(uintptr_t)dst.data(), 64, dmr->lkey}}));
+    EXPECT_EQ(0, umr_list(qp, k2, {{0, 64, k1->lkey}}));
+    EXPECT_EQ(0, umr_list(qp, k3, {{0, 64, k2->lkey}}));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    }
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 64, smr->lkey}};
+    EXPECT_EQ(0, rdma(qp, true, k2->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status) << "two levels";
+    EXPECT_EQ(0, rdma(qp, true, k3->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status) << "three levels";
+
+    /* a UMR where the device keeps atomic access out of UMR's reach */
+    fake().hca.umr_modify_atomic_disabled = 1;
+    qp = loop_qp();
+    EXPECT_EQ(0, umr_list(qp, k1, {{(uintptr_t)dst.data(), 64, dmr->lkey}},
+                          IBV_ACCESS_LOCAL_WRITE));
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+    fake().hca.umr_modify_atomic_disabled = 0;
+
+    /* fences: a write through a key, then a UMR that moves the key's tag,
+     * rung before the write executed */
+    struct mlx5dv_mkey *kf = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                                     MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    ASSERT_NE(nullptr, kf);
+    for (int fence : {MODEL_FENCE_NONE, MODEL_FENCE_SMALL,
+                      MODEL_FENCE_STRONG}) {
+        for (bool flag : {false, true}) {
+            SCOPED_TRACE("umr_fence " + std::to_string(fence) +
+                         (flag ? " IBV_SEND_FENCE" : ""));
+            fake().hca.umr_fence = fence;
+            qp = loop_qp();
+            EXPECT_EQ(0, umr_list(qp, kf, {{(uintptr_t)dst.data(), 64,
+                                            dmr->lkey}}));
+            EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+            EXPECT_EQ(0, rdma(qp, true, kf->rkey, 0, s));
+            uint32_t next = (kf->lkey & ~0xffu) | ((kf->lkey + 1) & 0xffu);
+            kf->lkey = kf->rkey = next;
+            struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+            ibv_wr_start(qpx);
+            qpx->wr_id    = 11;
+            qpx->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED |
+                            (flag ? IBV_SEND_FENCE : 0);
+            mlx5dv_wr_mr_list(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), kf, RW, 1,
+                              &s[0]);
+            ASSERT_EQ(0, ibv_wr_complete(qpx));
+            bool waits = (fence == MODEL_FENCE_NONE) ||
+                         ((fence == MODEL_FENCE_SMALL) && flag);
+            EXPECT_EQ(waits ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR,
+                      poll().status) << "the write";
+            poll();
+        }
+    }
+}
+
 class test_engine_mlx5_model : public ::testing::Test {
 protected:
     const umr_eng_ops_t *ops = &umr_eng_mlx5_ops;
@@ -2002,6 +2135,91 @@ TEST_F(test_engine_mlx5_model, update_tag_probe_failure_unwinds)
     EXPECT_EQ(UCS_ERR_NO_MEMORY, ops->dev_open("mlx5_0", NULL, &dev));
     EXPECT_EQ(nullptr, dev);
     EXPECT_EQ(0, fake().live_objects());
+}
+
+/* Finding 5 of the ConnectX review: the device's capabilities bound the
+ * engine's choices. Before, the nesting depth was 4 whatever the device
+ * said, the entries of a key were not bounded by log_max_klm_list_size, and
+ * nothing said a UMR needs waiting for. */
+TEST_F(test_engine_mlx5_model, hca_caps_bound_the_choices)
+{
+    umr_eng_caps_t c;
+
+    open();
+    ops->dev_query(dev, &c);
+    EXPECT_EQ(4u, c.max_depth);
+    EXPECT_EQ(0u, c.umr_wait) << "umr_fence small: fenced, not waited for";
+    TearDown();
+    mr = NULL; qp = NULL; cq = NULL; dev = NULL;
+
+    fake().hca.max_indirection       = 2;
+    fake().hca.log_max_klm_list_size = 4;
+    fake().hca.umr_fence             = MODEL_FENCE_STRONG;
+    ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+    ops->dev_query(dev, &c);
+    EXPECT_EQ(2u, c.max_depth) << "the device follows two levels";
+    EXPECT_EQ(16u, c.max_list) << "2^4 descriptors a key";
+    EXPECT_EQ(15u, c.max_interleaved);
+    EXPECT_EQ(1u, c.umr_wait) << "rdma-core cannot fence a UMR strongly";
+    ops->dev_close(dev);
+    dev = NULL;
+
+    /* no answer: what is safe anywhere */
+    fake().hca            = model_hca_defaults();
+    fake().hca.devx_errno = EPERM;
+    ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+    ops->dev_query(dev, &c);
+    EXPECT_EQ(1u, c.max_depth);
+    EXPECT_EQ(1u, c.umr_wait);
+    ops->dev_close(dev);
+    dev = NULL;
+
+    /* no indirect keys at all: no device for this transport */
+    fake().hca                 = model_hca_defaults();
+    fake().hca.max_indirection = 0;
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED, ops->dev_open("mlx5_0", NULL, &dev));
+    EXPECT_EQ(nullptr, dev);
+    EXPECT_EQ(0, fake().live_objects());
+}
+
+/* Finding 5: a UMR posted behind work in flight on its QP carries the fence
+ * the device asks (umr_fence small: IBV_SEND_FENCE, R34). Before, the UMR
+ * that moves a key's tag overtook the write through the old key, which then
+ * failed with a remote access error. */
+TEST_F(test_engine_mlx5_model, umr_behind_work_is_fenced)
+{
+    umr_eng_mkey_t *m;
+
+    open();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
+    ASSERT_EQ(UCS_OK, configure(m));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    umr_eng_sge_t s = {(uintptr_t)buf.data() + 2048, 8, mr->lkey};
+    ASSERT_EQ(UCS_OK, ops->post_rdma(qp, UMR_ENG_OP_RDMA_WRITE, &s, 1, 0,
+                                     m->rkey, 2, UMR_ENG_WR_SIGNALED));
+    ASSERT_EQ(UCS_OK, configure(m));
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, wait_one()) << "the write, before the UMR";
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, wait_one()) << "the UMR";
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+}
+
+/* Finding 5: where a UMR may not touch the atomic access
+ * (umr_modify_atomic_disabled) the engine does not ask it: refused before
+ * rdma-core, nothing posted. */
+TEST_F(test_engine_mlx5_model, umr_atomic_access_only_where_allowed)
+{
+    umr_eng_mkey_t *m;
+
+    fake().hca.umr_modify_atomic_disabled = 1;
+    open();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
+    umr_eng_interleaved_t e = {(uintptr_t)buf.data(), 8, 8, mr->lkey};
+    size_t calls = fake().calls.size();
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_umr_interleaved(qp, m, UMR_ENG_ACCESS_REMOTE_ATOMIC,
+                                        4, 1, &e, 1, UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(calls, fake().calls.size()) << "nothing reached rdma-core";
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
 }
 
 } // namespace

@@ -351,6 +351,62 @@ TEST_F(pml_umr_cost, prefer_zcopy_margin)
 }
 
 
+/* Finding 7 of the ConnectX review: a message whose peer must be connected
+ * at a full budget pays the connection (an LRU peer's endpoint goes, one is
+ * created and connected: QP destroy, QP create, three state changes, and
+ * the handshake's two messages). A 256 KiB remote message of 4 KiB blocks
+ * that wins zero-copy over a connected peer passes through when it would
+ * connect first; a 64 MiB one still goes zero-copy. Costs file key
+ * engine.<eng>.connect_ns. */
+TEST_F(pml_umr_cost, reconnect_in_the_choice)
+{
+    mca_common_umr_cost_defaults(&m_cost);
+    EXPECT_EQ(1, mca_common_umr_cost_prefer_zcopy(&m_cost,
+                                                  MCA_COMMON_UMR_COST_MLX5,
+                                                  MCA_COMMON_UMR_COST_REMOTE,
+                                                  256 << 10, 64, 0.5));
+    EXPECT_EQ(0, mca_common_umr_cost_prefer_zcopy_connect(
+                         &m_cost, MCA_COMMON_UMR_COST_MLX5,
+                         MCA_COMMON_UMR_COST_REMOTE, 256 << 10, 64, 0.5));
+    EXPECT_EQ(1, mca_common_umr_cost_prefer_zcopy_connect(
+                         &m_cost, MCA_COMMON_UMR_COST_MLX5,
+                         MCA_COMMON_UMR_COST_REMOTE, 64 << 20, 16384, 0.5));
+    EXPECT_DOUBLE_EQ(1e6 + 2 * m_cost.pml[MCA_COMMON_UMR_COST_REMOTE].ctrl_ns,
+                     mca_common_umr_cost_connect(&m_cost,
+                                                 MCA_COMMON_UMR_COST_MLX5,
+                                                 MCA_COMMON_UMR_COST_REMOTE));
+
+    ASSERT_EQ(0, load("version = 1\nengine.mlx5.connect_ns = 0\n")) << m_err;
+    EXPECT_EQ(1, mca_common_umr_cost_prefer_zcopy_connect(
+                         &m_cost, MCA_COMMON_UMR_COST_MLX5,
+                         MCA_COMMON_UMR_COST_REMOTE, 256 << 10, 64, 0.5))
+            << "a measured free connection charges the handshake only";
+    EXPECT_EQ(-1, load("version = 1\nengine.gpu.connect_ns = 1\n"));
+}
+
+/* Finding 7: the default budget of connected peers is a quarter of the
+ * device's QPs and 1/16 of the node's memory over the endpoints' send
+ * queues, both shared by the node's ranks: at max_qp 131072 and 256 KiB a
+ * peer, 64 ranks on a 256 GiB node take 512 each by the QPs (8 GiB of send
+ * queues on the node), on a 16 GiB node 64 by the memory (1 GiB). */
+TEST_F(pml_umr_cost, conns_budget_from_qps_and_memory)
+{
+    const unsigned long long GiB = 1ull << 30, sq = 256 << 10;
+
+    EXPECT_EQ(512ul, mca_common_umr_cost_conns_budget(131072, 64, 256 * GiB,
+                                                      sq));
+    EXPECT_EQ(64ul, mca_common_umr_cost_conns_budget(131072, 64, 16 * GiB,
+                                                     sq));
+    EXPECT_EQ(512ul, mca_common_umr_cost_conns_budget(131072, 64, 0, sq))
+            << "memory unknown: the QPs";
+    EXPECT_EQ(64ul, mca_common_umr_cost_conns_budget(0, 64, 16 * GiB, sq))
+            << "QPs unknown: the memory";
+    EXPECT_EQ(1ul, mca_common_umr_cost_conns_budget(8, 64, 1 << 20, sq))
+            << "at least one";
+    EXPECT_EQ(0ul, mca_common_umr_cost_conns_budget(0, 1, 0, 0));
+}
+
+
 /* osc/umr's part (osc_umr_choose.h): the wrapped osc component's put/get
  * figures, read for the component named, skipped for others and by pml/umr,
  * checked in every case. */

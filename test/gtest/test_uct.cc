@@ -456,10 +456,11 @@ TEST_F(test_uct_md, bad_input)
     umr_layout_free(empty);
 }
 
-/* A UMR of the md fails, and the reset that follows cannot create a new QP:
- * the md must keep nothing it freed, refuse registrations cleanly while it
- * has no QP, recover once a QP can be created, and destroy each QP and CQ
- * exactly once (before the fix it destroyed the freed ones again at close). */
+/* A UMR of the md does not complete in time, and the reset that follows
+ * cannot create a new QP: the md must keep nothing it freed, refuse
+ * registrations cleanly while it has no QP, recover once a QP can be
+ * created, and destroy each QP and CQ exactly once (before the fix it
+ * destroyed the freed ones again at close). */
 TEST_F(test_uct_md, umr_qp_reset_failure)
 {
     std::vector<uint8_t> buf(64 * 1024);
@@ -467,15 +468,19 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
     umr_layout_t *vec;
     uct_mem_h memh;
 
+    m_s.close();
+    ASSERT_UCS_OK(m_s.open(uct_test_dev(), {{"REG_TIMEOUT", "0.05s"}}));
     ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
     ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
 
-    f.fail_wcs       = 1;
+    f.hold_wcs       = 1;
     f.fail_qp_create = 1;
-    EXPECT_EQ(UCS_ERR_IO_ERROR,
+    EXPECT_EQ(UCS_ERR_TIMED_OUT,
               uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
-    EXPECT_EQ(1u, f.qp_destroyed) << "the QP in error state is destroyed";
+    EXPECT_EQ(1u, f.qp_destroyed) << "the QP with UMRs in flight is "
+                                     "destroyed";
     EXPECT_EQ(0u, f.qp_created);
+    f.hold_wcs = 0;
 
     /* still no QP and none can be created: a clean error */
     f.fail_qp_create = 1;
@@ -496,6 +501,49 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
     EXPECT_EQ(0u, f.bad_destroys) << "a QP or CQ destroyed twice";
     EXPECT_EQ(f.qp_created + 1, f.qp_destroyed);
     EXPECT_EQ(f.cq_created + 1, f.cq_destroyed);
+    umr_layout_free(vec);
+}
+
+/* A UMR that completes in error breaks the layout path of the md once
+ * (finding 5 of the ConnectX review): the registration fails, counter
+ * umr_failed 1, the QP in error is reset once; later registrations are
+ * refused at once (UCS_ERR_UNSUPPORTED: the callers fall back), with no UMR
+ * posted and no QP destroyed or created. Before: a failed UMR and a QP
+ * reset for every registration. */
+TEST_F(test_uct_md, umr_error_breaks_the_layout_path)
+{
+    std::vector<uint8_t> buf(64 * 1024);
+    umr_test_eng_fault_t f = {};
+    umr_layout_t *vec;
+    uct_mem_h memh;
+    uct_umr_md_stats_t mst;
+
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
+    f.fail_wcs = 1;
+    EXPECT_EQ(UCS_ERR_IO_ERROR,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+    f.fail_wcs = 0;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(1u, mst.umr_failed);
+    uint64_t posted = mst.umr_posted;
+    unsigned resets = f.qp_destroyed;
+    EXPECT_EQ(1u, resets);
+
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
+    }
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(1u, mst.umr_failed);
+    EXPECT_EQ(posted, mst.umr_posted) << "no UMR posted any more";
+    EXPECT_EQ(resets, f.qp_destroyed) << "no QP reset any more";
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+
+    m_s.close();
+    umr_test_eng_fault_remove(NULL);
+    EXPECT_EQ(0u, f.bad_destroys);
     umr_layout_free(vec);
 }
 

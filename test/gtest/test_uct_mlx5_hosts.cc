@@ -470,8 +470,10 @@ umr_layout_t *blocks_layout(size_t n)
 }
 
 /* One process, two connected eps: put `n`-block layouts of src into dst,
- * `rounds` times each of `kinds` different layouts; every byte checked. */
-void put_layouts(uct_stack &s, size_t n, unsigned kinds, unsigned rounds)
+ * `rounds` times each of `kinds` different layouts; every byte checked.
+ * `expect` another status than UCS_OK: the first put ends with it. */
+void put_layouts(uct_stack &s, size_t n, unsigned kinds, unsigned rounds,
+                 ucs_status_t expect = UCS_OK)
 {
     uct_ep_h a = s.create_ep(), b = s.create_ep();
     ASSERT_NE(nullptr, a);
@@ -503,6 +505,11 @@ void put_layouts(uct_stack &s, size_t n, unsigned kinds, unsigned rounds)
             if (st == UCS_INPROGRESS) {
                 ASSERT_TRUE(s.wait(comp));
                 st = comp.status;
+            }
+            if (expect != UCS_OK) {
+                EXPECT_EQ(expect, st) << ucs_status_string(st);
+                r = rounds;
+                break;
             }
             ASSERT_EQ(UCS_OK, st) << ucs_status_string(st);
             for (size_t i = 0; i < n; ++i) {
@@ -537,6 +544,85 @@ TEST_F(test_uct_mlx5_hosts, small_max_sq_desc_sz)
     EXPECT_LE(fake().qp_attrs.back().cap.max_send_sge, 20u);
     s.destroy_ep(ep);
     put_layouts(s, 40, 1, 2);
+}
+
+uint64_t umr_posted(uct_stack &s)
+{
+    uct_umr_md_stats_t st;
+    EXPECT_EQ(UCS_OK, uct_umr_md_get_stats(s.md, &st));
+    return st.umr_posted;
+}
+
+uint64_t umr_failed(uct_stack &s)
+{
+    uct_umr_md_stats_t st;
+    EXPECT_EQ(UCS_OK, uct_umr_md_get_stats(s.md, &st));
+    return st.umr_failed;
+}
+
+/* Finding 5 of the ConnectX review: the nesting depth is the device's
+ * (max_indirection, R34). On a device that follows one level of indirect
+ * keys a 40-block layout with 20 entries a key needs two: before, the plan
+ * nested anyway and the NIC failed the write (the rail's endpoint in
+ * error); now the layout is refused at post, before anything moves. */
+TEST_F(test_uct_mlx5_hosts, nesting_no_deeper_than_the_device)
+{
+    fake().max_sq_desc_sz      = 512;
+    fake().hca.max_indirection = 1;
+    ASSERT_UCS_OK(s.open("mlx5_0"));
+    put_layouts(s, 40, 1, 1, UCS_ERR_EXCEEDS_LIMIT);
+    EXPECT_EQ(0u, umr_failed(s));
+}
+
+/* Finding 5: where rdma-core cannot give the fence the device asks on a
+ * UMR (umr_fence strong) each UMR is waited for: the endpoints' local keys
+ * are configured on the md's QP, one UMR at a time (before: on the
+ * endpoint's QP, right before the RDMA, as on any device). Every byte
+ * right, nested keys included. */
+TEST_F(test_uct_mlx5_hosts, strong_umr_fence_waits_for_each_umr)
+{
+    fake().max_sq_desc_sz = 512;
+    fake().hca.umr_fence  = MODEL_FENCE_STRONG;
+    ASSERT_UCS_OK(s.open("mlx5_0"));
+    uint64_t before = umr_posted(s);
+    put_layouts(s, 40, 3, 2);
+    EXPECT_GE(umr_posted(s), before + 3 * 3) << "the md's QP took them";
+    EXPECT_EQ(0u, umr_failed(s));
+}
+
+/* Finding 5: a UMR that completes in error breaks the layout path of the
+ * rail once. On a device where a UMR may not touch the atomic access
+ * (umr_modify_atomic_disabled: rdma-core asks it in every UMR, R34) the
+ * first layout registration fails its UMR; from then on layouts fall back
+ * without a UMR (umr_failed 1, no UMR posted, the md's QP not reset again),
+ * and the endpoints copy small layouts through their buffer, every byte
+ * right. Before: a failed UMR, a QP reset and a failed message each time. */
+TEST_F(test_uct_mlx5_hosts, umr_error_breaks_the_layout_path_once)
+{
+    fake().hca.umr_modify_atomic_disabled = 1;
+    ASSERT_UCS_OK(s.open("mlx5_0"));
+    bytes_t buf(64 * 192, 7);
+    umr_layout_t *layout = blocks_layout(8);
+    uct_mem_h memh;
+
+    EXPECT_NE(UCS_OK, uct_umr_mem_reg(s.md, buf.data(), layout, 1, 0,
+                                      &memh));
+    EXPECT_EQ(1u, umr_failed(s));
+    uint64_t posted = umr_posted(s);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_umr_mem_reg(s.md, buf.data(), layout, 1,
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
+    }
+    EXPECT_EQ(posted, umr_posted(s)) << "no UMR posted any more";
+    put_layouts(s, 8, 3, 2);
+    size_t qps = fake().qp_attrs.size();
+    put_layouts(s, 8, 3, 2);
+    EXPECT_EQ(1u, umr_failed(s));
+    EXPECT_EQ(posted, umr_posted(s));
+    EXPECT_EQ(qps + 2, fake().qp_attrs.size())
+            << "the two new endpoints' QPs, no QP created again";
+    umr_layout_free(layout);
 }
 
 /* Finding 6: a key is configured again only after a LOCAL_INV, as man

@@ -15,6 +15,7 @@
 #    line each, rails_reopened), no hang. (Peers retired during the outage
 #    pass through for the rest of the job: every pair of this job had
 #    connected before it.)
+#  - PORT_ERR on both hosts at once: the plain job's results, no hang.
 # Results in GoogleTest's format.
 #
 set -u
@@ -77,5 +78,18 @@ check client_reregister_keeps_the_rail_ib rail_stays client_reregister_ib ib \
     "1=event=client_reregister@20"
 check gid_change_of_another_gid_keeps_the_rail_roce rail_stays gid_change_roce \
     roce "GID table change" "0=event=gid_change@20" "1=event=gid_change@20"
+# PORT_ERR on every host at once, no PORT_ACTIVE: every rank's rail retired
+# mid-job; the job still ends with the plain job's results (a fault never
+# fails or hangs a job), each rank retiring its rail once.
+every_host_down() {
+    local got=$out/port_err_every_host r
+    ref 4 ob1 || return 1
+    job "$got" ib "0=event=port_err@30" "1=event=port_err@30" || return 1
+    r=$(counter "$got" rails_retired)
+    echo "rails_retired $r"
+    [ "$r" -ge 2 ] || { grep -a "retired\|port" "$got" | head; echo "the rails not retired"; return 1; }
+}
+
 check port_err_then_port_active_reopens_the_rail reopened
+check port_err_on_every_host_no_hang every_host_down
 finish

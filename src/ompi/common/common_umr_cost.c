@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +64,13 @@ void mca_common_umr_cost_defaults(mca_common_umr_cost_t *cost)
             cost->eng[MCA_COMMON_UMR_COST_MLX5][op][d] = mlx5;
         }
     }
+    /* a connection at the budget: sw, an endpoint and its shared memory;
+     * mlx5, a ConnectX-class guess: QP destroy, QP create (its send queue
+     * pinned and mapped), three state changes, each a firmware command of
+     * tens to hundreds of microseconds on a command interface the node's
+     * ranks share */
+    cost->connect_ns[MCA_COMMON_UMR_COST_SW]   = 50000.0;
+    cost->connect_ns[MCA_COMMON_UMR_COST_MLX5] = 1000000.0;
     mca_common_umr_cost_default_pml(&cost->pml[MCA_COMMON_UMR_COST_LOCAL], 0);
     mca_common_umr_cost_default_pml(&cost->pml[MCA_COMMON_UMR_COST_REMOTE], 1);
     snprintf(cost->source, sizeof(cost->source), "built-in defaults");
@@ -170,6 +178,17 @@ static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
     int n = mca_common_umr_cost_split(key, f, 6), e, o, d, s, b;
     mca_common_umr_cost_lin_t *lin;
     mca_common_umr_cost_pml_t *p;
+
+    if ((n == 3) && !strcmp(f[0], "engine") && !strcmp(f[2], "connect_ns")) {
+        e = mca_common_umr_cost_lookup(f[1], mca_common_umr_cost_eng_names,
+                                       MCA_COMMON_UMR_COST_NUM_ENG);
+        if (e < 0) {
+            *why = "unknown engine";
+            return -1;
+        }
+        cost->connect_ns[e] = v;
+        return 0;
+    }
 
     if ((n == 5) && !strcmp(f[0], "engine")) {
         e = mca_common_umr_cost_lookup(f[1], mca_common_umr_cost_eng_names,
@@ -566,4 +585,52 @@ int mca_common_umr_cost_prefer_zcopy(const mca_common_umr_cost_t *cost, int eng,
                                   bytes, blocks, blocks, density);
     p = mca_common_umr_cost_pml(cost, scope, bytes, (double)bytes / blocks);
     return z < MCA_COMMON_UMR_COST_MARGIN * p;
+}
+
+double mca_common_umr_cost_connect(const mca_common_umr_cost_t *cost, int eng,
+                                   int scope)
+{
+    if ((eng < 0) || (eng >= MCA_COMMON_UMR_COST_NUM_ENG) || (scope < 0) ||
+        (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES)) {
+        return INFINITY;
+    }
+    return cost->connect_ns[eng] + 2.0 * cost->pml[scope].ctrl_ns;
+}
+
+int mca_common_umr_cost_prefer_zcopy_connect(const mca_common_umr_cost_t *cost,
+                                             int eng, int scope, size_t bytes,
+                                             size_t blocks, double density)
+{
+    double z, p;
+
+    if (blocks == 0) {
+        blocks = 1;
+    }
+    z = mca_common_umr_cost_zcopy(cost, eng, MCA_COMMON_UMR_COST_GET, scope,
+                                  bytes, blocks, blocks, density) +
+        mca_common_umr_cost_connect(cost, eng, scope);
+    p = mca_common_umr_cost_pml(cost, scope, bytes, (double)bytes / blocks);
+    return z < MCA_COMMON_UMR_COST_MARGIN * p;
+}
+
+unsigned long mca_common_umr_cost_conns_budget(unsigned long max_qp,
+                                               unsigned locals,
+                                               unsigned long long node_bytes,
+                                               unsigned long long ep_sq_bytes)
+{
+    unsigned long long by_qp = 0, by_mem = 0, b;
+
+    locals = (locals > 0) ? locals : 1;
+    if (max_qp > 0) {
+        by_qp = max_qp / 4 / locals;
+        by_qp = (by_qp > 0) ? by_qp : 1;
+    }
+    if ((node_bytes > 0) && (ep_sq_bytes > 0)) {
+        by_mem = node_bytes / MCA_COMMON_UMR_CONNS_MEM_SHARE / locals /
+                 ep_sq_bytes;
+        by_mem = (by_mem > 0) ? by_mem : 1;
+    }
+    b = (by_qp == 0) ? by_mem : (by_mem == 0) ? by_qp :
+        ((by_qp < by_mem) ? by_qp : by_mem);
+    return (b > (unsigned long long)ULONG_MAX) ? ULONG_MAX : (unsigned long)b;
 }

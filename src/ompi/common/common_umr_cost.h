@@ -19,6 +19,18 @@
  *   engine.<eng>.<op>.<dens>.byte_ns = N           per byte
  *       <eng>  sw | mlx5        <op> get | put
  *       <dens> dense (the data covers at least half of its span) | sparse
+ *   engine.<eng>.connect_ns = N                    a connection made at the
+ *                                                  budget of connected peers:
+ *                                                  the least recently used
+ *                                                  peer's endpoint destroyed,
+ *                                                  one created and connected
+ *                                                  (mlx5: QP destroy, QP
+ *                                                  create, three state
+ *                                                  changes, all through the
+ *                                                  device's command interface
+ *                                                  the node's ranks share);
+ *                                                  the handshake's two
+ *                                                  messages are ctrl_ns each
  *   pml.<pml>.<scope>.ctrl_ns = N                  pml/umr's control message
  *                                                  (Z bytes) and ack through
  *                                                  the wrapped PML
@@ -114,6 +126,7 @@ typedef struct mca_common_umr_cost {
     mca_common_umr_cost_pml_t pml[MCA_COMMON_UMR_COST_NUM_SCOPES];
     mca_common_umr_cost_osc_t osc[MCA_COMMON_UMR_COST_NUM_SCOPES];
     mca_common_umr_cost_osc_t packed[MCA_COMMON_UMR_COST_NUM_SCOPES];
+    double                    connect_ns[MCA_COMMON_UMR_COST_NUM_ENG];
     int                    from_file;   /* 1: a file was read */
     char                   source[256]; /* the file, or "built-in defaults" */
 } mca_common_umr_cost_t;
@@ -215,6 +228,36 @@ double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
 int mca_common_umr_cost_prefer_zcopy(const mca_common_umr_cost_t *cost, int eng,
                                      int scope, size_t bytes, size_t blocks,
                                      double density);
+
+/**
+ * A connection made for one message at the budget of connected peers
+ * (another peer's endpoint goes): connect_ns of the engine and the
+ * handshake's two control messages through the wrapped PML (`scope`). ns.
+ */
+double mca_common_umr_cost_connect(const mca_common_umr_cost_t *cost, int eng,
+                                   int scope);
+
+/**
+ * As mca_common_umr_cost_prefer_zcopy, for a peer that must be connected
+ * first at the budget: zero-copy only when it saves more than the
+ * connection costs.
+ */
+int mca_common_umr_cost_prefer_zcopy_connect(const mca_common_umr_cost_t *cost,
+                                             int eng, int scope, size_t bytes,
+                                             size_t blocks, double density);
+
+/**
+ * The default budget of connected peers of one rank: a quarter of the
+ * device's QPs (`max_qp`, 0: no limit known) and 1/MCA_COMMON_UMR_CONNS_MEM_
+ * SHARE of the node's memory (`node_bytes`, 0: unknown), shared by `locals`
+ * ranks, at `ep_sq_bytes` of send queue a connected peer (0: unknown). The
+ * smaller of the two, at least 1; 0 when neither is known.
+ */
+#define MCA_COMMON_UMR_CONNS_MEM_SHARE 16
+unsigned long mca_common_umr_cost_conns_budget(unsigned long max_qp,
+                                               unsigned locals,
+                                               unsigned long long node_bytes,
+                                               unsigned long long ep_sq_bytes);
 
 #ifdef __cplusplus
 }

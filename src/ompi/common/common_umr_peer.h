@@ -129,12 +129,20 @@ OMPI_DECLSPEC int mca_common_umr_peers_budget_parse(const char *value,
 
 /* The budget of connected peers (endpoints) of this process: `max_conns`
  * > 0 that many, 0 unlimited, -1 derived from the rails: per mlx5 rail
- * the device's QPs (the iface's max_num_eps) x 1/4 / the ranks on this
- * node, the sw rail MCA_COMMON_UMR_SW_CONNS; the smallest applies.
- * One verbose line: the budget and the memory per connected peer. */
+ * the smaller of the device's QPs (the iface's max_num_eps) x 1/4 and
+ * 1/16 of the node's memory over an endpoint's send queue, shared by the
+ * ranks on this node (mca_common_umr_cost_conns_budget), the sw rail
+ * MCA_COMMON_UMR_SW_CONNS; the smallest applies. One verbose line: the
+ * budget and the memory per connected peer. */
 #define MCA_COMMON_UMR_SW_CONNS    256
 OMPI_DECLSPEC void mca_common_umr_peers_budget(int max_conns,
                                                const char *param);
+
+/* 1 when a message to `peer` must connect it first at a full budget (the
+ * least recently used peer's endpoint would go): the choice charges the
+ * connection (mca_common_umr_cost_prefer_zcopy_connect). */
+OMPI_DECLSPEC int mca_common_umr_peer_reconnects(
+        const mca_common_umr_peer_t *peer);
 
 /* An operation on `peer` starts / ends: a held peer is not disconnected,
  * and the least recently held is the first disconnected. */

@@ -32,6 +32,9 @@ typedef struct mca_pml_umr_choose_peer {
     const char *engine;           /* "sw" or "mlx5" */
     int         same_host;
     const char *pml;              /* the wrapped PML: "ob1", "ucx", "cm" */
+    int         reconnect;        /* the message must connect the peer at a
+                                     full budget first: its cost is charged
+                                     (mca_common_umr_peer_reconnects) */
 } mca_pml_umr_choose_peer_t;
 
 /*

@@ -439,6 +439,7 @@ static int mca_pml_umr_recv_choose(mca_pml_umr_request_t *req)
     cp.engine    = req->peer->rail->is_sw ? "sw" : "mlx5";
     cp.same_host = req->peer->rail->is_sw;
     cp.pml       = mca_pml_umr.real_component.pmlm_version.mca_component_name;
+    cp.reconnect = mca_common_umr_peer_reconnects(req->peer);
     return mca_pml_umr_choose_recv(req->ctl.length, req->ctl.sblocks, rblocks,
                                    density, &cp, mca_pml_umr.zcopy_mode);
 }

@@ -35,6 +35,7 @@ static int mca_pml_umr_dtype_memo(mca_common_umr_dtype_slot_t *slot,
     }
     cp.engine           = (e == 0) ? "sw" : "mlx5";
     cp.same_host        = (e == 0);
+    cp.reconnect        = 0;        /* a connected peer's choice */
     cp.pml              = mca_pml_umr.real_component.pmlm_version.
                           mca_component_name;
     slot->memo[e]       = (signed char)mca_pml_umr_choose_zcopy(
@@ -70,9 +71,21 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
                                     size_t count,
                                     const mca_common_umr_peer_t *peer)
 {
+    mca_pml_umr_choose_peer_t cp;
     int e = peer->rail->is_sw ? 0 : 1;
 
     if (mca_pml_umr_dtype_memo(slot, count, e)) {
+        if (OPAL_UNLIKELY(mca_common_umr_peer_reconnects(peer))) {
+            /* worth a connection at the budget? (not remembered: the
+             * peer's, not the type's) */
+            cp.engine    = (e == 0) ? "sw" : "mlx5";
+            cp.same_host = (e == 0);
+            cp.pml       = mca_pml_umr.real_component.pmlm_version.
+                           mca_component_name;
+            cp.reconnect = 1;
+            return mca_pml_umr_choose_zcopy(slot->info, count, &cp,
+                                            mca_pml_umr.zcopy_mode);
+        }
         return 1;
     }
     mca_pml_umr_dtype_pass(slot, count, e);

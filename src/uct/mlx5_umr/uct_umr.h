@@ -58,7 +58,8 @@ extern "C" {
  * idle registrations are reclaimed first, uct_umr_md_reclaim_set), an
  * error of the memory registration of the layout's span (its pages are not
  * all accessible: a layout over separate allocations), UCS_ERR_IO_ERROR
- * (UMR failed).
+ * (UMR failed), UCS_ERR_UNSUPPORTED (a UMR of this md failed before: no
+ * layout key is configured on it any more, the callers fall back).
  */
 ucs_status_t uct_umr_mem_reg(uct_md_h md, void *base,
                              const umr_layout_t *layout, size_t count,
@@ -98,6 +99,10 @@ typedef struct uct_umr_md_stats {
                                    the span of a uct_umr_mem_reg (each pins
                                    its pages and takes translation entries
                                    on a NIC) */
+    uint64_t umr_failed;        /* UMRs that completed in error (the md's
+                                   and its endpoints'): after the first,
+                                   no layout key is configured on the md
+                                   any more and layouts fall back */
 } uct_umr_md_stats_t;
 
 ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);

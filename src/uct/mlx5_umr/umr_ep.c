@@ -354,8 +354,13 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     unsigned next;
     int on_ep_qp;
 
-    /* an RDMA-only endpoint QP (EP_UMR=n) takes no UMR */
-    on_ep_qp = iface->config.ep_umr &&
+    if (iface->md->umr_broken != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;   /* said once, when it broke */
+    }
+
+    /* an RDMA-only endpoint QP (EP_UMR=n) takes no UMR; nor does a device
+     * whose UMR needs a fence rdma-core cannot give (md's QP, waited for) */
+    on_ep_qp = iface->config.ep_umr && !iface->md->caps.umr_wait &&
                (frags + plan->num_keys <= iface->config.tx_queue_len);
     if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
         return uct_mlx5_umr_ep_no_resource(ep);

@@ -157,7 +157,10 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return status;
     }
 
-    pack = uct_mlx5_umr_ep_should_pack(
+    /* no UMR on this device any more: a copy where one can serve */
+    pack = ((iface->md->umr_broken != UCS_OK) &&
+            (length <= iface->config.seg_size)) ||
+           uct_mlx5_umr_ep_should_pack(
             iface, length,
             (double)umr_layout_size(layout) /
             ucs_max(umr_layout_num_blocks(layout), 1));

@@ -793,6 +793,22 @@ static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
     return UCS_OK;
 }
 
+void uct_mlx5_umr_md_umr_failed(uct_mlx5_umr_md_t *md,
+                                umr_eng_wc_status_t status)
+{
+    if (status == UMR_ENG_WC_WR_FLUSH_ERR) {
+        return;     /* its QP had failed before: not the UMR's fault */
+    }
+
+    ++md->stats.umr_failed;
+    if (md->umr_broken == UCS_OK) {
+        md->umr_broken = umr_eng_wc_status_to_ucs(status);
+        ucs_diag("mlx5_umr md %s: a UMR completed with %s: layouts fall back "
+                 "on this device from now on", md->caps.name,
+                 umr_eng_wc_status_str(status));
+    }
+}
+
 ucs_status_t uct_umr_md_get_stats(uct_md_h uct_md, uct_umr_md_stats_t *stats)
 {
     uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
@@ -924,6 +940,7 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     ucs_list_head_init(&md->event_listeners);
     md->failed          = UCS_OK;
     md->port_down       = 0;
+    md->umr_broken      = UCS_OK;
     md->events_checked  = ucs_get_time();
 
     md->config.mkey_pool_size = config->mkey_pool_size;

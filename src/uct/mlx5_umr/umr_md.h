@@ -142,6 +142,9 @@ typedef struct uct_mlx5_umr_md {
                                          it works */
     int                   port_down;  /* retired for a port down only:
                                          PORT_ACTIVE brings it back */
+    ucs_status_t          umr_broken; /* a UMR completed in error: no
+                                         layout key is configured any more
+                                         (UCS_OK while UMRs work) */
     struct {
         unsigned          mkey_pool_size;
         unsigned          umr_queue_len;
@@ -293,5 +296,12 @@ void uct_mlx5_umr_config_check_env(uct_component_t *component);
 
 /* Engine device name of an md resource name (they are equal). */
 const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name);
+
+/* A UMR of the md or of one of its endpoints completed with `status`: the
+ * first error other than a flush marks the layout path broken (counter
+ * umr_failed, one diagnostic line); later layouts fall back without posting
+ * a UMR, instead of failing one and resetting a QP each. */
+void uct_mlx5_umr_md_umr_failed(uct_mlx5_umr_md_t *md,
+                                umr_eng_wc_status_t status);
 
 #endif

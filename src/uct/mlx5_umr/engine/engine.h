@@ -136,6 +136,11 @@ typedef struct umr_eng_caps {
     uint32_t max_list;          /* entries per UMR list (inline); also the
                                    descriptors of an indirect key */
     uint32_t max_depth;         /* levels of keys over keys (1: none) */
+    uint32_t umr_wait;          /* 1: a UMR must have completed before a
+                                   work request that uses its key, or
+                                   another UMR, is posted (the device asks
+                                   a fence the backend cannot give); 0: the
+                                   QP orders them */
     uint64_t max_ilv_bytes;     /* bytes one interleaved key may address */
     uint64_t max_list_bytes;    /* bytes one list key may address */
     uint32_t max_bytes_count;   /* 16-bit field limit */

@@ -426,7 +426,12 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     snprintf(caps->name, sizeof(caps->name), "%s", name);
     caps->max_interleaved = dev->max_list - 1;
     caps->max_list        = dev->max_list;
-    caps->max_depth       = UMR_ENG_MLX5_MAX_DEPTH;
+    /* what the device follows (kernel odp.c: max_indirection levels) */
+    caps->max_depth       = ucs_min(dev->hca.max_indirection,
+                                    UMR_ENG_MLX5_MAX_DEPTH);
+    /* rdma-core cannot fence a UMR strongly (engine_mlx5_hca.c): then each
+     * UMR is waited for */
+    caps->umr_wait        = (dev->hca.umr_fence == UMR_ENG_MLX5_FENCE_STRONG);
     caps->max_ilv_bytes   = UMR_ENG_MLX5_MAX_ILV_BYTES;
     caps->max_list_bytes  = UMR_ENG_MLX5_MAX_LIST_BYTES;
     caps->max_bytes_count = UMR_ENG_MLX5_MAX_BYTES_COUNT;
@@ -573,6 +578,37 @@ static ucs_status_t umr_eng_mlx5_dev_probe_wqe(umr_eng_mlx5_dev_t *dev,
 out:
     ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
     return status;
+}
+
+/* The UMR capabilities of the device (engine_mlx5_hca.c) and what they
+ * bound: the entries of one key (log_max_klm_list_size). A device that
+ * follows no indirect key cannot serve layouts. */
+static ucs_status_t umr_eng_mlx5_dev_read_hca(umr_eng_mlx5_dev_t *dev,
+                                              const char *name)
+{
+    umr_eng_mlx5_hca_caps_query(dev->ctx, name, &dev->hca);
+    if (!dev->hca.queried) {
+        return UCS_OK;
+    }
+
+    if ((dev->hca.max_indirection == 0) ||
+        dev->hca.umr_indirect_mkey_disabled) {
+        ucs_diag("%s: the device takes no indirect keys (max_indirection %u, "
+                 "umr_indirect_mkey_disabled %u)", name,
+                 dev->hca.max_indirection, dev->hca.umr_indirect_mkey_disabled);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if ((dev->hca.log_max_klm_list_size < 6) &&
+        ((1u << dev->hca.log_max_klm_list_size) < dev->max_list)) {
+        dev->max_list = 1u << dev->hca.log_max_klm_list_size;
+        if (dev->max_list < 2) {
+            ucs_diag("%s: a key takes %u descriptor(s): no room for UMR", name,
+                     dev->max_list);
+            return UCS_ERR_UNSUPPORTED;
+        }
+    }
+    return UCS_OK;
 }
 
 /* The CPUs near the device and its NUMA node, from the device's sysfs
@@ -724,6 +760,15 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         goto err_dealloc_pd;
     }
 
+    status = umr_eng_mlx5_dev_read_hca(dev, name);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
+    }
+    if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+        umr_eng_mlx5_hca_query_ooo_sl(dev->ctx, name, dev->port_num,
+                                      &dev->hca);
+    }
+
     umr_eng_mlx5_dev_fill_caps(dev, name, &dattr, &port_attr);
     ucs_debug("%s:%u: opened, %s, lid %u, gid index %d", name, dev->port_num,
               (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? "RoCE" : "IB",
@@ -851,8 +896,32 @@ void umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *ndev, void *stream)
             "created, of at most 1024)\n", dev->wqe_bbs * UMR_ENG_MLX5_WQE_BB);
     fprintf(f, "umr_list_entries %u\n", c->max_list);
     fprintf(f, "umr_interleaved_entries %u\n", c->max_interleaved);
-    fprintf(f, "umr_nesting_depth %u (assumed: no device capability "
-            "reports it; the rdma-core model chose it too)\n", c->max_depth);
+    if (dev->hca.queried) {
+        fprintf(f, "hca_caps read (DEVX QUERY_HCA_CAP)\n");
+    } else {
+        fprintf(f, "hca_caps not read (DEVX QUERY_HCA_CAP: %s): the safe "
+                "choices below\n", dev->hca.error);
+    }
+    fprintf(f, "umr_fence %s (%u)\n", umr_eng_mlx5_fence_str(dev->hca.umr_fence),
+            dev->hca.umr_fence);
+    fprintf(f, "umr_ordering %s\n", c->umr_wait ?
+            "wait for each UMR's completion (rdma-core cannot fence a UMR "
+            "strongly)" :
+            (dev->hca.umr_fence == UMR_ENG_MLX5_FENCE_SMALL) ?
+            "fenced (IBV_SEND_FENCE on a UMR behind work in flight), local "
+            "keys on the endpoint's QP" :
+            "no fence needed, local keys on the endpoint's QP");
+    fprintf(f, "max_indirection %u\n", dev->hca.max_indirection);
+    fprintf(f, "umr_nesting_depth %u (min of max_indirection and %u)\n",
+            c->max_depth, UMR_ENG_MLX5_MAX_DEPTH);
+    fprintf(f, "log_max_klm_list_size %u\n", dev->hca.log_max_klm_list_size);
+    fprintf(f, "umr_modify_atomic_disabled %u%s\n",
+            dev->hca.umr_modify_atomic_disabled,
+            dev->hca.umr_modify_atomic_disabled ?
+            " (rdma-core sets the atomic bit of every UMR's mask: expect the "
+            "first UMR to fail and layouts to fall back; no key asks atomic "
+            "access)" : "");
+    fprintf(f, "atomic %u\n", dev->hca.atomic);
     fprintf(f, "mkey_update_tag %s\n", dev->update_tag ?
             "yes (one key a tag)" : "no (a ring of keys)");
     fprintf(f, "max_qp_wr %u (work requests of a UMR-capable send queue)\n",
@@ -870,6 +939,16 @@ void umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *ndev, void *stream)
     fprintf(f, "traffic_class %u (DSCP %u)\n", dev->traffic_class,
             dev->traffic_class >> 2);
     fprintf(f, "sl %u\n", dev->sl);
+    if (dev->hca.ooo_sl_mask_read) {
+        fprintf(f, "ooo_sl_mask 0x%04x (SLs with adaptive routing; sl %u: "
+                "%s)\n", dev->hca.ooo_sl_mask, dev->sl,
+                (dev->hca.ooo_sl_mask & (1u << dev->sl)) ?
+                "adaptive, packets may arrive out of order" : "in order");
+    } else {
+        fprintf(f, "ooo_sl_mask not reported (%s)\n",
+                (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? "RoCE" :
+                "no vport capability");
+    }
     fprintf(f, "hop_limit %u\n", dev->hop_limit);
     fprintf(f, "flow_label 0x%x\n", dev->flow_label);
     fprintf(f, "timeout %u (4.096 us * 2^%u per try), retry_count %u, "
