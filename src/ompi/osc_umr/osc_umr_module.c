@@ -11,6 +11,7 @@
 #include "osc_umr_key.h"
 #include "osc_umr_packed.h"
 #include "osc_umr_rma.h"
+#include "osc_umr_redo.h"
 #include "osc_umr_sync.h"
 #include "osc_umr_win.h"
 #include "common_umr_rail.h"
@@ -33,7 +34,7 @@ int mca_osc_umr_progress(void)
             count += uct_worker_progress(mca_common_umr_rails.worker);
         }
         if (!opal_list_is_empty(&w->failed)) {
-            mca_osc_umr_rma_progress(w);
+            mca_osc_umr_redo_progress(w);
         }
         mca_osc_umr_keys_progress(w);
         mca_osc_umr_packed_progress(w);

@@ -10,6 +10,7 @@
 #include "osc_umr_packed_priv.h"
 #include "osc_umr_fault.h"
 #include "osc_umr_rma.h"
+#include "osc_umr_redo.h"
 #include "common_umr_progress.h"
 
 #include <ompi/mca/pml/pml.h>
@@ -39,34 +40,6 @@ typedef struct mca_osc_umr_pop {
 } mca_osc_umr_pop_t;
 
 /* ------------------------------------------------------------ the window */
-
-void *mca_osc_umr_pbuf_take(mca_osc_umr_pbuf_t *b, size_t len)
-{
-    void *p;
-
-    if (b->busy || (len > MCA_OSC_UMR_PBUF_KEEP)) {
-        return malloc(len);
-    }
-    if (len > b->cap) {
-        p = realloc(b->buf, len);
-        if (p == NULL) {
-            return malloc(len);
-        }
-        b->buf = p;
-        b->cap = len;
-    }
-    b->busy = 1;
-    return b->buf;
-}
-
-void mca_osc_umr_pbuf_give(mca_osc_umr_pbuf_t *b, void *p)
-{
-    if ((p != NULL) && (p == b->buf)) {
-        b->busy = 0;
-    } else {
-        free(p);
-    }
-}
 
 int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
 {
@@ -393,7 +366,7 @@ static void mca_osc_umr_pop_complete(mca_osc_umr_pop_t *op)
         MCA_OSC_UMR_VERBOSE(10, "packed %s to %d refused by the target: "
                             "redone through the wrapped module",
                             op->call.is_put ? "put" : "get", op->call.target);
-        mca_osc_umr_rma_redo_later(w, &op->call, op->req);
+        mca_osc_umr_redo_later(w, &op->call, op->req);
     } else if (op->req != NULL) {
         op->req->req_status.MPI_ERROR = OMPI_SUCCESS;
         ompi_request_complete(op->req, true);

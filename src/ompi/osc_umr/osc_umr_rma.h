@@ -40,14 +40,6 @@ typedef struct mca_osc_umr_call {
     ptrdiff_t            target_disp;
 } mca_osc_umr_call_t;
 
-/* A copy of `from` that holds its datatypes; drop releases them. */
-void mca_osc_umr_call_keep(mca_osc_umr_call_t *c,
-                           const mca_osc_umr_call_t *from);
-void mca_osc_umr_call_drop(mca_osc_umr_call_t *c);
-/* The call through the wrapped module (its request form when `req_p`). */
-int mca_osc_umr_call_real(mca_osc_umr_win_t *w, const mca_osc_umr_call_t *c,
-                          ompi_request_t **req_p);
-
 int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
                     ompi_datatype_t *origin_dt, int target,
                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
@@ -67,17 +59,6 @@ int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
                      ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
                      ompi_datatype_t *target_dt, ompi_win_t *win,
                      ompi_request_t **request);
-
-/* From progress: failed MPI_Rput/MPI_Rget operations are redone through the
- * wrapped module's request form, and their requests completed with it. */
-void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w);
-
-/* An operation osc/umr could not complete (a packed one the target
- * refused): redone through the wrapped module as a failed zero-copy one is
- * (at the next synchronisation, or from progress with its request `req`). */
-void mca_osc_umr_rma_redo_later(mca_osc_umr_win_t *w,
-                                const mca_osc_umr_call_t *c,
-                                ompi_request_t *req);
 
 /* Wait for the operations in flight to `target` (-1: all), zero-copy and
  * packed, then redo the failed ones through the wrapped module. */
