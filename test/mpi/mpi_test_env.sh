@@ -25,7 +25,10 @@ uct_so=$top_builddir/src/uct/mlx5_umr/hooks/.libs/libuct_mlx5_umr.so
 for so in "$pml_so" "$uct_so"; do
     [ -f "$so" ] || { echo "no $so: make check (or make hooks) from the top"; exit 99; }
 done
-scratch=$PWD/components
+# a component directory of this script's own: the suites run in parallel,
+# and ln -sf into a shared one left a moment without the component (another
+# suite's ompi_info then listed no pml umr)
+scratch=$PWD/components-$(basename "$0" .sh)
 mkdir -p "$scratch"
 ln -sf "$pml_so" "$scratch/"
 
