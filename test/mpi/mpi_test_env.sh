@@ -53,7 +53,8 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
 fi
 
 # run FILE [ENV=VALUE..] -- [mpirun args..] [-- program args..]: $prog under
-# mpirun, killed after $run_timeout seconds (test_seconds: scaled); returns
+# mpirun (or the command in the array `launcher`, e.g. contrib/mpirun-model.sh
+# ... --, which takes mpirun's arguments), killed after $run_timeout seconds (test_seconds: scaled); returns
 # mpirun's status. Each rank writes its stdout and stderr into its own files,
 # FILE.ranks/rank.N/{stdout,stderr} (contrib/per-rank.sh), never into
 # mpirun's one stream, where on a busy machine two ranks' lines interleave
@@ -71,7 +72,8 @@ run() {
     limit=$(test_seconds "${run_timeout:-600}")
     rm -rf "$file.ranks"
     mkdir -p "$file.ranks"
-    env "${envs[@]}" timeout "$limit" "$mpirun" --allow-run-as-root --oversubscribe \
+    env "${envs[@]}" timeout "$limit" "${launcher[@]:-$mpirun}" \
+        --allow-run-as-root --oversubscribe \
         "${args[@]}" "$per_rank" "$file.ranks" "$prog" "$@" >"$file.ranks/launcher" 2>&1 || rc=$?
     [ $rc -ne 124 ] || echo "run: the job did not end in $limit s: killed" >>"$file.ranks/launcher"
     { "$per_rank" --cat "$file.ranks"; cat "$file.ranks/launcher"; } | tr -d '\000' >"$file"

@@ -401,12 +401,17 @@ int mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                                   const char **why_p)
 {
     ptrdiff_t lo, hi;
+    int rc;
 
     if (umr_layout_span(layout, count, &lo, &hi) != UCS_OK) {
         return mca_common_umr_keys_refusal(UCS_ERR_INVALID_ADDR, 0, why_p);
     }
-    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo, prot,
-                                     region_p, why_p);
+    rc = mca_common_umr_region_get(rail, (char*)base + lo, hi - lo, prot,
+                                   region_p, why_p);
+    /* memory that does not register is the type's when its displacements
+     * are addresses (MPI_BOTTOM), else this buffer's alone */
+    return ((rc == OMPI_ERR_NOT_AVAILABLE) && (base != NULL)) ?
+           OMPI_ERR_NOT_SUPPORTED : rc;
 }
 
 int mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,

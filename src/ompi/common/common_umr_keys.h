@@ -22,6 +22,9 @@
  * beyond the limits of a key, memory that does not register as one region)
  * or OMPI_ERR_TEMP_OUT_OF_RESOURCE (not now: the key pool's keys in use,
  * out of memory), with a reason for the caller's one line, and log nothing;
+ * the _acquire calls say OMPI_ERR_NOT_SUPPORTED where the memory of one
+ * buffer does not register (a read-only shared mapping on Linux < 6.2):
+ * that buffer's messages, not the type's, pass;
  * OMPI_ERROR only when the rail fails.
  */
 #ifndef MCA_COMMON_UMR_KEYS_H_

@@ -232,6 +232,7 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
             req->memh   = NULL;
             req->region = NULL;
             if ((rc == OMPI_ERR_NOT_AVAILABLE) ||
+                (rc == OMPI_ERR_NOT_SUPPORTED) ||
                 (rc == OMPI_ERR_TEMP_OUT_OF_RESOURCE)) {
                 /* the receive's memory does not register (a type over
                  * separate allocations, from MPI_BOTTOM): declined, not a

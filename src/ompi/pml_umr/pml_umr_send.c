@@ -670,8 +670,10 @@ static int mca_pml_umr_send_said(const char *why)
  * through, counted once in fallbacks, with one line a process for each
  * reason (`why`): its layout cannot get a key on this rail (rc
  * OMPI_ERR_NOT_AVAILABLE, common_umr_keys.h: beyond what a key takes,
- * memory that does not register as one region), which stays so: this type
- * and count pass through from now on, without another try; not now (the
+ * memory of an MPI_BOTTOM type that does not register as one region),
+ * which stays so: this type and count pass through from now on, without
+ * another try; this buffer's memory does not register (rc
+ * OMPI_ERR_NOT_SUPPORTED: this message alone); not now (the
  * key pool's keys in use; every connected peer busy: the budget,
  * pml_umr_max_conns); or the peer is not reachable. Never for an escape (it
  * would go raw): that goes keyless, or fails
