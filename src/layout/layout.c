@@ -534,12 +534,7 @@ static ucs_status_t umr_layout_inner_get(const umr_layout_t *layout,
         inner->align     = layout->align;
         return UCS_OK;
     }
-    inner->disp      = 0;
-    inner->lb        = 0;
-    inner->extent    = 1;
-    inner->lb_marked = 0;
-    inner->ub_marked = 0;
-    inner->align     = 1;
+    *inner = (umr_layout_inner_t){.extent = 1, .align = 1};
     return umr_layout_node_contig(1, &inner->root);
 }
 
@@ -615,7 +610,8 @@ static int umr_layout_bounds_get(const umr_layout_bounds_t *b, ptrdiff_t *lb_p,
     return 1;
 }
 
-/* Fills the summaries of a layout whose root/disp/lb/extent are set. */
+/* Fills the summaries of a layout (zeroed when allocated) whose
+ * root/disp/lb/extent are set. */
 static ucs_status_t umr_layout_finish(umr_layout_t *layout,
                                       umr_layout_t **layout_p)
 {
@@ -624,12 +620,9 @@ static ucs_status_t umr_layout_finish(umr_layout_t *layout,
 
     layout->refcount = 1;
     if (root == NULL) {
-        layout->disp       = 0;
-        layout->size       = 0;
-        layout->true_lb    = 0;
-        layout->true_ub    = 0;
-        layout->num_blocks = 0;
-        layout->is_contig  = 1;
+        /* no data: size, true bounds and blocks stay 0 */
+        layout->disp      = 0;
+        layout->is_contig = 1;
     } else {
         /* the bytes between the true bounds must be addressable: their
          * distance (a registration's length) fits in ptrdiff_t */

@@ -42,7 +42,8 @@ typedef struct {
 } umr_layout_level_t;
 
 typedef struct {
-    const umr_layout_limits_t *lim;
+    const umr_layout_limits_t *lim;       /* the caller's, or &defaults */
+    umr_layout_limits_t       defaults;
     uint64_t                  list_cap;   /* bytes per list key / entry */
     umr_layout_key_t          *keys;
     uint32_t                  *depth;     /* per key */
@@ -601,15 +602,28 @@ static void umr_layout_plan_cost(umr_layout_plan_t *plan,
 
 /* The walk's state for `limits`; a list key or entry addresses at most
  * list_cap bytes (rdma-core sums list lengths in an int). */
-static void umr_layout_lower_init(umr_layout_lower_t *ctx,
-                                  const umr_layout_limits_t *limits)
+/* limits NULL: the defaults. */
+static ucs_status_t umr_layout_lower_init(umr_layout_lower_t *ctx,
+                                          const umr_layout_limits_t *limits)
 {
+    ucs_status_t status;
+
     memset(ctx, 0, sizeof(*ctx));
+    if (limits == NULL) {
+        umr_layout_limits_default(&ctx->defaults);
+        limits = &ctx->defaults;
+    }
+    status = umr_layout_limits_check(limits);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     ctx->lim      = limits;
     ctx->list_cap = limits->max_list_bytes;
     ctx->list_cap = (ctx->list_cap < limits->max_key_bytes) ?
                     ctx->list_cap : limits->max_key_bytes;
     ctx->list_cap = (ctx->list_cap < UINT32_MAX) ? ctx->list_cap : UINT32_MAX;
+    return UCS_OK;
 }
 
 /* After the walk (status): flush the levels into the plan's keys, or free
@@ -646,7 +660,6 @@ ucs_status_t umr_layout_lower(const umr_layout_t *layout, size_t count,
                               const umr_layout_limits_t *limits,
                               umr_layout_plan_t **plan_p)
 {
-    umr_layout_limits_t defaults;
     umr_layout_lower_t ctx;
     umr_layout_plan_t *plan;
     ucs_status_t status;
@@ -656,11 +669,7 @@ ucs_status_t umr_layout_lower(const umr_layout_t *layout, size_t count,
         return umr_layout_error(UCS_ERR_INVALID_PARAM, "lower: %s is NULL",
                                 (layout == NULL) ? "layout" : "plan_p");
     }
-    if (limits == NULL) {
-        umr_layout_limits_default(&defaults);
-        limits = &defaults;
-    }
-    status = umr_layout_limits_check(limits);
+    status = umr_layout_lower_init(&ctx, limits);
     if (status != UCS_OK) {
         return status;
     }
@@ -684,7 +693,6 @@ ucs_status_t umr_layout_lower(const umr_layout_t *layout, size_t count,
         return status;
     }
 
-    umr_layout_lower_init(&ctx, limits);
     if (total > ctx.list_cap) {
         /* no list key may address it all (rdma-core sums list lengths in an
          * int): only one interleaved key over memory can */
@@ -712,7 +720,6 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
                                      const umr_layout_limits_t *limits,
                                      umr_layout_plan_t **plan_p)
 {
-    umr_layout_limits_t defaults;
     umr_layout_lower_t ctx;
     umr_layout_plan_t *plan;
     ucs_status_t status;
@@ -724,11 +731,7 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
                                 "NULL", (plan_p == NULL) ? "plan_p" :
                                 "blocks");
     }
-    if (limits == NULL) {
-        umr_layout_limits_default(&defaults);
-        limits = &defaults;
-    }
-    status = umr_layout_limits_check(limits);
+    status = umr_layout_lower_init(&ctx, limits);
     if (status != UCS_OK) {
         return status;
     }
@@ -738,7 +741,6 @@ ucs_status_t umr_layout_lower_blocks(const umr_layout_block_t *blocks,
         return umr_layout_error(UCS_ERR_NO_MEMORY, "lower: out of memory");
     }
 
-    umr_layout_lower_init(&ctx, limits);
     lb     = INT64_MAX;
     ub     = INT64_MIN;
     status = UCS_OK;

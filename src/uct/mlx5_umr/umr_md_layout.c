@@ -199,10 +199,8 @@ ucs_status_t uct_umr_mem_reg_over(uct_md_h uct_md, void *base,
                                   const uct_mem_h *memhs, unsigned num_memhs,
                                   unsigned flags, uct_mem_h *memh_p)
 {
-    uct_mlx5_umr_md_t *md = uct_mlx5_umr_layout_reg_md(uct_md,
-                                                       "uct_umr_mem_reg_over",
-                                                       base, layout, count,
-                                                       memh_p);
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_layout_reg_md(uct_md, __func__, base,
+                                                       layout, count, memh_p);
     ucs_log_level_t level = (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS) ?
                             UCS_LOG_LEVEL_DEBUG : UCS_LOG_LEVEL_ERROR;
     uct_mlx5_umr_memh_t *const *mems = (uct_mlx5_umr_memh_t *const*)memhs;
@@ -253,10 +251,8 @@ ucs_status_t uct_umr_mem_reg(uct_md_h uct_md, void *base,
                              const umr_layout_t *layout, size_t count,
                              unsigned flags, uct_mem_h *memh_p)
 {
-    uct_mlx5_umr_md_t *md = uct_mlx5_umr_layout_reg_md(uct_md,
-                                                       "uct_umr_mem_reg",
-                                                       base, layout, count,
-                                                       memh_p);
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_layout_reg_md(uct_md, __func__, base,
+                                                       layout, count, memh_p);
     uct_mlx5_umr_memh_t *span;
     ptrdiff_t lo, hi;
     ucs_status_t status;

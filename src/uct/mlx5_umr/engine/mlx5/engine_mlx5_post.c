@@ -81,27 +81,13 @@ static ucs_status_t umr_eng_mlx5_post_check(umr_eng_mlx5_qp_t *qp,
     return UCS_OK;
 }
 
-/* A QP created for RDMA only has neither the UMR builders (rdma-core leaves
- * them NULL without mlx5 send operations: calling one would crash) nor the
- * room of a UMR WQE (LOCAL_INV included): refused before rdma-core. */
-static ucs_status_t umr_eng_mlx5_umr_allowed(umr_eng_mlx5_qp_t *qp,
-                                             const char *what)
-{
-    if (ucs_unlikely(qp->rdma_only)) {
-        ucs_error("%s: %s on QP 0x%x, which was created for RDMA only (no "
-                  "UMR send operations, WQEs without UMR room)",
-                  qp->dev->caps.name, what, qp->qp->qp_num);
-        return UCS_ERR_UNSUPPORTED;
-    }
-    return UCS_OK;
-}
-
-/* Checks shared by both UMR kinds, before their own entries are checked. */
-static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
-                                           umr_eng_mlx5_mkey_t *mkey,
-                                           unsigned access, unsigned num,
-                                           uint32_t max, unsigned header,
-                                           unsigned flags, const char *what)
+/* Checks shared by every UMR WQE (LOCAL_INV included). A QP created for
+ * RDMA only has neither the UMR builders (rdma-core leaves them NULL without
+ * mlx5 send operations: calling one would crash) nor the room of a UMR WQE:
+ * refused before rdma-core. */
+static inline ucs_status_t
+umr_eng_mlx5_umr_wqe_check(umr_eng_mlx5_qp_t *qp, const umr_eng_mkey_t *mkey,
+                           unsigned flags, const char *what)
 {
     ucs_status_t status;
 
@@ -110,14 +96,31 @@ static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
         return status;
     }
 
-    status = umr_eng_mlx5_umr_allowed(qp, what);
-    if (status != UCS_OK) {
-        return status;
+    if (ucs_unlikely(qp->rdma_only)) {
+        ucs_error("%s: %s on QP 0x%x, which was created for RDMA only (no "
+                  "UMR send operations, WQEs without UMR room)",
+                  qp->dev->caps.name, what, qp->qp->qp_num);
+        return UCS_ERR_UNSUPPORTED;
     }
 
     if (mkey == NULL) {
         ucs_error("%s: %s: mkey must not be NULL", qp->dev->caps.name, what);
         return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+/* Checks shared by both UMR kinds, before their own entries are checked. */
+static inline ucs_status_t
+umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp, const umr_eng_mkey_t *mkey,
+                       unsigned access, unsigned num, uint32_t max,
+                       unsigned header, unsigned flags, const char *what)
+{
+    ucs_status_t status;
+
+    status = umr_eng_mlx5_umr_wqe_check(qp, mkey, flags, what);
+    if (status != UCS_OK) {
+        return status;
     }
 
     if (access & ~UMR_ENG_MLX5_ACCESS_MASK) {
@@ -143,11 +146,10 @@ static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
     /* rdma-core checks num against the key's descriptors but writes
      * num + header of them (qp.c mlx5_send_wr_set_mkey_layout,
      * umr_strided_seg_create): check what the NIC gets */
-    if ((num > max) || (num + header > mkey->super.max_entries)) {
+    if ((num > max) || (num + header > mkey->max_entries)) {
         ucs_error("%s: %s: %u entries (+%u header) exceed the limit (QP "
                   "inline %u, mkey 0x%x max_entries %u)", qp->dev->caps.name,
-                  what, num, header, max, mkey->super.lkey,
-                  mkey->super.max_entries);
+                  what, num, header, max, mkey->lkey, mkey->max_entries);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
@@ -343,7 +345,7 @@ ucs_status_t umr_eng_mlx5_post_umr_interleaved(
     ucs_status_t status;
     unsigned i;
 
-    status = umr_eng_mlx5_umr_check(qp, mkey, access, num_entries,
+    status = umr_eng_mlx5_umr_check(qp, umkey, access, num_entries,
                                     qp->max_interleaved, 1, flags, what);
     if (status != UCS_OK) {
         return status;
@@ -395,7 +397,7 @@ ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *nqp,
     ucs_status_t status;
     unsigned i;
 
-    status = umr_eng_mlx5_umr_check(qp, mkey, access, num_sge, qp->max_list,
+    status = umr_eng_mlx5_umr_check(qp, umkey, access, num_sge, qp->max_list,
                                     0, flags, what);
     if (status != UCS_OK) {
         return status;
@@ -435,19 +437,9 @@ ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *nqp,
     umr_eng_mlx5_wr_t *wr;
     ucs_status_t status;
 
-    status = umr_eng_mlx5_post_check(qp, flags, what);
+    status = umr_eng_mlx5_umr_wqe_check(qp, umkey, flags, what);
     if (status != UCS_OK) {
         return status;
-    }
-
-    status = umr_eng_mlx5_umr_allowed(qp, what);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    if (umkey == NULL) {
-        ucs_error("%s: %s: mkey must not be NULL", qp->dev->caps.name, what);
-        return UCS_ERR_INVALID_PARAM;
     }
 
     status = umr_eng_mlx5_slot_check(qp);

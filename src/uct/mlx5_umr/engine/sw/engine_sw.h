@@ -339,12 +339,17 @@ ucs_status_t umr_eng_sw_post_rdma(umr_eng_qp_t *qp, umr_eng_opcode_t opcode,
 /* engine_sw_key.c: key tables and resolution */
 ucs_status_t umr_eng_sw_table_init(umr_eng_sw_dev_t *dev, size_t max_keys);
 void umr_eng_sw_table_cleanup(umr_eng_sw_dev_t *dev);
-ucs_status_t umr_eng_sw_index_alloc(umr_eng_sw_dev_t *dev, void *obj,
-                                    uint32_t *index_p);
 void umr_eng_sw_index_free(umr_eng_sw_dev_t *dev, uint32_t index);
 umr_eng_sw_kentry_t *umr_eng_sw_entry_begin(umr_eng_sw_dev_t *dev,
                                             uint32_t index);
 void umr_eng_sw_entry_end(umr_eng_sw_dev_t *dev, umr_eng_sw_kentry_t *entry);
+/* Takes an index for obj and begins rewriting its entry as a new object of
+ * `kind`, not valid yet, under a new tag (keys of the index's earlier
+ * objects stay dead); the caller fills the rest and ends it. NULL when the
+ * key table is full. */
+umr_eng_sw_kentry_t *umr_eng_sw_entry_new(umr_eng_sw_dev_t *dev, void *obj,
+                                          umr_eng_sw_kind_t kind,
+                                          uint32_t *index_p);
 
 void umr_eng_sw_space_init_local(umr_eng_sw_space_t *space,
                                  umr_eng_sw_dev_t *dev);

@@ -105,8 +105,8 @@ void umr_eng_sw_table_cleanup(umr_eng_sw_dev_t *dev)
  * index is reused as late as possible: together with the tag rotation a
  * stale key fails instead of aliasing a new registration.
  */
-ucs_status_t umr_eng_sw_index_alloc(umr_eng_sw_dev_t *dev, void *obj,
-                                    uint32_t *index_p)
+static ucs_status_t umr_eng_sw_index_alloc(umr_eng_sw_dev_t *dev, void *obj,
+                                           uint32_t *index_p)
 {
     uint32_t index;
 
@@ -155,6 +155,23 @@ void umr_eng_sw_entry_end(umr_eng_sw_dev_t *dev, umr_eng_sw_kentry_t *entry)
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&entry->gen, entry->gen + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&dev->hdr->gen, dev->hdr->gen + 1, __ATOMIC_RELEASE);
+}
+
+umr_eng_sw_kentry_t *umr_eng_sw_entry_new(umr_eng_sw_dev_t *dev, void *obj,
+                                          umr_eng_sw_kind_t kind,
+                                          uint32_t *index_p)
+{
+    umr_eng_sw_kentry_t *entry;
+
+    if (umr_eng_sw_index_alloc(dev, obj, index_p) != UCS_OK) {
+        return NULL;
+    }
+
+    entry        = umr_eng_sw_entry_begin(dev, *index_p);
+    entry->kind  = kind;
+    entry->tag++;
+    entry->valid = 0;
+    return entry;
 }
 
 void umr_eng_sw_space_init_local(umr_eng_sw_space_t *space,

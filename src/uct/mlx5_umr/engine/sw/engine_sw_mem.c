@@ -130,15 +130,12 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = umr_eng_sw_index_alloc(dev, mr, &index);
-    if (status != UCS_OK) {
+    entry = umr_eng_sw_entry_new(dev, mr, UMR_ENG_SW_KIND_MR, &index);
+    if (entry == NULL) {
         ucs_free(mr);
-        return status;
+        return UCS_ERR_NO_RESOURCE;
     }
 
-    entry          = umr_eng_sw_entry_begin(dev, index);
-    entry->kind    = UMR_ENG_SW_KIND_MR;
-    entry->tag++;
     entry->valid   = 1;
     entry->access  = access;
     entry->addr    = (uintptr_t)addr;
@@ -206,16 +203,14 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
         goto err_free;
     }
 
-    status = umr_eng_sw_index_alloc(dev, mkey, &mkey->index);
-    if (status != UCS_OK) {
+    /* Created free, like an mlx5 UMR mkey: unusable until a UMR. */
+    entry = umr_eng_sw_entry_new(dev, mkey, UMR_ENG_SW_KIND_INDIRECT,
+                                 &mkey->index);
+    if (entry == NULL) {
+        status = UCS_ERR_NO_RESOURCE;
         goto err_free_descs;
     }
 
-    /* Created free, like an mlx5 UMR mkey: unusable until a UMR. */
-    entry              = umr_eng_sw_entry_begin(dev, mkey->index);
-    entry->kind        = UMR_ENG_SW_KIND_INDIRECT;
-    entry->tag++;
-    entry->valid       = 0;
     entry->access      = 0;
     entry->num_entries = 0;
     entry->addr        = (uintptr_t)mkey->descs;

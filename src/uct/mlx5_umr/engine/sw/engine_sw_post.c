@@ -57,11 +57,24 @@ umr_eng_sw_post_begin(umr_eng_qp_t *qp, umr_eng_opcode_t opcode,
     return wr;
 }
 
-static ucs_status_t
-umr_eng_sw_check_mkey(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
-                      unsigned access, const char *op)
+/* Checks shared by every UMR WQE (LOCAL_INV included). What the mlx5
+ * engine refuses on a QP created for RDMA only (no UMR send operations, no
+ * UMR room in its WQEs): the same contract here. */
+static inline ucs_status_t
+umr_eng_sw_umr_check(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey, unsigned access,
+                     const char *op)
 {
     umr_eng_sw_mkey_t *mkey = (umr_eng_sw_mkey_t*)emkey;
+
+    if (qp == NULL) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (ucs_unlikely(qp->rdma_only)) {
+        ucs_error("sw engine: %s on qp 0x%x, which was created for RDMA only "
+                  "(no UMR, no LOCAL_INV)", op, qp->qpn);
+        return UCS_ERR_UNSUPPORTED;
+    }
 
     if ((mkey == NULL) || !umr_eng_sw_owns(qp->dev, mkey->super.lkey, mkey)) {
         ucs_error("sw engine: %s: %p is not an mkey of the qp's device", op,
@@ -78,19 +91,6 @@ umr_eng_sw_check_mkey(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
     return UCS_OK;
 }
 
-/* What the mlx5 engine refuses on a QP created for RDMA only (no UMR send
- * operations, no UMR room in its WQEs): the same contract here. */
-static ucs_status_t umr_eng_sw_check_umr_allowed(umr_eng_qp_t *qp,
-                                                 const char *op)
-{
-    if (ucs_unlikely(qp->rdma_only)) {
-        ucs_error("sw engine: %s on qp 0x%x, which was created for RDMA only "
-                  "(no UMR, no LOCAL_INV)", op, qp->qpn);
-        return UCS_ERR_UNSUPPORTED;
-    }
-    return UCS_OK;
-}
-
 /* Rotate the tag: keys packed before this UMR stop working once it runs. */
 static uint32_t umr_eng_sw_mkey_rotate(umr_eng_sw_mkey_t *mkey)
 {
@@ -102,6 +102,31 @@ static uint32_t umr_eng_sw_mkey_rotate(umr_eng_sw_mkey_t *mkey)
     return key;
 }
 
+/* Takes the WR of a UMR of num descriptors on mkey (its tag rotated) and
+ * returns the descriptors for the caller to fill before it counts the WR
+ * posted, or NULL with *status_p set. */
+static inline umr_eng_sw_desc_t *
+umr_eng_sw_umr_begin(umr_eng_qp_t *qp, umr_eng_sw_mkey_t *mkey,
+                     unsigned access, uint32_t repeat,
+                     umr_eng_sw_layout_t layout, unsigned num, uint64_t wr_id,
+                     unsigned flags, ucs_status_t *status_p)
+{
+    umr_eng_sw_wr_t *wr;
+
+    wr = umr_eng_sw_post_begin(qp, UMR_ENG_OP_UMR, wr_id, flags, status_p);
+    if (wr == NULL) {
+        return NULL;
+    }
+
+    wr->key    = umr_eng_sw_mkey_rotate(mkey);
+    wr->mkey   = mkey;
+    wr->num    = num;
+    wr->repeat = repeat;
+    wr->layout = layout;
+    wr->access = access;
+    return umr_eng_sw_wr_descs(qp, wr);
+}
+
 ucs_status_t
 umr_eng_sw_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
                                 unsigned access, uint32_t repeat,
@@ -111,20 +136,10 @@ umr_eng_sw_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
 {
     umr_eng_sw_mkey_t *mkey = (umr_eng_sw_mkey_t*)emkey;
     umr_eng_sw_desc_t *descs;
-    umr_eng_sw_wr_t *wr;
     ucs_status_t status;
     unsigned i, max;
 
-    if (qp == NULL) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    status = umr_eng_sw_check_umr_allowed(qp, "umr_interleaved");
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = umr_eng_sw_check_mkey(qp, emkey, access, "umr_interleaved");
+    status = umr_eng_sw_umr_check(qp, emkey, access, "umr_interleaved");
     if (status != UCS_OK) {
         return status;
     }
@@ -164,12 +179,13 @@ umr_eng_sw_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
         }
     }
 
-    wr = umr_eng_sw_post_begin(qp, UMR_ENG_OP_UMR, wr_id, flags, &status);
-    if (wr == NULL) {
+    descs = umr_eng_sw_umr_begin(qp, mkey, access, repeat,
+                                 UMR_ENG_SW_LAYOUT_INTERLEAVED, num_entries,
+                                 wr_id, flags, &status);
+    if (descs == NULL) {
         return status;
     }
 
-    descs = umr_eng_sw_wr_descs(qp, wr);
     for (i = 0; i < num_entries; ++i) {
         descs[i].addr        = entries[i].addr;
         descs[i].bytes_count = entries[i].bytes_count;
@@ -178,12 +194,6 @@ umr_eng_sw_post_umr_interleaved(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
         descs[i].reserved    = 0;
     }
 
-    wr->num    = num_entries;
-    wr->access = access;
-    wr->repeat = repeat;
-    wr->layout = UMR_ENG_SW_LAYOUT_INTERLEAVED;
-    wr->mkey   = mkey;
-    wr->key    = umr_eng_sw_mkey_rotate(mkey);
     qp->sq_pi++;
     return UCS_OK;
 }
@@ -196,21 +206,11 @@ umr_eng_sw_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
 {
     umr_eng_sw_mkey_t *mkey = (umr_eng_sw_mkey_t*)emkey;
     umr_eng_sw_desc_t *descs;
-    umr_eng_sw_wr_t *wr;
     ucs_status_t status;
     uint64_t total = 0;
     unsigned i, max;
 
-    if (qp == NULL) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    status = umr_eng_sw_check_umr_allowed(qp, "umr_list");
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = umr_eng_sw_check_mkey(qp, emkey, access, "umr_list");
+    status = umr_eng_sw_umr_check(qp, emkey, access, "umr_list");
     if (status != UCS_OK) {
         return status;
     }
@@ -242,12 +242,12 @@ umr_eng_sw_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    wr = umr_eng_sw_post_begin(qp, UMR_ENG_OP_UMR, wr_id, flags, &status);
-    if (wr == NULL) {
+    descs = umr_eng_sw_umr_begin(qp, mkey, access, 1, UMR_ENG_SW_LAYOUT_LIST,
+                                 num_sge, wr_id, flags, &status);
+    if (descs == NULL) {
         return status;
     }
 
-    descs = umr_eng_sw_wr_descs(qp, wr);
     for (i = 0; i < num_sge; ++i) {
         descs[i].addr        = sge[i].addr;
         descs[i].bytes_count = sge[i].length;
@@ -256,12 +256,6 @@ umr_eng_sw_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *emkey,
         descs[i].reserved    = 0;
     }
 
-    wr->num    = num_sge;
-    wr->access = access;
-    wr->repeat = 1;
-    wr->layout = UMR_ENG_SW_LAYOUT_LIST;
-    wr->mkey   = mkey;
-    wr->key    = umr_eng_sw_mkey_rotate(mkey);
     qp->sq_pi++;
     return UCS_OK;
 }
@@ -273,16 +267,7 @@ ucs_status_t umr_eng_sw_post_local_inv(umr_eng_qp_t *qp,
     umr_eng_sw_wr_t *wr;
     ucs_status_t status;
 
-    if (qp == NULL) {
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    status = umr_eng_sw_check_umr_allowed(qp, "local_inv");
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    status = umr_eng_sw_check_mkey(qp, emkey, 0, "local_inv");
+    status = umr_eng_sw_umr_check(qp, emkey, 0, "local_inv");
     if (status != UCS_OK) {
         return status;
     }

@@ -148,15 +148,11 @@ ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *edev,
         goto err_free;
     }
 
-    status = umr_eng_sw_index_alloc(dev, qp, &qp->index);
-    if (status != UCS_OK) {
+    entry = umr_eng_sw_entry_new(dev, qp, UMR_ENG_SW_KIND_QP, &qp->index);
+    if (entry == NULL) {
+        status = UCS_ERR_NO_RESOURCE;
         goto err_free;
     }
-
-    entry        = umr_eng_sw_entry_begin(dev, qp->index);
-    entry->kind  = UMR_ENG_SW_KIND_QP;
-    entry->tag++;
-    entry->valid = 0;
     umr_eng_sw_entry_end(dev, entry);
 
     qp->dev             = dev;
