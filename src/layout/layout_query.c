@@ -16,50 +16,23 @@
 
 /* ---- queries ----------------------------------------------------------- */
 
-size_t umr_layout_size(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->size : 0;
-}
+/* A summary computed at construction, or what it reads as without a layout
+ * (NULL: no bytes, contiguous). */
+#define UMR_LAYOUT_QUERY(_type, _name, _field, _none) \
+    _type umr_layout_##_name(const umr_layout_t *layout) \
+    { \
+        return (layout != NULL) ? layout->_field : (_none); \
+    }
 
-ptrdiff_t umr_layout_extent(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->extent : 0;
-}
-
-ptrdiff_t umr_layout_lb(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->lb : 0;
-}
-
-size_t umr_layout_alignment(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->align : 1;
-}
-
-ptrdiff_t umr_layout_true_lb(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->true_lb : 0;
-}
-
-ptrdiff_t umr_layout_true_ub(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->true_ub : 0;
-}
-
-size_t umr_layout_num_blocks(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->num_blocks : 0;
-}
-
-int umr_layout_is_contig(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->is_contig : 1;
-}
-
-uint64_t umr_layout_hash(const umr_layout_t *layout)
-{
-    return (layout != NULL) ? layout->hash : 0;
-}
+UMR_LAYOUT_QUERY(size_t,    size,       size,       0)
+UMR_LAYOUT_QUERY(ptrdiff_t, extent,     extent,     0)
+UMR_LAYOUT_QUERY(ptrdiff_t, lb,         lb,         0)
+UMR_LAYOUT_QUERY(size_t,    alignment,  align,      1)
+UMR_LAYOUT_QUERY(ptrdiff_t, true_lb,    true_lb,    0)
+UMR_LAYOUT_QUERY(ptrdiff_t, true_ub,    true_ub,    0)
+UMR_LAYOUT_QUERY(size_t,    num_blocks, num_blocks, 0)
+UMR_LAYOUT_QUERY(int,       is_contig,  is_contig,  1)
+UMR_LAYOUT_QUERY(uint64_t,  hash,       hash,       0)
 
 int umr_layout_equal(const umr_layout_t *a, const umr_layout_t *b)
 {

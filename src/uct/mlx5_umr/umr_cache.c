@@ -8,6 +8,7 @@
 #include "umr_config.h"
 
 #include "umr_cache.h"
+#include "umr_lru.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -186,10 +187,7 @@ uct_mlx5_umr_cache_lookup(uct_mlx5_umr_cache_t *cache, const void *blob,
     }
 
     entry = kh_key(&cache->hash, it);
-    if (entry->inflight++ == 0) {
-        ucs_list_del(&entry->list);
-        ucs_list_add_head(&cache->busy, &entry->list);
-    }
+    uct_mlx5_umr_lru_hold(&cache->busy, &entry->list, &entry->inflight);
     ++cache->stats->cache_hits;
     return entry;
 }

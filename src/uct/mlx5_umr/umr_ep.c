@@ -692,9 +692,10 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_ep_t, const uct_ep_params_t *params)
     memset(&self->stats, 0, sizeof(self->stats));
     ucs_queue_head_init(&self->ops);
     ucs_queue_head_init(&self->pending);
-    uct_mlx5_umr_cache_init(&self->cache, iface->md, iface->config.cache_size,
-                            &self->stats);
-    uct_mlx5_umr_rkey_cache_init(&self->rkey_cache, iface->config.rcache_size,
+    uct_mlx5_umr_cache_init(&self->cache, iface->md,
+                            iface->config.sizes.cache_size, &self->stats);
+    uct_mlx5_umr_rkey_cache_init(&self->rkey_cache,
+                                 iface->config.sizes.rcache_size,
                                  &self->stats);
     ucs_list_add_tail(&iface->eps, &self->list);
     return UCS_OK;

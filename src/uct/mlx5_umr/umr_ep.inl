@@ -108,9 +108,9 @@ static UCS_F_ALWAYS_INLINE int
 uct_mlx5_umr_ep_should_pack(uct_mlx5_umr_iface_t *iface, uint64_t length,
                             double mean_block)
 {
-    return (iface->config.pack_thresh > 0) &&
-           (length <= iface->config.seg_size) &&
-           (mean_block <= (double)iface->config.pack_thresh);
+    return (iface->config.sizes.pack_thresh > 0) &&
+           (length <= iface->config.sizes.seg_size) &&
+           (mean_block <= (double)iface->config.sizes.pack_thresh);
 }
 
 static UCS_F_ALWAYS_INLINE uct_mlx5_umr_op_t *

@@ -159,7 +159,7 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
 
     /* no UMR on this device any more: a copy where one can serve */
     pack = ((iface->md->umr_broken != UCS_OK) &&
-            (length <= iface->config.seg_size)) ||
+            (length <= iface->config.sizes.seg_size)) ||
            uct_mlx5_umr_ep_should_pack(
             iface, length,
             (double)umr_layout_size(layout) /

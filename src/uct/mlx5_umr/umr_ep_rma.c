@@ -404,9 +404,9 @@ uct_mlx5_umr_ep_bcopy_start(uct_mlx5_umr_ep_t *ep, const char *func,
     ucs_status_t status;
 
     /* not a debug-only check: the bounce buffer must never overflow */
-    if (ucs_unlikely(length > iface->config.seg_size)) {
+    if (ucs_unlikely(length > iface->config.sizes.seg_size)) {
         ucs_error("%s: length %zu > SEG_SIZE %zu", func, length,
-                  iface->config.seg_size);
+                  iface->config.sizes.seg_size);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -492,9 +492,9 @@ ssize_t uct_mlx5_umr_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     }
 
     length = pack_cb(uct_mlx5_umr_iface_buf(iface, op->buf), arg);
-    if (length > iface->config.seg_size) {
+    if (length > iface->config.sizes.seg_size) {
         ucs_error("put_bcopy: packed %zu bytes > SEG_SIZE %zu", length,
-                  iface->config.seg_size);
+                  iface->config.sizes.seg_size);
         status = UCS_ERR_INVALID_PARAM;
         goto err_op;
     }

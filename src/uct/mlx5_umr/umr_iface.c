@@ -43,13 +43,13 @@ static ucs_config_field_t uct_mlx5_umr_iface_config_table[] = {
     {"CACHE_SIZE", "64",
      "Entries of each endpoint's cache of local UMR keys (least recently used\n"
      "entries are evicted at this bound; their keys return to the md pool).",
-     ucs_offsetof(uct_mlx5_umr_iface_config_t, cache_size),
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, sizes.cache_size),
      UCS_CONFIG_TYPE_UINT},
 
     {"RCACHE_SIZE", "64",
      "Idle entries kept in each endpoint's cache of unpacked remote keys\n"
      "(uct_umr_ep_rkey_unpack); keys in use are never evicted.",
-     ucs_offsetof(uct_mlx5_umr_iface_config_t, rcache_size),
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, sizes.rcache_size),
      UCS_CONFIG_TYPE_UINT},
 
     /* 24 B: below it a UMR descriptor entry costs about as much as the data */
@@ -58,18 +58,18 @@ static ucs_config_field_t uct_mlx5_umr_iface_config_table[] = {
      "are packed into a bounce buffer instead (when they fit in SEG_SIZE):\n"
      "packing tiny blocks is cheaper than one descriptor entry per block.\n"
      "0 disables packing.",
-     ucs_offsetof(uct_mlx5_umr_iface_config_t, pack_thresh),
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, sizes.pack_thresh),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"SEG_SIZE", "8k",
      "Size of a bounce buffer: the largest put_short/put_bcopy/get_bcopy and\n"
      "the largest packed zero-copy operation.",
-     ucs_offsetof(uct_mlx5_umr_iface_config_t, seg_size),
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, sizes.seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"NUM_BUFS", "128",
      "Number of registered bounce buffers per interface.",
-     ucs_offsetof(uct_mlx5_umr_iface_config_t, num_bufs),
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, sizes.num_bufs),
      UCS_CONFIG_TYPE_UINT},
 
     {"MAX_MSG", "inf",
@@ -80,7 +80,7 @@ static ucs_config_field_t uct_mlx5_umr_iface_config_table[] = {
 
     {"MAX_POLL", "16",
      "Completions polled per call to progress.",
-     ucs_offsetof(uct_mlx5_umr_iface_config_t, max_poll),
+     ucs_offsetof(uct_mlx5_umr_iface_config_t, sizes.max_poll),
      UCS_CONFIG_TYPE_UINT},
 
     /* keeps UCP from preferring this transport for plain contiguous data */
@@ -146,15 +146,15 @@ static ucs_status_t uct_mlx5_umr_iface_query(uct_iface_h tl_iface,
                         (iface->config.tx_queue_len / 2),
                         caps->max_mr_size);
 
-    iface_attr->cap.put.max_short       = iface->config.seg_size;
-    iface_attr->cap.put.max_bcopy       = iface->config.seg_size;
+    iface_attr->cap.put.max_short       = iface->config.sizes.seg_size;
+    iface_attr->cap.put.max_bcopy       = iface->config.sizes.seg_size;
     iface_attr->cap.put.min_zcopy       = 0;
     iface_attr->cap.put.max_zcopy       = max_zcopy;
     iface_attr->cap.put.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
     iface_attr->cap.put.align_mtu       = UCS_SYS_PCI_MAX_PAYLOAD;
     iface_attr->cap.put.max_iov         = iface->config.max_iov;
 
-    iface_attr->cap.get.max_bcopy       = iface->config.seg_size;
+    iface_attr->cap.get.max_bcopy       = iface->config.sizes.seg_size;
     iface_attr->cap.get.min_zcopy       = 0;
     iface_attr->cap.get.max_zcopy       = max_zcopy;
     iface_attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
@@ -369,7 +369,7 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
 {
     uct_mlx5_umr_iface_t *iface = ucs_derived_of(tl_iface,
                                                  uct_mlx5_umr_iface_t);
-    umr_eng_wc_t wcs[iface->config.max_poll];
+    umr_eng_wc_t wcs[iface->config.sizes.max_poll];
     uct_mlx5_umr_ep_t *ep, *tmp;
     uct_mlx5_umr_op_t *op;
     ucs_status_t status;
@@ -381,7 +381,7 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
      * before their retries run out) */
     uct_mlx5_umr_md_check_events(iface->md, 0);
 
-    n = iface->eng->cq_poll(iface->cq, wcs, iface->config.max_poll);
+    n = iface->eng->cq_poll(iface->cq, wcs, iface->config.sizes.max_poll);
     if (ucs_unlikely(n < 0)) {
         ucs_error("mlx5_umr iface %p: CQ error: %s", iface,
                   ucs_status_string((ucs_status_t)n));
@@ -654,17 +654,18 @@ static ucs_status_t uct_mlx5_umr_iface_bufs_init(uct_mlx5_umr_iface_t *self)
 
     status = umr_ucs_mpool_init(&self->buf_mp,
                                 sizeof(uct_mlx5_umr_buf_t) +
-                                self->config.seg_size,
+                                self->config.sizes.seg_size,
                                 sizeof(uct_mlx5_umr_buf_t),
-                                UCS_SYS_CACHE_LINE_SIZE, self->config.num_bufs,
-                                self->config.num_bufs,
+                                UCS_SYS_CACHE_LINE_SIZE,
+                                self->config.sizes.num_bufs,
+                                self->config.sizes.num_bufs,
                                 &uct_mlx5_umr_buf_mpool_ops,
                                 "mlx5_umr bounce buffers");
     if (status != UCS_OK) {
         return status;
     }
 
-    ucs_mpool_grow(&self->buf_mp, self->config.num_bufs);
+    ucs_mpool_grow(&self->buf_mp, self->config.sizes.num_bufs);
     if (self->buf_mp.freelist == NULL) {
         ucs_mpool_cleanup(&self->buf_mp, 0);
         return UCS_ERR_NO_MEMORY;
@@ -828,13 +829,14 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
                             NULL) UCS_STATS_ARG(params->mode.device.dev_name));
 
     if ((config->tx_queue_len < 2) || (config->max_iov < 1) ||
-        (config->cache_size < 1) || (config->num_bufs < 1) ||
-        (config->seg_size < 64) || (config->max_poll < 1)) {
+        (config->sizes.cache_size < 1) || (config->sizes.num_bufs < 1) ||
+        (config->sizes.seg_size < 64) || (config->sizes.max_poll < 1)) {
         ucs_error("mlx5_umr: invalid configuration: TX_QUEUE_LEN=%u (>= 2) "
                   "MAX_IOV=%u CACHE_SIZE=%u NUM_BUFS=%u MAX_POLL=%u (>= 1) "
                   "SEG_SIZE=%zu (>= 64)", config->tx_queue_len,
-                  config->max_iov, config->cache_size, config->num_bufs,
-                  config->max_poll, config->seg_size);
+                  config->max_iov, config->sizes.cache_size,
+                  config->sizes.num_bufs, config->sizes.max_poll,
+                  config->sizes.seg_size);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -855,12 +857,7 @@ static UCS_CLASS_INIT_FUNC(uct_mlx5_umr_iface_t, uct_md_h tl_md,
     self->config.max_iov          = ucs_min(config->max_iov,
                                             md->limits.max_list *
                                             md->limits.max_list);
-    self->config.cache_size       = config->cache_size;
-    self->config.rcache_size      = config->rcache_size;
-    self->config.pack_thresh      = config->pack_thresh;
-    self->config.seg_size         = config->seg_size;
-    self->config.num_bufs         = config->num_bufs;
-    self->config.max_poll         = config->max_poll;
+    self->config.sizes            = config->sizes;
     self->config.max_msg          = ucs_max(ucs_min(config->max_msg,
                                                     md->caps.max_msg), 1);
     self->config.latency_overhead = config->latency_overhead;

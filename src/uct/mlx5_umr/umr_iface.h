@@ -30,16 +30,22 @@
 typedef struct uct_mlx5_umr_ep uct_mlx5_umr_ep_t;
 
 
+/* Sizes and thresholds the iface takes as configured. */
+typedef struct uct_mlx5_umr_iface_sizes {
+    unsigned cache_size;
+    unsigned rcache_size;
+    size_t   pack_thresh;
+    size_t   seg_size;
+    unsigned num_bufs;
+    unsigned max_poll;
+} uct_mlx5_umr_iface_sizes_t;
+
+
 typedef struct uct_mlx5_umr_iface_config {
     uct_iface_config_t super;
     unsigned           tx_queue_len;
     unsigned           max_iov;
-    unsigned           cache_size;
-    unsigned           rcache_size;
-    size_t             pack_thresh;
-    size_t             seg_size;
-    unsigned           num_bufs;
-    unsigned           max_poll;
+    uct_mlx5_umr_iface_sizes_t sizes;
     size_t             max_msg;
     double             latency_overhead;
     int                ucp_lanes;
@@ -91,12 +97,7 @@ typedef struct uct_mlx5_umr_iface {
                                         the md's QP, waited for */
         size_t           ep_sq_bytes;/* send queue of one endpoint's QP
                                         (the engine's figure) */
-        unsigned         cache_size;
-        unsigned         rcache_size;
-        size_t           pack_thresh;
-        size_t           seg_size;
-        unsigned         num_bufs;
-        unsigned         max_poll;
+        uct_mlx5_umr_iface_sizes_t sizes;
         uint64_t         max_msg;
         double           latency_overhead;
         int              hide_caps;  /* feature request, UCP_LANES=n */

@@ -9,6 +9,7 @@
 #include "umr_config.h"
 
 #include "umr_rkey_cache.h"
+#include "umr_lru.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -121,10 +122,7 @@ ucs_status_t uct_mlx5_umr_rkey_cache_get(uct_mlx5_umr_rkey_cache_t *cache,
     it = kh_get(uct_mlx5_umr_rkey_cache_packed, &cache->by_packed, packed);
     if (it != kh_end(&cache->by_packed)) {
         entry = kh_val(&cache->by_packed, it);
-        if (entry->refcount++ == 0) {
-            ucs_list_del(&entry->list);
-            ucs_list_add_head(&cache->busy, &entry->list);
-        }
+        uct_mlx5_umr_lru_hold(&cache->busy, &entry->list, &entry->refcount);
         ++cache->stats->rkey_hits;
         *rkey_p = (uintptr_t)&entry->rkey;
         return UCS_OK;

@@ -10,6 +10,8 @@
 
 #include "engine.h"
 
+#include <ucs/sys/compiler_def.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,70 +95,53 @@ int umr_eng_cpumask_parse(const char *str, uint64_t *mask)
     return 0;
 }
 
+/* What each completion status says, and what UCX's ib transports make of
+ * the matching ibv_wc_status. */
+static const struct {
+    const char   *str;
+    ucs_status_t ucs;
+} umr_eng_wc_statuses[] = {
+    [UMR_ENG_WC_SUCCESS]        = {"success", UCS_OK},
+    [UMR_ENG_WC_LOC_LEN_ERR]    = {"local length error",
+                                   UCS_ERR_MESSAGE_TRUNCATED},
+    [UMR_ENG_WC_LOC_PROT_ERR]   = {"local protection error",
+                                   UCS_ERR_INVALID_ADDR},
+    [UMR_ENG_WC_REM_ACCESS_ERR] = {"remote access error",
+                                   UCS_ERR_INVALID_ADDR},
+    [UMR_ENG_WC_REM_OP_ERR]     = {"remote operation error", UCS_ERR_IO_ERROR},
+    [UMR_ENG_WC_RETRY_EXC_ERR]  = {"transport retry counter exceeded",
+                                   UCS_ERR_ENDPOINT_TIMEOUT},
+    [UMR_ENG_WC_WR_FLUSH_ERR]   = {"work request flushed", UCS_ERR_CANCELED},
+    [UMR_ENG_WC_MW_BIND_ERR]    = {"memory key configuration error",
+                                   UCS_ERR_INVALID_PARAM},
+    [UMR_ENG_WC_GENERAL_ERR]    = {"general error", UCS_ERR_IO_ERROR}
+};
+_Static_assert(ucs_static_array_size(umr_eng_wc_statuses) ==
+               UMR_ENG_WC_GENERAL_ERR + 1, "a row for every completion status");
+
+static const char *const umr_eng_opcodes[] = {
+    [UMR_ENG_OP_RDMA_WRITE] = "RDMA_WRITE",
+    [UMR_ENG_OP_RDMA_READ]  = "RDMA_READ",
+    [UMR_ENG_OP_UMR]        = "UMR",
+    [UMR_ENG_OP_LOCAL_INV]  = "LOCAL_INV"
+};
+_Static_assert(ucs_static_array_size(umr_eng_opcodes) ==
+               UMR_ENG_OP_LOCAL_INV + 1, "a name for every opcode");
+
 const char *umr_eng_wc_status_str(umr_eng_wc_status_t status)
 {
-    switch (status) {
-    case UMR_ENG_WC_SUCCESS:
-        return "success";
-    case UMR_ENG_WC_LOC_LEN_ERR:
-        return "local length error";
-    case UMR_ENG_WC_LOC_PROT_ERR:
-        return "local protection error";
-    case UMR_ENG_WC_REM_ACCESS_ERR:
-        return "remote access error";
-    case UMR_ENG_WC_REM_OP_ERR:
-        return "remote operation error";
-    case UMR_ENG_WC_RETRY_EXC_ERR:
-        return "transport retry counter exceeded";
-    case UMR_ENG_WC_WR_FLUSH_ERR:
-        return "work request flushed";
-    case UMR_ENG_WC_MW_BIND_ERR:
-        return "memory key configuration error";
-    case UMR_ENG_WC_GENERAL_ERR:
-        return "general error";
-    }
-
-    return "unknown completion status";
+    return ((unsigned)status < ucs_static_array_size(umr_eng_wc_statuses)) ?
+           umr_eng_wc_statuses[status].str : "unknown completion status";
 }
 
-/* Same choices as UCX's ib transports make for the matching ibv_wc_status. */
 ucs_status_t umr_eng_wc_status_to_ucs(umr_eng_wc_status_t status)
 {
-    switch (status) {
-    case UMR_ENG_WC_SUCCESS:
-        return UCS_OK;
-    case UMR_ENG_WC_LOC_LEN_ERR:
-        return UCS_ERR_MESSAGE_TRUNCATED;
-    case UMR_ENG_WC_LOC_PROT_ERR:
-    case UMR_ENG_WC_REM_ACCESS_ERR:
-        return UCS_ERR_INVALID_ADDR;
-    case UMR_ENG_WC_REM_OP_ERR:
-        return UCS_ERR_IO_ERROR;
-    case UMR_ENG_WC_RETRY_EXC_ERR:
-        return UCS_ERR_ENDPOINT_TIMEOUT;
-    case UMR_ENG_WC_WR_FLUSH_ERR:
-        return UCS_ERR_CANCELED;
-    case UMR_ENG_WC_MW_BIND_ERR:
-        return UCS_ERR_INVALID_PARAM;
-    case UMR_ENG_WC_GENERAL_ERR:
-        return UCS_ERR_IO_ERROR;
-    }
-
-    return UCS_ERR_IO_ERROR;
+    return ((unsigned)status < ucs_static_array_size(umr_eng_wc_statuses)) ?
+           umr_eng_wc_statuses[status].ucs : UCS_ERR_IO_ERROR;
 }
 
 const char *umr_eng_opcode_str(umr_eng_opcode_t opcode)
 {
-    switch (opcode) {
-    case UMR_ENG_OP_RDMA_WRITE:
-        return "RDMA_WRITE";
-    case UMR_ENG_OP_RDMA_READ:
-        return "RDMA_READ";
-    case UMR_ENG_OP_UMR:
-        return "UMR";
-    case UMR_ENG_OP_LOCAL_INV:
-        return "LOCAL_INV";
-    }
-
-    return "UNKNOWN";
+    return ((unsigned)opcode < ucs_static_array_size(umr_eng_opcodes)) ?
+           umr_eng_opcodes[opcode] : "UNKNOWN";
 }

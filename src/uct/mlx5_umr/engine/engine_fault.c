@@ -82,15 +82,18 @@ int umr_eng_fault_hit(umr_eng_fault_point_t point)
     return 1;
 }
 
+/* _status when the fault point hits, else the engine's own call */
+#define UMR_ENG_FAULT_OR(_point, _status, _call) \
+    (UMR_ENG_FAULT(_point) ? (_status) : (_call))
+
 #define UMR_ENG_FAULT_WRAPPERS(_id, _sfx) \
     static ucs_status_t \
     umr_eng_fault_qp_connect_##_sfx(umr_eng_qp_t *qp, const void *dev_addr, \
                                     const void *qp_addr) \
     { \
-        if (UMR_ENG_FAULT(UMR_ENG_FAULT_CONNECT)) { \
-            return UCS_ERR_UNREACHABLE; \
-        } \
-        return umr_eng_fault_orig[_id]->qp_connect(qp, dev_addr, qp_addr); \
+        return UMR_ENG_FAULT_OR(UMR_ENG_FAULT_CONNECT, UCS_ERR_UNREACHABLE, \
+                                umr_eng_fault_orig[_id]->qp_connect( \
+                                        qp, dev_addr, qp_addr)); \
     } \
     static ucs_status_t \
     umr_eng_fault_post_rdma_##_sfx(umr_eng_qp_t *qp, umr_eng_opcode_t opcode, \
@@ -98,12 +101,10 @@ int umr_eng_fault_hit(umr_eng_fault_point_t point)
                                    uint64_t remote_addr, uint32_t rkey, \
                                    uint64_t wr_id, unsigned flags) \
     { \
-        if (UMR_ENG_FAULT(UMR_ENG_FAULT_POST)) { \
-            return UCS_ERR_IO_ERROR; \
-        } \
-        return umr_eng_fault_orig[_id]->post_rdma(qp, opcode, sge, num_sge, \
-                                                  remote_addr, rkey, wr_id, \
-                                                  flags); \
+        return UMR_ENG_FAULT_OR(UMR_ENG_FAULT_POST, UCS_ERR_IO_ERROR, \
+                                umr_eng_fault_orig[_id]->post_rdma( \
+                                        qp, opcode, sge, num_sge, \
+                                        remote_addr, rkey, wr_id, flags)); \
     } \
     static int umr_eng_fault_cq_poll_##_sfx(umr_eng_cq_t *cq, \
                                             umr_eng_wc_t *wcs, int max) \
@@ -124,10 +125,9 @@ int umr_eng_fault_hit(umr_eng_fault_point_t point)
     umr_eng_fault_mkey_create_##_sfx(umr_eng_dev_t *dev, uint32_t max_entries, \
                                      umr_eng_mkey_t **mkey_p) \
     { \
-        if (UMR_ENG_FAULT(UMR_ENG_FAULT_KEY)) { \
-            return UCS_ERR_NO_RESOURCE; \
-        } \
-        return umr_eng_fault_orig[_id]->mkey_create(dev, max_entries, mkey_p); \
+        return UMR_ENG_FAULT_OR(UMR_ENG_FAULT_KEY, UCS_ERR_NO_RESOURCE, \
+                                umr_eng_fault_orig[_id]->mkey_create( \
+                                        dev, max_entries, mkey_p)); \
     } \
     static void umr_eng_fault_install_##_sfx(void) \
     { \

@@ -12,6 +12,7 @@
 #include "engine_mlx5_compat.h"
 #include "umr_ucs_compat.h"  /* ucs_rounddown_pow2 */
 
+#include <ucs/arch/bitops.h>
 #include <ucs/debug/assert.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -20,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -383,36 +385,29 @@ static ucs_status_t umr_eng_mlx5_dev_set_qos(umr_eng_mlx5_dev_t *dev,
     return UCS_OK;
 }
 
+/* Which bit of a port attribute's code is set (the code's index in the
+ * tables below), or UINT_MAX when it is not one bit. */
+static unsigned umr_eng_mlx5_port_code(unsigned code)
+{
+    return ucs_is_pow2(code) ? ucs_ilog2(code) : UINT_MAX;
+}
+
 /* Data rate of an IB/RoCE port, bytes/second, from the port attributes. */
 static double umr_eng_mlx5_port_bandwidth(const struct ibv_port_attr *attr)
 {
-    double lane_gbps, encoding;
-    unsigned width;
+    /* lanes of active_width 1x, 4x, 8x, 12x, 2x; 4x when unknown */
+    static const unsigned widths[] = {1, 4, 8, 12, 2};
+    /* Gb/s of a lane at active_speed SDR, DDR, QDR (8b/10b encoded), FDR10,
+     * FDR, EDR, HDR, NDR, XDR (64b/66b); EDR's when unknown */
+    static const double lane_gbps[] = {2.5, 5.0, 10.0, 10.3125, 14.0625,
+                                       25.78125, 53.125, 106.25, 212.5};
+    unsigned w = umr_eng_mlx5_port_code(attr->active_width);
+    unsigned s = umr_eng_mlx5_port_code(umr_eng_mlx5_port_speed(attr));
 
-    switch (attr->active_width) {
-    case 1:  width = 1;  break;
-    case 2:  width = 4;  break;
-    case 4:  width = 8;  break;
-    case 8:  width = 12; break;
-    case 16: width = 2;  break;
-    default: width = 4;  break;
-    }
-
-    encoding = 64.0 / 66.0;
-    switch (umr_eng_mlx5_port_speed(attr)) {
-    case 1:   lane_gbps = 2.5;      encoding = 0.8; break;
-    case 2:   lane_gbps = 5.0;      encoding = 0.8; break;
-    case 4:   lane_gbps = 10.0;     encoding = 0.8; break;
-    case 8:   lane_gbps = 10.3125;  break;
-    case 16:  lane_gbps = 14.0625;  break;
-    case 32:  lane_gbps = 25.78125; break;
-    case 64:  lane_gbps = 53.125;   break;
-    case 128: lane_gbps = 106.25;   break;
-    case 256: lane_gbps = 212.5;    break;
-    default:  lane_gbps = 25.78125; break;
-    }
-
-    return lane_gbps * 1e9 / 8.0 * encoding * width;
+    return ((s < ucs_static_array_size(lane_gbps)) ? lane_gbps[s] :
+                                                     25.78125) *
+           1e9 / 8.0 * ((s < 3) ? 0.8 : 64.0 / 66.0) *
+           ((w < ucs_static_array_size(widths)) ? widths[w] : 4);
 }
 
 static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,

@@ -118,12 +118,12 @@ umr_eng_sw_umr_begin(umr_eng_qp_t *qp, umr_eng_sw_mkey_t *mkey,
         return NULL;
     }
 
-    wr->key    = umr_eng_sw_mkey_rotate(mkey);
     wr->mkey   = mkey;
+    wr->access = access;
+    wr->key    = umr_eng_sw_mkey_rotate(mkey);
+    wr->layout = layout;
     wr->num    = num;
     wr->repeat = repeat;
-    wr->layout = layout;
-    wr->access = access;
     return umr_eng_sw_wr_descs(qp, wr);
 }
 
