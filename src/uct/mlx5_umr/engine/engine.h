@@ -319,6 +319,51 @@ typedef struct umr_eng_ops {
                               uint64_t wr_id, unsigned flags);
 } umr_eng_ops_t;
 
+/* Every op, for a backend to declare and list its implementations,
+ * umr_eng_<backend>_<op>, from this one list. */
+#define UMR_ENG_OPS_FOREACH(_do, _be) \
+    _do(_be, query_devices) \
+    _do(_be, dev_open) \
+    _do(_be, dev_close) \
+    _do(_be, dev_query) \
+    _do(_be, dev_get_addr) \
+    _do(_be, dev_is_reachable) \
+    _do(_be, mr_reg) \
+    _do(_be, mr_dereg) \
+    _do(_be, mkey_create) \
+    _do(_be, mkey_destroy) \
+    _do(_be, cq_create) \
+    _do(_be, cq_destroy) \
+    _do(_be, cq_poll) \
+    _do(_be, qp_create) \
+    _do(_be, qp_destroy) \
+    _do(_be, qp_sq_bytes) \
+    _do(_be, qp_get_addr) \
+    _do(_be, qp_connect) \
+    _do(_be, qp_fail) \
+    _do(_be, dev_poll_events) \
+    _do(_be, post_umr_interleaved) \
+    _do(_be, post_umr_list) \
+    _do(_be, post_local_inv) \
+    _do(_be, post_rdma)
+
+#define UMR_ENG_OP_DECLARE(_be, _op) \
+    __typeof__(*((umr_eng_ops_t*)NULL)->_op) umr_eng_##_be##_##_op;
+#define UMR_ENG_OP_SLOT(_be, _op) \
+    ._op = umr_eng_##_be##_##_op,
+
+/* In a backend's header: the prototypes of its ops. */
+#define UMR_ENG_BACKEND_DECLARE(_be) \
+    UMR_ENG_OPS_FOREACH(UMR_ENG_OP_DECLARE, _be)
+
+/* In a backend's .c: its ops table, umr_eng_<_be>_ops. */
+#define UMR_ENG_BACKEND_DEFINE(_be, _id) \
+    const umr_eng_ops_t umr_eng_##_be##_ops = { \
+        .name = #_be, \
+        .id   = _id, \
+        UMR_ENG_OPS_FOREACH(UMR_ENG_OP_SLOT, _be) \
+    }
+
 extern const umr_eng_ops_t umr_eng_sw_ops;
 extern const umr_eng_ops_t umr_eng_mlx5_ops;   /* only when built with rdma-core */
 

@@ -261,44 +261,11 @@ struct umr_eng_mlx5_qp {
     umr_eng_mlx5_wr_t   *wrs;               /* sq_size slots */
 };
 
-/* engine_mlx5_dev.c */
-ucs_status_t umr_eng_mlx5_query_devices(char (*names)[UMR_ENG_NAME_MAX],
-                                        unsigned max, unsigned *num_p);
-ucs_status_t umr_eng_mlx5_dev_open(const char *name,
-                                   const umr_eng_dev_params_t *params,
-                                   umr_eng_dev_t **dev_p);
-void         umr_eng_mlx5_dev_close(umr_eng_dev_t *dev);
-void         umr_eng_mlx5_dev_query(umr_eng_dev_t *dev, umr_eng_caps_t *caps);
-void         umr_eng_mlx5_dev_get_addr(umr_eng_dev_t *dev, void *addr);
-int          umr_eng_mlx5_dev_is_reachable(umr_eng_dev_t *dev,
-                                           const void *remote_dev_addr);
-
-/* engine_mlx5_mem.c */
-ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *dev, void *addr,
-                                 size_t length, unsigned access,
-                                 umr_eng_mr_t **mr_p);
-ucs_status_t umr_eng_mlx5_mr_dereg(umr_eng_dev_t *dev, umr_eng_mr_t *mr);
-ucs_status_t umr_eng_mlx5_mkey_create(umr_eng_dev_t *dev,
-                                      uint32_t max_entries,
-                                      umr_eng_mkey_t **mkey_p);
-ucs_status_t umr_eng_mlx5_mkey_destroy(umr_eng_dev_t *dev,
-                                       umr_eng_mkey_t *mkey);
-
-/* engine_mlx5_qp.c */
-ucs_status_t umr_eng_mlx5_cq_create(umr_eng_dev_t *dev, unsigned size,
-                                    umr_eng_cq_t **cq_p);
-void         umr_eng_mlx5_cq_destroy(umr_eng_cq_t *cq);
-ucs_status_t umr_eng_mlx5_qp_create(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
-                                    const umr_eng_qp_params_t *params,
-                                    umr_eng_qp_t **qp_p);
-void         umr_eng_mlx5_qp_destroy(umr_eng_qp_t *qp);
-size_t       umr_eng_mlx5_qp_sq_bytes(umr_eng_dev_t *dev,
-                                      const umr_eng_qp_params_t *params);
-void         umr_eng_mlx5_qp_get_addr(umr_eng_qp_t *qp, void *addr);
-ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *qp,
-                                     const void *remote_dev_addr,
-                                     const void *remote_qp_addr);
-void         umr_eng_mlx5_qp_fail(umr_eng_qp_t *qp);
+/* The ops of engine.h, umr_eng_mlx5_<op>: the device ops in
+ * engine_mlx5_dev.c (dev_poll_events in engine_mlx5_event.c), mr_* and
+ * mkey_* in engine_mlx5_mem.c, cq_create/cq_destroy and qp_* in
+ * engine_mlx5_qp.c, cq_poll and post_* in engine_mlx5_post.c. */
+UMR_ENG_BACKEND_DECLARE(mlx5)
 
 /* engine_mlx5_hca.c */
 void         umr_eng_mlx5_hca_caps_unknown(umr_eng_mlx5_hca_caps_t *hca);
@@ -312,10 +279,6 @@ void         umr_eng_mlx5_hca_query_ooo_sl(struct ibv_context *ctx,
                                            umr_eng_mlx5_hca_caps_t *hca);
 const char   *umr_eng_mlx5_fence_str(unsigned fence);
 
-/* engine_mlx5_dev.c: asynchronous events */
-int          umr_eng_mlx5_dev_poll_events(umr_eng_dev_t *dev,
-                                          umr_eng_event_t *events, int max);
-
 /* The exponent of the RC timeout (4.096 us * 2^n) nearest to `seconds`, as
  * UCX computes it (ib_device.c uct_ib_to_qp_fabric_time): 1 at least, 0
  * (no timeout) from 2^32 on. */
@@ -325,29 +288,8 @@ uint8_t      umr_eng_mlx5_qp_timeout(double seconds);
  * one "NAME VALUE" line a fact, to `stream`. */
 void         umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *dev, void *stream);
 
-/* engine_mlx5_post.c */
-int          umr_eng_mlx5_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs,
-                                  int max);
-ucs_status_t umr_eng_mlx5_post_umr_interleaved(
-        umr_eng_qp_t *qp, umr_eng_mkey_t *mkey, unsigned access,
-        uint32_t repeat, unsigned num_entries,
-        const umr_eng_interleaved_t *entries, uint64_t wr_id, unsigned flags);
-ucs_status_t umr_eng_mlx5_post_umr_list(umr_eng_qp_t *qp,
-                                        umr_eng_mkey_t *mkey,
-                                        unsigned access, unsigned num_sge,
-                                        const umr_eng_sge_t *sge,
-                                        uint64_t wr_id, unsigned flags);
-ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *qp,
-                                         umr_eng_mkey_t *mkey,
-                                         uint64_t wr_id, unsigned flags);
-ucs_status_t umr_eng_mlx5_post_rdma(umr_eng_qp_t *qp,
-                                    umr_eng_opcode_t opcode,
-                                    const umr_eng_sge_t *sge,
-                                    unsigned num_sge, uint64_t remote_addr,
-                                    uint32_t rkey, uint64_t wr_id,
-                                    unsigned flags);
-
-/* Map a verbs completion status / opcode (success only) to the engine's. */
+/* engine_mlx5_post.c: a verbs completion status / opcode (success only) as
+ * the engine's. */
 umr_eng_wc_status_t umr_eng_mlx5_wc_status(enum ibv_wc_status status);
 int                 umr_eng_mlx5_wc_opcode(enum ibv_wc_opcode opcode,
                                            umr_eng_opcode_t *opcode_p);

@@ -278,63 +278,14 @@ static inline int umr_eng_sw_owns(umr_eng_sw_dev_t *dev, uint32_t key,
            (index < dev->max_keys) && (dev->objs[index] == obj);
 }
 
-/* engine_sw_dev.c: probe, devices, capabilities, addressing */
+/* The ops of engine.h, umr_eng_sw_<op>: the device ops and dev_poll_events
+ * in engine_sw_dev.c (probe, devices, capabilities, addressing), mr_* and
+ * mkey_* in engine_sw_mem.c, cq_create/cq_destroy and qp_* in
+ * engine_sw_qp.c, cq_poll and post_* in engine_sw_post.c. */
+UMR_ENG_BACKEND_DECLARE(sw)
+
+/* engine_sw_dev.c */
 int          umr_eng_sw_probe(void);
-ucs_status_t umr_eng_sw_query_devices(char (*names)[UMR_ENG_NAME_MAX],
-                                      unsigned max, unsigned *num_p);
-ucs_status_t umr_eng_sw_dev_open(const char *name,
-                                 const umr_eng_dev_params_t *params,
-                                 umr_eng_dev_t **dev_p);
-void         umr_eng_sw_dev_close(umr_eng_dev_t *dev);
-void         umr_eng_sw_dev_query(umr_eng_dev_t *dev, umr_eng_caps_t *caps);
-void         umr_eng_sw_dev_get_addr(umr_eng_dev_t *dev, void *addr);
-int          umr_eng_sw_dev_is_reachable(umr_eng_dev_t *dev,
-                                         const void *remote_dev_addr);
-
-/* engine_sw_mem.c: memory regions and indirect keys */
-ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *dev, void *addr, size_t length,
-                               unsigned access, umr_eng_mr_t **mr_p);
-ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *dev, umr_eng_mr_t *mr);
-ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *dev, uint32_t max_entries,
-                                    umr_eng_mkey_t **mkey_p);
-ucs_status_t umr_eng_sw_mkey_destroy(umr_eng_dev_t *dev,
-                                     umr_eng_mkey_t *mkey);
-
-/* engine_sw_qp.c: completion queues and queue pairs */
-ucs_status_t umr_eng_sw_cq_create(umr_eng_dev_t *dev, unsigned size,
-                                  umr_eng_cq_t **cq_p);
-void         umr_eng_sw_cq_destroy(umr_eng_cq_t *cq);
-ucs_status_t umr_eng_sw_qp_create(umr_eng_dev_t *dev, umr_eng_cq_t *cq,
-                                  const umr_eng_qp_params_t *params,
-                                  umr_eng_qp_t **qp_p);
-void         umr_eng_sw_qp_destroy(umr_eng_qp_t *qp);
-size_t       umr_eng_sw_qp_sq_bytes(umr_eng_dev_t *dev,
-                                    const umr_eng_qp_params_t *params);
-void         umr_eng_sw_qp_get_addr(umr_eng_qp_t *qp, void *addr);
-ucs_status_t umr_eng_sw_qp_connect(umr_eng_qp_t *qp,
-                                   const void *remote_dev_addr,
-                                   const void *remote_qp_addr);
-void         umr_eng_sw_qp_fail(umr_eng_qp_t *qp);
-int          umr_eng_sw_dev_poll_events(umr_eng_dev_t *dev,
-                                        umr_eng_event_t *events, int max);
-
-/* engine_sw_post.c: posting and polling */
-int          umr_eng_sw_cq_poll(umr_eng_cq_t *cq, umr_eng_wc_t *wcs, int max);
-ucs_status_t umr_eng_sw_post_umr_interleaved(
-        umr_eng_qp_t *qp, umr_eng_mkey_t *mkey, unsigned access,
-        uint32_t repeat, unsigned num_entries,
-        const umr_eng_interleaved_t *entries, uint64_t wr_id, unsigned flags);
-ucs_status_t umr_eng_sw_post_umr_list(umr_eng_qp_t *qp, umr_eng_mkey_t *mkey,
-                                      unsigned access, unsigned num_sge,
-                                      const umr_eng_sge_t *sge,
-                                      uint64_t wr_id, unsigned flags);
-ucs_status_t umr_eng_sw_post_local_inv(umr_eng_qp_t *qp,
-                                       umr_eng_mkey_t *mkey, uint64_t wr_id,
-                                       unsigned flags);
-ucs_status_t umr_eng_sw_post_rdma(umr_eng_qp_t *qp, umr_eng_opcode_t opcode,
-                                  const umr_eng_sge_t *sge, unsigned num_sge,
-                                  uint64_t remote_addr, uint32_t rkey,
-                                  uint64_t wr_id, unsigned flags);
 
 /* engine_sw_key.c: key tables and resolution */
 ucs_status_t umr_eng_sw_table_init(umr_eng_sw_dev_t *dev, size_t max_keys);
