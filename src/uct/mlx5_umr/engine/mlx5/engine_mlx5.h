@@ -39,7 +39,9 @@
 
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+#include <ucs/debug/log.h>
 #include <ucs/sys/compiler_def.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -260,6 +262,17 @@ struct umr_eng_mlx5_qp {
     uint64_t            sq_tail;            /* WRs whose slot was freed */
     umr_eng_mlx5_wr_t   *wrs;               /* sq_size slots */
 };
+
+/* A verbs call that releases or resets an object returned _ret: nothing
+ * to undo, a warning naming it (_fmt and its arguments) if it failed. */
+#define UMR_ENG_MLX5_WARN_IF_FAILED(_ret, _fmt, ...) \
+    do { \
+        int _umr_ret = (_ret); \
+        if (_umr_ret != 0) { \
+            ucs_warn(_fmt " failed: %s", ## __VA_ARGS__, \
+                     strerror(_umr_ret)); \
+        } \
+    } while (0)
 
 /* The ops of engine.h, umr_eng_mlx5_<op>: the device ops in
  * engine_mlx5_dev.c (dev_poll_events in engine_mlx5_event.c), mr_* and

@@ -463,8 +463,6 @@ static ucs_status_t umr_eng_mlx5_dev_probe_update_tag(umr_eng_mlx5_dev_t *dev,
 {
     struct mlx5dv_mkey_init_attr attr;
     struct mlx5dv_mkey *mkey;
-    uint32_t lkey;
-    int ret;
 
     memset(&attr, 0, sizeof(attr));
     attr.pd           = dev->pd;
@@ -484,12 +482,9 @@ static ucs_status_t umr_eng_mlx5_dev_probe_update_tag(umr_eng_mlx5_dev_t *dev,
         return (errno == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
-    lkey = mkey->lkey;
-    ret  = mlx5dv_destroy_mkey(mkey);
-    if (ret) {
-        ucs_warn("%s: mlx5dv_destroy_mkey(0x%x) failed: %s", name, lkey,
-                 strerror(ret));
-    }
+    UMR_ENG_MLX5_WARN_IF_FAILED(mlx5dv_destroy_mkey(mkey),
+                                "%s: mlx5dv_destroy_mkey(0x%x)", name,
+                                mkey->lkey);
     ucs_debug("%s: MKEY_UPDATE_TAG supported: one key per mkey", name);
     dev->update_tag = 1;
     return UCS_OK;

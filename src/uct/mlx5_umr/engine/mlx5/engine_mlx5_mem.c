@@ -93,17 +93,14 @@ static void umr_eng_mlx5_mkey_ring_destroy(umr_eng_mlx5_dev_t *dev,
                                            umr_eng_mlx5_mkey_t *mkey)
 {
     unsigned i;
-    int ret;
 
     for (i = 0; i < UMR_ENG_MLX5_MKEY_RING; ++i) {
         if (mkey->ring[i] == NULL) {
             continue;
         }
-        ret = mlx5dv_destroy_mkey(mkey->ring[i]);
-        if (ret) {
-            ucs_warn("%s: mlx5dv_destroy_mkey(0x%x) failed: %s",
-                     dev->caps.name, mkey->ring[i]->lkey, strerror(ret));
-        }
+        UMR_ENG_MLX5_WARN_IF_FAILED(mlx5dv_destroy_mkey(mkey->ring[i]),
+                                    "%s: mlx5dv_destroy_mkey(0x%x)",
+                                    dev->caps.name, mkey->ring[i]->lkey);
         mkey->ring[i] = NULL;
     }
 }

@@ -68,17 +68,13 @@ ucs_status_t umr_eng_mlx5_cq_create(umr_eng_dev_t *ndev, unsigned size,
 void umr_eng_mlx5_cq_destroy(umr_eng_cq_t *ncq)
 {
     umr_eng_mlx5_cq_t *cq = (umr_eng_mlx5_cq_t*)ncq;
-    int ret;
 
     if (cq == NULL) {
         return;
     }
 
-    ret = ibv_destroy_cq(ibv_cq_ex_to_cq(cq->cq));
-    if (ret) {
-        ucs_warn("%s: ibv_destroy_cq() failed: %s", cq->dev->caps.name,
-                 strerror(ret));
-    }
+    UMR_ENG_MLX5_WARN_IF_FAILED(ibv_destroy_cq(ibv_cq_ex_to_cq(cq->cq)),
+                                "%s: ibv_destroy_cq()", cq->dev->caps.name);
     ucs_free(cq);
 }
 
@@ -317,17 +313,15 @@ err_free_qp:
 void umr_eng_mlx5_qp_destroy(umr_eng_qp_t *nqp)
 {
     umr_eng_mlx5_qp_t *qp = (umr_eng_mlx5_qp_t*)nqp;
-    int ret;
 
     if (qp == NULL) {
         return;
     }
 
-    ret = ibv_destroy_qp(qp->qp);
-    if (ret) {
-        ucs_warn("%s: ibv_destroy_qp(0x%x) failed: %s", qp->dev->caps.name,
-                 qp->qp->qp_num, strerror(ret));
-    }
+    /* (qp_num is read only if it failed: then the QP still exists) */
+    UMR_ENG_MLX5_WARN_IF_FAILED(ibv_destroy_qp(qp->qp),
+                                "%s: ibv_destroy_qp(0x%x)", qp->dev->caps.name,
+                                qp->qp->qp_num);
     ucs_free(qp->wrs);
     ucs_free(qp);
 }
@@ -347,15 +341,12 @@ void umr_eng_mlx5_qp_fail(umr_eng_qp_t *nqp)
 {
     umr_eng_mlx5_qp_t *qp = (umr_eng_mlx5_qp_t*)nqp;
     struct ibv_qp_attr attr;
-    int ret;
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_ERR;
-    ret = ibv_modify_qp(qp->qp, &attr, IBV_QP_STATE);
-    if (ret) {
-        ucs_warn("%s: ibv_modify_qp(0x%x -> ERR) failed: %s",
-                 qp->dev->caps.name, qp->qp->qp_num, strerror(ret));
-    }
+    UMR_ENG_MLX5_WARN_IF_FAILED(ibv_modify_qp(qp->qp, &attr, IBV_QP_STATE),
+                                "%s: ibv_modify_qp(0x%x -> ERR)",
+                                qp->dev->caps.name, qp->qp->qp_num);
 }
 
 static ucs_status_t umr_eng_mlx5_qp_modify(umr_eng_mlx5_qp_t *qp,
