@@ -29,10 +29,10 @@
  * Every operation returns 0 or the MPI's error code (handed back to the
  * binding in a transfer's error, never interpreted by the core).
  *
- * Completions. Each operation that takes a callback calls it exactly once,
- * with the operation's status: maybe before the call that started it
- * returns (after it has written its request handle), maybe from inside the
- * MPI's progress. There the core only records the event and queues work
+ * Completions. Each operation that takes a completion (umr_mpi_comp_t)
+ * calls it exactly once, with the operation's status: maybe before the
+ * call that started it returns (after it has written its request handle),
+ * maybe from inside the MPI's progress. There the core only records the event and queues work
  * for its progress (umr_mpi_progress.h); a binding may rely on that. The
  * binding frees its own requests; the core only cancels the receives it
  * posted (the callback then still runs, `cancelled` set unless the message
@@ -77,7 +77,15 @@ typedef struct umr_mpi_status {
     size_t length;      /* bytes received (the MPI's count, in bytes) */
 } umr_mpi_status_t;
 
-typedef void (*umr_mpi_cb_t)(void *arg, const umr_mpi_status_t *status);
+/* A completion: the core embeds one in the object an operation belongs to
+ * (an ack slot, a peer, a transfer) and finds the object from it, so that
+ * neither side allocates anything to be called back. */
+typedef struct umr_mpi_comp umr_mpi_comp_t;
+typedef void (*umr_mpi_comp_cb_t)(umr_mpi_comp_t *comp,
+                                  const umr_mpi_status_t *status);
+struct umr_mpi_comp {
+    umr_mpi_comp_cb_t cb;
+};
 
 /* The process's side of the interface: one binding a process (Open MPI's
  * pml/umr and osc/umr share one, through libmca_common_umr). */
@@ -94,15 +102,15 @@ typedef struct umr_mpi_binding {
     int        err_other;    /* the MPI's MPI_ERR_OTHER */
 
     /* An internal message of `len` bytes to `peer` (a world rank). `buf`
-     * stays the caller's until `cb` (the core frees it there); `cb` may be
-     * NULL (then `buf` is static or outlives the send). */
+     * stays the caller's until `comp` is called (the core frees it there);
+     * `comp` may be NULL (then `buf` outlives the send). */
     int  (*isend)(const void *buf, size_t len, int peer,
-                  umr_mpi_msg_kind_t kind, umr_mpi_cb_t cb, void *arg);
+                  umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp);
     /* The receive of the next internal message of `kind` from `peer`, into
      * `buf` (`len` bytes at most; a longer one: error set). `*req_p` (may
-     * be NULL: never cancelled) is written before `cb` can run. */
+     * be NULL: never cancelled) is written before `comp` can be called. */
     int  (*irecv)(void *buf, size_t len, int peer, umr_mpi_msg_kind_t kind,
-                  umr_mpi_cb_t cb, void *arg, umr_mpi_req_h *req_p);
+                  umr_mpi_comp_t *comp, umr_mpi_req_h *req_p);
     /* Cancel a receive posted by irecv whose callback has not run. */
     void (*cancel)(umr_mpi_req_h req);
 

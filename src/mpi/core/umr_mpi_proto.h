@@ -135,6 +135,8 @@ typedef enum {
  * and fills the fields marked (binding) before starting it. */
 typedef struct umr_mpi_xfer {
     umr_mpi_work_t        work;       /* its next step in progress */
+    umr_mpi_comp_t        ctl_comp;   /* the binding's operations on it */
+    umr_mpi_comp_t        data_comp;  /* (umr_mpi_xfer_ops_t) ended */
     ucs_list_link_t       pending;    /* sender: among the sends waiting
                                          for their ack */
     umr_mpi_xfer_state_t  state;
@@ -170,18 +172,18 @@ typedef struct umr_mpi_xfer {
 } umr_mpi_xfer_t;
 
 /* The user-message side of the binding (umr_mpi_binding.h): each returns 0
- * or the MPI's error code; a callback, called once with `x` as its
- * argument, ends each. */
+ * or the MPI's error code, and calls `comp` once it ends (when it returned
+ * 0; one of the transfer's, which finds the transfer from it). */
 typedef struct umr_mpi_xfer_ops {
     /* Send x->ctl (UMR_MPI_CTL_SIZE bytes) on the user's envelope (its
      * communicator, destination and tag; a ready send stays a ready send,
      * every other mode standard). */
-    int  (*ctl_send)(umr_mpi_xfer_t *x, umr_mpi_cb_t cb);
+    int  (*ctl_send)(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp);
     /* Hand the user's message to the MPI untouched, kind UMR_MPI_MSG_DATA,
      * to / from x->rank: send it (the sender's buffer, count, datatype), or
      * receive it into the user's receive. */
-    int  (*data_send)(umr_mpi_xfer_t *x, umr_mpi_cb_t cb);
-    int  (*data_recv)(umr_mpi_xfer_t *x, umr_mpi_cb_t cb);
+    int  (*data_send)(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp);
+    int  (*data_recv)(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp);
     /* The first `len` packed bytes of the receive (what the MPI wrote). */
     void (*peek)(umr_mpi_xfer_t *x, void *out, size_t len);
     /* The transfer is over (DONE: x->error, x->moved; PASSED: the MPI's
