@@ -32,19 +32,22 @@
  *
  * A binding's life with the core:
  *   umr_mpi_init(binding)                  before anything else
- *   umr_mpi_rails_open(params)             the rails, progress and peers;
- *   umr_mpi_peers_budget(max, param)       publishes the address
+ *   umr_mpi_rails_open(params)             the rails and progress; publishes
+ *                                          the address
+ *   umr_mpi_peers_open(max, param)         the peers, the connection budget
  *   umr_mpi_types_open(ops)                its datatypes (at first use)
  *   umr_mpi_choice_init(...)               costs and bounds
  *   umr_mpi_proto_init(xfer_ops)           point-to-point: the protocol
  *   ... messages: umr_mpi_send_start, umr_mpi_recv_defer ...
  *   umr_mpi_peers_quiesce()                MPI_Finalize starts (the MPI
  *   umr_mpi_types_close()                  still works)
+ *   umr_mpi_proto_fini(), umr_mpi_peers_close(),
  *   umr_mpi_rails_release(), _close()      at its end
  */
 #ifndef UMR_MPI_H_
 #define UMR_MPI_H_
 
+#include "umr_config.h"      /* UMR_TEST_FAULTS */
 #include "umr_mpi_binding.h"
 
 #include <ucs/sys/compiler_def.h>
@@ -126,6 +129,11 @@ void umr_mpi_log(const char *fmt, ...) UCS_F_PRINTF(1, 2);
             umr_mpi_log(_fmt, ## __VA_ARGS__); \
         } \
     } while (0)
+
+/* An internal message of `len` bytes of `data` to `peer`, sent from a copy
+ * (freed once sent): 0 or the binding's error. */
+int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,
+                      size_t len);
 
 /* A message to the user through the binding (`topic`: its name there). */
 void umr_mpi_warn(const char *topic, const char *fmt, ...) UCS_F_PRINTF(2, 3);

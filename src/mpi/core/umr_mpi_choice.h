@@ -105,13 +105,13 @@ int umr_mpi_choice_init(int mode, size_t min_size, const char *path,
 void umr_mpi_choice_path(char *buf, size_t len);
 
 /*
- * The sender's decision for `count` elements of the type in `slot` (with
- * a layout; packed size at least the minimum) to `peer` (a rail reaches
- * it): UMR_MPI_ZCOPY when the control message, one get of its blocks
- * through the peer's engine and the ack are expected to take less than
+ * The sender's decision for `count` elements of the type in `slot`
+ * (packed size at least the minimum) to `peer` (a rail reaches it):
+ * UMR_MPI_ZCOPY when the control message, one get of its blocks through
+ * the peer's engine and the ack are expected to take less than
  * UMR_MPI_COST_MARGIN of the wrapped PML's time for the same datatype,
  * else UMR_MPI_PASS (and, when that holds for every engine of the rails,
- * the slot's verdict).
+ * or the type has no layout, the slot's verdict). A retired peer passes.
  */
 int umr_mpi_choose_send(umr_mpi_type_slot_t *slot, size_t count,
                         const umr_mpi_peer_t *peer);

@@ -16,7 +16,7 @@
  *    once it has connected back;
  *  - work that waits for the peer to be ready (umr_mpi_peer_wait) runs in
  *    progress once it is.
- * Connected peers are bounded (umr_mpi_peers_budget): to connect one more,
+ * Connected peers are bounded (umr_mpi_peers_open): to connect one more,
  * the least recently used idle peer (nothing held, handshake done) is
  * disconnected: its endpoint destroyed (with its caches), and the peer told
  * (UMR_MPI_MSG_DISC), which drops its end once idle. Each endpoint of a
@@ -34,6 +34,7 @@
 
 #include <uct/api/uct.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/sys/math.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,11 +70,17 @@ typedef struct umr_mpi_peer {
     int                   connected;    /* we connected our ep to the peer's */
     int                   ready;        /* and the peer connected to ours */
     int                   conn_posted;  /* CONN receive posted */
+    int                   conn_orphaned;/* that receive was cancelled (our
+                                           end dropped): its completion is
+                                           ignored, no other posted till
+                                           then */
     int                   conn_sent;    /* CONN sent, READY receive posted */
     uint8_t               conn_buf[UMR_MPI_PEER_ADDR_MAX];
     uint64_t              ready_buf;
     umr_mpi_req_h         conn_req;     /* posted, its callback not run */
     umr_mpi_req_h         ready_req;
+    umr_mpi_comp_t        conn_comp;    /* their completions */
+    umr_mpi_comp_t        ready_comp;
     ucs_list_link_t       waiting;      /* work waiting for `ready` */
     umr_mpi_work_t        event;        /* handshake messages arrived */
     int                   ev_queued, ev_conn, ev_ready;
@@ -91,11 +98,8 @@ typedef struct umr_mpi_peer {
     umr_mpi_peer_disc_t   *disc;        /* the posted DISC receive */
 } umr_mpi_peer_t;
 
-/* The peers, by world rank (NULL: not resolved yet), after the rails are
- * open; and their end (endpoints destroyed, peers forgotten). */
+/* The peers, by world rank (NULL: not resolved yet). */
 extern umr_mpi_peer_t **umr_mpi_peer_tab;
-ucs_status_t umr_mpi_peers_init(void);
-void         umr_mpi_peers_fini(void);
 
 /* The value of a budget parameter named `param`: "auto" or "-1" -> -1,
  * "unlimited" or "0" -> 0, a count N > 0 -> N; anything else
@@ -103,13 +107,16 @@ void         umr_mpi_peers_fini(void);
 ucs_status_t umr_mpi_peers_budget_parse(const char *value, const char *param,
                                         int *max_conns_p);
 
-/* The budget of connected peers (endpoints) of this process: `max_conns`
- * > 0 that many, 0 unlimited, -1 derived from the rails: per mlx5 rail
- * the device's QPs (the iface's max_num_eps) x 1/4 / the ranks on this
- * host, the sw rail UMR_MPI_SW_CONNS; the smallest applies. One verbose
- * line: the budget and the memory per connected peer. */
+/* The peers of this process, once the rails are open, and the budget of
+ * connected peers (endpoints) named `param`: `max_conns` > 0 that many, 0
+ * unlimited, -1 derived from the rails: per mlx5 rail the device's QPs
+ * (the iface's max_num_eps) x 1/4 / the ranks on this host, the sw rail
+ * UMR_MPI_SW_CONNS; the smallest applies. One verbose line: the budget and
+ * the memory per connected peer. And their end (endpoints destroyed, with
+ * their caches; peers forgotten), before the rails are released. */
 #define UMR_MPI_SW_CONNS    256
-void umr_mpi_peers_budget(int max_conns, const char *param);
+ucs_status_t umr_mpi_peers_open(int max_conns, const char *param);
+void         umr_mpi_peers_close(void);
 
 /* `rank` not resolved yet (or resolved to NONE when its address was not
  * there: after the binding learns more, umr_mpi_peer_forget lets it be

@@ -95,8 +95,8 @@ static inline int umr_mpi_rails_up(void)
 {
     return umr_mpi_rails.nrails > 0;
 }
-/* The last opener: release the registrations (keys_live to 0), then close
- * the rails. */
+/* The last opener: release the registrations (keys_live to 0; the peers'
+ * endpoints closed before, umr_mpi_peers_close), then close the rails. */
 void umr_mpi_rails_release(void);
 void umr_mpi_rails_close(void);
 

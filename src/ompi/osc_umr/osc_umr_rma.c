@@ -6,13 +6,13 @@
  * osc/umr: put and get (see osc_umr_rma.h).
  */
 #include "osc_umr_rma.h"
-#include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
-#include "common_umr.h"
 #include "common_umr_dtype.h"
-#include "common_umr_keys.h"
-#include "common_umr_peer.h"
+
+#include "umr_mpi_choice.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_peer.h"
 
 #include "uct_umr.h"
 
@@ -21,13 +21,18 @@
 
 #include <stdlib.h>
 
-/* One zero-copy operation in flight; kept on failure to be redone. */
+/* One zero-copy operation in flight (posted, or waiting for room on its
+ * queue); kept on failure to be redone. */
 typedef struct mca_osc_umr_op {
     opal_list_item_t        super;     /* in w->failed */
+    umr_mpi_work_t          work;      /* its post again, in progress */
     uct_completion_t        comp;
     mca_osc_umr_win_t       *w;
     mca_osc_umr_key_t       *key;
-    mca_common_umr_region_t *region;
+    umr_mpi_peer_t          *peer;
+    umr_mpi_region_t        *region;
+    const umr_layout_t      *layout;   /* the origin's (its type retained) */
+    size_t                  length;
     int                     is_put;
     int                     target;
     void                    *origin_addr;
@@ -127,7 +132,7 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
 
     --w->inflight[op->target];
     --w->inflight_total;
-    mca_common_umr_region_put(op->region);
+    umr_mpi_region_put(op->region);
     op->region = NULL;
     if (comp->status == UCS_OK) {
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
@@ -143,36 +148,41 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
     opal_list_append(&w->failed, &op->super);
 }
 
-/* Post `op`: UCS_INPROGRESS (completion from progress), UCS_OK (done), or
- * an error (nothing moved). */
-static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
-                                        mca_common_umr_peer_t *peer,
-                                        const umr_layout_t *layout,
-                                        size_t length)
+/* Post `op` once: UCS_INPROGRESS (completion from progress), UCS_OK
+ * (done), UCS_ERR_NO_RESOURCE (its queue is full), or an error (nothing
+ * moved). Called, not taken by address: the module that defines the
+ * transport's functions is loaded by the core after this component (lazy
+ * binding). */
+static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op)
 {
-    ucs_status_t status;
-    int tries;
-
-    for (tries = 0; tries < 1000; ++tries) {
-        /* called, not taken by address: the module that defines them is
-         * loaded by common_umr_rail.c after this component (lazy binding) */
-        if (op->is_put) {
-            status = uct_umr_ep_put_layout(peer->ep, op->region->memh,
-                                           op->origin_addr, layout,
-                                           op->origin_count, 0, length, 0,
-                                           op->key->rkey, &op->comp);
-        } else {
-            status = uct_umr_ep_get_layout(peer->ep, op->region->memh,
-                                           op->origin_addr, layout,
-                                           op->origin_count, 0, length, 0,
-                                           op->key->rkey, &op->comp);
-        }
-        if (status != UCS_ERR_NO_RESOURCE) {
-            break;
-        }
-        uct_worker_progress(mca_common_umr_rails.worker);
+    if (op->is_put) {
+        return uct_umr_ep_put_layout(op->peer->ep, op->region->memh,
+                                     op->origin_addr, op->layout,
+                                     op->origin_count, 0, op->length, 0,
+                                     op->key->rkey, &op->comp);
     }
-    return status;
+    return uct_umr_ep_get_layout(op->peer->ep, op->region->memh,
+                                 op->origin_addr, op->layout,
+                                 op->origin_count, 0, op->length, 0,
+                                 op->key->rkey, &op->comp);
+}
+
+/* An operation whose queue was full, posted again from progress: it stays
+ * in flight until then (a synchronisation waits for it), never spins. */
+static void mca_osc_umr_op_retry(umr_mpi_work_t *work)
+{
+    mca_osc_umr_op_t *op = ucs_container_of(work, mca_osc_umr_op_t, work);
+    ucs_status_t status  = mca_osc_umr_op_post(op);
+
+    if (status == UCS_ERR_NO_RESOURCE) {
+        umr_mpi_work_post(&op->work);   /* at the next progress */
+        return;
+    }
+    umr_mpi_progress_ref(-1);
+    if (status != UCS_INPROGRESS) {
+        op->comp.status = status;
+        mca_osc_umr_op_done(&op->comp);
+    }
 }
 
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
@@ -188,8 +198,8 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
                                  mca_osc_umr_op_t **op_p)
 {
     const umr_mpi_dtype_t *oinfo, *tinfo;
-    mca_common_umr_peer_t *peer;
-    mca_common_umr_region_t *region;
+    umr_mpi_peer_t *peer;
+    umr_mpi_region_t *region;
     mca_osc_umr_key_t *key;
     mca_osc_umr_op_t *op;
     ucs_status_t status;
@@ -223,20 +233,22 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
         goto real;   /* one block: the wrapped module does as well */
     }
-    oinfo = mca_common_umr_dtype_get(origin_dt);
-    tinfo = mca_common_umr_dtype_get(target_dt);
+    oinfo = mca_common_umr_type(origin_dt);
+    tinfo = mca_common_umr_type(target_dt);
     if ((oinfo == NULL) || (oinfo->layout == NULL) || (tinfo == NULL) ||
         (tinfo->layout == NULL)) {
         goto real;
     }
-    peer = mca_common_umr_peer_get(w->comm, target);
+    peer = umr_mpi_peer_get(mca_common_umr_world_rank(w->comm, target));
     if (peer == NULL) {
         goto real;
     }
-    if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
-        !mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
-                            origin_count, tinfo, target_count)) {
-        goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+    if (umr_mpi_choose_rma(is_put ? UMR_MPI_OP_PUT : UMR_MPI_OP_GET,
+                           w->osc_costs, mca_osc_umr.zcopy_mode,
+                           mca_common_umr_type_key(origin_dt), oinfo,
+                           origin_count, mca_common_umr_type_key(target_dt),
+                           tinfo, target_count, peer) != UMR_MPI_ZCOPY) {
+        goto pass;   /* the wrapped module is as fast (umr_mpi_choice.h) */
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */
@@ -250,22 +262,26 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
-    if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
-                                      origin_count, &region) != OMPI_SUCCESS) {
+    if (umr_mpi_region_acquire(peer->rail, origin_addr, oinfo, origin_count,
+                               &region) != UCS_OK) {
         goto pass;
     }
     op = malloc(sizeof(*op));
     if (op == NULL) {
-        mca_common_umr_region_put(region);
+        umr_mpi_region_put(region);
         goto pass;
     }
     OBJ_CONSTRUCT(&op->super, opal_list_item_t);
+    op->work.run      = mca_osc_umr_op_retry;
     op->comp.func     = mca_osc_umr_op_done;
     op->comp.count    = 1;
     op->comp.status   = UCS_OK;
     op->w             = w;
     op->key           = key;
+    op->peer          = peer;
     op->region        = region;
+    op->layout        = oinfo->layout;
+    op->length        = length;
     op->is_put        = is_put;
     op->target        = target;
     op->origin_addr   = origin_addr;
@@ -278,22 +294,29 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     op->redo_req      = NULL;
     OMPI_DATATYPE_RETAIN(origin_dt);
     OMPI_DATATYPE_RETAIN(target_dt);
-    status = mca_osc_umr_op_post(op, peer, oinfo->layout, length);
-    if (status == UCS_INPROGRESS) {
-        ++w->inflight[target];
-        ++w->inflight_total;
+    /* in flight from now: its completion (maybe at once) counts it out */
+    ++w->inflight[target];
+    ++w->inflight_total;
+    status = mca_osc_umr_op_post(op);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        /* its queue is full: posted again from progress */
+        umr_mpi_work_post(&op->work);
+        umr_mpi_progress_ref(1);
+        *op_p = op;
+    } else if (status == UCS_INPROGRESS) {
         *op_p = op;
     } else if (status == UCS_OK) {
-        mca_common_umr_region_put(region);
-        mca_osc_umr_op_free(op, OMPI_SUCCESS);
+        mca_osc_umr_op_done(&op->comp);
         *op_p = NULL;
     } else {
         MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
                             "module", is_put ? "put" : "get", target,
                             ucs_status_string(status));
+        --w->inflight[target];
+        --w->inflight_total;
         ++mca_osc_umr.cnt.zcopy_errors;
         mca_osc_umr_key_refuse(key);
-        mca_common_umr_region_put(region);
+        umr_mpi_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         goto pass;
     }
@@ -488,7 +511,7 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     mca_osc_umr_op_t *op, *next;
 
     while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
-        uct_worker_progress(mca_common_umr_rails.worker);
+        umr_mpi_progress();
     }
     OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
         if ((target < 0) || (op->target == target)) {

@@ -6,11 +6,10 @@
  * pml/umr: the component's state (pml_umr.h), below every object.
  */
 #include "pml_umr.h"
-#include "pml_umr_choose.h"
-#include "pml_umr_wire.h"
+#include "umr_mpi_choice.h"
 
 mca_pml_umr_globals_t mca_pml_umr = {
     .enable     = 1,
-    .zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO,
-    .min_size   = MCA_PML_UMR_CTL_SIZE,
+    .zcopy_mode = UMR_MPI_ZCOPY_AUTO,
+    .min_size   = UMR_MPI_CTL_SIZE,
 };

@@ -4,9 +4,10 @@
  */
 /**
  * pml/umr fault injection, for the tests of the fallback: the level-9 MCA
- * parameter pml_umr_test_fault names points of the receiver's zero-copy
- * path that then fail as the transport fails there (empty, the default:
- * none, one load and a branch at each point):
+ * parameter pml_umr_test_fault names points of the core's zero-copy path
+ * (umr_mpi.h, UMR_MPI_FAULT_*, in the same order; compiled in test builds
+ * only) that then fail as the transport fails there (empty, the default:
+ * none). The receiver's:
  *   connect     the endpoint handshake fails (a failed connect)
  *   key         the receive registration / layout key cannot be made (key
  *               exhaustion)
@@ -24,7 +25,7 @@
  * and one of the process's:
  *   norail      no rail of this process reaches any peer (as though
  *               uct_iface_is_reachable said no to each): pml/umr peers
- *               are reached without a rail (MCA_COMMON_UMR_PEER_NORAIL);
+ *               are reached without a rail (UMR_MPI_PEER_NORAIL);
  *               the tests set it on one rank only, a reachability that
  *               differs between the two sides
  * A comma-separated list fails at each of them.
@@ -33,6 +34,7 @@
 #define MCA_PML_UMR_FAULT_H_
 
 #include "common_umr.h"
+#include "umr_mpi.h"
 
 enum {
     MCA_PML_UMR_FAULT_CONNECT,
@@ -46,14 +48,11 @@ enum {
     MCA_PML_UMR_FAULT_NUM
 };
 
-/* Registered, parsed and named in the help by libmca_common_umr
- * (common_umr.h): the points are this file's. */
-extern mca_common_umr_fault_t mca_pml_umr_faults;
+_Static_assert((int)MCA_PML_UMR_FAULT_NUM == (int)UMR_MPI_FAULT_NUM,
+               "pml/umr names each of the core's fault points, in order");
 
-/* Whether the zero-copy path fails at `point` now. */
-static inline int mca_pml_umr_fault(int point)
-{
-    return mca_common_umr_fault_at(&mca_pml_umr_faults, point);
-}
+/* Registered, parsed and named in the help by libmca_common_umr
+ * (common_umr.h); its mask is the core's (umr_mpi_set_faults). */
+extern mca_common_umr_fault_t mca_pml_umr_faults;
 
 #endif
