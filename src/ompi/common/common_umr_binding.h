@@ -29,6 +29,7 @@
 
 #include <ompi_config.h>
 #include <ompi/communicator/communicator.h>
+#include <ompi/datatype/ompi_datatype.h>
 #include <ompi/mca/pml/pml.h>
 #include <ompi/proc/proc.h>
 

@@ -27,8 +27,6 @@
 #include <opal/mca/base/mca_base_var_enum.h>
 #include <opal/util/info.h>
 
-OMPI_DECLSPEC extern ompi_osc_base_component_t mca_osc_umr_component;
-
 static int mca_osc_umr_component_register(void)
 {
     static const mca_base_var_enum_value_t zcopy_values[] = {
