@@ -535,7 +535,7 @@ TEST_F(mpi_core, plain_message_of_z_bytes)
     });
 }
 
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
 /* A get that completes in error (a remote access error): the receiver
  * declines and retires the peer, the data comes as DATA, the sender
  * retires the receiver too. */

@@ -86,7 +86,7 @@ static int choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
 {
     return umr_mpi_choice_prefer_send(dt, count,
                                       umr_mpi_cost_engine(p->engine),
-                                      p->same_host, mode);
+                                      p->same_host, 0, mode);
 }
 
 static int choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
@@ -94,7 +94,7 @@ static int choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
 {
     return umr_mpi_choice_prefer_recv(bytes, sblocks, rblocks, density,
                                       umr_mpi_cost_engine(p->engine),
-                                      p->same_host, mode);
+                                      p->same_host, 0, mode);
 }
 
 static void choose_bounds(const char *engine, int same_host, int mode,

@@ -15,7 +15,7 @@
 #include <string.h>
 
 umr_mpi_state_t umr_mpi;
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
 unsigned umr_mpi_faults;
 #endif
 
@@ -87,7 +87,7 @@ void umr_mpi_warn(const char *topic, const char *fmt, ...)
 
 void umr_mpi_set_faults(unsigned mask)
 {
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
     umr_mpi_faults = mask;
 #else
     (void)mask;

@@ -47,7 +47,7 @@
 #ifndef UMR_MPI_H_
 #define UMR_MPI_H_
 
-#include "umr_config.h"      /* UMR_TEST_FAULTS */
+#include "umr_config.h"      /* UMR_TEST_HOOKS */
 #include "umr_mpi_binding.h"
 
 #include <ucs/sys/compiler_def.h>
@@ -98,12 +98,16 @@ typedef struct umr_mpi_counters {
                                     disconnect under way (sender: of
                                     fallbacks; receiver: of declined) */
     uint64_t rails_retired;     /* rails retired (every peer on them) */
+    uint64_t rails_reopened;    /* retired rails whose port came back */
     /* registrations */
     uint64_t keys_live;         /* registrations alive now (0 at the end) */
     uint64_t reg_hits;          /* registration cache: region reused */
     uint64_t reg_misses;        /* region registered */
     uint64_t lkey_hits;         /* layout key reused */
     uint64_t lkey_misses;       /* layout key made */
+    uint64_t keys_reclaimed;    /* idle layout keys given back because the
+                                   key pool ran short (least recently used
+                                   first) */
     uint64_t errors;            /* zero-copy transfers or connections that
                                    failed */
 } umr_mpi_counters_t;
@@ -138,7 +142,7 @@ int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,
 /* A message to the user through the binding (`topic`: its name there). */
 void umr_mpi_warn(const char *topic, const char *fmt, ...) UCS_F_PRINTF(2, 3);
 
-/* Test builds (configure --enable-test-faults): points of the core's
+/* The test variant (configure.ac: UMR_TEST_HOOKS; hooks/libumr_mpi.la): points of the core's
  * zero-copy path that fail on request, as the transport fails there
  * (umr_mpi_set_faults). Other builds have none: the macro is 0. */
 enum {
@@ -152,7 +156,7 @@ enum {
     UMR_MPI_FAULT_NORAIL,       /* process: no rail reaches any peer */
     UMR_MPI_FAULT_NUM
 };
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
 extern unsigned umr_mpi_faults;
 #  define UMR_MPI_FAULT(_point) \
     ucs_unlikely(umr_mpi_faults & (1u << (_point)))

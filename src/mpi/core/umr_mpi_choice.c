@@ -39,6 +39,8 @@ typedef struct umr_mpi_choice_osc {
     char           name[32];
     int            measured;   /* osc figures for it in the file */
     size_t         sw_max_block;
+    int            packed;     /* the packed path may be chosen */
+    size_t         packed_max_block;
     umr_mpi_cost_t cost;
 } umr_mpi_choice_osc_t;
 
@@ -71,7 +73,8 @@ static int umr_mpi_choice_scope(int same_host)
 /* ---- the estimates -------------------------------------------------- */
 
 int umr_mpi_choice_prefer_send(const umr_mpi_dtype_t *t, size_t count,
-                               int eng, int same_host, int mode)
+                               int eng, int same_host, int reconnect,
+                               int mode)
 {
     double density;
 
@@ -85,15 +88,15 @@ int umr_mpi_choice_prefer_send(const umr_mpi_dtype_t *t, size_t count,
      * in, by the very test the bindings' prefilters make on their MPI's
      * size and extent before decoding */
     density = umr_mpi_choice_is_dense(t->size, t->extent) ? 1.0 : 0.0;
-    return umr_mpi_cost_prefer_zcopy(umr_mpi_choice_costs(), eng,
-                                     umr_mpi_choice_scope(same_host),
-                                     t->size * count, t->num_blocks * count,
-                                     density);
+    return (reconnect ? umr_mpi_cost_prefer_zcopy_connect :
+                        umr_mpi_cost_prefer_zcopy)(
+            umr_mpi_choice_costs(), eng, umr_mpi_choice_scope(same_host),
+            t->size * count, t->num_blocks * count, density);
 }
 
 int umr_mpi_choice_prefer_recv(size_t bytes, size_t sblocks, size_t rblocks,
                                double density, int eng, int same_host,
-                               int mode)
+                               int reconnect, int mode)
 {
     const umr_mpi_cost_t *c = umr_mpi_choice_costs();
     int scope               = umr_mpi_choice_scope(same_host);
@@ -112,7 +115,8 @@ int umr_mpi_choice_prefer_recv(size_t bytes, size_t sblocks, size_t rblocks,
      * than send blocks are charged at the send blocks' cost) */
     z = c->pml[scope].ctrl_ns +
         umr_mpi_cost_rma(c, eng, UMR_MPI_COST_GET, bytes, sblocks, rblocks,
-                         density);
+                         density) +
+        (reconnect ? umr_mpi_cost_connect(c, eng, scope) : 0);
     p = 0.5 * (umr_mpi_cost_pml(c, scope, bytes, (double)bytes / sblocks) +
                umr_mpi_cost_pml(c, scope, bytes, (double)bytes / rblocks));
     return z < UMR_MPI_COST_MARGIN * p;
@@ -357,7 +361,7 @@ static int umr_mpi_choice_send_on(umr_mpi_type_slot_t *slot, size_t count,
     return umr_mpi_choice_store(e, slot->key, count, 0, 0, UMR_MPI_OP_SEND,
                                 eng, 0,
                                 umr_mpi_choice_prefer_send(slot->info, count,
-                                    eng, eng == UMR_MPI_COST_SW,
+                                    eng, eng == UMR_MPI_COST_SW, 0,
                                     umr_mpi_choice.mode) ?
                                 UMR_MPI_ZCOPY : UMR_MPI_PASS);
 }
@@ -398,6 +402,14 @@ int umr_mpi_choose_send(umr_mpi_type_slot_t *slot, size_t count,
     verdict = umr_mpi_choice_send_on(slot, count, umr_mpi_choice_eng(peer));
     if (verdict == UMR_MPI_PASS) {
         umr_mpi_choice_pass_all(slot, count);
+    } else if (ucs_unlikely(umr_mpi_peer_reconnects(peer)) &&
+               !umr_mpi_choice_prefer_send(slot->info, count,
+                                           umr_mpi_choice_eng(peer),
+                                           peer->rail->is_sw, 1,
+                                           umr_mpi_choice.mode)) {
+        /* not worth a connection at the budget (not kept: the peer's, not
+         * the type's) */
+        verdict = UMR_MPI_PASS;
     }
     UMR_MPI_VERBOSE(30, "send of %zu elements to rank %d: %s", count,
                     peer->world_rank,
@@ -424,16 +436,19 @@ int umr_mpi_choose_recv(uintptr_t rkey, const umr_mpi_dtype_t *rinfo,
                         size_t bytes, size_t sblocks,
                         const umr_mpi_peer_t *peer)
 {
-    int eng = umr_mpi_choice_eng(peer);
+    int eng       = umr_mpi_choice_eng(peer);
+    int reconnect = umr_mpi_peer_reconnects(peer);
     umr_mpi_choice_entry_t *e;
     size_t rblocks = 1;
     double density = 1.0;
     int verdict;
 
     ++umr_mpi.cnt.decided_recv;
+    /* a connection to make at the budget is the peer's now, not kept */
     e = umr_mpi_choice_slot(rkey, bytes, 0, sblocks, UMR_MPI_OP_RECV, eng, 0);
-    if (umr_mpi_choice_find(e, rkey, bytes, 0, sblocks, UMR_MPI_OP_RECV, eng,
-                            0) != NULL) {
+    if (!reconnect &&
+        (umr_mpi_choice_find(e, rkey, bytes, 0, sblocks, UMR_MPI_OP_RECV, eng,
+                             0) != NULL)) {
         return e->verdict;
     }
     if ((rinfo != NULL) && (rinfo->layout != NULL) && (rinfo->size > 0)) {
@@ -444,25 +459,32 @@ int umr_mpi_choose_recv(uintptr_t rkey, const umr_mpi_dtype_t *rinfo,
     }
     verdict = umr_mpi_choice_prefer_recv(bytes, sblocks, rblocks, density,
                                          eng, eng == UMR_MPI_COST_SW,
-                                         umr_mpi_choice.mode) ?
+                                         reconnect, umr_mpi_choice.mode) ?
               UMR_MPI_ZCOPY : UMR_MPI_PASS;
     UMR_MPI_VERBOSE(20, "receive of %zu bytes from rank %d (%zu into %zu "
                     "blocks): %s", bytes, peer->world_rank, sblocks, rblocks,
                     (verdict == UMR_MPI_PASS) ? "declined" : "zero-copy");
+    if (reconnect) {
+        return verdict;
+    }
     return umr_mpi_choice_store(e, rkey, bytes, 0, sblocks, UMR_MPI_OP_RECV,
                                 eng, 0, verdict);
 }
 
 /* ---- one-sided -------------------------------------------------------- */
 
-int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block)
+int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block,
+                       int packed, size_t packed_max_block)
 {
     umr_mpi_choice_osc_t *c;
     char path[512], err[512];
     int i, rc;
 
     for (i = 0; i < umr_mpi_choice.nosc; ++i) {
-        if (!strcmp(umr_mpi_choice.osc[i].name, osc_name)) {
+        c = &umr_mpi_choice.osc[i];
+        if (!strcmp(c->name, osc_name) && (c->sw_max_block == sw_max_block) &&
+            (c->packed == packed) &&
+            (c->packed_max_block == packed_max_block)) {
             return i;
         }
     }
@@ -471,7 +493,9 @@ int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block)
     }
     c = &umr_mpi_choice.osc[umr_mpi_choice.nosc];
     snprintf(c->name, sizeof(c->name), "%s", osc_name);
-    c->sw_max_block = sw_max_block;
+    c->sw_max_block     = sw_max_block;
+    c->packed           = packed;
+    c->packed_max_block = packed_max_block;
     umr_mpi_choice_path(path, sizeof(path));
     rc = umr_mpi_cost_load_osc(&c->cost, path, NULL, osc_name, err,
                                sizeof(err));
@@ -491,7 +515,36 @@ int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block)
     return umr_mpi_choice.nosc++;
 }
 
-/* The estimate of one put or get: 1 zero-copy, 0 the wrapped module. */
+/* The built-in rule: on the sw engine, by the smaller of the two sides'
+ * average contiguous blocks (`mean`): packed up to packed_max_block
+ * (`packed`: the file has no packed figures), zero-copy up to sw_max_block,
+ * larger ones through the wrapped module; on mlx5 zero-copy. -1: the costs
+ * decide (`zcopy_rule` 0). */
+static int umr_mpi_choice_rma_builtin(const umr_mpi_choice_osc_t *c,
+                                      const umr_mpi_peer_t *peer, size_t mean,
+                                      int packed, int zcopy_rule)
+{
+    if (!peer->rail->is_sw) {
+        return UMR_MPI_ZCOPY;
+    }
+    if (packed && (c != NULL) && c->packed && (mean <= c->packed_max_block)) {
+        return UMR_MPI_PACKED;
+    }
+    if (!zcopy_rule) {
+        return -1;
+    }
+    return ((c == NULL) || (c->sw_max_block == 0) ||
+            (mean <= c->sw_max_block)) ? UMR_MPI_ZCOPY : UMR_MPI_PASS;
+}
+
+static const char *umr_mpi_choice_rma_str(int choice)
+{
+    return (choice == UMR_MPI_ZCOPY)  ? "zero-copy" :
+           (choice == UMR_MPI_PACKED) ? "packed" :
+           "through the wrapped module";
+}
+
+/* The estimate of one put or get: UMR_MPI_ZCOPY, _PACKED or _PASS. */
 static int umr_mpi_choice_rma_prefer(int op, const umr_mpi_choice_osc_t *c,
                                      size_t length,
                                      const umr_mpi_dtype_t *oinfo,
@@ -504,43 +557,51 @@ static int umr_mpi_choice_rma_prefer(int op, const umr_mpi_choice_osc_t *c,
     size_t lblocks = oinfo->is_contig ? 1 : oinfo->num_blocks * ocount;
     size_t rblocks = tinfo->is_contig ? 1 : tinfo->num_blocks * tcount;
     size_t blocks  = ucs_max(lblocks, rblocks);
+    size_t mean    = blocks ? length / blocks : length;
     int cop        = (op == UMR_MPI_OP_PUT) ? UMR_MPI_COST_PUT :
                                               UMR_MPI_COST_GET;
     int eng        = umr_mpi_choice_eng(peer);
     int scope      = umr_mpi_choice_scope(peer->rail->is_sw);
-    double density, z, p, mean;
-    int zcopy;
+    double density, z, p, k = -1;
+    char packed[64] = "";
+    int choice;
 
     if ((c == NULL) || !c->measured) {
-        /* the built-in rule: on the sw engine, the smaller of the two
-         * sides' average blocks at most sw_max_block */
-        zcopy = !peer->rail->is_sw || (c == NULL) || (c->sw_max_block == 0) ||
-                ((blocks > 0) && (length / blocks <= c->sw_max_block));
+        choice = umr_mpi_choice_rma_builtin(c, peer, mean, 1, 1);
         UMR_MPI_VERBOSE(10, "%s to %d: %zu bytes, mean block %zu B: %s "
-                        "(built-in rule: no osc figures, sw engine up to "
-                        "%zu B blocks)", (op == UMR_MPI_OP_PUT) ? "put" :
-                        "get", peer->world_rank, length,
-                        blocks ? length / blocks : 0,
-                        zcopy ? "zero-copy" : "through the wrapped module",
+                        "(built-in rule: no osc figures, sw engine packed up "
+                        "to %zu B blocks, zero-copy up to %zu B)",
+                        (op == UMR_MPI_OP_PUT) ? "put" : "get",
+                        peer->world_rank, length, mean,
+                        umr_mpi_choice_rma_str(choice),
+                        (c != NULL) ? c->packed_max_block : 0,
                         (c != NULL) ? c->sw_max_block : 0);
-        return zcopy;
+        return choice;
     }
     density = (tinfo->extent > 0) ?
               (double)tinfo->size / (double)tinfo->extent : 1.0;
-    mean    = (double)length / (double)(blocks ? blocks : 1);
-    z       = umr_mpi_cost_rma(&c->cost, eng, cop, length, rblocks, lblocks,
-                               density);
-    p       = umr_mpi_cost_osc(&c->cost, scope, cop, length, mean);
-    zcopy   = (p > 0) && (z < UMR_MPI_COST_MARGIN * p);
+    z = umr_mpi_cost_rma(&c->cost, eng, cop, length, rblocks, lblocks,
+                         density);
+    p = umr_mpi_cost_osc(&c->cost, scope, cop, length, (double)mean);
+    if (c->packed) {
+        k = umr_mpi_cost_packed(&c->cost, scope, cop, length, (double)mean);
+    }
+    choice = (k < 0) ? umr_mpi_choice_rma_builtin(c, peer, mean, 1, 0) : -1;
+    if (choice < 0) {
+        choice = (p > 0) ? umr_mpi_cost_pick(p, z, k) : UMR_MPI_PASS;
+    }
+    if (k >= 0) {
+        snprintf(packed, sizeof(packed), ", packed %.0f ns,", k);
+    }
     UMR_MPI_VERBOSE(10, "%s to %d: %zu bytes, %zu target / %zu origin "
-                    "blocks: zero-copy %.0f ns (%s engine) against %.0f ns "
-                    "through osc/%s (%s, %.0f B blocks): %s",
+                    "blocks: zero-copy %.0f ns (%s engine)%s against %.0f ns "
+                    "through osc/%s (%s, %zu B blocks): %s",
                     (op == UMR_MPI_OP_PUT) ? "put" : "get", peer->world_rank,
                     length, rblocks, lblocks, z,
-                    peer->rail->is_sw ? "sw" : "mlx5", p, c->name,
+                    peer->rail->is_sw ? "sw" : "mlx5", packed, p, c->name,
                     (scope == UMR_MPI_COST_LOCAL) ? "local" : "remote", mean,
-                    zcopy ? "zero-copy" : "through the wrapped module");
-    return zcopy;
+                    umr_mpi_choice_rma_str(choice));
+    return choice;
 }
 
 int umr_mpi_choose_rma(int op, int osc, int mode, uintptr_t okey,
@@ -566,6 +627,5 @@ int umr_mpi_choose_rma(int op, int osc, int mode, uintptr_t okey,
                                 osc + 1,
                                 umr_mpi_choice_rma_prefer(op, c,
                                     oinfo->size * ocount, oinfo, ocount,
-                                    tinfo, tcount, peer) ?
-                                UMR_MPI_ZCOPY : UMR_MPI_PASS);
+                                    tinfo, tcount, peer));
 }

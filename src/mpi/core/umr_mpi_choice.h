@@ -44,9 +44,11 @@ enum {
 
 /* What a decision says. */
 enum {
-    UMR_MPI_PASS   = 0,       /* through the wrapped MPI, unchanged */
-    UMR_MPI_ZCOPY  = 1,       /* one zero-copy operation */
-    UMR_MPI_PACKED = 2        /* one-sided: packed through the transport */
+    UMR_MPI_PASS   = UMR_MPI_COST_PASS,   /* through the wrapped MPI,
+                                             unchanged */
+    UMR_MPI_ZCOPY  = UMR_MPI_COST_ZCOPY,  /* one zero-copy operation */
+    UMR_MPI_PACKED = UMR_MPI_COST_PACKED  /* one-sided: packed through the
+                                             wrapped MPI */
 };
 
 /* Operations of the cache's key. */
@@ -135,17 +137,23 @@ int umr_mpi_choose_recv(uintptr_t rkey, const umr_mpi_dtype_t *rinfo,
 /*
  * One-sided: the costs of the wrapped osc component `osc_name` (loaded once
  * a component from the costs file), and the built-in rule when the file has
- * none for it: on the sw engine, blocks up to `sw_max_block` bytes (0: no
- * limit) go zero-copy; on mlx5, every eligible operation. Returns the
- * component's id for umr_mpi_choose_rma (-1: too many components, the
- * built-in rule).
+ * none for it: on the sw engine, blocks up to `packed_max_block` bytes go
+ * packed (`packed`: the packed path may be chosen), up to `sw_max_block`
+ * bytes (0: no limit) zero-copy, larger ones through the wrapped module; on
+ * mlx5, every eligible operation zero-copy. A file with osc figures but no
+ * packed ones keeps the packed part of that rule in front of its
+ * estimates. Returns the component's id for umr_mpi_choose_rma (-1: too
+ * many components, the built-in rule).
  */
-int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block);
+int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block,
+                       int packed, size_t packed_max_block);
 
 /* The decision for one put or get (`op`) of `length` bytes between
  * `ocount` elements of `oinfo` (key `okey`) at the origin and `tcount` of
  * `tinfo` (`tkey`) at the target `peer`, through the component `osc`, under
- * `mode` (osc_umr_zcopy). */
+ * `mode` (osc_umr_zcopy): UMR_MPI_ZCOPY, UMR_MPI_PACKED or UMR_MPI_PASS,
+ * zero-copy or packed only below UMR_MPI_COST_MARGIN of the wrapped
+ * module's time, the lower of the two (umr_mpi_cost_pick). */
 int umr_mpi_choose_rma(int op, int osc, int mode, uintptr_t okey,
                        const umr_mpi_dtype_t *oinfo, size_t ocount,
                        uintptr_t tkey, const umr_mpi_dtype_t *tinfo,
@@ -157,15 +165,17 @@ void umr_mpi_choice_forget(uintptr_t key);
 /* For the tests of the cost model: what a message must have for a
  * point-to-point zero-copy to win on `engine` ("sw", "mlx5"), same host or
  * not, per density class (UMR_MPI_SPARSE, _DENSE, _ANY); and the estimates
- * behind the decisions above, without the cache. */
+ * behind the decisions above, without the cache (`reconnect`: the peer
+ * must be connected first at the budget, umr_mpi_peer_reconnects). */
 void umr_mpi_choice_bounds_of(const char *engine, int same_host, int mode,
                               size_t min_size, int dens, size_t *min_bytes,
                               double *min_block);
 int  umr_mpi_choice_prefer_send(const umr_mpi_dtype_t *t, size_t count,
-                                int eng, int same_host, int mode);
+                                int eng, int same_host, int reconnect,
+                                int mode);
 int  umr_mpi_choice_prefer_recv(size_t bytes, size_t sblocks, size_t rblocks,
                                 double density, int eng, int same_host,
-                                int mode);
+                                int reconnect, int mode);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,9 @@
  */
 /**
  * mlx5_umr MPI core: registration cache and layout keys (see
- * umr_mpi_keys.h): a time-step loop registers its buffers once.
+ * umr_mpi_keys.h): a time-step loop registers its buffers once; idle
+ * layout keys give their keys back when the transport's key pool runs
+ * short.
  */
 #include "umr_mpi_keys.h"
 
@@ -22,6 +24,58 @@
 /* Layout keys kept per region beyond those in use. */
 #define UMR_MPI_LKEYS_PER_REGION 16
 
+/* What a registration's `status` means to the caller (umr_mpi_keys.h):
+ * UCS_ERR_EXCEEDS_LIMIT, the layout never gets a key on this rail;
+ * UCS_ERR_NO_RESOURCE, not now; else the rail fails. *why_p says why
+ * (`layout_key`: of the layout key, else of the memory). */
+static ucs_status_t umr_mpi_keys_refusal(ucs_status_t status, int layout_key,
+                                         const char **why_p)
+{
+    const char *why;
+    ucs_status_t ret;
+
+    switch (status) {
+    case UCS_ERR_EXCEEDS_LIMIT:
+        ret = UCS_ERR_EXCEEDS_LIMIT;
+        why = layout_key ? "beyond what one layout key takes (the device's "
+                           "limits, UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
+                           "the memory it spans does not register as one "
+                           "region";
+        break;
+    case UCS_ERR_INVALID_ADDR:
+    case UCS_ERR_INVALID_PARAM:
+        ret = UCS_ERR_EXCEEDS_LIMIT;
+        why = "the memory it spans does not register as one region "
+              "(separate allocations?)";
+        break;
+    case UCS_ERR_NO_RESOURCE:
+        ret = UCS_ERR_NO_RESOURCE;
+        why = "the key pool's keys are in use (UCX_MLX5_UMR_MKEY_POOL_SIZE)";
+        break;
+    case UCS_ERR_NO_MEMORY:
+        ret = UCS_ERR_NO_RESOURCE;
+        why = "out of memory to register it";
+        break;
+    default:
+        ret = (status == UCS_OK) ? UCS_ERR_IO_ERROR : status;
+        why = ucs_status_string(status);
+        break;
+    }
+    if (why_p != NULL) {
+        *why_p = why;
+    }
+    return ret;
+}
+
+/* What memory of protection `prot` is registered for: a buffer peers only
+ * read (PROT_READ) for remote reads alone, which a read-only mapping takes
+ * (write access pins pages for writing: the kernel refuses that there). */
+static unsigned umr_mpi_access(int prot, unsigned rw)
+{
+    return (prot & PROT_WRITE) ? rw : (UCT_MD_MEM_ACCESS_REMOTE_GET |
+                                       UCT_MD_MEM_ACCESS_LOCAL_READ);
+}
+
 static ucs_status_t umr_mpi_region_reg(void *context,
                                        ucs_rcache_t *rcache, void *arg,
                                        ucs_rcache_region_t *rregion,
@@ -36,9 +90,13 @@ static ucs_status_t umr_mpi_region_reg(void *context,
     region->nlkeys   = 0;
     region->uncached = (arg != NULL); /* see umr_mpi_region_get */
     ucs_list_head_init(&region->lkeys);
+    /* memory that does not register is the caller's decision (it passes
+     * through): its status, no error line */
     status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
                             region->super.super.end - region->super.super.start,
-                            UCT_MD_MEM_ACCESS_ALL, &region->memh);
+                            umr_mpi_access(region->super.prot,
+                                           UCT_MD_MEM_ACCESS_ALL) |
+                            UCT_MD_MEM_FLAG_HIDE_ERRORS, &region->memh);
     if (status != UCS_OK) {
         return status;
     }
@@ -50,6 +108,9 @@ static ucs_status_t umr_mpi_region_reg(void *context,
 static void umr_mpi_lkey_free(umr_mpi_region_t *region,
                               umr_mpi_lkey_t *lkey)
 {
+    if (lkey->refs == 0) {
+        ucs_list_del(&lkey->idle);
+    }
     ucs_list_del(&lkey->list);
     --region->nlkeys;
     uct_md_mem_dereg(region->rail->md, lkey->memh);
@@ -137,10 +198,28 @@ static void umr_mpi_keys_cache(umr_mpi_rail_t *rail)
     }
 }
 
-void umr_mpi_keys_init(umr_mpi_rail_t *rail)
+/* The transport's key pool runs short (uct_umr_md_reclaim_set): the least
+ * recently used layout key no operation holds gives its keys back. */
+static int umr_mpi_keys_reclaim(void *arg)
+{
+    umr_mpi_rail_t *rail = arg;
+    umr_mpi_lkey_t *lkey;
+
+    if (ucs_list_is_empty(&rail->idle_lkeys)) {
+        return 0;
+    }
+    lkey = ucs_list_tail(&rail->idle_lkeys, umr_mpi_lkey_t, idle);
+    umr_mpi_lkey_free(lkey->region, lkey);
+    ++umr_mpi.cnt.keys_reclaimed;
+    return 1;
+}
+
+ucs_status_t umr_mpi_keys_init(umr_mpi_rail_t *rail)
 {
     rail->rcache       = NULL;   /* at the first registration */
     rail->rcache_tried = 0;
+    ucs_list_head_init(&rail->idle_lkeys);
+    return uct_umr_md_reclaim_set(rail->md, umr_mpi_keys_reclaim, rail);
 }
 
 void umr_mpi_keys_fini(umr_mpi_rail_t *rail)
@@ -151,8 +230,12 @@ void umr_mpi_keys_fini(umr_mpi_rail_t *rail)
     }
 }
 
+/* The cache keeps a region's protection: a region registered for reads
+ * that is needed for writes (a receive into a buffer sent from before) is
+ * registered again for both, and replaces it (ucs_rcache). */
 ucs_status_t umr_mpi_region_get(umr_mpi_rail_t *rail, void *lo, size_t len,
-                                umr_mpi_region_t **region_p)
+                                int prot, umr_mpi_region_t **region_p,
+                                const char **why_p)
 {
     umr_mpi_region_t *region;
     ucs_rcache_region_t *rregion;
@@ -165,28 +248,32 @@ ucs_status_t umr_mpi_region_get(umr_mpi_rail_t *rail, void *lo, size_t len,
     if (rail->rcache == NULL) {
         region = calloc(1, sizeof(*region));
         if (region == NULL) {
-            return UCS_ERR_NO_MEMORY;
+            return umr_mpi_keys_refusal(UCS_ERR_NO_MEMORY, 0, why_p);
         }
         region->super.super.start = (uintptr_t)lo;
         region->super.super.end   = (uintptr_t)lo + len;
+        region->super.prot        = prot;
         status = umr_mpi_region_reg(rail, NULL, (void*)1, &region->super, 0);
         if (status != UCS_OK) {
             free(region);
-            return status;
+            goto refused;
         }
         *region_p = region;
         return UCS_OK;
     }
     status = umr_ucs_rcache_get(rail->rcache, lo, len, ucs_get_page_size(),
-                                PROT_READ | PROT_WRITE, NULL, &rregion);
+                                prot, NULL, &rregion);
     if (status != UCS_OK) {
-        UMR_MPI_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
-                        ucs_status_string(status));
-        return status;
+        goto refused;
     }
     umr_mpi.cnt.reg_hits += (misses == umr_mpi.cnt.reg_misses);
     *region_p = ucs_derived_of(rregion, umr_mpi_region_t);
     return UCS_OK;
+
+refused:
+    UMR_MPI_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
+                    ucs_status_string(status));
+    return umr_mpi_keys_refusal(status, 0, why_p);
 }
 
 void umr_mpi_region_put(umr_mpi_region_t *region)
@@ -199,9 +286,12 @@ void umr_mpi_region_put(umr_mpi_region_t *region)
     ucs_rcache_region_put(region->rail->rcache, &region->super);
 }
 
+/* The layout key of (base, layout, count) over `region` (held by the
+ * caller) for `prot`, made once; in use until umr_mpi_lkey_put. */
 ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
                               const umr_layout_t *layout, size_t count,
-                              umr_mpi_lkey_t **lkey_p)
+                              int prot, umr_mpi_lkey_t **lkey_p,
+                              const char **why_p)
 {
     umr_mpi_rail_t *rail = region->rail;
     umr_mpi_lkey_t *lkey;
@@ -209,11 +299,14 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
+            ((lkey->prot & prot) == prot) &&
             umr_layout_equal(lkey->layout, layout)) {
             /* most recently used first */
             ucs_list_del(&lkey->list);
             ucs_list_add_head(&region->lkeys, &lkey->list);
-            ++lkey->refs;
+            if (lkey->refs++ == 0) {
+                ucs_list_del(&lkey->idle);
+            }
             ++umr_mpi.cnt.lkey_hits;
             *lkey_p = lkey;
             return UCS_OK;
@@ -231,16 +324,20 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
 
     lkey = calloc(1, sizeof(*lkey));
     if (lkey == NULL) {
-        return UCS_ERR_NO_MEMORY;
+        return umr_mpi_keys_refusal(UCS_ERR_NO_MEMORY, 1, why_p);
     }
     status = umr_layout_dup(layout, &lkey->layout);
     if (status != UCS_OK) {
+        status = umr_mpi_keys_refusal(status, 1, why_p);
         goto err_free;
     }
-    /* a layout beyond the key budget, or a dry key pool, is a status the
-     * caller falls back on, not an error line */
-    status = uct_umr_mem_reg(rail->md, base, layout, count,
-                             UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
+    /* over the region's registration: its pages are pinned once. A layout
+     * beyond the key budget, or a dry key pool, is a status the caller
+     * falls back on, not an error line */
+    status = uct_umr_mem_reg_over(rail->md, base, layout, count,
+                                  &region->memh, 1,
+                                  umr_mpi_access(prot, UCT_MD_MEM_ACCESS_RMA) |
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
     if (status != UCS_OK) {
         UMR_MPI_VERBOSE(10, "layout registration failed (%s)",
                         ucs_status_string(status));
@@ -248,17 +345,24 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
             /* the md's UMRs time out, or its port is down: not this
              * layout's fault, nor one peer's */
             umr_mpi_rail_retire(rail, ucs_status_string(status));
+            (void)umr_mpi_keys_refusal(status, 1, why_p);
+            status = UCS_ERR_IO_ERROR;
+        } else {
+            status = umr_mpi_keys_refusal(status, 1, why_p);
         }
         goto err_layout;
     }
     status = uct_md_mkey_pack(rail->md, lkey->memh, lkey->rkey);
     if (status != UCS_OK) {
         uct_md_mem_dereg(rail->md, lkey->memh);
+        status = umr_mpi_keys_refusal(status, 1, why_p);
         goto err_layout;
     }
-    lkey->base  = base;
-    lkey->count = count;
-    lkey->refs  = 1;
+    lkey->region = region;
+    lkey->base   = base;
+    lkey->count  = count;
+    lkey->prot   = prot;
+    lkey->refs   = 1;
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
     ++umr_mpi.cnt.keys_live;
@@ -275,33 +379,40 @@ err_free:
 
 void umr_mpi_lkey_put(umr_mpi_lkey_t *lkey)
 {
-    --lkey->refs;
+    if (--lkey->refs == 0) {
+        /* most recently used first: the pool takes the tail */
+        ucs_list_add_head(&lkey->region->rail->idle_lkeys, &lkey->idle);
+    }
 }
 
 ucs_status_t umr_mpi_region_acquire(umr_mpi_rail_t *rail, void *base,
                                     const umr_mpi_dtype_t *t, size_t count,
-                                    umr_mpi_region_t **region_p)
+                                    int prot, umr_mpi_region_t **region_p,
+                                    const char **why_p)
 {
     ptrdiff_t lo, hi;
 
     if (umr_mpi_dtype_span(t, count, &lo, &hi) != 0) {
-        return UCS_ERR_EXCEEDS_LIMIT;
+        return umr_mpi_keys_refusal(UCS_ERR_INVALID_ADDR, 0, why_p);
     }
-    return umr_mpi_region_get(rail, (char*)base + lo, hi - lo, region_p);
+    return umr_mpi_region_get(rail, (char*)base + lo, hi - lo, prot, region_p,
+                              why_p);
 }
 
 ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
                                   const umr_mpi_dtype_t *t, size_t count,
-                                  umr_mpi_region_t **region_p,
-                                  umr_mpi_lkey_t **lkey_p)
+                                  int prot, umr_mpi_region_t **region_p,
+                                  umr_mpi_lkey_t **lkey_p, const char **why_p)
 {
     ucs_status_t status;
 
-    status = umr_mpi_region_acquire(rail, base, t, count, region_p);
+    status = umr_mpi_region_acquire(rail, base, t, count, prot, region_p,
+                                    why_p);
     if (status != UCS_OK) {
         return status;
     }
-    status = umr_mpi_lkey_get(*region_p, base, t->layout, count, lkey_p);
+    status = umr_mpi_lkey_get(*region_p, base, t->layout, count, prot, lkey_p,
+                              why_p);
     if (status != UCS_OK) {
         umr_mpi_region_put(*region_p);
         *region_p = NULL;
@@ -312,5 +423,14 @@ ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
 void umr_mpi_lkey_release(umr_mpi_region_t *region, umr_mpi_lkey_t *lkey)
 {
     umr_mpi_lkey_put(lkey);
+    umr_mpi_region_put(region);
+}
+
+void umr_mpi_lkey_drop(umr_mpi_region_t *region, umr_mpi_lkey_t *lkey)
+{
+    umr_mpi_lkey_put(lkey);
+    if (lkey->refs == 0) {
+        umr_mpi_lkey_free(region, lkey);
+    }
     umr_mpi_region_put(region);
 }

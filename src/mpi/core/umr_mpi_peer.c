@@ -6,6 +6,7 @@
  * mlx5_umr MPI core: peers (see umr_mpi_peer.h).
  */
 #include "umr_mpi_peer.h"
+#include "umr_mpi_cost.h"
 
 #include "uct_umr.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 umr_mpi_peer_t **umr_mpi_peer_tab;
 
@@ -119,9 +121,19 @@ static const char *umr_mpi_peers_mem_str(uint64_t budget, char *str,
     return str;
 }
 
+/* The node's memory, 0 when unknown. */
+static unsigned long long umr_mpi_node_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+    return ((pages > 0) && (size > 0)) ?
+           (unsigned long long)pages * (unsigned long long)size : 0;
+}
+
 ucs_status_t umr_mpi_peers_open(int max_conns, const char *param)
 {
     unsigned locals = (unsigned)umr_mpi.b->local_size;
+    uct_umr_iface_attr_t uattr;
     uct_iface_attr_t attr;
     uint64_t budget = 0, derived;
     char mem[512];
@@ -138,7 +150,8 @@ ucs_status_t umr_mpi_peers_open(int max_conns, const char *param)
         budget = (uint64_t)max_conns;
     } else {
         /* a quarter of the device's QPs (the rest for UCX, the MPI and
-         * others), shared by the ranks of the host */
+         * others) and a share of the node's memory for the endpoints' send
+         * queues (umr_mpi_cost.h), over the ranks of the host */
         for (i = 0; i < umr_mpi_rails.nrails; ++i) {
             if (umr_mpi_rails.rails[i].is_sw ||
                 (uct_iface_query(umr_mpi_rails.rails[i].iface, &attr) !=
@@ -146,18 +159,31 @@ ucs_status_t umr_mpi_peers_open(int max_conns, const char *param)
                 (attr.max_num_eps >= UINT32_MAX)) {
                 derived = UMR_MPI_SW_CONNS;
             } else {
-                derived = ucs_max(attr.max_num_eps / 4 / ucs_max(locals, 1),
-                                  1);
+                if (uct_umr_iface_query(umr_mpi_rails.rails[i].iface,
+                                        &uattr) != UCS_OK) {
+                    uattr.ep_sq_bytes = 0;
+                }
+                derived = umr_mpi_cost_conns_budget(attr.max_num_eps,
+                                                    ucs_max(locals, 1),
+                                                    umr_mpi_node_bytes(),
+                                                    uattr.ep_sq_bytes);
             }
             budget = (budget == 0) ? derived : ucs_min(budget, derived);
         }
     }
     umr_mpi_max_conns = budget;
     UMR_MPI_VERBOSE(1, "budget of connected peers: %s%lu (%s=%d, %u local "
-                    "ranks); %s", budget ? "" : "unlimited ",
-                    (unsigned long)budget, param, max_conns, locals,
+                    "ranks, %llu MiB on the node); %s",
+                    budget ? "" : "unlimited ", (unsigned long)budget, param,
+                    max_conns, locals, umr_mpi_node_bytes() >> 20,
                     umr_mpi_peers_mem_str(budget, mem, sizeof(mem)));
     return UCS_OK;
+}
+
+int umr_mpi_peer_reconnects(const umr_mpi_peer_t *peer)
+{
+    return (peer->ep == NULL) && (umr_mpi_max_conns != 0) &&
+           (umr_mpi.cnt.conns_live >= umr_mpi_max_conns);
 }
 
 /* The rail that reaches `peer`, from the address it published: the same

@@ -109,14 +109,21 @@ ucs_status_t umr_mpi_peers_budget_parse(const char *value, const char *param,
 
 /* The peers of this process, once the rails are open, and the budget of
  * connected peers (endpoints) named `param`: `max_conns` > 0 that many, 0
- * unlimited, -1 derived from the rails: per mlx5 rail the device's QPs
- * (the iface's max_num_eps) x 1/4 / the ranks on this host, the sw rail
- * UMR_MPI_SW_CONNS; the smallest applies. One verbose line: the budget and
- * the memory per connected peer. And their end (endpoints destroyed, with
- * their caches; peers forgotten), before the rails are released. */
+ * unlimited, -1 derived from the rails: per mlx5 rail the smaller of the
+ * device's QPs (the iface's max_num_eps) x 1/4 and 1/16 of the node's
+ * memory over an endpoint's send queue, shared by the ranks on this host
+ * (umr_mpi_cost_conns_budget), the sw rail UMR_MPI_SW_CONNS; the smallest
+ * applies. One verbose line: the budget and the memory per connected peer.
+ * And their end (endpoints destroyed, with their caches; peers forgotten),
+ * before the rails are released. */
 #define UMR_MPI_SW_CONNS    256
 ucs_status_t umr_mpi_peers_open(int max_conns, const char *param);
 void         umr_mpi_peers_close(void);
+
+/* 1 when a message to `peer` must connect it first at a full budget (the
+ * least recently used peer's endpoint would go): the choice charges the
+ * connection (umr_mpi_cost_prefer_zcopy_connect). */
+int umr_mpi_peer_reconnects(const umr_mpi_peer_t *peer);
 
 /* `rank` not resolved yet (or resolved to NONE when its address was not
  * there: after the binding learns more, umr_mpi_peer_forget lets it be
@@ -170,8 +177,8 @@ static inline int umr_mpi_peer_passes(int rank)
     }
     peer = umr_mpi_peer_tab[rank];
     return (peer != NULL) &&
-           ((peer->state != UMR_MPI_PEER_OK) || peer->retired ||
-            peer->rail->retired);
+           ((peer->state != UMR_MPI_PEER_OK) ||
+            umr_mpi_rail_out(peer->rail) || peer->retired);
 }
 
 /* An operation on `peer` starts / ends: a held peer is not disconnected,
@@ -210,7 +217,8 @@ void umr_mpi_peer_retire(umr_mpi_peer_t *peer, const char *why);
  * reaches it (NORAIL). */
 static inline int umr_mpi_peer_retired(const umr_mpi_peer_t *peer)
 {
-    return peer->retired || (peer->rail == NULL) || peer->rail->retired;
+    return (peer->rail == NULL) || umr_mpi_rail_out(peer->rail) ||
+           peer->retired;
 }
 
 /* MPI_Finalize has started (the binding calls it while the MPI still

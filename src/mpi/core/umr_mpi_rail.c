@@ -8,6 +8,7 @@
 #include "umr_mpi_rail.h"
 #include "umr_mpi_keys.h"
 #include "umr_mpi_progress.h"
+#include "uct_umr.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -22,7 +23,7 @@
 
 umr_mpi_rails_t umr_mpi_rails;
 
-static int umr_mpi_ucx_tls_allows(void)
+int umr_mpi_ucx_tls_allows(void)
 {
     const char *tls = getenv("UCX_TLS");
     char *copy, *tok, *save = NULL;
@@ -307,6 +308,20 @@ void umr_mpi_rails_release(void)
     for (i = 0; i < umr_mpi_rails.nrails; ++i) {
         umr_mpi_keys_fini(&umr_mpi_rails.rails[i]);
     }
+}
+
+uint64_t umr_mpi_rails_mem_regs(void)
+{
+    uint64_t sum = 0;
+    uct_umr_md_stats_t st;
+    int i;
+
+    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
+        if (uct_umr_md_get_stats(umr_mpi_rails.rails[i].md, &st) == UCS_OK) {
+            sum += st.mem_regs;
+        }
+    }
+    return sum;
 }
 
 void umr_mpi_rails_close(void)

@@ -38,8 +38,14 @@ typedef struct umr_mpi_rail {
     int           is_sw;
     int           retired;          /* a rail-level fault: every peer on
                                        it passes through from now on */
+    int           down;             /* retired for its md reaching nothing
+                                       (port down): looked at again, at
+                                       most once a millisecond */
+    ucs_time_t    down_checked;
     ucs_rcache_t  *rcache;          /* registrations (umr_mpi_keys.h) */
     int           rcache_tried;     /* made at the first registration */
+    ucs_list_link_t idle_lkeys;     /* layout keys no operation holds, the
+                                       least recently used last */
 } umr_mpi_rail_t;
 
 /* What a process publishes (binding publish/lookup). */
@@ -99,6 +105,11 @@ static inline int umr_mpi_rails_up(void)
  * endpoints closed before, umr_mpi_peers_close), then close the rails. */
 void umr_mpi_rails_release(void);
 void umr_mpi_rails_close(void);
+/* UCX_TLS (unset: every transport) lets mlx5_umr be used. */
+int  umr_mpi_ucx_tls_allows(void);
+/* Memory registrations of the open rails' mds (each a pin on a NIC; the
+ * transport's count): one per registered region, none per layout key. */
+uint64_t umr_mpi_rails_mem_regs(void);
 
 /* A rail-level fault on `rail` (`why`: an md UMR timeout, the port
  * down): it is retired, every peer on it passes through from now on (one
@@ -108,6 +119,17 @@ void umr_mpi_rail_retire(umr_mpi_rail_t *rail, const char *why);
  * port went down: it then reaches nothing, not even itself). Fault paths
  * only: it asks the transport. */
 int  umr_mpi_rail_alive(umr_mpi_rail_t *rail);
+/* A rail retired because its md reached nothing takes new connections
+ * again once the md does (its port is up again with the same address):
+ * 1 when it was reopened now (one verbose line, the counter
+ * rails_reopened). Peers retired meanwhile stay so. */
+int  umr_mpi_rail_reopen(umr_mpi_rail_t *rail);
+
+/* The rail is retired (and not reopened now). */
+static inline int umr_mpi_rail_out(umr_mpi_rail_t *rail)
+{
+    return rail->retired && !(rail->down && umr_mpi_rail_reopen(rail));
+}
 
 /* The version peers must publish: the binding's (its MPI release and
  * wire), then the core's protocol (umr5: the core's control message and

@@ -11,15 +11,39 @@
  */
 #include "umr_mpi_rail.h"
 
+#include <ucs/time/time.h>
+
 void umr_mpi_rail_retire(umr_mpi_rail_t *rail, const char *why)
 {
     if (rail->retired) {
         return;
     }
-    rail->retired = 1;
+    rail->retired      = 1;
+    rail->down         = !umr_mpi_rail_alive(rail);
+    rail->down_checked = ucs_get_time();
     ++umr_mpi.cnt.rails_retired;
     UMR_MPI_VERBOSE(1, "rail %s retired to pass-through (every peer "
                     "on it): %s", rail->name, why);
+}
+
+int umr_mpi_rail_reopen(umr_mpi_rail_t *rail)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (!rail->retired || !rail->down ||
+        (now - rail->down_checked < ucs_time_from_msec(1))) {
+        return 0;
+    }
+    rail->down_checked = now;
+    if (!umr_mpi_rail_alive(rail)) {
+        return 0;
+    }
+    rail->retired = 0;
+    rail->down    = 0;
+    ++umr_mpi.cnt.rails_reopened;
+    UMR_MPI_VERBOSE(1, "rail %s reopened: its port is up again, new "
+                    "connections on it are zero-copy", rail->name);
+    return 1;
 }
 
 int umr_mpi_rail_alive(umr_mpi_rail_t *rail)

@@ -154,6 +154,7 @@ static void umr_mpi_recv_get(umr_mpi_xfer_t *x)
 {
     umr_mpi_type_slot_t *slot   = umr_mpi_types_lookup(x->key);
     const umr_mpi_dtype_t *info = (slot != NULL) ? slot->info : NULL;
+    const char *why             = NULL;
     ucs_status_t status;
 
     x->moved = x->ctl.length;
@@ -174,9 +175,23 @@ static void umr_mpi_recv_get(umr_mpi_xfer_t *x)
         return;
     }
     if (x->region == NULL) {
-        status = UMR_MPI_FAULT(UMR_MPI_FAULT_KEY) ? UCS_ERR_NO_RESOURCE :
-                 umr_mpi_region_acquire(x->peer->rail, x->buf, info, x->count,
-                                        &x->region);
+        if (UMR_MPI_FAULT(UMR_MPI_FAULT_KEY)) {
+            status = UCS_ERR_NO_RESOURCE;
+        } else {
+            status = umr_mpi_region_acquire(x->peer->rail, x->buf, info,
+                                            x->count, PROT_READ | PROT_WRITE,
+                                            &x->region, &why);
+            if ((status == UCS_ERR_EXCEEDS_LIMIT) ||
+                (status == UCS_ERR_NO_RESOURCE)) {
+                /* the receive's memory does not register (a type over
+                 * separate allocations, from MPI_BOTTOM): declined, not a
+                 * fault (the peer stays) */
+                x->region = NULL;
+                UMR_MPI_VERBOSE(20, "receive layout gets no key (%s)", why);
+                umr_mpi_recv_decline_get(x, "memory not registered");
+                return;
+            }
+        }
         if (status != UCS_OK) {
             x->region = NULL;
             umr_mpi_recv_unget(x);

@@ -342,33 +342,56 @@ static void umr_mpi_send_data_cb(umr_mpi_comp_t *comp,
                       status);
 }
 
-/* Zero-copy was chosen, but nothing was sent yet and the message passes
- * through: its layout key could not be made (UCS_ERR_EXCEEDS_LIMIT: beyond
- * the rail's key budget, or the key pool is dry) or the peer is not
- * reachable now. Counted once, in fallbacks, with one line a process. A
- * layout over the budget stays over it: this type and count pass through
- * from now on, without another try. Never for an escape (it would go raw):
- * that goes keyless, or fails (umr_mpi_send_escape_fail). */
-static void umr_mpi_send_fallback(umr_mpi_xfer_t *x, ucs_status_t status)
+/* Whether `why` was said before (a few distinct reasons a process), and
+ * it is now. */
+static int umr_mpi_send_said(const char *why)
 {
-    static int said;
+    static const char *said[8];
+    int i;
 
+    for (i = 0; (i < 8) && (said[i] != NULL); ++i) {
+        if (said[i] == why) {
+            return 1;
+        }
+    }
+    if (i < 8) {
+        said[i] = why;
+    }
+    return i == 8;
+}
+
+/* Zero-copy was chosen, but nothing was sent yet and the message passes
+ * through, counted once in fallbacks, with one line a process for each
+ * reason (`why`): its layout cannot get a key on this rail
+ * (UCS_ERR_EXCEEDS_LIMIT, umr_mpi_keys.h: beyond what a key takes, memory
+ * that does not register as one region), which stays so: this type and
+ * count pass through from now on, without another try; not now
+ * (UCS_ERR_NO_RESOURCE: the key pool's keys in use; every connected peer
+ * busy: the budget); or the peer is not reachable. Never for an escape (it
+ * would go raw): that goes keyless, or fails (umr_mpi_send_escape_fail). */
+static void umr_mpi_send_fallback(umr_mpi_xfer_t *x, ucs_status_t status,
+                                  const char *why)
+{
     ++umr_mpi.cnt.fallbacks;
     if (status == UCS_ERR_EXCEEDS_LIMIT) {
         umr_mpi_choice_pass(x->key, x->count, x->peer);
     }
-    if (!said) {
-        said = 1;
-        UMR_MPI_VERBOSE(1, "rank %d: %s: passing such messages through "
-                        "(counted in fallbacks)", umr_mpi.b->world_rank,
-                        (status == UCS_ERR_EXCEEDS_LIMIT) ?
-                        "a layout beyond the key budget or the key pool "
-                        "(UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
-                        (status == UCS_ERR_NO_RESOURCE) ?
-                        "every connected peer busy (the budget of "
-                        "connected peers)" :
-                        "a peer not reachable zero-copy");
+    if (why == NULL) {
+        why = (status == UCS_ERR_NO_RESOURCE) ?
+              "every connected peer is busy (the budget of connected peers)" :
+              "the peer is not reachable zero-copy";
     }
+    if (umr_mpi_send_said(why)) {
+        return;
+    }
+    UMR_MPI_VERBOSE(1, "rank %d: %s%s: %s through (counted in fallbacks)",
+                    umr_mpi.b->world_rank,
+                    (status == UCS_ERR_EXCEEDS_LIMIT) ? "a layout that gets "
+                    "no key on this rail: " :
+                    (status == UCS_ERR_NO_RESOURCE) ? "no layout key now: " :
+                    "", why,
+                    (status == UCS_ERR_EXCEEDS_LIMIT) ? "that type and count "
+                    "pass" : "such messages pass");
 }
 
 /* The receiver declined: send the data as DATA, where it posted the
@@ -424,14 +447,16 @@ static int umr_mpi_send_escape_fail(umr_mpi_xfer_t *x)
 
 /* The layout key and the endpoint of a send with a key: UCS_OK with the
  * key and the address (while not connected) in the CTL. */
-static ucs_status_t umr_mpi_send_key(umr_mpi_xfer_t *x, size_t *addr_len)
+static ucs_status_t umr_mpi_send_key(umr_mpi_xfer_t *x, size_t *addr_len,
+                                     const char **why_p)
 {
     umr_mpi_peer_t *peer = x->peer;
     ucs_status_t status;
 
-    /* the region and its layout key: registered once, reused */
+    /* the region and its layout key: registered once, reused; the peer
+     * only reads it (which a read-only mapping allows) */
     status = umr_mpi_lkey_acquire(peer->rail, x->buf, x->info, x->count,
-                                  &x->region, &x->lkey);
+                                  PROT_READ, &x->region, &x->lkey, why_p);
     if (status != UCS_OK) {
         return status;
     }
@@ -452,7 +477,8 @@ static ucs_status_t umr_mpi_send_key(umr_mpi_xfer_t *x, size_t *addr_len)
 
 /* Nothing of `x` was sent (`status`: why): it passes through, but an
  * escape fails (it never goes raw). */
-static int umr_mpi_send_unsent(umr_mpi_xfer_t *x, ucs_status_t status)
+static int umr_mpi_send_unsent(umr_mpi_xfer_t *x, ucs_status_t status,
+                               const char *why)
 {
     if (x->lkey != NULL) {
         umr_mpi_lkey_release(x->region, x->lkey);
@@ -462,7 +488,7 @@ static int umr_mpi_send_unsent(umr_mpi_xfer_t *x, ucs_status_t status)
     if (x->escape) {
         return umr_mpi_send_escape_fail(x);
     }
-    umr_mpi_send_fallback(x, status);
+    umr_mpi_send_fallback(x, status, why);
     return UMR_MPI_SEND_PASS;
 }
 
@@ -472,6 +498,7 @@ int umr_mpi_send_start(umr_mpi_xfer_t *x)
     umr_mpi_ctl_t *ctl   = &x->ctl;
     size_t addr_len      = 0;
     int keyless          = (x->info == NULL) || umr_mpi_peer_retired(peer);
+    const char *why      = NULL;
     ucs_status_t status;
     int rc;
 
@@ -485,9 +512,9 @@ int umr_mpi_send_start(umr_mpi_xfer_t *x)
     x->ctl_comp.cb  = umr_mpi_send_ctl_cb;
     x->data_comp.cb = umr_mpi_send_data_cb;
     if (!keyless) {
-        status = umr_mpi_send_key(x, &addr_len);
+        status = umr_mpi_send_key(x, &addr_len, &why);
         if ((status != UCS_OK) && !x->escape) {
-            return umr_mpi_send_unsent(x, status);
+            return umr_mpi_send_unsent(x, status, why);
         }
         keyless = (status != UCS_OK);
     }
@@ -515,7 +542,8 @@ int umr_mpi_send_start(umr_mpi_xfer_t *x)
     ctl->seq = x->seq;
     if (umr_mpi_ack_post(peer->world_rank) != 0) {
         umr_mpi_send_unwait(x);
-        return umr_mpi_send_unsent(x, UCS_ERR_NO_MEMORY);
+        return umr_mpi_send_unsent(x, UCS_ERR_NO_MEMORY,
+                                   "no memory to receive its ack");
     }
     x->events = 2;
     if (!peer->retired && (peer->rail != NULL)) {

@@ -6,13 +6,17 @@
  * osc/umr: put and get (see osc_umr_rma.h).
  */
 #include "osc_umr_rma.h"
+#include "osc_umr_redo.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
+#include "common_umr_binding.h"
 #include "common_umr_dtype.h"
 
 #include "umr_mpi_choice.h"
 #include "umr_mpi_keys.h"
 #include "umr_mpi_peer.h"
+#include "umr_mpi_progress.h"
 
 #include "uct_umr.h"
 
@@ -21,116 +25,12 @@
 
 #include <stdlib.h>
 
-/* One zero-copy operation in flight (posted, or waiting for room on its
- * queue); kept on failure to be redone. */
-typedef struct mca_osc_umr_op {
-    opal_list_item_t        super;     /* in w->failed */
-    umr_mpi_work_t          work;      /* its post again, in progress */
-    uct_completion_t        comp;
-    mca_osc_umr_win_t       *w;
-    mca_osc_umr_key_t       *key;
-    umr_mpi_peer_t          *peer;
-    umr_mpi_region_t        *region;
-    const umr_layout_t      *layout;   /* the origin's (its type retained) */
-    size_t                  length;
-    int                     is_put;
-    int                     target;
-    void                    *origin_addr;
-    umr_ompi_osc_count_t    origin_count, target_count;
-    ompi_datatype_t         *origin_dt, *target_dt;
-    ptrdiff_t               target_disp;
-    ompi_request_t          *req;      /* MPI_Rput/MPI_Rget: the user's */
-    ompi_request_t          *redo_req; /* the wrapped module's, when redone */
-} mca_osc_umr_op_t;
-
-/* ---------------------------------------------------------------- requests
- * MPI_Rput/MPI_Rget requests of zero-copy operations: complete when the
- * operation is (local and remote completion at once). */
-
-static int mca_osc_umr_request_free(ompi_request_t **req_p)
-{
-    ompi_request_t *req = *req_p;
-
-    if (!REQUEST_COMPLETE(req)) {
-        return MPI_ERR_REQUEST;
-    }
-    OMPI_REQUEST_FINI(req);
-    OBJ_RELEASE(req);
-    *req_p = MPI_REQUEST_NULL;
-    return OMPI_SUCCESS;
-}
-
-static int mca_osc_umr_request_cancel(ompi_request_t *req, int complete)
-{
-    return MPI_ERR_REQUEST;   /* as osc/rdma: RMA requests are not cancelled */
-}
-
-static ompi_request_t *mca_osc_umr_request_new(ompi_win_t *win)
-{
-    ompi_request_t *req = OBJ_NEW(ompi_request_t);
-
-    if (req == NULL) {
-        return NULL;
-    }
-    OMPI_REQUEST_INIT(req, false);
-    req->req_type                  = OMPI_REQUEST_WIN;
-    req->req_status._cancelled     = 0;
-    req->req_free                  = mca_osc_umr_request_free;
-    req->req_cancel                = mca_osc_umr_request_cancel;
-    req->req_mpi_object.win        = win;
-    req->req_state                 = OMPI_REQUEST_ACTIVE;
-    return req;
-}
-
-static void mca_osc_umr_request_done(ompi_request_t *req, int error)
-{
-    req->req_status.MPI_ERROR = error;
-    ompi_request_complete(req, true);
-}
-
-/* Redo a failed operation through the wrapped module (an MPI_Rput/MPI_Rget
- * through its request form: op->redo_req). */
-static int mca_osc_umr_op_redo(mca_osc_umr_op_t *op)
-{
-    mca_osc_umr_win_t *w = op->w;
-
-    if (op->req != NULL) {
-        return op->is_put ?
-               w->real.osc_rput(op->origin_addr, op->origin_count,
-                                op->origin_dt, op->target, op->target_disp,
-                                op->target_count, op->target_dt, w->win,
-                                &op->redo_req) :
-               w->real.osc_rget(op->origin_addr, op->origin_count,
-                                op->origin_dt, op->target, op->target_disp,
-                                op->target_count, op->target_dt, w->win,
-                                &op->redo_req);
-    }
-    return op->is_put ?
-           w->real.osc_put(op->origin_addr, op->origin_count, op->origin_dt,
-                           op->target, op->target_disp, op->target_count,
-                           op->target_dt, w->win) :
-           w->real.osc_get(op->origin_addr, op->origin_count, op->origin_dt,
-                           op->target, op->target_disp, op->target_count,
-                           op->target_dt, w->win);
-}
-
-static void mca_osc_umr_op_free(mca_osc_umr_op_t *op, int error)
-{
-    if (op->req != NULL) {
-        mca_osc_umr_request_done(op->req, error);
-    }
-    OMPI_DATATYPE_RELEASE(op->origin_dt);
-    OMPI_DATATYPE_RELEASE(op->target_dt);
-    OBJ_DESTRUCT(&op->super);
-    free(op);
-}
-
 static void mca_osc_umr_op_done(uct_completion_t *comp)
 {
     mca_osc_umr_op_t *op  = ucs_container_of(comp, mca_osc_umr_op_t, comp);
     mca_osc_umr_win_t *w  = op->w;
 
-    --w->inflight[op->target];
+    --w->inflight[op->call.target];
     --w->inflight_total;
     umr_mpi_region_put(op->region);
     op->region = NULL;
@@ -142,7 +42,8 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
      * key is not used again */
     ++mca_osc_umr.cnt.zcopy_errors;
     MCA_OSC_UMR_VERBOSE(1, "%s to %d failed (%s): redone through the wrapped "
-                        "module", op->is_put ? "put" : "get", op->target,
+                        "module", op->call.is_put ? "put" : "get",
+                        op->call.target,
                         ucs_status_string(comp->status));
     mca_osc_umr_key_refuse(op->key);
     opal_list_append(&w->failed, &op->super);
@@ -155,15 +56,15 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
  * binding). */
 static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op)
 {
-    if (op->is_put) {
+    if (op->call.is_put) {
         return uct_umr_ep_put_layout(op->peer->ep, op->region->memh,
-                                     op->origin_addr, op->layout,
-                                     op->origin_count, 0, op->length, 0,
+                                     op->call.origin_addr, op->layout,
+                                     op->call.origin_count, 0, op->length, 0,
                                      op->key->rkey, &op->comp);
     }
     return uct_umr_ep_get_layout(op->peer->ep, op->region->memh,
-                                 op->origin_addr, op->layout,
-                                 op->origin_count, 0, op->length, 0,
+                                 op->call.origin_addr, op->layout,
+                                 op->call.origin_count, 0, op->length, 0,
                                  op->key->rkey, &op->comp);
 }
 
@@ -173,12 +74,29 @@ static void mca_osc_umr_op_retry(umr_mpi_work_t *work)
 {
     mca_osc_umr_op_t *op = ucs_container_of(work, mca_osc_umr_op_t, work);
     ucs_status_t status  = mca_osc_umr_op_post(op);
+    mca_osc_umr_win_t *w = op->w;
 
-    if (status == UCS_ERR_NO_RESOURCE) {
+    if ((status == UCS_ERR_NO_RESOURCE) &&
+        (++op->tries < MCA_OSC_UMR_POST_TRIES)) {
         umr_mpi_work_post(&op->work);   /* at the next progress */
         return;
     }
     umr_mpi_progress_ref(-1);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        /* still no room: the key pool's keys are in use (by windows'
+         * target keys): a decision, redone through the wrapped module at
+         * the next synchronisation; the target's key stays */
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: no origin key: through the "
+                            "wrapped module", op->call.is_put ? "put" : "get",
+                            op->call.target);
+        ++mca_osc_umr.cnt.keys_short;
+        --w->inflight[op->call.target];
+        --w->inflight_total;
+        umr_mpi_region_put(op->region);
+        op->region = NULL;
+        opal_list_append(&w->failed, &op->super);
+        return;
+    }
     if (status != UCS_INPROGRESS) {
         op->comp.status = status;
         mca_osc_umr_op_done(&op->comp);
@@ -186,22 +104,28 @@ static void mca_osc_umr_op_retry(umr_mpi_work_t *work)
 }
 
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
- * or NULL when it completed at once), or 0 (the caller uses the wrapped
- * module). */
-static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
-                                 void *origin_addr,
-                                 umr_ompi_osc_count_t origin_count,
-                                 ompi_datatype_t *origin_dt, int target,
-                                 ptrdiff_t target_disp,
-                                 umr_ompi_osc_count_t target_count,
-                                 ompi_datatype_t *target_dt,
-                                 mca_osc_umr_op_t **op_p)
+ * or NULL when it completed at once), packed: 2 (*pop_p in flight), or 0
+ * (the caller uses the wrapped module). */
+static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
+                                 const mca_osc_umr_call_t *c,
+                                 mca_osc_umr_op_t **op_p,
+                                 struct mca_osc_umr_pop **pop_p)
 {
+    int is_put                          = c->is_put;
+    int target                          = c->target;
+    void *origin_addr                   = c->origin_addr;
+    umr_ompi_osc_count_t origin_count   = c->origin_count;
+    umr_ompi_osc_count_t target_count   = c->target_count;
+    ompi_datatype_t *origin_dt          = c->origin_dt;
+    ompi_datatype_t *target_dt          = c->target_dt;
+    ptrdiff_t target_disp               = c->target_disp;
+    int choice = UMR_MPI_ZCOPY;
     const umr_mpi_dtype_t *oinfo, *tinfo;
     umr_mpi_peer_t *peer;
     umr_mpi_region_t *region;
     mca_osc_umr_key_t *key;
     mca_osc_umr_op_t *op;
+    const char *why = NULL;
     ucs_status_t status;
     size_t length;
 
@@ -243,12 +167,18 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     if (peer == NULL) {
         goto real;
     }
-    if (umr_mpi_choose_rma(is_put ? UMR_MPI_OP_PUT : UMR_MPI_OP_GET,
-                           w->osc_costs, mca_osc_umr.zcopy_mode,
-                           mca_common_umr_type_key(origin_dt), oinfo,
-                           origin_count, mca_common_umr_type_key(target_dt),
-                           tinfo, target_count, peer) != UMR_MPI_ZCOPY) {
-        goto pass;   /* the wrapped module is as fast (umr_mpi_choice.h) */
+    if (mca_osc_umr.packed_mode == MCA_OSC_UMR_PACKED_ON) {
+        choice = UMR_MPI_PACKED;
+    } else {
+        choice = umr_mpi_choose_rma(is_put ? UMR_MPI_OP_PUT : UMR_MPI_OP_GET,
+                                    w->osc_costs, mca_osc_umr.zcopy_mode,
+                                    mca_common_umr_type_key(origin_dt), oinfo,
+                                    origin_count,
+                                    mca_common_umr_type_key(target_dt), tinfo,
+                                    target_count, peer);
+        if (choice == UMR_MPI_PASS) {
+            goto pass;   /* the wrapped module is as fast (umr_mpi_choice.h) */
+        }
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */
@@ -259,61 +189,76 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);
+    if (choice == UMR_MPI_PACKED) {
+        /* the key's packed destination; no endpoint needed */
+        if (key == NULL) {
+            goto pass;
+        }
+        *pop_p = mca_osc_umr_packed_start(w, key, c, oinfo, length);
+        if (*pop_p == NULL) {
+            goto pass;
+        }
+        return 2;
+    }
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
+    /* a put only reads the origin buffer */
     if (umr_mpi_region_acquire(peer->rail, origin_addr, oinfo, origin_count,
-                               &region) != UCS_OK) {
+                               is_put ? PROT_READ : PROT_READ | PROT_WRITE,
+                               &region, &why) != UCS_OK) {
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: the origin's memory: %s: through "
+                            "the wrapped module", is_put ? "put" : "get",
+                            target, why);
         goto pass;
     }
-    op = malloc(sizeof(*op));
+    op = mca_osc_umr_op_new(w, c, NULL);
     if (op == NULL) {
         umr_mpi_region_put(region);
         goto pass;
     }
-    OBJ_CONSTRUCT(&op->super, opal_list_item_t);
     op->work.run      = mca_osc_umr_op_retry;
+    op->tries         = 0;
     op->comp.func     = mca_osc_umr_op_done;
     op->comp.count    = 1;
     op->comp.status   = UCS_OK;
-    op->w             = w;
     op->key           = key;
     op->peer          = peer;
     op->region        = region;
     op->layout        = oinfo->layout;
     op->length        = length;
-    op->is_put        = is_put;
-    op->target        = target;
-    op->origin_addr   = origin_addr;
-    op->origin_count  = origin_count;
-    op->origin_dt     = origin_dt;
-    op->target_count  = target_count;
-    op->target_dt     = target_dt;
-    op->target_disp   = target_disp;
-    op->req           = NULL;
-    op->redo_req      = NULL;
-    OMPI_DATATYPE_RETAIN(origin_dt);
-    OMPI_DATATYPE_RETAIN(target_dt);
-    /* in flight from now: its completion (maybe at once) counts it out */
-    ++w->inflight[target];
-    ++w->inflight_total;
     status = mca_osc_umr_op_post(op);
     if (status == UCS_ERR_NO_RESOURCE) {
-        /* its queue is full: posted again from progress */
+        /* its queue is full: posted again from progress, in flight until
+         * then */
+        ++w->inflight[target];
+        ++w->inflight_total;
         umr_mpi_work_post(&op->work);
         umr_mpi_progress_ref(1);
         *op_p = op;
     } else if (status == UCS_INPROGRESS) {
+        ++w->inflight[target];
+        ++w->inflight_total;
         *op_p = op;
     } else if (status == UCS_OK) {
-        mca_osc_umr_op_done(&op->comp);
+        umr_mpi_region_put(region);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
         *op_p = NULL;
+    } else if (status == UCS_ERR_EXCEEDS_LIMIT) {
+        /* the origin's layout gets no key now (the key pool's keys in use,
+         * or beyond what a key takes): a decision, this operation passes
+         * through; the target's key stays */
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: no origin key (%s): through the "
+                            "wrapped module", is_put ? "put" : "get", target,
+                            ucs_status_string(status));
+        ++mca_osc_umr.cnt.keys_short;
+        umr_mpi_region_put(region);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
+        goto pass;
     } else {
         MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
                             "module", is_put ? "put" : "get", target,
                             ucs_status_string(status));
-        --w->inflight[target];
-        --w->inflight_total;
         ++mca_osc_umr.cnt.zcopy_errors;
         mca_osc_umr_key_refuse(key);
         umr_mpi_region_put(region);
@@ -376,7 +321,14 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                            ompi_request_t **req_p)
 {
     mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    mca_osc_umr_op_t *op;
+    const mca_osc_umr_call_t c = {
+        .is_put = is_put, .target = target, .origin_addr = origin_addr,
+        .origin_count = origin_count, .target_count = target_count,
+        .origin_dt = origin_dt, .target_dt = target_dt,
+        .target_disp = target_disp
+    };
+    struct mca_osc_umr_pop *pop = NULL;
+    mca_osc_umr_op_t *op = NULL;
     ompi_request_t *req;
 
     if (OPAL_UNLIKELY((origin_count > 0) &&
@@ -392,9 +344,7 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                             (long)w->extents[target].disp_unit);
         return OMPI_ERR_RMA_RANGE;
     }
-    if (mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count, origin_dt,
-                              target, target_disp, target_count, target_dt,
-                              &op)) {
+    if (mca_osc_umr_rma_start(w, &c, &op, &pop)) {
         if (req_p == NULL) {
             return OMPI_SUCCESS;
         }
@@ -405,27 +355,16 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         *req_p = req;
-        if (op != NULL) {
+        if (pop != NULL) {
+            mca_osc_umr_packed_set_req(pop, req);
+        } else if (op != NULL) {
             op->req = req;
         } else {
             mca_osc_umr_request_done(req, OMPI_SUCCESS);
         }
         return OMPI_SUCCESS;
     }
-    if (req_p != NULL) {
-        return is_put ?
-               w->real.osc_rput(origin_addr, origin_count, origin_dt, target,
-                                target_disp, target_count, target_dt, win,
-                                req_p) :
-               w->real.osc_rget(origin_addr, origin_count, origin_dt, target,
-                                target_disp, target_count, target_dt, win,
-                                req_p);
-    }
-    return is_put ?
-           w->real.osc_put(origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win) :
-           w->real.osc_get(origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win);
+    return mca_osc_umr_call_real(w, &c, req_p);
 }
 
 int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
@@ -468,44 +407,6 @@ int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
                            target_disp, target_count, target_dt, win, request);
 }
 
-/* A failed operation with a request: redone through the wrapped module's
- * request form; the user's request completes with that one. 1 when done. */
-static int mca_osc_umr_op_redo_step(mca_osc_umr_op_t *op, int wait)
-{
-    int rc;
-
-    if (op->redo_req == NULL) {
-        rc = mca_osc_umr_op_redo(op);
-        if ((rc != OMPI_SUCCESS) || (op->redo_req == NULL)) {
-            mca_osc_umr_op_free(op, (rc != OMPI_SUCCESS) ? rc : OMPI_SUCCESS);
-            return 1;
-        }
-    }
-    if (wait) {
-        ompi_request_wait_completion(op->redo_req);
-    } else if (!REQUEST_COMPLETE(op->redo_req)) {
-        return 0;
-    }
-    rc = op->redo_req->req_status.MPI_ERROR;
-    ompi_request_free(&op->redo_req);
-    mca_osc_umr_op_free(op, rc);
-    return 1;
-}
-
-void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w)
-{
-    mca_osc_umr_op_t *op, *next;
-
-    OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
-        if (op->req != NULL) {
-            opal_list_remove_item(&w->failed, &op->super);
-            if (!mca_osc_umr_op_redo_step(op, 0)) {
-                opal_list_append(&w->failed, &op->super);  /* later */
-            }
-        }
-    }
-}
-
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
 {
     mca_osc_umr_op_t *op, *next;
@@ -513,8 +414,10 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
         umr_mpi_progress();
     }
+    /* refused packed operations join the failed ones */
+    mca_osc_umr_packed_wait(w, target);
     OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
-        if ((target < 0) || (op->target == target)) {
+        if ((target < 0) || (op->call.target == target)) {
             opal_list_remove_item(&w->failed, &op->super);
             if (op->req != NULL) {
                 (void)mca_osc_umr_op_redo_step(op, 1);

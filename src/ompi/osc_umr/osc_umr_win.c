@@ -43,8 +43,9 @@ static int mca_osc_umr_win_register(mca_osc_umr_win_t *w)
         return OMPI_SUCCESS;
     }
     for (i = 0; i < umr_mpi_rails.nrails; ++i) {
-        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], w->base,
-                               w->len, &w->regions[i]) != UCS_OK) {
+        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], w->base, w->len,
+                               PROT_READ | PROT_WRITE, &w->regions[i],
+                               NULL) != UCS_OK) {
             w->regions[i] = NULL;
             return OMPI_ERROR;
         }

@@ -77,14 +77,8 @@ typedef struct mca_pml_umr_globals {
     int                    verbose;
     int                    zcopy_mode;      /* UMR_MPI_ZCOPY_* */
     unsigned long          min_size;        /* zero-copy at or above */
-    int                    priority;
     int                    recv_inplace;    /* MCA_PML_UMR_INPLACE_*: hook the
                                                wrapped PML's receives */
-    char                   *test_version;   /* level 9: the release to act as
-                                               (tests of the version check) */
-    int                    bench;           /* level 9: the benchmarks may
-                                               take pml/umr out of the call
-                                               path (pml_umr_component.c) */
     /* state */
     const mca_base_component_t *self;       /* mca_pml_umr_component */
     int                    output;

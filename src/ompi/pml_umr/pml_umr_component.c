@@ -23,8 +23,10 @@
 #include "pml_umr_recv.h"
 #include "pml_umr_request.h"
 #include "pml_umr_send.h"
+#include "pml_umr_test.h"
 #include "common_umr.h"
 #include "common_umr_binding.h"
+#include "common_umr_env.h"
 #include "common_umr_help.h"
 #include "umr_mpi_choice.h"
 #include "umr_mpi_dtype.h"
@@ -92,8 +94,11 @@ static int mca_pml_umr_component_register(void)
     mca_pml_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
-            "(\"pml_umr: rank N: zcopy_sends ...\"), 10 and up trace the "
-            "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
+            "(\"pml_umr: rank N: zcopy_sends ...\"), why a job or a peer "
+            "passes through and the budget of connected peers; 2 the costs "
+            "of the zero-copy choice; 5 the rails and the UCT module opened; "
+            "10 peers and registrations; 20 each control message and decline",
+            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_pml_umr.verbose);
 
     mca_pml_umr.zcopy_mode = UMR_MPI_ZCOPY_AUTO;
@@ -123,25 +128,14 @@ static int mca_pml_umr_component_register(void)
     /* the rails' parameters, shared with osc/umr */
     mca_common_umr_params_register(c);
 
-    /* Testing only (level 9): what the shipped component does is the same
-     * with the defaults. */
-    mca_pml_umr.test_version = "";
-    mca_common_umr_param(c, "test_version",
-            "Testing only: check the Open MPI release as if this one were "
-            "running (empty: the running release)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9,
-            &mca_pml_umr.test_version);
-    mca_common_umr_fault_register(c, &mca_pml_umr_faults,
-            "the receiver's zero-copy path (connect .. completion), to "
-            "test the fallback to the wrapped PML, and the sender's "
-            "(ctlsend: posting the control message; pml_umr_fault.h)");
-    mca_pml_umr.bench = 0;
-    mca_common_umr_param(c, "bench",
-            "Benchmarks only: allow the benchmark programs to take pml/umr "
-            "out of the call path between messages "
-            "(mca_pml_umr_bench_interpose, the \"direct\" rows of "
-            "bench_mpi_ddt)",
-            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &mca_pml_umr.bench);
+    /* the test variant's parameters (pml_umr_test.h) */
+    mca_pml_umr_test_register(c);
+
+    /* the transport's variables count as used before pml ucx's UCP
+     * worker looks for unused ones (common_umr_env.h) */
+    if (mca_pml_umr.enable && umr_mpi_ucx_tls_allows()) {
+        mca_common_umr_env_claim();
+    }
 
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
@@ -156,10 +150,10 @@ static int mca_pml_umr_component_register(void)
  * string, e.g. "5.0.7", the same macro at build time), and only when the
  * classes it uses have the sizes it was compiled with (src/compat/
  * umr_ompi_abi.h: a rebuild of the release with other options may change
- * them). pml_umr_test_version (level 9) lets the tests fake a mismatch. */
+ * them). The test variant may fake a mismatch (pml_umr_test.h). */
 static int mca_pml_umr_version_ok(void)
 {
-    const char *running = mca_pml_umr.test_version;
+    const char *running = mca_pml_umr_test_version();
     static const struct {
         const char        *name;
         size_t            size;
@@ -170,7 +164,7 @@ static int mca_pml_umr_version_ok(void)
     };
     size_t i;
 
-    if ((running == NULL) || (running[0] == '\0')) {
+    if (running == NULL) {
         running = ompi_version_string;
     }
     if (strcmp(running, OMPI_IDENT_STRING)) {
@@ -256,6 +250,7 @@ static int mca_pml_umr_counters_print(void)
                     "fault_declines %lu fallback_sends %lu acks_dropped %lu "
                     "acks_posted %lu retired %lu conns_max %lu disconnects "
                     "%lu budget_passthrough %lu rails_retired %lu "
+                    "rails_reopened %lu keys_reclaimed %lu mem_regs %lu "
                     "decided_send %lu decided_recv %lu computed %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     s->zcopy_sends, s->zcopy_recvs, s->zcopy_bytes, c->escapes,
@@ -266,7 +261,9 @@ static int mca_pml_umr_counters_print(void)
                     c->prefiltered, ds.decoded + ds.unsupported, s->declined,
                     s->fault_declines, s->fallback_sends, s->acks_dropped,
                     s->acks_posted, s->retired, s->conns_max, s->disconnects,
-                    s->budget_passthrough, s->rails_retired, s->decided_send,
+                    s->budget_passthrough, s->rails_retired,
+                    s->rails_reopened, s->keys_reclaimed,
+                    umr_mpi_rails_mem_regs(), s->decided_send,
                     s->decided_recv, s->computed);
     }
     return OMPI_SUCCESS;
@@ -327,8 +324,7 @@ static int mca_pml_umr_interpose(void)
         mca_pml_umr.min_size = UMR_MPI_CTL_SIZE;
     }
     /* test faults first: `norail` acts on the first peer resolved */
-    mca_common_umr_fault_init(&mca_pml_umr_faults);
-    umr_mpi_set_faults(mca_pml_umr_faults.mask);
+    mca_pml_umr_test_init();
     /* the core, its rails published in the modex (to come): peers take us
      * for one of theirs only once they are open */
     if (mca_common_umr_open("pml_umr", mca_pml_umr.output,
@@ -373,24 +369,6 @@ static int mca_pml_umr_interpose(void)
     MCA_PML_UMR_VERBOSE(5, "interposed in front of pml %s",
                         mca_pml_umr.real_component.pmlm_version.mca_component_name);
     return OMPI_SUCCESS;
-}
-
-/* For benchmarks (bench_mpi_ddt's "direct" mode): take pml/umr out of the
- * call path (on = 0), so that the wrapped PML's entry points are called
- * directly, or put it back (on = 1), in the same job: the same memory, the
- * same processes, side by side. Only between messages, with every rank
- * switching before the next message (a barrier). Returns the previous state,
- * or -1 when pml/umr is not interposed. Looked up with dlsym. */
-OMPI_DECLSPEC int mca_pml_umr_bench_interpose(int on)
-{
-    int prev;
-
-    if (!mca_pml_umr.active || !mca_pml_umr.bench) {
-        return -1;
-    }
-    prev = (mca_pml.pml_send == mca_pml_umr_send);
-    mca_pml = on ? mca_pml_umr_module : mca_pml_umr.real;
-    return prev;
 }
 
 static int mca_pml_umr_component_close(void)

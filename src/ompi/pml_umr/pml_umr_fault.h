@@ -3,10 +3,14 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr fault injection, for the tests of the fallback: the level-9 MCA
- * parameter pml_umr_test_fault names points of the core's zero-copy path
- * (umr_mpi.h, UMR_MPI_FAULT_*, in the same order; compiled in test builds
- * only) that then fail as the transport fails there (empty, the default:
+ * pml/umr fault injection, in its test variant only (configure.ac:
+ * UMR_TEST_HOOKS; pml_umr_fault.c is compiled into hooks/mca_pml_umr.la
+ * alone: what is installed has none, and the core's points are 0 there,
+ * which the compiler drops; pml_umr_test.h has the variant's parameters).
+ *
+ * pml_umr_test_fault, for the tests of the fallback: it names points of
+ * the core's zero-copy path (umr_mpi.h, UMR_MPI_FAULT_*, in the same
+ * order) that then fail as the transport fails there (empty, the default:
  * none). The receiver's:
  *   connect     the endpoint handshake fails (a failed connect)
  *   key         the receive registration / layout key cannot be made (key
@@ -33,7 +37,7 @@
 #ifndef MCA_PML_UMR_FAULT_H_
 #define MCA_PML_UMR_FAULT_H_
 
-#include "common_umr.h"
+#include "common_umr_fault.h"
 #include "umr_mpi.h"
 
 enum {
@@ -51,8 +55,11 @@ enum {
 _Static_assert((int)MCA_PML_UMR_FAULT_NUM == (int)UMR_MPI_FAULT_NUM,
                "pml/umr names each of the core's fault points, in order");
 
+#if UMR_TEST_HOOKS
 /* Registered, parsed and named in the help by libmca_common_umr
- * (common_umr.h); its mask is the core's (umr_mpi_set_faults). */
+ * (common_umr_fault.h; pml_umr_test.c); its mask is the core's
+ * (umr_mpi_set_faults). */
 extern mca_common_umr_fault_t mca_pml_umr_faults;
+#endif
 
 #endif
