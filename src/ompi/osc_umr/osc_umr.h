@@ -112,11 +112,10 @@ typedef struct mca_osc_umr_counters {
                                    passthrough) */
 } mca_osc_umr_counters_t;
 
-/* The component structure (osc_umr_component.c). */
-OMPI_DECLSPEC extern ompi_osc_base_component_t mca_osc_umr_component;
-
-/* The component's state (osc_umr.c). */
+/* The component's state (osc_umr.c; the component structure itself,
+ * mca_osc_umr_component, is osc_umr_component.c's). */
 typedef struct mca_osc_umr {
+    const mca_base_component_t *self;   /* the component, once registered */
     int                       enable;
     int                       priority;
     int                       zcopy_mode;

@@ -27,6 +27,8 @@
 #include <opal/mca/base/mca_base_var_enum.h>
 #include <opal/util/info.h>
 
+OMPI_DECLSPEC extern ompi_osc_base_component_t mca_osc_umr_component;
+
 static int mca_osc_umr_component_register(void)
 {
     static const mca_base_var_enum_value_t zcopy_values[] = {
@@ -44,6 +46,7 @@ static int mca_osc_umr_component_register(void)
     };
     mca_base_var_enum_t *zcopy_enum, *packed_enum;
 
+    mca_osc_umr.self   = c;
     mca_osc_umr.enable = 1;
     mca_common_umr_param(c, "enable",
             "Put osc/umr in front of the osc component Open MPI selects (0: "

@@ -53,7 +53,7 @@ static int mca_osc_umr_module_core(void)
         tried = 1;
         /* the rails' parameters: pml/umr's went with it when it closed
          * (selected out, or disabled), so they are osc/umr's now */
-        mca_common_umr_params_register(&mca_osc_umr_component.osc_version);
+        mca_common_umr_params_register(mca_osc_umr.self);
         /* (the UCT module beside this component's file) */
         if (mca_common_umr_open("osc_umr", mca_osc_umr.output,
                                 mca_osc_umr.verbose,
