@@ -162,7 +162,7 @@ static int umr_mpi_cost_set(umr_mpi_cost_t *cost, char *key,
 
     if ((n == 3) && !strcmp(f[0], "engine") && !strcmp(f[2], "connect_ns")) {
         e = umr_mpi_cost_lookup(f[1], umr_mpi_cost_eng_names,
-                                       UMR_MPI_COST_NUM_ENG);
+                                UMR_MPI_COST_NUM_ENG);
         if (e < 0) {
             *why = "unknown engine";
             return -1;
@@ -248,9 +248,9 @@ static int umr_mpi_cost_set(umr_mpi_cost_t *cost, char *key,
         }
 
         s = umr_mpi_cost_lookup(g[2], umr_mpi_cost_scope_names,
-                                       UMR_MPI_COST_NUM_SCOPES);
+                                UMR_MPI_COST_NUM_SCOPES);
         o = umr_mpi_cost_lookup(g[3], umr_mpi_cost_op_names,
-                                       UMR_MPI_COST_NUM_OPS);
+                                UMR_MPI_COST_NUM_OPS);
         if ((s < 0) || (o < 0)) {
             *why = "unknown scope (local or remote) or operation (get or put)";
             return -1;
@@ -489,8 +489,8 @@ double umr_mpi_cost_pml(const umr_mpi_cost_t *cost, int scope,
 
 /* A put/get of the osc figures `tab` (per scope): ns, or -1 unmeasured. */
 static double umr_mpi_cost_rma_tab(const umr_mpi_cost_osc_t *tab,
-                                          int scope, int op, size_t bytes,
-                                          double mean_block)
+                                   int scope, int op, size_t bytes,
+                                   double mean_block)
 {
     if ((scope < 0) || (scope >= UMR_MPI_COST_NUM_SCOPES) ||
         (op < 0) || (op >= UMR_MPI_COST_NUM_OPS) ||
@@ -498,23 +498,23 @@ static double umr_mpi_cost_rma_tab(const umr_mpi_cost_osc_t *tab,
         return -1;
     }
     return umr_mpi_cost_interp(tab[scope].op_ns[op],
-                                      tab[scope].byte_ns[op], bytes,
-                                      mean_block);
+                               tab[scope].byte_ns[op], bytes,
+                               mean_block);
 }
 
 double umr_mpi_cost_osc(const umr_mpi_cost_t *cost, int scope,
-                               int op, size_t bytes, double mean_block)
+                        int op, size_t bytes, double mean_block)
 {
     return umr_mpi_cost_rma_tab(cost->osc, scope, op, bytes,
-                                       mean_block);
+                                mean_block);
 }
 
 double umr_mpi_cost_packed(const umr_mpi_cost_t *cost,
-                                  int scope, int op, size_t bytes,
-                                  double mean_block)
+                           int scope, int op, size_t bytes,
+                           double mean_block)
 {
     return umr_mpi_cost_rma_tab(cost->packed, scope, op, bytes,
-                                       mean_block);
+                                mean_block);
 }
 
 int umr_mpi_cost_pick(double pass, double zcopy, double packed)
@@ -569,7 +569,7 @@ int umr_mpi_cost_prefer_zcopy(const umr_mpi_cost_t *cost, int eng,
 }
 
 double umr_mpi_cost_connect(const umr_mpi_cost_t *cost, int eng,
-                                   int scope)
+                            int scope)
 {
     if ((eng < 0) || (eng >= UMR_MPI_COST_NUM_ENG) || (scope < 0) ||
         (scope >= UMR_MPI_COST_NUM_SCOPES)) {
@@ -579,8 +579,8 @@ double umr_mpi_cost_connect(const umr_mpi_cost_t *cost, int eng,
 }
 
 int umr_mpi_cost_prefer_zcopy_connect(const umr_mpi_cost_t *cost,
-                                             int eng, int scope, size_t bytes,
-                                             size_t blocks, double density)
+                                      int eng, int scope, size_t bytes,
+                                      size_t blocks, double density)
 {
     double z, p;
 
@@ -588,16 +588,16 @@ int umr_mpi_cost_prefer_zcopy_connect(const umr_mpi_cost_t *cost,
         blocks = 1;
     }
     z = umr_mpi_cost_zcopy(cost, eng, UMR_MPI_COST_GET, scope,
-                                  bytes, blocks, blocks, density) +
+                           bytes, blocks, blocks, density) +
         umr_mpi_cost_connect(cost, eng, scope);
     p = umr_mpi_cost_pml(cost, scope, bytes, (double)bytes / blocks);
     return z < UMR_MPI_COST_MARGIN * p;
 }
 
 unsigned long umr_mpi_cost_conns_budget(unsigned long max_qp,
-                                               unsigned locals,
-                                               unsigned long long node_bytes,
-                                               unsigned long long ep_sq_bytes)
+                                        unsigned locals,
+                                        unsigned long long node_bytes,
+                                        unsigned long long ep_sq_bytes)
 {
     unsigned long long by_qp = 0, by_mem = 0, b;
 

@@ -194,8 +194,8 @@ double umr_mpi_cost_osc(const umr_mpi_cost_t *cost, int scope,
  * `mean_block` bytes. ns; negative when the file had no packed figures.
  */
 double umr_mpi_cost_packed(const umr_mpi_cost_t *cost,
-                                  int scope, int op, size_t bytes,
-                                  double mean_block);
+                           int scope, int op, size_t bytes,
+                           double mean_block);
 
 /* How a put/get moves (umr_mpi_cost_pick). */
 enum { UMR_MPI_COST_PASS, UMR_MPI_COST_ZCOPY,
@@ -229,7 +229,7 @@ int umr_mpi_cost_prefer_zcopy(const umr_mpi_cost_t *cost, int eng,
  * handshake's two control messages through the wrapped PML (`scope`). ns.
  */
 double umr_mpi_cost_connect(const umr_mpi_cost_t *cost, int eng,
-                                   int scope);
+                            int scope);
 
 /**
  * As umr_mpi_cost_prefer_zcopy, for a peer that must be connected
@@ -237,8 +237,8 @@ double umr_mpi_cost_connect(const umr_mpi_cost_t *cost, int eng,
  * connection costs.
  */
 int umr_mpi_cost_prefer_zcopy_connect(const umr_mpi_cost_t *cost,
-                                             int eng, int scope, size_t bytes,
-                                             size_t blocks, double density);
+                                      int eng, int scope, size_t bytes,
+                                      size_t blocks, double density);
 
 /**
  * The default budget of connected peers of one rank: a quarter of the
@@ -249,9 +249,9 @@ int umr_mpi_cost_prefer_zcopy_connect(const umr_mpi_cost_t *cost,
  */
 #define UMR_MPI_CONNS_MEM_SHARE 16
 unsigned long umr_mpi_cost_conns_budget(unsigned long max_qp,
-                                               unsigned locals,
-                                               unsigned long long node_bytes,
-                                               unsigned long long ep_sq_bytes);
+                                        unsigned locals,
+                                        unsigned long long node_bytes,
+                                        unsigned long long ep_sq_bytes);
 
 #ifdef __cplusplus
 }
