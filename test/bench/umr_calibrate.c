@@ -28,7 +28,7 @@
  *       word of the window's name; osc/umr kept out by the window's info):
  *       per byte from max(256 KiB, 64 blocks) to 4x that (at most 8 MiB),
  *       per operation what is left at 16 blocks (osc/umr's choice,
- *       osc_umr_choose.h). Each point's first put is read back and checked.
+ *       umr_mpi_choice.c). Each point's first put is read back and checked.
  *   packed.<scope>.{put,get}.<block>.{op,byte}_ns   the same through
  *       osc/umr's packed path (-P: run with osc/umr and pml/umr loaded and
  *       osc_umr_packed=on, contrib/umr-calibrate.sh; only these figures).

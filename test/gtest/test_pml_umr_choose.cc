@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr's zero-copy choice (pml_umr_choose.c): forced modes, the costs
+ * pml/umr's zero-copy choice (src/mpi/core/umr_mpi_choice.c): forced modes, the costs
  * file it reads (default path, missing, rejected), and that the automatic
  * choice follows the measured costs per message and per peer.
  */

@@ -407,7 +407,7 @@ TEST_F(pml_umr_cost, conns_budget_from_qps_and_memory)
 }
 
 
-/* osc/umr's part (osc_umr_choose.h): the wrapped osc component's put/get
+/* osc/umr's part (umr_mpi_choice.h): the wrapped osc component's put/get
  * figures, read for the component named, skipped for others and by pml/umr,
  * checked in every case. */
 TEST_F(pml_umr_cost, osc_figures)

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr's device selection (src/ompi/common/common_umr_devices.c, the MCA
+ * pml/umr's device selection (src/mpi/core/umr_mpi_devices.c, the MCA
  * parameter pml_umr_devices), without mpirun: automatic, include and
  * exclude lists, ports as UCX_NET_DEVICES writes them, every rejection
  * (the message names the parameter, the bad name and the devices that

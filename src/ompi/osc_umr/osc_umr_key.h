@@ -14,7 +14,7 @@
  *
  * Target: one receive of key requests is posted per window; from progress,
  * each request is answered with the packed rkey of a layout key over the
- * window memory (common_umr_keys.h), or with an error status
+ * window memory (umr_mpi_keys.h), or with an error status
  * (osc_umr_kreq.h).
  */
 #ifndef MCA_OSC_UMR_KEY_H_
