@@ -114,7 +114,8 @@ else
     trap 'rm -f "$shm"; rm -rf "$output"' EXIT
 fi
 
-scratch=$BUILD_DIR/mpirun-model-components
+# the job's own component directory (jobs may run at once)
+scratch=$output/.components
 mkdir -p "$scratch"
 ln -sf "$pml" "$scratch/"
 # osc/umr, when built (test_osc_umr_model.sh): it uses pml/umr's rails

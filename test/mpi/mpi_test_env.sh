@@ -25,7 +25,10 @@ uct_so=$top_builddir/src/uct/mlx5_umr/hooks/.libs/libuct_mlx5_umr.so
 for so in "$pml_so" "$uct_so"; do
     [ -f "$so" ] || { echo "no $so: make check (or make hooks) from the top"; exit 99; }
 done
-scratch=$PWD/components
+# a component directory of this script's own: the suites run in parallel,
+# and ln -sf into a shared one left a moment without the component (another
+# suite's ompi_info then listed no pml umr)
+scratch=$PWD/components-$(basename "$0" .sh)
 mkdir -p "$scratch"
 ln -sf "$pml_so" "$scratch/"
 
@@ -50,7 +53,8 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
 fi
 
 # run FILE [ENV=VALUE..] -- [mpirun args..] [-- program args..]: $prog under
-# mpirun, killed after $run_timeout seconds (test_seconds: scaled); returns
+# mpirun (or the command in the array `launcher`, e.g. contrib/mpirun-model.sh
+# ... --, which takes mpirun's arguments), killed after $run_timeout seconds (test_seconds: scaled); returns
 # mpirun's status. Each rank writes its stdout and stderr into its own files,
 # FILE.ranks/rank.N/{stdout,stderr} (contrib/per-rank.sh), never into
 # mpirun's one stream, where on a busy machine two ranks' lines interleave
@@ -68,7 +72,8 @@ run() {
     limit=$(test_seconds "${run_timeout:-600}")
     rm -rf "$file.ranks"
     mkdir -p "$file.ranks"
-    env "${envs[@]}" timeout "$limit" "$mpirun" --allow-run-as-root --oversubscribe \
+    env "${envs[@]}" timeout "$limit" "${launcher[@]:-$mpirun}" \
+        --allow-run-as-root --oversubscribe \
         "${args[@]}" "$per_rank" "$file.ranks" "$prog" "$@" >"$file.ranks/launcher" 2>&1 || rc=$?
     [ $rc -ne 124 ] || echo "run: the job did not end in $limit s: killed" >>"$file.ranks/launcher"
     { "$per_rank" --cat "$file.ranks"; cat "$file.ranks/launcher"; } | tr -d '\000' >"$file"

@@ -58,10 +58,10 @@ pml_args() {   # ob1|ucx [umr]
 # same stderr (but own_lines), and mpirun's own lines the same.
 same_output() {
     local ref=$1 got=$2 r s bad=0
-    [ -n "$(ranks_in "$ref")" ] || { echo "no rank output in $ref"; cat "$ref.launcher"; return 1; }
-    [ "$(ranks_in "$ref")" = "$(ranks_in "$got")" ] ||
-        { echo "ranks differ: $(ranks_in "$ref" | xargs) / $(ranks_in "$got" | xargs)"; return 1; }
-    for r in $(ranks_in "$ref"); do
+    [ -n "$(ranks_of "$ref")" ] || { echo "no rank output in $ref"; cat "$ref.launcher"; return 1; }
+    [ "$(ranks_of "$ref")" = "$(ranks_of "$got")" ] ||
+        { echo "ranks differ: $(ranks_of "$ref" | xargs) / $(ranks_of "$got" | xargs)"; return 1; }
+    for r in $(ranks_of "$ref"); do
         for s in stdout stderr; do
             diff <(grep -av "$own_lines" "$ref.ranks/rank.$r/$s") \
                  <(grep -av "$own_lines" "$got.ranks/rank.$r/$s") >"$got.diff" ||

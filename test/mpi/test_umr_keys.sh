@@ -57,14 +57,14 @@ pml_args() {   # ob1|ucx [umr]
 
 # counter NAME of rank R's LINE (pml_umr: or osc_umr:) in FILE
 counter() {   # file rank which name
-    rank_out "$1" "$2" | grep -a "$3: rank $2: " |
+    rank_lines "$1" "$2" | grep -a "$3: rank $2: " |
         awk -v c="$4" '{ for (i = 1; i < NF; ++i) if ($i == c) print $(i + 1) }'
 }
 
 # every rank's counters are NAME OP VALUE (==, >=, >), for each triple
 counters_are() {   # file which name op value [name op value..]
     local f=$1 which=$2 r name op want v bad=0 args; shift 2
-    for r in $(ranks_in "$f"); do
+    for r in $(ranks_of "$f"); do
         args=("$@")
         while [ ${#args[@]} -gt 0 ]; do
             name=${args[0]} op=${args[1]} want=${args[2]}
@@ -93,9 +93,9 @@ same_per_rank() {   # ref got
     grep -q "$done_line" "$1" && grep -q "$done_line" "$2" ||
         { echo "a job did not end"; tail "$2"; return 1; }
     ! grep -a "$failed_lines" "$1" "$2" || return 1
-    for r in $(ranks_in "$1"); do
-        diff <(rank_out "$1" "$r" | grep -a '^check ') \
-             <(rank_out "$2" "$r" | grep -a '^check ') ||
+    for r in $(ranks_of "$1"); do
+        diff <(rank_lines "$1" "$r" | grep -a '^check ') \
+             <(rank_lines "$2" "$r" | grep -a '^check ') ||
             { echo "rank $r: results differ"; return 1; }
     done
 }
@@ -103,8 +103,8 @@ same_per_rank() {   # ref got
 # nothing but these lines in any rank's output, and nothing from mpirun
 only_lines() {   # file pattern
     local r
-    for r in $(ranks_in "$1"); do
-        rank_out "$1" "$r" | grep -av "$2" &&
+    for r in $(ranks_of "$1"); do
+        rank_lines "$1" "$r" | grep -av "$2" &&
             { echo "rank $r printed the lines above"; return 1; }
     done
     [ ! -s "$1.launcher" ] || { echo "mpirun:"; cat "$1.launcher"; return 1; }
@@ -121,8 +121,8 @@ bottom() {   # pml
         $(pml_args "$pml" umr) -- bottom || { tail "$v1"; return 1; }
     same_per_rank "$ref" "$v1" || return 1
     for r in 0 1; do
-        n=$(rank_out "$v1" $r | grep -ac "pml_umr: rank $r: a layout that gets no key on this rail: the memory it spans does not register as one region")
-        [ "$n" -eq 1 ] || { echo "rank $r: $n lines saying why"; rank_out "$v1" $r; return 1; }
+        n=$(rank_lines "$v1" $r | grep -ac "pml_umr: rank $r: a layout that gets no key on this rail: the memory it spans does not register as one region")
+        [ "$n" -eq 1 ] || { echo "rank $r: $n lines saying why"; rank_lines "$v1" $r; return 1; }
     done
     only_lines "$v1" "^check \|$done_line\|pml_umr: rank [01]: \|pml_umr: budget of connected peers" &&
         counters_are "$v1" pml_umr fallbacks == 1 passthrough_sends == 18 \
