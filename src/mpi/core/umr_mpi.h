@@ -134,6 +134,15 @@ void umr_mpi_log(const char *fmt, ...) UCS_F_PRINTF(1, 2);
         } \
     } while (0)
 
+/* The same for one-sided choices, prefixed with the binding's rma_name. */
+void umr_mpi_log_rma(const char *fmt, ...) UCS_F_PRINTF(1, 2);
+#define UMR_MPI_RMA_VERBOSE(_lvl, _fmt, ...) \
+    do { \
+        if (ucs_unlikely(umr_mpi.verbose >= (_lvl))) { \
+            umr_mpi_log_rma(_fmt, ## __VA_ARGS__); \
+        } \
+    } while (0)
+
 /* An internal message of `len` bytes of `data` to `peer`, sent from a copy
  * (freed once sent): 0 or the binding's error. */
 int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,
