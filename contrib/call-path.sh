@@ -19,7 +19,9 @@
 # elsewhere; a callee returning to its caller is not counted). The
 # zero-copy call that enters the most files (the first of a peer: datatype
 # decoded, memory registered, peer connected) and the last one (steady
-# state: every cache hits) are printed, with the sequence of calls.
+# state: every cache hits) are printed, with the sequence of calls, and
+# the counts: every file, those of the MPI layer (src/mpi, src/ompi,
+# src/compat), the .c files among them.
 #
 # usage: contrib/call-path.sh [FN]
 #
@@ -108,10 +110,18 @@ zc = [(k, p) for k, p in paths if len(p[0]) > 1]
 if not zc:
     print("no zero-copy call traced"); sys.exit(1)
 first = max(zc, key=lambda kp: (len(kp[1][0]), -kp[0][1]))
+def mpi_layer(f):
+    return f.split("/")[0] in ("mpi", "ompi", "compat", "mpich")
 for label, (key, (seen, entries, again)) in (("first", first), ("steady", zc[-1])):
+    mpi = [f for f in seen if mpi_layer(f)]
+    units = [f for f in seen if f.endswith(".c")]
     print("%s zero-copy call (call %d of %s): %d files, %d calls into a file "
           "already visited" % (label, key[1], os.path.basename(key[0]),
                                len(seen), again))
+    print("  of them: %d of the MPI layer (src/mpi, src/ompi, src/compat), "
+          "%d .c files (a header's inline helpers are code of the .c that "
+          "runs them), %d .c files of the MPI layer" %
+          (len(mpi), len(units), len([f for f in units if mpi_layer(f)])))
     print("  files: " + ", ".join(seen))
     print("  calls: " + " -> ".join(entries))
 PY

@@ -8,7 +8,7 @@
 # osc/umr's packed path, with osc/umr and pml/umr from the build loaded and
 # osc_umr_packed=on under the first PML: packed.* figures), and
 # write the costs file both components read (format:
-# src/ompi/common/common_umr_cost.h). Then print, per engine, the block sizes
+# src/mpi/core/umr_mpi_cost.h). Then print, per engine, the block sizes
 # from which a message goes zero-copy.
 #
 # usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx] [--quick]

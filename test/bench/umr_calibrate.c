@@ -4,7 +4,7 @@
  */
 /**
  * umr_calibrate: measures the constants pml/umr's zero-copy choice uses
- * (src/ompi/common/common_umr_cost.h documents them and the file format).
+ * (src/mpi/core/umr_mpi_cost.h documents them and the file format).
  * Run by contrib/umr-calibrate.sh; two MPI ranks, on one host (scope
  * "local") or on two (scope "remote"):
  *
@@ -28,7 +28,7 @@
  *       word of the window's name; osc/umr kept out by the window's info):
  *       per byte from max(256 KiB, 64 blocks) to 4x that (at most 8 MiB),
  *       per operation what is left at 16 blocks (osc/umr's choice,
- *       osc_umr_choose.h). Each point's first put is read back and checked.
+ *       umr_mpi_choice.c). Each point's first put is read back and checked.
  *   packed.<scope>.{put,get}.<block>.{op,byte}_ns   the same through
  *       osc/umr's packed path (-P: run with osc/umr and pml/umr loaded and
  *       osc_umr_packed=on, contrib/umr-calibrate.sh; only these figures).
@@ -45,8 +45,8 @@
  */
 #include "umr_example.h"
 #include "umr_example_pml.h"
-#include "common_umr_cost.h"
-#include "pml_umr_wire.h"
+#include "umr_mpi_cost.h"
+#include "umr_mpi_wire.h"
 
 #include <mpi.h>
 
@@ -115,7 +115,7 @@ static double uc_best(double *t, int n)
 static double uc_pml_pingpong(size_t out, size_t back, int iters)
 {
     /* the largest message: pml/umr's control message */
-    static char sbuf[MCA_PML_UMR_CTL_SIZE], rbuf[MCA_PML_UMR_CTL_SIZE];
+    static char sbuf[UMR_MPI_CTL_SIZE], rbuf[UMR_MPI_CTL_SIZE];
     double t[UC_MAX_SAMPLES], t0;
     int s, i, peer = 1 - uc_rank;
 
@@ -199,7 +199,7 @@ static void uc_pml_figures(FILE *out, char *buf, const char *pml,
     int i;
 
     zero = uc_pml_pingpong(0, 0, 500) / 2;
-    ctrl = uc_pml_pingpong(MCA_PML_UMR_CTL_SIZE, 16, 500);
+    ctrl = uc_pml_pingpong(UMR_MPI_CTL_SIZE, 16, 500);
     if (uc_rank == 0) {
         fprintf(out, "pml.%s.%s.ctrl_ns = %.0f\n", pml, scope, ctrl);
     }
@@ -673,12 +673,12 @@ static int uc_crossover(const char *path, const char *pml)
 {
     static const size_t sizes[] = { 64ul << 10, 1ul << 20, 16ul << 20 };
     static const double dens[] = { 0.5, 0.125, 1.0 / 256 };
-    mca_common_umr_cost_t cost;
+    umr_mpi_cost_t cost;
     char err[512];
     size_t b, i, d;
     int ret, eng, scope;
 
-    ret = mca_common_umr_cost_load(&cost, path, pml, err, sizeof(err));
+    ret = umr_mpi_cost_load(&cost, path, pml, err, sizeof(err));
     if (ret != 0) {
         fprintf(stderr, "umr_calibrate: %s\n", ret > 0 ? "no costs file" : err);
         return 1;
@@ -691,9 +691,9 @@ static int uc_crossover(const char *path, const char *pml)
         printf(" %10zu KiB", sizes[i] >> 10);
     }
     printf("\n");
-    for (eng = 0; eng < MCA_COMMON_UMR_COST_NUM_ENG; ++eng) {
-        scope = (eng == MCA_COMMON_UMR_COST_SW) ? MCA_COMMON_UMR_COST_LOCAL :
-                                               MCA_COMMON_UMR_COST_REMOTE;
+    for (eng = 0; eng < UMR_MPI_COST_NUM_ENG; ++eng) {
+        scope = (eng == UMR_MPI_COST_SW) ? UMR_MPI_COST_LOCAL :
+                                               UMR_MPI_COST_REMOTE;
         for (d = 0; d < sizeof(dens) / sizeof(dens[0]); ++d) {
             printf("%-6s %-7s %-9.4f", eng ? "mlx5" : "sw",
                    scope ? "remote" : "local", dens[d]);
@@ -702,7 +702,7 @@ static int uc_crossover(const char *path, const char *pml)
                  * zero-copy; '*' when some smaller one does too */
                 int below = 0, from = -1, k = 0;
                 for (b = 8; b <= 65536; b *= 2, ++k) {
-                    int z = mca_common_umr_cost_prefer_zcopy(&cost, eng, scope,
+                    int z = umr_mpi_cost_prefer_zcopy(&cost, eng, scope,
                                                           sizes[i],
                                                           sizes[i] / b,
                                                           dens[d]);

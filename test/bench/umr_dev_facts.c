@@ -22,7 +22,7 @@
 #endif
 
 #include "uct_umr.h"
-#include "common_umr_cost.h"
+#include "umr_mpi_cost.h"
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
@@ -51,7 +51,7 @@ static uct_component_h find_component(void)
 }
 
 /* The default budget of connected peers of a rank (pml/umr's
- * pml_umr_max_conns=auto: common_umr_cost.h) with one rank and with a rank
+ * pml_umr_max_conns=auto: umr_mpi_cost.h) with one rank and with a rank
  * per CPU on this node, what the node pins at that budget, and the cost a
  * connection at the budget is charged. */
 static void print_budget_facts(const uct_mlx5_umr_md_t *md, size_t sq_bytes)
@@ -61,12 +61,12 @@ static void print_budget_facts(const uct_mlx5_umr_md_t *md, size_t sq_bytes)
     unsigned long long node = ((pages > 0) && (psize > 0)) ?
                               (unsigned long long)pages * psize : 0;
     unsigned locals[2] = {1, (cpus > 1) ? (unsigned)cpus : 1};
-    mca_common_umr_cost_t cost;
+    umr_mpi_cost_t cost;
     unsigned long b;
     int i;
 
     for (i = 0; i < 2; ++i) {
-        b = mca_common_umr_cost_conns_budget(md->caps.max_qp, locals[i], node,
+        b = umr_mpi_cost_conns_budget(md->caps.max_qp, locals[i], node,
                                              sq_bytes);
         printf("conns_budget %lu per rank with %u rank(s) on the node (max_qp "
                "%u / 4 / ranks: %lu; 1/%d of %llu MiB / ranks / %zu B of send "
@@ -75,17 +75,17 @@ static void print_budget_facts(const uct_mlx5_umr_md_t *md, size_t sq_bytes)
                (unsigned long)(md->caps.max_qp ?
                                ucs_max(md->caps.max_qp / 4 / locals[i], 1u) :
                                0),
-               MCA_COMMON_UMR_CONNS_MEM_SHARE, node >> 20, sq_bytes,
-               sq_bytes ? node / MCA_COMMON_UMR_CONNS_MEM_SHARE / locals[i] /
+               UMR_MPI_CONNS_MEM_SHARE, node >> 20, sq_bytes,
+               sq_bytes ? node / UMR_MPI_CONNS_MEM_SHARE / locals[i] /
                           sq_bytes : 0,
                ((unsigned long long)b * locals[i] * sq_bytes) >> 20);
     }
-    mca_common_umr_cost_defaults(&cost);
+    umr_mpi_cost_defaults(&cost);
     printf("reconnect_ns %.0f (built-in guess: a peer connected at the "
            "budget, QP destroy + create + 3 state changes; costs file "
            "engine.%s.connect_ns; the choice charges it with the handshake)\n",
            cost.connect_ns[(md->eng->id == UMR_ENG_ID_MLX5) ?
-                           MCA_COMMON_UMR_COST_MLX5 : MCA_COMMON_UMR_COST_SW],
+                           UMR_MPI_COST_MLX5 : UMR_MPI_COST_SW],
            (md->eng->id == UMR_ENG_ID_MLX5) ? "mlx5" : "sw");
 }
 

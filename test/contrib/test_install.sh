@@ -80,8 +80,8 @@ prefix_install_touches_nothing_outside() {
     (cd "$b" && "$top_srcdir/configure" --prefix="$p" "${opts[@]}") \
         >"$out/prefix.log" 2>&1 || { tail -20 "$out/prefix.log"; return 1; }
     grep -A12 'make install puts' "$out/prefix.log" | sed 's/^configure: //'
-    for d in src/layout src/uct/mlx5_umr src/mpi/decode src/ompi/common \
-             src/ompi/pml_umr src/ompi/osc_umr; do
+    for d in src/layout src/uct/mlx5_umr src/mpi/core src/mpi/decode \
+             src/ompi/common src/ompi/pml_umr src/ompi/osc_umr; do
         make -s -C "$b/$d" -j2 install >>"$out/prefix.log" 2>&1 ||
             { tail -20 "$out/prefix.log"; return 1; }
     done

@@ -3,12 +3,12 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr's zero-copy choice (pml_umr_choose.c): forced modes, the costs
+ * pml/umr's zero-copy choice (src/mpi/core/umr_mpi_choice.c): forced modes, the costs
  * file it reads (default path, missing, rejected), and that the automatic
  * choice follows the measured costs per message and per peer.
  */
-#include "pml_umr_choose.h"
-#include "common_umr_cost.h"
+#include "umr_mpi_choice.h"
+#include "umr_mpi_cost.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +20,19 @@
 #include <unistd.h>
 
 namespace {
+
+/* A peer as the choice sees it: its engine, the same host or not. */
+struct choose_peer {
+    const char *engine;
+    int         same_host;
+};
+
+/* The point-to-point choice with its costs file (umr_mpi_choice_init). */
+static int choose_init(const char *path, const char *pml, char *msg,
+                       size_t len)
+{
+    return umr_mpi_choice_init(UMR_MPI_ZCOPY_AUTO, 4160, path, pml, msg, len);
+}
 
 class pml_umr_choose : public ::testing::Test {
 protected:
@@ -43,8 +56,8 @@ protected:
         EXPECT_NE(nullptr, f);
         fputs(text.c_str(), f);
         fclose(f);
-        return mca_pml_umr_choose_init(m_path.c_str(), pml, m_msg,
-                                       sizeof(m_msg));
+        return choose_init(m_path.c_str(), pml, m_msg,
+                           sizeof(m_msg));
     }
 
     /* `count` elements of a vector type: `blocks` blocks of `block` bytes
@@ -63,40 +76,66 @@ protected:
     char        m_msg[512];
 };
 
-const mca_pml_umr_choose_peer_t sw_peer   = { "sw", 1 };
-const mca_pml_umr_choose_peer_t mlx5_peer = { "mlx5", 0 };
+const choose_peer sw_peer   = { "sw", 1 };
+const choose_peer mlx5_peer = { "mlx5", 0 };
+
+/* The core's estimates behind the sender's and the receiver's decisions
+ * (umr_mpi_choice.h), for a peer of `p`'s engine. */
+static int choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
+                        const choose_peer *p, int mode)
+{
+    return umr_mpi_choice_prefer_send(dt, count,
+                                      umr_mpi_cost_engine(p->engine),
+                                      p->same_host, 0, mode);
+}
+
+static int choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
+                       double density, const choose_peer *p, int mode)
+{
+    return umr_mpi_choice_prefer_recv(bytes, sblocks, rblocks, density,
+                                      umr_mpi_cost_engine(p->engine),
+                                      p->same_host, 0, mode);
+}
+
+static void choose_bounds(const char *engine, int same_host, int mode,
+                          size_t min_size, size_t *min_bytes,
+                          double *min_block)
+{
+    umr_mpi_choice_bounds_of(engine, same_host, mode, min_size, UMR_MPI_ANY,
+                             min_bytes, min_block);
+}
 
 TEST_F(pml_umr_choose, forced_modes_ignore_costs)
 {
     umr_mpi_dtype_t x_face = vec(65536, 8, 2048); /* hostile */
 
-    ASSERT_EQ(1, mca_pml_umr_choose_init("/nonexistent/costs.conf", "ob1",
-                                         m_msg, sizeof(m_msg)));
-    EXPECT_EQ(1, mca_pml_umr_choose_zcopy(&x_face, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_ON));
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&x_face, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_OFF));
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&x_face, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    ASSERT_EQ(1, choose_init("/nonexistent/costs.conf", "ob1",
+                             m_msg, sizeof(m_msg)));
+    EXPECT_EQ(1, choose_zcopy(&x_face, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_ON));
+    EXPECT_EQ(0, choose_zcopy(&x_face, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_OFF));
+    EXPECT_EQ(0, choose_zcopy(&x_face, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
 }
 
 TEST_F(pml_umr_choose, missing_file_builtin_constants)
 {
     umr_mpi_dtype_t big = vec(256, 65536, 131072); /* 16 MiB, 64 KiB */
 
-    EXPECT_EQ(1, mca_pml_umr_choose_init("/nonexistent/costs.conf", "ob1",
-                                         m_msg, sizeof(m_msg)));
+    EXPECT_EQ(1, choose_init("/nonexistent/costs.conf", "ob1",
+                             m_msg, sizeof(m_msg)));
     EXPECT_NE(std::string::npos,
               std::string(m_msg).find("/nonexistent/costs.conf")) << m_msg;
     /* built-in: never sw, mlx5 for large blocks to a remote peer */
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&big, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
-    EXPECT_EQ(1, mca_pml_umr_choose_zcopy(&big, 1, &mlx5_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(0, choose_zcopy(&big, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
+    EXPECT_EQ(1, choose_zcopy(&big, 1, &mlx5_peer,
+                              UMR_MPI_ZCOPY_AUTO));
     /* an unknown engine never */
-    mca_pml_umr_choose_peer_t other = { "gpu", 0 };
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&big, 1, &other,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    choose_peer other = { "gpu", 0 };
+    EXPECT_EQ(0, choose_zcopy(&big, 1, &other,
+                              UMR_MPI_ZCOPY_AUTO));
 }
 
 TEST_F(pml_umr_choose, default_path)
@@ -109,23 +148,23 @@ TEST_F(pml_umr_choose, default_path)
     std::string shorthost = std::string(host).substr(
             0, std::string(host).find('.'));
     setenv("XDG_CACHE_HOME", "/x/cache", 1);
-    mca_pml_umr_choose_default_path(buf, sizeof(buf));
+    umr_mpi_cost_default_path(buf, sizeof(buf));
     EXPECT_EQ("/x/cache/mlx5_umr/costs-" + shorthost + ".conf",
               std::string(buf));
     unsetenv("XDG_CACHE_HOME");
     setenv("HOME", "/x/home", 1);
-    mca_pml_umr_choose_default_path(buf, sizeof(buf));
+    umr_mpi_cost_default_path(buf, sizeof(buf));
     EXPECT_EQ("/x/home/.cache/mlx5_umr/costs-" + shorthost + ".conf",
               std::string(buf));
     /* an empty path means the default (here: under our scratch dir) */
     setenv("XDG_CACHE_HOME", m_dir.c_str(), 1);
-    mca_pml_umr_choose_default_path(buf, sizeof(buf));
+    umr_mpi_cost_default_path(buf, sizeof(buf));
     EXPECT_EQ(m_dir + "/mlx5_umr/costs-" + shorthost + ".conf",
               std::string(buf));
-    EXPECT_EQ(1, mca_pml_umr_choose_init("", "ob1", m_msg, sizeof(m_msg)));
+    EXPECT_EQ(1, choose_init("", "ob1", m_msg, sizeof(m_msg)));
     EXPECT_NE(std::string::npos, std::string(m_msg).find(buf)) << m_msg;
-    EXPECT_EQ(1, mca_pml_umr_choose_init(nullptr, "ob1", m_msg,
-                                         sizeof(m_msg)));
+    EXPECT_EQ(1, choose_init(nullptr, "ob1", m_msg,
+                             sizeof(m_msg)));
     EXPECT_NE(std::string::npos, std::string(m_msg).find(buf)) << m_msg;
 
     if (old) {
@@ -148,8 +187,8 @@ TEST_F(pml_umr_choose, rejected_file_builtin_constants)
                        "engine.sw.get.dense.byte_ns = 0\n"
                        "engine.sw.get.dense.rentry_ns = zero\n"));
     EXPECT_NE(std::string::npos, std::string(m_msg).find(":4:")) << m_msg;
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&big, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(0, choose_zcopy(&big, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
 }
 
 /* sw costs 1000 ns a remote block and nothing else, the local PML 1 ns a
@@ -174,22 +213,22 @@ TEST_F(pml_umr_choose, follows_measured_costs_per_message_and_peer)
     for (size_t block = 8; block <= 65536; block *= 2) {
         umr_mpi_dtype_t dt = vec((1 << 20) / block, block, 2 * block);
         int expect = (1100.0 / block) < 0.9;
-        EXPECT_EQ(expect, mca_pml_umr_choose_zcopy(&dt, 1, &sw_peer,
-                                                   MCA_PML_UMR_ZCOPY_AUTO))
+        EXPECT_EQ(expect, choose_zcopy(&dt, 1, &sw_peer,
+                                       UMR_MPI_ZCOPY_AUTO))
                 << "block " << block;
         /* count scales bytes and blocks alike: the same answer */
-        EXPECT_EQ(expect, mca_pml_umr_choose_zcopy(&dt, 3, &sw_peer,
-                                                   MCA_PML_UMR_ZCOPY_AUTO))
+        EXPECT_EQ(expect, choose_zcopy(&dt, 3, &sw_peer,
+                                       UMR_MPI_ZCOPY_AUTO))
                 << "block " << block << " x3";
     }
 
     /* the same message to a remote peer over mlx5 uses mlx5's figures (the
      * built-in guess) and the local PML figures standing in for remote */
     umr_mpi_dtype_t small_blocks = vec(1 << 17, 8, 16);
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&small_blocks, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
-    EXPECT_EQ(1, mca_pml_umr_choose_zcopy(&small_blocks, 1, &mlx5_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(0, choose_zcopy(&small_blocks, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
+    EXPECT_EQ(1, choose_zcopy(&small_blocks, 1, &mlx5_peer,
+                              UMR_MPI_ZCOPY_AUTO));
 }
 
 /* The density of the datatype picks the dense or the sparse figures. */
@@ -211,10 +250,10 @@ TEST_F(pml_umr_choose, density_picks_the_figures)
     ASSERT_EQ(0, init(text)) << m_msg;
     umr_mpi_dtype_t dense  = vec(1024, 1024, 2048);  /* density ~0.5 */
     umr_mpi_dtype_t sparse = vec(1024, 1024, 8192);  /* density ~0.125 */
-    EXPECT_EQ(1, mca_pml_umr_choose_zcopy(&dense, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
-    EXPECT_EQ(0, mca_pml_umr_choose_zcopy(&sparse, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(1, choose_zcopy(&dense, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
+    EXPECT_EQ(0, choose_zcopy(&sparse, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
 }
 
 /* sw at 250 ns a block on either side, the PML at 1 ns a byte: zero-copy
@@ -243,26 +282,22 @@ TEST_F(pml_umr_choose, bounds_never_exclude_a_winning_message)
     double min_block;
 
     /* built-in constants: sw never wins */
-    ASSERT_EQ(1, mca_pml_umr_choose_init("/nonexistent/costs.conf", "ob1",
-                                         m_msg, sizeof(m_msg)));
-    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
-                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
-                                 &min_block);
+    ASSERT_EQ(1, choose_init("/nonexistent/costs.conf", "ob1",
+                             m_msg, sizeof(m_msg)));
+    choose_bounds("sw", 1, UMR_MPI_ZCOPY_AUTO, 4160,
+                  &min_bytes, &min_block);
     EXPECT_EQ(SIZE_MAX, min_bytes);
-    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_ON, 4160,
-                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
-                                 &min_block);
+    choose_bounds("sw", 1, UMR_MPI_ZCOPY_ON, 4160,
+                  &min_bytes, &min_block);
     EXPECT_EQ(4160u, min_bytes);
     EXPECT_EQ(0.0, min_block);
-    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_OFF, 4160,
-                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
-                                 &min_block);
+    choose_bounds("sw", 1, UMR_MPI_ZCOPY_OFF, 4160,
+                  &min_bytes, &min_block);
     EXPECT_EQ(SIZE_MAX, min_bytes);
 
     ASSERT_EQ(0, init(costs_blocks())) << m_msg;
-    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
-                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
-                                 &min_block);
+    choose_bounds("sw", 1, UMR_MPI_ZCOPY_AUTO, 4160,
+                  &min_bytes, &min_block);
     EXPECT_GT(min_block, 400.0);
     EXPECT_LT(min_block, 600.0);
     EXPECT_GE(min_bytes, 4160u);
@@ -272,8 +307,8 @@ TEST_F(pml_umr_choose, bounds_never_exclude_a_winning_message)
         for (size_t blocks = 1; blocks <= 8192; blocks *= 3) {
             umr_mpi_dtype_t dt = vec(blocks, block, 2 * block);
             if ((dt.size < 4160) ||
-                !mca_pml_umr_choose_zcopy(&dt, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO)) {
+                !choose_zcopy(&dt, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO)) {
                 continue;
             }
             ++winners;
@@ -285,7 +320,7 @@ TEST_F(pml_umr_choose, bounds_never_exclude_a_winning_message)
 }
 
 /* Bounds of one density class: the class the choice puts a type in is the
- * one mca_pml_umr_choose_is_dense() tells (from size and extent alone),
+ * one umr_mpi_choice_is_dense() tells (from size and extent alone),
  * no message of that class the choice sends zero-copy is outside them,
  * and a class that can never win passes everything. */
 TEST_F(pml_umr_choose, bounds_per_density_class)
@@ -308,22 +343,22 @@ TEST_F(pml_umr_choose, bounds_per_density_class)
     }
     ASSERT_EQ(0, init(text)) << m_msg;
     for (d = 0; d < 3; ++d) {
-        mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160, d,
-                                     &min_bytes[d], &min_block[d]);
+        umr_mpi_choice_bounds_of("sw", 1, UMR_MPI_ZCOPY_AUTO, 4160, d,
+                                 &min_bytes[d], &min_block[d]);
     }
-    EXPECT_EQ(SIZE_MAX, min_bytes[MCA_PML_UMR_CHOOSE_DENSE]);
-    EXPECT_EQ(HUGE_VAL, min_block[MCA_PML_UMR_CHOOSE_DENSE]);
-    EXPECT_EQ(4160u, min_bytes[MCA_PML_UMR_CHOOSE_SPARSE]);
-    EXPECT_EQ(0.0, min_block[MCA_PML_UMR_CHOOSE_SPARSE]);
+    EXPECT_EQ(SIZE_MAX, min_bytes[UMR_MPI_DENSE]);
+    EXPECT_EQ(HUGE_VAL, min_block[UMR_MPI_DENSE]);
+    EXPECT_EQ(4160u, min_bytes[UMR_MPI_SPARSE]);
+    EXPECT_EQ(0.0, min_block[UMR_MPI_SPARSE]);
     /* either: what the sparse class allows */
-    EXPECT_EQ(min_bytes[MCA_PML_UMR_CHOOSE_SPARSE],
-              min_bytes[MCA_PML_UMR_CHOOSE_ANY]);
-    EXPECT_EQ(min_block[MCA_PML_UMR_CHOOSE_SPARSE],
-              min_block[MCA_PML_UMR_CHOOSE_ANY]);
+    EXPECT_EQ(min_bytes[UMR_MPI_SPARSE],
+              min_bytes[UMR_MPI_ANY]);
+    EXPECT_EQ(min_block[UMR_MPI_SPARSE],
+              min_block[UMR_MPI_ANY]);
     /* forced: both classes as before */
-    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_ON, 4160,
-                                 MCA_PML_UMR_CHOOSE_DENSE, &min_bytes[0],
-                                 &min_block[0]);
+    umr_mpi_choice_bounds_of("sw", 1, UMR_MPI_ZCOPY_ON, 4160,
+                             UMR_MPI_DENSE, &min_bytes[0],
+                             &min_block[0]);
     EXPECT_EQ(4160u, min_bytes[0]);
     EXPECT_EQ(0.0, min_block[0]);
 
@@ -336,19 +371,19 @@ TEST_F(pml_umr_choose, bounds_per_density_class)
     }
     ASSERT_EQ(0, init(text)) << m_msg;
     for (d = 0; d < 2; ++d) {
-        mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160, d,
-                                     &min_bytes[d], &min_block[d]);
+        umr_mpi_choice_bounds_of("sw", 1, UMR_MPI_ZCOPY_AUTO, 4160, d,
+                                 &min_bytes[d], &min_block[d]);
     }
-    EXPECT_GT(min_block[MCA_PML_UMR_CHOOSE_DENSE],
-              2 * min_block[MCA_PML_UMR_CHOOSE_SPARSE]);
+    EXPECT_GT(min_block[UMR_MPI_DENSE],
+              2 * min_block[UMR_MPI_SPARSE]);
     for (size_t block = 8; block <= 65536; block += block / 4 + 1) {
         for (size_t blocks = 1; blocks <= 8192; blocks *= 3) {
             for (size_t stride : {block, 2 * block - 8, 2 * block, 8 * block}) {
                 umr_mpi_dtype_t dt = vec(blocks, block, stride);
-                d = mca_pml_umr_choose_is_dense(dt.size, dt.extent);
+                d = umr_mpi_choice_is_dense(dt.size, dt.extent);
                 if ((dt.size < 4160) ||
-                    !mca_pml_umr_choose_zcopy(&dt, 1, &sw_peer,
-                                              MCA_PML_UMR_ZCOPY_AUTO)) {
+                    !choose_zcopy(&dt, 1, &sw_peer,
+                                  UMR_MPI_ZCOPY_AUTO)) {
                     continue;
                 }
                 ++winners[d];
@@ -370,18 +405,18 @@ TEST_F(pml_umr_choose, receiver_weighs_both_layouts)
 {
     ASSERT_EQ(0, init(costs_blocks())) << m_msg;
     umr_mpi_dtype_t rows = vec(256, 2048, 8192);   /* subarray rows */
-    EXPECT_EQ(1, mca_pml_umr_choose_zcopy(&rows, 1, &sw_peer,
-                                          MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(1, choose_zcopy(&rows, 1, &sw_peer,
+                              UMR_MPI_ZCOPY_AUTO));
     /* into the same rows: zero-copy; into single doubles: declined */
-    EXPECT_EQ(1, mca_pml_umr_choose_recv(rows.size, 256, 256, 0.25,
-                                         &sw_peer, MCA_PML_UMR_ZCOPY_AUTO));
-    EXPECT_EQ(0, mca_pml_umr_choose_recv(rows.size, 256, 65536, 0.001,
-                                         &sw_peer, MCA_PML_UMR_ZCOPY_AUTO));
+    EXPECT_EQ(1, choose_recv(rows.size, 256, 256, 0.25,
+                             &sw_peer, UMR_MPI_ZCOPY_AUTO));
+    EXPECT_EQ(0, choose_recv(rows.size, 256, 65536, 0.001,
+                             &sw_peer, UMR_MPI_ZCOPY_AUTO));
     /* forced: never declined; off: always */
-    EXPECT_EQ(1, mca_pml_umr_choose_recv(rows.size, 256, 65536, 0.001,
-                                         &sw_peer, MCA_PML_UMR_ZCOPY_ON));
-    EXPECT_EQ(0, mca_pml_umr_choose_recv(rows.size, 256, 256, 0.25,
-                                         &sw_peer, MCA_PML_UMR_ZCOPY_OFF));
+    EXPECT_EQ(1, choose_recv(rows.size, 256, 65536, 0.001,
+                             &sw_peer, UMR_MPI_ZCOPY_ON));
+    EXPECT_EQ(0, choose_recv(rows.size, 256, 256, 0.25,
+                             &sw_peer, UMR_MPI_ZCOPY_OFF));
 }
 
 } // namespace

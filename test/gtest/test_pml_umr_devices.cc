@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr's device selection (src/ompi/common/common_umr_devices.c, the MCA
+ * pml/umr's device selection (src/mpi/core/umr_mpi_devices.c, the MCA
  * parameter pml_umr_devices), without mpirun: automatic, include and
  * exclude lists, ports as UCX_NET_DEVICES writes them, every rejection
  * (the message names the parameter, the bad name and the devices that
@@ -11,7 +11,7 @@
  * engine. The same selection over several mlx5 devices and ports runs on
  * the rdma-core model in gtest_uct_mlx5_model (test_pml_umr_devices_model).
  */
-#include "common_umr_devices.h"
+#include "umr_mpi_devices.h"
 #include "test_pml_umr_devices.h"
 #include "uct_umr.h"
 
@@ -51,26 +51,26 @@ TEST_F(pml_umr_devices, nearest_first_local_rank_spreads)
     const unsigned near[] = {0, 1, 4, 4};
 
     ASSERT_EQ(0, sel.select("")) << sel.msg;
-    mca_common_umr_devices_order(&sel.plan, near, 0);
+    umr_mpi_devices_order(&sel.plan, near, 0);
     EXPECT_EQ("sw mlx5_1 mlx5_2 mlx5_0", sel.plan_str());
     ASSERT_EQ(0, sel.select("")) << sel.msg;
-    mca_common_umr_devices_order(&sel.plan, near, 1);
+    umr_mpi_devices_order(&sel.plan, near, 1);
     EXPECT_EQ("sw mlx5_2 mlx5_1 mlx5_0", sel.plan_str());
     ASSERT_EQ(0, sel.select("")) << sel.msg;
-    mca_common_umr_devices_order(&sel.plan, near, 2);
+    umr_mpi_devices_order(&sel.plan, near, 2);
     EXPECT_EQ("sw mlx5_1 mlx5_2 mlx5_0", sel.plan_str());
 
     /* named: the user's order */
     const unsigned near2[] = {0, 4, 1};
     ASSERT_EQ(0, sel.select("sw,mlx5_0,mlx5_2")) << sel.msg;
-    mca_common_umr_devices_order(&sel.plan, near2, 1);
+    umr_mpi_devices_order(&sel.plan, near2, 1);
     EXPECT_EQ("sw mlx5_0 mlx5_2", sel.plan_str());
 
     /* one device: nothing to choose */
     devsel one({"sw", "mlx5_0"});
     const unsigned near1[] = {0, 0};
     ASSERT_EQ(0, one.select("")) << one.msg;
-    mca_common_umr_devices_order(&one.plan, near1, 5);
+    umr_mpi_devices_order(&one.plan, near1, 5);
     EXPECT_EQ("sw mlx5_0", one.plan_str());
 }
 
@@ -166,7 +166,7 @@ TEST_F(pml_umr_devices, more_names_than_fit)
 {
     std::vector<std::string> many{"sw"};
     std::string value = "sw";
-    for (int i = 0; i < MCA_COMMON_UMR_DEVICES_MAX; ++i) {
+    for (int i = 0; i < UMR_MPI_DEVICES_MAX; ++i) {
         many.push_back("mlx5_" + std::to_string(i));
         value += "," + many.back();
     }
@@ -226,7 +226,7 @@ TEST_F(pml_umr_devices, component_devices)
     devsel sel{names};
     ASSERT_EQ(0, sel.select("sw")) << sel.msg;
     uct_md_h md;
-    ASSERT_UCS_OK(mca_common_umr_devices_md_open(comp, &sel.plan.dev[0], &md));
+    ASSERT_UCS_OK(umr_mpi_devices_md_open(comp, &sel.plan.dev[0], &md));
     EXPECT_EQ("sw", umr_test::devsel_md_dev(md));
     /* an mlx5_umr md (the call also links the transport in) */
     uct_umr_md_stats_t stats;

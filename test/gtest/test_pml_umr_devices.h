@@ -9,7 +9,7 @@
 #ifndef TEST_PML_UMR_DEVICES_H_
 #define TEST_PML_UMR_DEVICES_H_
 
-#include "common_umr_devices.h"
+#include "umr_mpi_devices.h"
 
 #include <gtest/gtest.h>
 
@@ -28,10 +28,10 @@
 
 namespace umr_test {
 
-/* mca_common_umr_devices_select over a given device list. */
+/* umr_mpi_devices_select over a given device list. */
 struct devsel {
     std::vector<std::string> names;
-    mca_common_umr_devices_t    plan;
+    umr_mpi_devices_t    plan;
     char                     msg[1024];
 
     explicit devsel(const std::vector<std::string> &n) : names(n)
@@ -42,17 +42,17 @@ struct devsel {
 
     int select(const char *value)
     {
-        std::vector<char> buf(names.size() * MCA_COMMON_UMR_DEVICE_NAME_MAX + 1);
-        auto arr = reinterpret_cast<char (*)[MCA_COMMON_UMR_DEVICE_NAME_MAX]>(
+        std::vector<char> buf(names.size() * UMR_MPI_DEVICE_NAME_MAX + 1);
+        auto arr = reinterpret_cast<char (*)[UMR_MPI_DEVICE_NAME_MAX]>(
                 buf.data());
 
         for (size_t i = 0; i < names.size(); ++i) {
-            snprintf(arr[i], MCA_COMMON_UMR_DEVICE_NAME_MAX, "%s",
+            snprintf(arr[i], UMR_MPI_DEVICE_NAME_MAX, "%s",
                      names[i].c_str());
         }
         plan.num = 99;   /* must be reset */
-        return mca_common_umr_devices_select(value, arr, names.size(), &plan,
-                                          msg, sizeof(msg));
+        return umr_mpi_devices_select(value, "pml_umr_devices", arr,
+                                      names.size(), &plan, msg, sizeof(msg));
     }
 
     /* "sw mlx5_1:2 ..." */
@@ -124,12 +124,12 @@ inline ucs_status_t devsel_query(uct_component_h comp,
                                  std::vector<std::string> *names,
                                  std::string *engine)
 {
-    char arr[MCA_COMMON_UMR_DEVICES_MAX][MCA_COMMON_UMR_DEVICE_NAME_MAX];
+    char arr[UMR_MPI_DEVICES_MAX][UMR_MPI_DEVICE_NAME_MAX];
     char eng[32] = "";
     unsigned num = 0;
     ucs_status_t status;
 
-    status = mca_common_umr_devices_query(comp, arr, MCA_COMMON_UMR_DEVICES_MAX,
+    status = umr_mpi_devices_query(comp, arr, UMR_MPI_DEVICES_MAX,
                                        &num, eng, sizeof(eng));
     names->assign(arr, arr + num);
     *engine = eng;

@@ -56,12 +56,12 @@ protected:
         }
         if (local_rank >= 0) {
             /* as pml/umr's rails do: the nearest first */
-            mca_common_umr_devices_nearest(m_comp, &sel.plan, local_rank);
+            umr_mpi_devices_nearest(m_comp, &sel.plan, local_rank);
         }
         for (unsigned i = 0; i < sel.plan.num; ++i) {
             uct_md_h md;
             if (!strcmp(sel.plan.dev[i].name, "sw") ||
-                (mca_common_umr_devices_md_open(m_comp, &sel.plan.dev[i], &md) !=
+                (umr_mpi_devices_md_open(m_comp, &sel.plan.dev[i], &md) !=
                  UCS_OK)) {
                 continue;
             }

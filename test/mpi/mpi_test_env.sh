@@ -204,7 +204,7 @@ registered_again() {
                "$(echo $(counter "$1" reg_hits)), not $2 and 0 a rank"; return 1; }
 }
 
-# The wrapped PMLs' part of a costs file (common_umr_cost.h) for tests that
+# The wrapped PMLs' part of a costs file (umr_mpi_cost.h) for tests that
 # write their own: no control cost, 1 ns a byte packed, for ob1 and ucx.
 costs_wrapped_pml() {
     local pml b

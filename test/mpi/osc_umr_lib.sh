@@ -26,7 +26,7 @@ counter_sum() {   # file name
         END { if (s + 0 <= 0) { print c " is 0 on every rank"; exit 1 } }'
 }
 
-# A costs file (common_umr_cost.h) where zero-copy loses or wins against the
+# A costs file (umr_mpi_cost.h) where zero-copy loses or wins against the
 # wrapped osc module: engine figures and both components' put/get figures.
 costs_file() {   # loses|wins file [packed op_ns]
     local how=$1 file=$2 kop=${3:-} eop=1000 oop=1000000 e o d c b

@@ -82,7 +82,8 @@
 #include <mpi.h>
 
 #include "mpi_check.h"
-#include "pml_umr_wire.h"   /* the ack's format and tag: bogusack */
+#include "umr_mpi_wire.h"      /* the ack's format: bogusack */
+#include "common_umr_tags.h"    /* and its tag */
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -614,13 +615,13 @@ static void trunccomm_case(void)
 static void bogus_ack(int dst, uint64_t seq, uint64_t cid, int tag, int len)
 {
     char raw[64] = {0};
-    mca_pml_umr_ack_t *ack = (mca_pml_umr_ack_t*)raw;
+    umr_mpi_ack_t *ack = (umr_mpi_ack_t*)raw;
     int rc;
 
     ack->seq = seq;
-    ack->cid = cid;
+    ack->ctx = cid;
     ack->tag = tag;
-    rc = MPI_Send(raw, len, MPI_BYTE, dst, MCA_PML_UMR_TAG_ACK,
+    rc = MPI_Send(raw, len, MPI_BYTE, dst, MCA_COMMON_UMR_TAG_ACK,
                   MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS, "forged ack to rank %d: rc %d (mpi_param_check "
           "0?)", dst, rc);
@@ -655,18 +656,18 @@ static void bogusack_case(void)
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     from = (rank + nprocs - 1) % nprocs;
-    bogus_ack(from, 0, 0, 0, sizeof(mca_pml_umr_ack_t));
-    bogus_ack(from, 0xdeadbeef00000010ull, 0, 0, sizeof(mca_pml_umr_ack_t));
-    bogus_ack(from, MCA_PML_UMR_ACK_BY_TAG, 0x5eed, 4242,
-              sizeof(mca_pml_umr_ack_t));
+    bogus_ack(from, 0, 0, 0, sizeof(umr_mpi_ack_t));
+    bogus_ack(from, 0xdeadbeef00000010ull, 0, 0, sizeof(umr_mpi_ack_t));
+    bogus_ack(from, UMR_MPI_ACK_BY_TAG, 0x5eed, 4242,
+              sizeof(umr_mpi_ack_t));
     bogus_ack(from, 2, 0, 0, 16);
     bogus_ack(from, 2, 0, 0, 64);
     if (npeer == 2) {
         /* the numbers of rank - 2's sends to rank - 1, from us */
         for (k = 0; k < NCOL; ++k) {
             bogus_ack((rank + nprocs - 2) % nprocs,
-                      MCA_PML_UMR_SEQ_FIRST + k, 0, 0,
-                      sizeof(mca_pml_umr_ack_t));
+                      UMR_MPI_SEQ_FIRST + k, 0, 0,
+                      sizeof(umr_mpi_ack_t));
         }
         /* rank - 1 receives rank - 2's sends only after that */
         MPI_Send(&note, 1, MPI_CHAR, from, 97, MPI_COMM_WORLD);
@@ -881,9 +882,9 @@ static void window_case(void)
  * never comes). */
 static void esc_bytes(unsigned char *p, int k)
 {
-    uint64_t head[2] = {MCA_PML_UMR_MAGIC0, MCA_PML_UMR_MAGIC1};
+    uint64_t head[2] = {UMR_MPI_MAGIC0, UMR_MPI_MAGIC1};
 
-    check_fill(p, MCA_PML_UMR_CTL_SIZE, 0, 200 + k);
+    check_fill(p, UMR_MPI_CTL_SIZE, 0, 200 + k);
     memcpy(p, head, sizeof(head));
     memset(p + 40, 0, 16);
 }
@@ -902,9 +903,9 @@ static const char *esc_name[ESC_N] = {
 static void esc_send(int k, MPI_Datatype neg, MPI_Datatype vec,
                      MPI_Datatype ldi)
 {
-    static unsigned char p[MCA_PML_UMR_CTL_SIZE], t[4 * MCA_PML_UMR_CTL_SIZE];
+    static unsigned char p[UMR_MPI_CTL_SIZE], t[4 * UMR_MPI_CTL_SIZE];
     MPI_Datatype dt = MPI_BYTE;
-    int count = MCA_PML_UMR_CTL_SIZE, pos = 0, tag = 200 + k;
+    int count = UMR_MPI_CTL_SIZE, pos = 0, tag = 200 + k;
     void *buf = p;
     MPI_Request rq;
     char note;
@@ -912,18 +913,18 @@ static void esc_send(int k, MPI_Datatype neg, MPI_Datatype vec,
     esc_bytes(p, k);
     if ((k >= 9) && (k <= 11)) {
         dt    = neg;
-        count = MCA_PML_UMR_CTL_SIZE / 16;
+        count = UMR_MPI_CTL_SIZE / 16;
     } else if (k == 12) {
         dt    = vec;
         count = 1;
     } else if (k == 13) {
         dt    = ldi;
-        count = MCA_PML_UMR_CTL_SIZE / 20;
+        count = UMR_MPI_CTL_SIZE / 20;
     }
     if (dt != MPI_BYTE) {
         memset(t, 0, sizeof(t));
         /* a negative extent: the first element at the end */
-        buf = (dt == neg) ? t + MCA_PML_UMR_CTL_SIZE - 16 : t;
+        buf = (dt == neg) ? t + UMR_MPI_CTL_SIZE - 16 : t;
         MPI_Unpack(p, sizeof(p), &pos, buf, count, dt, MPI_COMM_WORLD);
     }
     switch (k) {
@@ -971,8 +972,8 @@ static void esc_send(int k, MPI_Datatype neg, MPI_Datatype vec,
 
 static void escapes_case(void)
 {
-    static unsigned char want[MCA_PML_UMR_CTL_SIZE], in[2 * MCA_PML_UMR_CTL_SIZE];
-    int size = 8 * MCA_PML_UMR_CTL_SIZE + 8 * MPI_BSEND_OVERHEAD, k, n, i;
+    static unsigned char want[UMR_MPI_CTL_SIZE], in[2 * UMR_MPI_CTL_SIZE];
+    int size = 8 * UMR_MPI_CTL_SIZE + 8 * MPI_BSEND_OVERHEAD, k, n, i;
     int count, only = -1;
     char *bbuf = malloc(size), note = 1;
     MPI_Datatype vec, c16, neg;
@@ -983,7 +984,7 @@ static void escapes_case(void)
     if (getenv("PML_UMR_REGRESS_ESCAPE") != NULL) {
         only = atoi(getenv("PML_UMR_REGRESS_ESCAPE"));
     }
-    MPI_Type_vector(MCA_PML_UMR_CTL_SIZE / 16, 2, 4, MPI_DOUBLE, &vec);
+    MPI_Type_vector(UMR_MPI_CTL_SIZE / 16, 2, 4, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     MPI_Type_contiguous(16, MPI_BYTE, &c16);
     MPI_Type_create_resized(c16, 0, -16, &neg);
@@ -1013,10 +1014,10 @@ static void escapes_case(void)
                          &s);
             }
             MPI_Get_count(&s, MPI_BYTE, &count);
-            CHECK(count == MCA_PML_UMR_CTL_SIZE, "escape by MPI_%s: count %d",
+            CHECK(count == UMR_MPI_CTL_SIZE, "escape by MPI_%s: count %d",
                   esc_name[k], count);
             for (i = 0; i < (int)sizeof(in); ++i) {
-                if (in[i] != ((i < MCA_PML_UMR_CTL_SIZE) ? want[i] : 0)) {
+                if (in[i] != ((i < UMR_MPI_CTL_SIZE) ? want[i] : 0)) {
                     FAIL("escape by MPI_%s: byte %d of %d differs",
                          esc_name[k], i, count);
                     break;
@@ -1092,17 +1093,17 @@ static void col_recv(const char *what, int rows, double base, int src, int tag)
 static void z_recv(const char *what, const unsigned char *want, int src,
                    int tag)
 {
-    static unsigned char in[2 * MCA_PML_UMR_CTL_SIZE];
+    static unsigned char in[2 * UMR_MPI_CTL_SIZE];
     MPI_Status s;
     int count, i;
 
     memset(in, 0, sizeof(in));
     MPI_Recv(in, sizeof(in), MPI_BYTE, src, tag, MPI_COMM_WORLD, &s);
     MPI_Get_count(&s, MPI_BYTE, &count);
-    CHECK(count == MCA_PML_UMR_CTL_SIZE, "%s from rank %d: count %d", what,
+    CHECK(count == UMR_MPI_CTL_SIZE, "%s from rank %d: count %d", what,
           src, count);
     for (i = 0; i < (int)sizeof(in); ++i) {
-        if (in[i] != ((i < MCA_PML_UMR_CTL_SIZE) ? want[i] : 0)) {
+        if (in[i] != ((i < UMR_MPI_CTL_SIZE) ? want[i] : 0)) {
             FAIL("%s from rank %d: byte %d differs", what, src, i);
             break;
         }
@@ -1126,8 +1127,8 @@ static int err_class(int rc)
  * escape of rank 0 fails, never raw. */
 static void escfail_case(void)
 {
-    static unsigned char p[MCA_PML_UMR_CTL_SIZE], plain[MCA_PML_UMR_CTL_SIZE];
-    int size = 2 * (MCA_PML_UMR_CTL_SIZE + MPI_BSEND_OVERHEAD), rc, c, i;
+    static unsigned char p[UMR_MPI_CTL_SIZE], plain[UMR_MPI_CTL_SIZE];
+    int size = 2 * (UMR_MPI_CTL_SIZE + MPI_BSEND_OVERHEAD), rc, c, i;
     char *bbuf = malloc(size);
     const char *how[4] = {"Send", "Isend", "Send_init", "Bsend"};
     MPI_Datatype col;
@@ -1191,7 +1192,7 @@ static void escfail_case(void)
  * receives each and checks it. */
 static void norail_dir(int src, int dst)
 {
-    static unsigned char p[MCA_PML_UMR_CTL_SIZE], plain[MCA_PML_UMR_CTL_SIZE];
+    static unsigned char p[UMR_MPI_CTL_SIZE], plain[UMR_MPI_CTL_SIZE];
     const char *how[5] = {"Send", "Ssend", "Isend", "Send_init", "Bsend"};
     MPI_Datatype col;
     double *a = col_make(1024, 100.0 * src, &col);
@@ -1228,7 +1229,7 @@ static void norail_dir(int src, int dst)
 
                 MPI_Probe(src, 500 + k, MPI_COMM_WORLD, &st);
                 MPI_Get_count(&st, MPI_BYTE, &count);
-                CHECK(count == MCA_PML_UMR_CTL_SIZE, "%s probed: count %d",
+                CHECK(count == UMR_MPI_CTL_SIZE, "%s probed: count %d",
                       what, count);
             }
             z_recv(what, p, src, 500 + k);
@@ -1247,7 +1248,7 @@ static void norail_dir(int src, int dst)
 
 static void norail_case(void)
 {
-    int size = 2 * (MCA_PML_UMR_CTL_SIZE + MPI_BSEND_OVERHEAD);
+    int size = 2 * (UMR_MPI_CTL_SIZE + MPI_BSEND_OVERHEAD);
     char *bbuf = malloc(size);
 
     MPI_Buffer_attach(bbuf, size);
@@ -1267,8 +1268,8 @@ static void norail_case(void)
  * communicator matches (the job without pml/umr would hang). */
 static void bsendbuf_case(void)
 {
-    static unsigned char p[MCA_PML_UMR_CTL_SIZE];
-    int size = MCA_PML_UMR_CTL_SIZE + MPI_BSEND_OVERHEAD, c[6] = {0}, i;
+    static unsigned char p[UMR_MPI_CTL_SIZE];
+    int size = UMR_MPI_CTL_SIZE + MPI_BSEND_OVERHEAD, c[6] = {0}, i;
     char *bbuf = malloc(size);
     MPI_Request rq;
     MPI_Comm dup;
@@ -1299,7 +1300,7 @@ static void bsendbuf_case(void)
         }
         MPI_Request_free(&rq);
         /* too small: half a message */
-        MPI_Buffer_attach(bbuf, MCA_PML_UMR_CTL_SIZE / 2 + MPI_BSEND_OVERHEAD);
+        MPI_Buffer_attach(bbuf, UMR_MPI_CTL_SIZE / 2 + MPI_BSEND_OVERHEAD);
         c[3] = err_class(MPI_Bsend(p, sizeof(p), MPI_BYTE, 1, 600, dup));
         MPI_Buffer_detach(&bbuf, &i);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

@@ -18,7 +18,7 @@
 #include <mpi.h>
 
 #include "mpi_check.h"
-#include "pml_umr_wire.h"   /* Z and the magic: the escape cases */
+#include "umr_mpi_wire.h"   /* Z and the magic: the escape cases */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -674,25 +674,25 @@ static void modes(void)
     /* escape: exactly Z contiguous bytes starting with pml/umr's magic
      * ("mlx5umr!" + the second word) must arrive as data */
     {
-        uint64_t e[MCA_PML_UMR_CTL_SIZE / 8];
-        for (i = 0; i < MCA_PML_UMR_CTL_SIZE / 8; ++i) {
+        uint64_t e[UMR_MPI_CTL_SIZE / 8];
+        for (i = 0; i < UMR_MPI_CTL_SIZE / 8; ++i) {
             e[i] = 0x1111111111111111ull * (i % 15) + rank;
         }
-        e[0] = MCA_PML_UMR_MAGIC0;
-        e[1] = MCA_PML_UMR_MAGIC1;
+        e[0] = UMR_MPI_MAGIC0;
+        e[1] = UMR_MPI_MAGIC1;
         memset(w, 0, sizeof(double) * n);
         MPI_Irecv(w, sizeof(double) * n, MPI_BYTE, left, 79, MPI_COMM_WORLD,
                   &rq[0]);
-        MPI_Send(e, MCA_PML_UMR_CTL_SIZE, MPI_BYTE, right, 79, MPI_COMM_WORLD);
+        MPI_Send(e, UMR_MPI_CTL_SIZE, MPI_BYTE, right, 79, MPI_COMM_WORLD);
         MPI_Wait(&rq[0], &s);
         MPI_Get_count(&s, MPI_BYTE, &count);
-        CHECK(count == MCA_PML_UMR_CTL_SIZE, "escape count %d", count);
-        CHECK(((uint64_t*)w)[0] == MCA_PML_UMR_MAGIC0 &&
+        CHECK(count == UMR_MPI_CTL_SIZE, "escape count %d", count);
+        CHECK(((uint64_t*)w)[0] == UMR_MPI_MAGIC0 &&
               ((uint64_t*)w)[5] == 0x1111111111111111ull * 5 + left &&
-              ((uint64_t*)w)[MCA_PML_UMR_CTL_SIZE / 8 - 1] ==
-              0x1111111111111111ull * ((MCA_PML_UMR_CTL_SIZE / 8 - 1) % 15) +
+              ((uint64_t*)w)[UMR_MPI_CTL_SIZE / 8 - 1] ==
+              0x1111111111111111ull * ((UMR_MPI_CTL_SIZE / 8 - 1) % 15) +
               left, "escape data");
-        h = hash_bytes(h, w, MCA_PML_UMR_CTL_SIZE);
+        h = hash_bytes(h, w, UMR_MPI_CTL_SIZE);
     }
     MPI_Type_free(&vec);
     free(v); free(w); free(bbuf);
@@ -919,9 +919,9 @@ static void retype(void)
  * magic (the escape). Every byte checked, and the bytes after them. */
 static uint64_t blocking_bytes(uint64_t h, int tag, int magic)
 {
-    static unsigned char out[MCA_PML_UMR_CTL_SIZE], in[2 * MCA_PML_UMR_CTL_SIZE];
+    static unsigned char out[UMR_MPI_CTL_SIZE], in[2 * UMR_MPI_CTL_SIZE];
     int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
-    uint64_t head[2] = {MCA_PML_UMR_MAGIC0, MCA_PML_UMR_MAGIC1};
+    uint64_t head[2] = {UMR_MPI_MAGIC0, UMR_MPI_MAGIC1};
     MPI_Status s;
     int i, count;
 
@@ -940,10 +940,10 @@ static uint64_t blocking_bytes(uint64_t h, int tag, int magic)
         MPI_Send(out, sizeof(out), MPI_BYTE, right, tag, MPI_COMM_WORLD);
     }
     MPI_Get_count(&s, MPI_BYTE, &count);
-    CHECK(count == MCA_PML_UMR_CTL_SIZE, "Z bytes (magic %d): count %d", magic,
+    CHECK(count == UMR_MPI_CTL_SIZE, "Z bytes (magic %d): count %d", magic,
           count);
     for (i = 0; i < (int)sizeof(in); ++i) {
-        unsigned char want = (i >= MCA_PML_UMR_CTL_SIZE) ? 0 :
+        unsigned char want = (i >= UMR_MPI_CTL_SIZE) ? 0 :
                              (magic && (i < 16)) ? ((unsigned char*)head)[i] :
                              (unsigned char)(i * 13 + left);
         if (in[i] != want) {

@@ -60,8 +60,9 @@
 #    moves them zero-copy; the plain job's check lines
 #    either way; over ob1 and ucx (osc/rdma, or osc/ucx on Open MPI 6);
 #  - osc_umr_enable=0 and osc_umr_zcopy=off give the plain job (nothing
-#    zero-copy); so does a job where pml/umr is disabled (no rails: osc/umr
-#    leaves the window to the wrapped module);
+#    zero-copy); with pml/umr disabled (pml_umr_enable=0) or not loaded
+#    (--mca pml ob1), osc/umr opens the core's rails itself and moves puts
+#    and gets zero-copy on every rank, with the plain job's check lines;
 #  - ompi_info lists the component and its parameters, the test faults' help
 #    every point; osc_umr_test_fault=answer,bogus gives one line a rank
 #    naming the parameter and the points and injects nothing;
@@ -140,11 +141,23 @@ zcopy_off() {
         counter_each_rank "$out/off" zcopy_puts 2 0
 }
 
-no_pml_umr() {
-    run "$out/nopml" "${osc_env[@]}" OMPI_MCA_pml_umr_enable=0 -- -np 2 || return 1
-    same_checks "$out/ref-2" "$out/nopml" &&
-        counter_each_rank "$out/nopml" windows_plain 2 &&
-        counter_each_rank "$out/nopml" zcopy_gets 2 0
+# Without pml/umr (disabled, or not loaded at all: --mca pml ob1) osc/umr
+# opens the core itself: its own rails ("osc_umr: rail sw open" on each
+# rank), the ranks' addresses from each window's creation; puts and gets of
+# vector and other types move zero-copy on every rank, with the plain job's
+# check lines and no registration left.
+without_pml_umr() {   # name args...
+    local f=$out/nopml-$1
+    shift
+    run "$f" "${osc_env[@]}" OMPI_MCA_osc_umr_verbose=5 "$@" || { tail -30 "$f"; return 1; }
+    same_checks "$out/ref-2" "$f" || return 1
+    ! grep -q "pml_umr: rank" "$f" || { echo "pml/umr interposed"; return 1; }
+    [ "$(grep -c 'osc_umr: rail sw open$' "$f")" -eq 2 ] ||
+        { echo "osc/umr did not open the rails on each rank"; grep "rail" "$f"; return 1; }
+    for c in windows_wrapped zcopy_puts zcopy_gets key_ready; do
+        counter_each_rank "$f" $c 2 || return 1
+    done
+    counter_each_rank "$f" zcopy_errors 2 0
 }
 
 # Long indexed target types: their descriptions go apart (osc_umr_wire.h)
@@ -265,6 +278,8 @@ costs_choice() {   # loses|wins pml
     run "$f" "${osc_env[@]}" OMPI_MCA_osc_umr_verbose=10 OMPI_MCA_pml_umr_cost_file="$cfile" \
         $cases -- -np 2 "${args[@]}" || { tail -30 "$f"; return 1; }
     same_checks "$ref" "$f" || return 1
+    # (lines of the core's choice: the prefix of the component that opened
+    # it, pml_umr or osc_umr)
     osc=$(sed -n "s|.*osc_umr: costs for osc/\([a-z0-9]*\) from $cfile.*|\1|p" "$f" | head -1)
     [ -n "$osc" ] && [ "$(grep -c "osc_umr: costs for osc/$osc from $cfile" "$f")" -ge 2 ] ||
         { echo "no 'costs for osc/... from $cfile' line on each rank"; grep "osc_umr: .*cost" "$f"; return 1; }
@@ -335,7 +350,8 @@ for pml in ob1 ucx; do
     check costs_zcopy_wins_$pml costs_choice wins $pml
 done
 check zcopy_off zcopy_off
-check no_pml_umr_no_rails no_pml_umr
+check without_pml_umr_disabled without_pml_umr disabled OMPI_MCA_pml_umr_enable=0 -- -np 2
+check without_pml_umr_ob1 without_pml_umr ob1 -- -np 2 --mca pml ob1
 check ompi_info_lists ompi_info_lists
 check bad_fault_list bad_fault_list
 finish

@@ -267,7 +267,7 @@ ucx_tls_names_it() {
 check ucx_tls_naming_mlx5_umr ucx_tls_names_it
 check peer_death_ends_job peer_death
 
-# pml_umr_devices (common_umr_devices.h). The rails each rank opened are its
+# pml_umr_devices (umr_mpi_devices.h). The rails each rank opened are its
 # "rail NAME open" lines (pml_umr_verbose 5).
 devices_sw_only() {
     local got=$out/dev-sw

@@ -20,6 +20,7 @@
 #include <ucs/debug/log.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef struct umr_mpi_dtype_entry {
@@ -168,7 +169,8 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
 
     if ((decode && (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) !=
                     MPI_SUCCESS)) || (umr_mpi_dtype_query(type, &b) != UCS_OK)) {
-        ucs_error("umr_mpi_dtype: cannot read datatype %p", (void*)type);
+        ucs_error("umr_mpi_dtype: cannot read datatype %p",
+                  (void*)(uintptr_t)type);
         return NULL;
     }
 
@@ -195,6 +197,8 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
     if (status == UCS_OK) {
         entry->super.num_blocks = umr_layout_num_blocks(entry->super.layout);
         entry->super.is_contig  = umr_layout_is_contig(entry->super.layout);
+        entry->super.true_lb    = umr_layout_true_lb(entry->super.layout);
+        entry->super.true_ub    = umr_layout_true_ub(entry->super.layout);
         UMR_MPI_DTYPE_STAT(decoded);
     } else if (status == UCS_ERR_UNSUPPORTED) {
         entry->super.layout = NULL;

@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * libmca_common_umr: its log stream and counters (see common_umr.h).
+ * libmca_common_umr: its log stream and the components' test faults (see
+ * common_umr.h).
  */
 #include "common_umr.h"
 
@@ -14,6 +15,8 @@ mca_common_umr_t mca_common_umr = {
 
 void mca_common_umr_init(int output, const char *who)
 {
-    mca_common_umr.output = output;
-    mca_common_umr.who    = who;
+    if (mca_common_umr.output < 0) {
+        mca_common_umr.output = output;
+        mca_common_umr.who    = who;
+    }
 }

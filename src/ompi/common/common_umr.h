@@ -3,21 +3,21 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * libmca_common_umr: what the Open MPI components over mlx5_umr share
- * (pml/umr now, osc/umr next), placed as Open MPI places code shared by
- * components (opal/mca/common/NAME -> libmca_common_NAME). One header per
- * object, each used from above only:
+ * libmca_common_umr: Open MPI's binding of the mlx5_umr MPI core
+ * (src/mpi/core, umr_mpi.h), shared by pml/umr and osc/umr, placed as Open
+ * MPI places code shared by components (opal/mca/common/NAME ->
+ * libmca_common_NAME). One header per object:
  *
- *   common_umr_devices.h   which mlx5_umr devices become rails (plain C)
- *   common_umr_rail.h      the UCT module, worker and rails; the modex
- *   common_umr_progress.h  progress: work items, deferred frees
- *   common_umr_keys.h      registration cache and layout keys per rail
- *   common_umr_peer.h      peers: the rail that reaches each, endpoints,
- *                          the connection handshake
- *   common_umr_dtype.h     MPI datatype -> layout, cached (the decoder of
- *                          src/mpi/decode behind a direct-mapped front)
+ *   common_umr_binding.h   the core's binding over Open MPI: internal
+ *                          messages through the wrapped PML, progress,
+ *                          the addresses (modex, window allgathers), logs
+ *   common_umr_dtype.h     MPI datatypes for the core (the decoder of
+ *                          src/mpi/decode, compiled for Open MPI's ABI)
+ *   common_umr_memhooks.h  Open MPI's memory hooks feed UCM
+ *   common_umr_help.h      messages to users (opal_show_help)
  *
- * This header is the bottom of them: the library's log stream and counters.
+ * This header is the bottom of them: the binding's log stream and the
+ * components' shared parameters.
  */
 #ifndef MCA_COMMON_UMR_H_
 #define MCA_COMMON_UMR_H_
@@ -31,39 +31,9 @@
 
 BEGIN_C_DECLS
 
-/* Counters of the shared objects; the component prints and publishes them
- * with its own (MPI_T performance variables). */
-typedef struct mca_common_umr_counters {
-    uint64_t connects;          /* endpoints connected */
-    uint64_t keys_live;         /* registrations alive now (0 at the end) */
-    uint64_t errors;            /* connections that failed */
-    uint64_t reg_hits;          /* registration cache: region reused */
-    uint64_t reg_misses;        /* region registered */
-    uint64_t lkey_hits;         /* layout key reused */
-    uint64_t lkey_misses;       /* layout key made */
-    uint64_t retired;           /* peers retired to pass-through */
-    uint64_t conns_live;        /* peers with an endpoint now */
-    uint64_t conns_max;         /* its high-water mark (<= the budget,
-                                   pml_umr_max_conns) */
-    uint64_t disconnects;       /* endpoints destroyed: the least recently
-                                   used idle peer, to make room, or because
-                                   the peer dropped its end */
-    uint64_t budget_passthrough; /* zero-copy messages passed through for
-                                    want of a connection: the budget full
-                                    and every connected peer busy, or a
-                                    disconnect under way (sender: of
-                                    fallbacks; receiver: of declined) */
-    uint64_t rails_retired;     /* rails retired (every peer on them) */
-    uint64_t rails_reopened;    /* retired rails whose port came back */
-    uint64_t keys_reclaimed;    /* idle layout keys given back because the
-                                   key pool ran short (least recently used
-                                   first) */
-} mca_common_umr_counters_t;
-
 typedef struct mca_common_umr {
-    int                       output;   /* the component's verbose stream */
-    const char                *who;     /* its name in log lines: "pml_umr" */
-    mca_common_umr_counters_t cnt;
+    int        output;   /* the first binder's verbose stream */
+    const char *who;     /* its name in log lines: "pml_umr" */
 } mca_common_umr_t;
 
 OMPI_DECLSPEC extern mca_common_umr_t mca_common_umr;
@@ -72,7 +42,8 @@ OMPI_DECLSPEC extern mca_common_umr_t mca_common_umr;
     opal_output_verbose(_lvl, mca_common_umr.output, "%s: " _fmt, \
                         mca_common_umr.who, ## __VA_ARGS__)
 
-/* The component's verbose stream and name (before anything else). */
+/* The first component's verbose stream and name, before anything else (its
+ * messages to users name it). */
 OMPI_DECLSPEC void mca_common_umr_init(int output, const char *who);
 
 /* A read-only MCA parameter of component `c`, its default already in

@@ -3,55 +3,44 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * libmca_common_umr: MPI datatypes as layouts (see common_umr_dtype.h).
+ * libmca_common_umr: Open MPI's datatypes for the core (see
+ * common_umr_dtype.h).
  */
 #include "common_umr_dtype.h"
 #include "common_umr.h"
 #include "common_umr_help.h"
-#include "common_umr_peer.h"
+
+#include "umr_mpi_peer.h"
 
 #include <opal/datatype/opal_datatype_internal.h>
 
-mca_common_umr_dtype_slot_t
-    mca_common_umr_dtype_front[MCA_COMMON_UMR_DTYPE_SLOTS];
-unsigned mca_common_umr_dtype_hold_after = 8;
 static int mca_common_umr_dtype_state; /* 0 not yet, 1 on, -1 failed / over */
 static int mca_common_umr_self_keyval = MPI_KEYVAL_INVALID;
 static int mca_common_umr_hold_keyval = MPI_KEYVAL_INVALID;
 
-static void mca_common_umr_dtype_forget(MPI_Datatype type)
+/* The decoder frees the entry of `type` (with the type). */
+static void mca_common_umr_dtype_freed(MPI_Datatype type)
 {
-    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(type);
-
-    if (slot->dt == type) {
-        slot->dt = NULL;
-    }
-    if (slot->seen == type) {
-        slot->seen = NULL;
-    }
+    umr_mpi_types_forget(mca_common_umr_type_key(type), 0);
 }
 
-/* A held type is freed: its slot goes, and the next type is held later
- * (types made for a few messages: mca_common_umr_dtype_prefiltered). */
+/* A held type is freed. */
 static int mca_common_umr_dtype_hold_delete(MPI_Datatype type, int keyval,
                                             void *val, void *extra)
 {
-    mca_common_umr_dtype_forget(type);
-    if (mca_common_umr_dtype_hold_after < 4096) {
-        mca_common_umr_dtype_hold_after *= 8;
-    }
+    umr_mpi_types_forget(mca_common_umr_type_key(type), 1);
     return MPI_SUCCESS;
 }
 
 static int mca_common_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
                                      void *extra)
 {
-    mca_common_umr_peers_quiesce();
+    umr_mpi_peers_quiesce();
     if (mca_common_umr_dtype_state == 1) {
         umr_mpi_dtype_cache_fini();
         umr_mpi_dtype_cache_on_free(NULL);
     }
-    memset(mca_common_umr_dtype_front, 0, sizeof(mca_common_umr_dtype_front));
+    umr_mpi_types_close();
     mca_common_umr_dtype_state = -1;
     if (mca_common_umr_hold_keyval != MPI_KEYVAL_INVALID) {
         /* types still held keep their attribute until they are freed */
@@ -61,10 +50,11 @@ static int mca_common_umr_dtype_fini(MPI_Comm comm, int keyval, void *val,
     return MPI_SUCCESS;
 }
 
-/* The decoder's cache, opened at first use (MPI is up by then) and closed
- * when MPI_COMM_SELF is freed at the start of MPI_Finalize. */
-static int mca_common_umr_dtype_open(void)
+int mca_common_umr_types_open(void)
 {
+    if (OPAL_LIKELY(mca_common_umr_dtype_state != 0)) {
+        return mca_common_umr_dtype_state > 0;
+    }
     mca_common_umr_dtype_state = -1;
     if ((umr_mpi_dtype_cache_init() != MPI_SUCCESS) ||
         (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
@@ -81,77 +71,63 @@ static int mca_common_umr_dtype_open(void)
                                  mca_common_umr.who);
         return 0;
     }
-    umr_mpi_dtype_cache_on_free(mca_common_umr_dtype_forget);
+    umr_mpi_dtype_cache_on_free(mca_common_umr_dtype_freed);
     mca_common_umr_dtype_state = 1;
     return 1;
 }
 
-mca_common_umr_dtype_slot_t *
-mca_common_umr_dtype_lookup_slow(ompi_datatype_t *dt)
+/* A type Open MPI built itself (the collectives' indexed types of a
+ * receive buffer) has no construction arguments: MPI_Type_get_envelope
+ * would raise MPI_ERR_INTERN through MPI_COMM_WORLD's error handler and
+ * abort the job. Such a type passes through (its receive goes through a
+ * bounce buffer): it is taken undecoded, without a layout, so that the
+ * choice's verdict is kept as for any type that cannot go zero-copy (its
+ * entry goes with the type, as any: Open MPI's destructor deletes a
+ * type's attributes). Predefined types have no arguments either and are
+ * never decoded. */
+static const umr_mpi_dtype_t *mca_common_umr_type_info(uintptr_t key)
 {
-    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
-    const umr_mpi_dtype_t *info;
+    ompi_datatype_t *dt = (ompi_datatype_t*)key;
 
-    if ((slot->dt == dt) && (slot->info != NULL)) {
-        return slot;
-    }
-    if (OPAL_UNLIKELY(mca_common_umr_dtype_state != 1) &&
-        ((mca_common_umr_dtype_state < 0) || !mca_common_umr_dtype_open())) {
+    if (!mca_common_umr_types_open()) {
         return NULL;
     }
-    /* A type Open MPI built itself (the collectives' indexed types of a
-     * receive buffer) has no construction arguments: MPI_Type_get_envelope
-     * would raise MPI_ERR_INTERN through MPI_COMM_WORLD's error handler
-     * and abort the job. Such a type passes through (its receive goes
-     * through a bounce buffer): it takes the slot undecoded, without a
-     * layout, so that the component's verdict is kept as for any type that
-     * cannot go zero-copy (its entry goes with the type, as any: Open
-     * MPI's destructor deletes a type's attributes). Predefined types have
-     * no arguments either and are never decoded. */
-    info = (OPAL_UNLIKELY(dt->args == NULL) &&
+    return (OPAL_UNLIKELY(dt->args == NULL) &&
             !ompi_datatype_is_predefined(dt)) ? umr_mpi_dtype_get_opaque(dt) :
                                                 umr_mpi_dtype_get(dt);
-    if (info == NULL) {
-        return NULL;
-    }
-    /* (a held type: its hold stays, harmless beside the decoder's entry) */
-    slot->dt         = dt;
-    slot->info       = info;
-    slot->pass_count = 0;
-    slot->memo[0]    = slot->memo[1] = -1;
-    return slot;
 }
 
-void mca_common_umr_dtype_hold(ompi_datatype_t *dt, size_t count)
+/* A predefined type (a pair type with a gap) is never freed: no
+ * attribute. A type held before and pushed out of its slot by another one
+ * since keeps its attribute: set again, the attribute's delete would run
+ * as if the type were freed. */
+static int mca_common_umr_type_hold(uintptr_t key)
 {
-    mca_common_umr_dtype_slot_t *slot = mca_common_umr_dtype_slot(dt);
+    ompi_datatype_t *dt = (ompi_datatype_t*)key;
     void *val;
     int flag = 0;
 
-    slot->seen = NULL;
-    if (slot->dt == dt) {
-        slot->pass_count = count;
-        return;
+    if (!mca_common_umr_types_open()) {
+        return -1;
     }
-    if (OPAL_UNLIKELY(mca_common_umr_dtype_state != 1) &&
-        ((mca_common_umr_dtype_state < 0) || !mca_common_umr_dtype_open())) {
-        return;
-    }
-    /* A predefined type (a pair type with a gap) is never freed: no
-     * attribute. A type held before and pushed out of its slot by another
-     * one since keeps its attribute: set again, the attribute's delete
-     * would run as if the type were freed. */
     if (!ompi_datatype_is_predefined(dt) &&
         ((PMPI_Type_get_attr(dt, mca_common_umr_hold_keyval, &val, &flag) !=
           MPI_SUCCESS) || !flag) &&
         (PMPI_Type_set_attr(dt, mca_common_umr_hold_keyval, NULL) !=
          MPI_SUCCESS)) {
-        return;
+        return -1;
     }
-    slot->dt         = dt;
-    slot->info       = NULL;
-    slot->memo[0]    = slot->memo[1] = -1;
-    slot->pass_count = count;
+    return 0;
+}
+
+static const umr_mpi_types_ops_t mca_common_umr_types_ops = {
+    .info = mca_common_umr_type_info,
+    .hold = mca_common_umr_type_hold
+};
+
+void mca_common_umr_types_init(void)
+{
+    umr_mpi_types_open(&mca_common_umr_types_ops);
 }
 
 size_t mca_common_umr_dtype_blocks(const ompi_datatype_t *dt, size_t *bytes)

@@ -25,10 +25,11 @@
  *   osc_umr_sync.h   every synchronisation call completes osc/umr's
  *                    operations before the wrapped one runs
  *
- * Rails, peers, registrations, progress and the datatype decoder are
- * libmca_common_umr's (src/ompi/common), opened by pml/umr: without them
- * (pml/umr disabled or passing through) every window is the wrapped
- * module's, unchanged.
+ * Rails, peers, registrations, the choice and progress are the mlx5_umr MPI
+ * core's (src/mpi/core), bound to Open MPI by libmca_common_umr
+ * (src/ompi/common): opened by pml/umr when it is there, else by osc/umr
+ * at the first window it wraps; the ranks of each window tell their
+ * addresses at its creation.
  *
  * This header: the component, its parameters and counters.
  */
@@ -36,6 +37,7 @@
 #define MCA_OSC_UMR_H_
 
 #include "umr_ompi_compat.h"
+#include "common_umr_binding.h"
 
 #include <ompi_config.h>
 #include <ompi/mca/osc/osc.h>
@@ -113,6 +115,7 @@ typedef struct mca_osc_umr_counters {
 /* The component's state (osc_umr.c; the component structure itself,
  * mca_osc_umr_component, is osc_umr_component.c's). */
 typedef struct mca_osc_umr {
+    const mca_base_component_t *self;   /* the component, once registered */
     int                       enable;
     int                       priority;
     int                       zcopy_mode;
@@ -124,10 +127,16 @@ typedef struct mca_osc_umr {
     int                       output;
     int                       world_rank;
     int                       nwins;    /* wrapped windows alive */
+    int                       opened;   /* osc/umr opened the core (pml/umr
+                                           did not): closed at finalize */
     mca_osc_umr_counters_t    cnt;
 } mca_osc_umr_t;
 
 extern mca_osc_umr_t mca_osc_umr;
+
+/* osc/umr's messages go through the PML the components do not wrap
+ * (common_umr_binding.h), never through pml/umr's entry points. */
+#define MCA_OSC_UMR_PML_CALL(_call) mca_common_umr_pml->pml_ ## _call
 
 #define MCA_OSC_UMR_VERBOSE(_lvl, _fmt, ...) \
     opal_output_verbose(_lvl, mca_osc_umr.output, "osc_umr: " _fmt, \

@@ -46,6 +46,7 @@ static int mca_osc_umr_component_register(void)
     };
     mca_base_var_enum_t *zcopy_enum, *packed_enum;
 
+    mca_osc_umr.self   = c;
     mca_osc_umr.enable = 1;
     mca_common_umr_param(c, "enable",
             "Put osc/umr in front of the osc component Open MPI selects (0: "
@@ -85,6 +86,10 @@ static int mca_osc_umr_component_register(void)
             "module moving such blocks as fast (0: no limit)",
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
             &mca_osc_umr.sw_max_block);
+
+    /* the rails' parameters, shared with pml/umr (used when osc/umr opens
+     * the core itself) */
+    mca_common_umr_params_register(c);
 
     mca_osc_umr.packed_mode = MCA_OSC_UMR_PACKED_AUTO;
     mca_base_var_enum_create("osc_umr_packed", packed_values, &packed_enum);
@@ -133,6 +138,14 @@ static int mca_osc_umr_component_open(void)
     return OMPI_SUCCESS;
 }
 
+/* The rails' parameters osc/umr registered (pml/umr not there) go with
+ * it: their storage is libmca_common_umr's. */
+static int mca_osc_umr_component_close(void)
+{
+    mca_common_umr_params_deregister();
+    return OMPI_SUCCESS;
+}
+
 static int mca_osc_umr_component_init(bool enable_progress_threads,
                                       bool enable_mpi_threads)
 {
@@ -142,6 +155,12 @@ static int mca_osc_umr_component_init(bool enable_progress_threads,
 static int mca_osc_umr_component_finalize(void)
 {
     const mca_osc_umr_counters_t *c = &mca_osc_umr.cnt;
+
+    if (mca_osc_umr.opened) {
+        mca_osc_umr.opened = 0;
+        mca_common_umr_release();
+        mca_common_umr_close();
+    }
 
     if ((mca_osc_umr.verbose >= 1) &&
         (c->windows_wrapped + c->windows_plain > 0)) {
@@ -241,6 +260,7 @@ ompi_osc_base_component_t mca_osc_umr_component = {
             MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION,
                                   OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION),
             .mca_open_component            = mca_osc_umr_component_open,
+            .mca_close_component           = mca_osc_umr_component_close,
             .mca_register_component_params = mca_osc_umr_component_register,
         },
         .osc_data = {

@@ -8,8 +8,8 @@
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "osc_umr_packed.h"
-#include "common_umr_keys.h"
-#include "common_umr_rail.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_rail.h"
 
 #include <ompi/mca/pml/pml.h>
 
@@ -34,9 +34,9 @@ static void mca_osc_umr_att_release(mca_osc_umr_attached_t *att)
 {
     int i;
 
-    for (i = 0; i < MCA_COMMON_UMR_MAX_RAILS; ++i) {
+    for (i = 0; i < UMR_MPI_MAX_RAILS; ++i) {
         if (att->regions[i] != NULL) {
-            mca_common_umr_region_put(att->regions[i]);
+            umr_mpi_region_put(att->regions[i]);
             att->regions[i] = NULL;
         }
     }
@@ -54,10 +54,10 @@ int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len)
          * between the user's (see osc_umr_dyn.h) */
         return rc;
     }
-    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
-        if (mca_common_umr_region_get(&mca_common_umr_rails.rails[i], base,
-                                      len, PROT_READ | PROT_WRITE,
-                                      &att.regions[i], NULL) != OMPI_SUCCESS) {
+    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
+        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], base, len,
+                               PROT_READ | PROT_WRITE, &att.regions[i],
+                               NULL) != UCS_OK) {
             att.regions[i] = NULL;
             goto unregistered;
         }
@@ -104,10 +104,10 @@ static void mca_osc_umr_dyn_invalidate(mca_osc_umr_win_t *w,
         if (!w->tkey_given[i]) {
             continue;
         }
-        if (MCA_PML_CALL(isend(msg, sizeof(*msg), MPI_BYTE, i,
-                               MCA_OSC_UMR_TAG_INVAL,
-                               MCA_PML_BASE_SEND_SYNCHRONOUS, w->comm,
-                               &reqs[n])) == OMPI_SUCCESS) {
+        if (MCA_OSC_UMR_PML_CALL(isend(msg, sizeof(*msg), MPI_BYTE, i,
+                                       MCA_OSC_UMR_TAG_INVAL,
+                                       MCA_PML_BASE_SEND_SYNCHRONOUS, w->comm,
+                                       &reqs[n])) == OMPI_SUCCESS) {
             ++n;
             ++mca_osc_umr.cnt.invals_sent;
         }
@@ -134,8 +134,7 @@ int mca_osc_umr_detach(ompi_win_t *win, const void *base)
         mca_osc_umr_packed_dst_detach(w, base);
         for (k = w->ntkeys; k-- > 0;) {
             if (w->tkeys[k].att_base == base) {
-                mca_common_umr_lkey_drop(w->tkeys[k].region,
-                                         w->tkeys[k].lkey);
+                umr_mpi_lkey_drop(w->tkeys[k].region, w->tkeys[k].lkey);
                 w->tkeys[k] = w->tkeys[--w->ntkeys];
             }
         }
@@ -150,9 +149,9 @@ int mca_osc_umr_detach(ompi_win_t *win, const void *base)
 
 static int mca_osc_umr_inval_post(mca_osc_umr_win_t *w)
 {
-    return MCA_PML_CALL(irecv(&w->inval, sizeof(w->inval), MPI_BYTE,
-                              MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_INVAL, w->comm,
-                              &w->inval_req));
+    return MCA_OSC_UMR_PML_CALL(irecv(&w->inval, sizeof(w->inval), MPI_BYTE,
+                                      MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_INVAL, w->comm,
+                                      &w->inval_req));
 }
 
 int mca_osc_umr_dyn_init(mca_osc_umr_win_t *w)

@@ -10,7 +10,7 @@
 #include "osc_umr_fault.h"
 #include "osc_umr_kreq.h"
 #include "common_umr.h"
-#include "common_umr_progress.h"
+#include "common_umr_binding.h"
 
 #include <ompi/datatype/ompi_datatype.h>
 #include <ompi/mca/pml/pml.h>
@@ -48,9 +48,9 @@ static int mca_osc_umr_key_send_desc(mca_osc_umr_win_t *w,
     kd->magic = MCA_OSC_UMR_KDESC_MAGIC;
     kd->id    = (uintptr_t)key;
     memcpy(kd + 1, desc, dlen);
-    rc = MCA_PML_CALL(isend(kd, sizeof(*kd) + dlen, MPI_BYTE, key->target,
-                            MCA_OSC_UMR_TAG_KDESC, MCA_PML_BASE_SEND_STANDARD,
-                            w->comm, &sreq));
+    rc = MCA_OSC_UMR_PML_CALL(isend(kd, sizeof(*kd) + dlen, MPI_BYTE, key->target,
+                                    MCA_OSC_UMR_TAG_KDESC, MCA_PML_BASE_SEND_STANDARD,
+                                    w->comm, &sreq));
     if (rc != OMPI_SUCCESS) {
         free(kd);
         return rc;
@@ -78,7 +78,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     }
     /* the address first (on the stack), then only what is sent on the
      * heap: no 4 KiB allocation per request between the user's */
-    if (mca_common_umr_peer_prepare(key->peer, addr, &alen) != OMPI_SUCCESS) {
+    if (umr_mpi_peer_prepare(key->peer, addr, &alen) != UCS_OK) {
         return OMPI_ERROR;
     }
     apart      = (alen + dlen > sizeof(kreq->data));
@@ -89,7 +89,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     }
     memcpy(kreq->data, addr, alen);
     /* RMA and keys on its endpoint: never disconnected (pml_umr_max_conns) */
-    mca_common_umr_peer_pin(key->peer);
+    umr_mpi_peer_pin(key->peer);
     kreq->magic    = MCA_OSC_UMR_KREQ_MAGIC;
     kreq->id       = (uintptr_t)key;
     kreq->disp     = key->disp;
@@ -100,8 +100,8 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     memcpy(kreq->data + alen, desc, inline_len);
 
     /* answers from one target come in the order of the requests */
-    rc = MCA_PML_CALL(irecv(&key->ans, sizeof(key->ans), MPI_BYTE, key->target,
-                            MCA_OSC_UMR_TAG_KANS, w->comm, &key->ans_req));
+    rc = MCA_OSC_UMR_PML_CALL(irecv(&key->ans, sizeof(key->ans), MPI_BYTE, key->target,
+                                    MCA_OSC_UMR_TAG_KANS, w->comm, &key->ans_req));
     if (rc != OMPI_SUCCESS) {
         free(kreq);
         return rc;
@@ -114,9 +114,9 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
         rc = mca_osc_umr_key_send_desc(w, key, desc, dlen);
     }
     if (rc == OMPI_SUCCESS) {
-        rc = MCA_PML_CALL(isend(kreq, MCA_OSC_UMR_KREQ_HDR + alen + inline_len,
-                                MPI_BYTE, key->target, MCA_OSC_UMR_TAG_KREQ,
-                                MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq));
+        rc = MCA_OSC_UMR_PML_CALL(isend(kreq, MCA_OSC_UMR_KREQ_HDR + alen + inline_len,
+                                        MPI_BYTE, key->target, MCA_OSC_UMR_TAG_KREQ,
+                                        MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq));
     }
     if (rc != OMPI_SUCCESS) {
         /* the answer receive stays posted and never matches: cancel it */
@@ -139,7 +139,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
 }
 
 mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
-                                       mca_common_umr_peer_t *peer,
+                                       umr_mpi_peer_t *peer,
                                        int target, int64_t disp,
                                        ompi_datatype_t *dt,
                                        const umr_layout_t *layout,
@@ -216,9 +216,9 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
 
 static int mca_osc_umr_kreq_post(mca_osc_umr_win_t *w)
 {
-    return MCA_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE,
-                              MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_KREQ, w->comm,
-                              &w->kreq_req));
+    return MCA_OSC_UMR_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE,
+                                      MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_KREQ, w->comm,
+                                      &w->kreq_req));
 }
 
 int mca_osc_umr_keys_init(mca_osc_umr_win_t *w)
@@ -420,7 +420,7 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
     mca_osc_umr_kreq_fini(w);
     /* the window is gone: its layout keys give their keys back now */
     for (i = 0; i < w->ntkeys; ++i) {
-        mca_common_umr_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
+        umr_mpi_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
     }
     w->ntkeys = 0;
     rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,

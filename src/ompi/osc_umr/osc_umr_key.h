@@ -14,14 +14,14 @@
  *
  * Target: one receive of key requests is posted per window; from progress,
  * each request is answered with the packed rkey of a layout key over the
- * window memory (common_umr_keys.h), or with an error status
+ * window memory (umr_mpi_keys.h), or with an error status
  * (osc_umr_kreq.h).
  */
 #ifndef MCA_OSC_UMR_KEY_H_
 #define MCA_OSC_UMR_KEY_H_
 
 #include "osc_umr_win.h"
-#include "common_umr_peer.h"
+#include "umr_mpi_peer.h"
 
 #include <ompi/datatype/ompi_datatype.h>
 
@@ -38,7 +38,7 @@ enum {
 typedef struct mca_osc_umr_key {
     opal_list_item_t       super;      /* in w->pending while asked for */
     mca_osc_umr_win_t      *w;
-    mca_common_umr_peer_t  *peer;
+    umr_mpi_peer_t  *peer;
     int                    target;
     int                    state;
     int64_t                disp;
@@ -55,7 +55,7 @@ typedef struct mca_osc_umr_key {
 /* The ready key for this target access, or NULL (asked for now if never
  * seen; pending; refused): the caller then uses the wrapped module. */
 mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
-                                       mca_common_umr_peer_t *peer,
+                                       umr_mpi_peer_t *peer,
                                        int target, int64_t disp,
                                        ompi_datatype_t *dt,
                                        const umr_layout_t *layout,

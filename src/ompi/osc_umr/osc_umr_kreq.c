@@ -9,10 +9,9 @@
 #include "osc_umr_dyn.h"
 #include "osc_umr_fault.h"
 #include "osc_umr_packed.h"
-#include "common_umr.h"
-#include "common_umr_keys.h"
-#include "common_umr_peer.h"
-#include "common_umr_progress.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_peer.h"
+#include "common_umr_binding.h"
 
 #include <ompi/datatype/ompi_datatype.h>
 #include <ompi/mca/pml/pml.h>
@@ -87,7 +86,7 @@ static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
 /* `apart`: the description received apart (aligned), or NULL: it is in
  * the request, after the address. */
 static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
-                                 mca_common_umr_peer_t *peer,
+                                 umr_mpi_peer_t *peer,
                                  const mca_osc_umr_kreq_t *kreq,
                                  const void *apart, ompi_proc_t *proc,
                                  mca_osc_umr_kans_t *ans)
@@ -95,6 +94,7 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
     uint64_t desc[MCA_OSC_UMR_KREQ_SIZE / sizeof(uint64_t)];
     mca_osc_umr_tkey_t *tkey;
     umr_layout_t *layout = NULL;
+    umr_mpi_dtype_t t;
     const char *why      = NULL;
     ompi_datatype_t *dt;
     char *addr, *att_base;
@@ -132,10 +132,11 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
         w->tkeys_cap = cap;
     }
     tkey = &w->tkeys[w->ntkeys];
+    umr_mpi_dtype_of_layout(&t, layout);
     if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_TKEY) ||
-        (mca_common_umr_lkey_acquire(peer->rail, addr, layout, kreq->count,
-                                     PROT_READ | PROT_WRITE, &tkey->region,
-                                     &tkey->lkey, &why) != OMPI_SUCCESS)) {
+        (umr_mpi_lkey_acquire(peer->rail, addr, &t, kreq->count,
+                              PROT_READ | PROT_WRITE, &tkey->region,
+                              &tkey->lkey, &why) != UCS_OK)) {
         MCA_OSC_UMR_VERBOSE(10, "no layout key over the window: %s",
                             (why != NULL) ? why : "test fault");
         status = MCA_OSC_UMR_KANS_NO_KEY;
@@ -185,9 +186,9 @@ static void mca_osc_umr_kans_send(mca_osc_umr_win_t *w, int src,
     if (buf != NULL) {
         *buf = *a;
         if (!mca_osc_umr_fault(MCA_OSC_UMR_FAULT_SEND) &&
-            (MCA_PML_CALL(isend(buf, sizeof(*buf), MPI_BYTE, src,
-                                MCA_OSC_UMR_TAG_KANS,
-                                MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq))
+            (MCA_OSC_UMR_PML_CALL(isend(buf, sizeof(*buf), MPI_BYTE, src,
+                                        MCA_OSC_UMR_TAG_KANS,
+                                        MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq))
              == OMPI_SUCCESS)) {
             if (spare) {
                 w->kans_spare_req[src] = sreq;
@@ -222,7 +223,7 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
 {
     size_t inline_len = (kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ? 0 :
                         kreq->desc_len;
-    mca_common_umr_peer_t *peer;
+    umr_mpi_peer_t *peer;
     mca_osc_umr_kans_t ans;
 
     memset(&ans, 0, sizeof(ans));
@@ -237,14 +238,15 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
                ((kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) &&
                 (apart == NULL))) {
         ans.status = MCA_OSC_UMR_KANS_BAD_REQUEST;
-    } else if ((NULL == (peer = mca_common_umr_peer_get(w->comm, src))) ||
+    } else if ((NULL == (peer = umr_mpi_peer_get(
+                             mca_common_umr_world_rank(w->comm, src)))) ||
                ((kreq->addr_len > 0) &&
-                (mca_common_umr_peer_handshake(peer, kreq->data,
-                                               kreq->addr_len) < 0))) {
+                (umr_mpi_peer_handshake(peer, kreq->data,
+                                        kreq->addr_len) < 0))) {
         ans.status = MCA_OSC_UMR_KANS_NO_PEER;
     } else {
         /* the origin's RMA comes through this endpoint: never disconnected */
-        mca_common_umr_peer_pin(peer);
+        umr_mpi_peer_pin(peer);
         ans.status = mca_osc_umr_tkey_make(w, src, peer, kreq, apart,
                                            ompi_comm_peer_lookup(w->comm, src),
                                            &ans);
@@ -335,9 +337,9 @@ static void mca_osc_umr_kdesc_drain(mca_osc_umr_win_t *w, int src, size_t dlen)
     void *buf = malloc(dlen);
     ompi_request_t *req;
 
-    if (MCA_PML_CALL(irecv(buf, (buf != NULL) ? dlen : 0, MPI_BYTE, src,
-                           MCA_OSC_UMR_TAG_KDESC, w->comm, &req)) ==
-        OMPI_SUCCESS) {
+    if (MCA_OSC_UMR_PML_CALL(irecv(buf, (buf != NULL) ? dlen : 0, MPI_BYTE,
+                                   src, MCA_OSC_UMR_TAG_KDESC, w->comm,
+                                   &req)) == OMPI_SUCCESS) {
         mca_common_umr_reap_add_buf(req, buf);
     } else {
         free(buf);
@@ -367,8 +369,8 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
     t->kdesc     = mca_osc_umr_fault(MCA_OSC_UMR_FAULT_KDESC) ? NULL :
                    malloc(t->kdesc_len);
     if ((t->kdesc == NULL) ||
-        (MCA_PML_CALL(irecv(t->kdesc, t->kdesc_len, MPI_BYTE, t->src,
-                            MCA_OSC_UMR_TAG_KDESC, w->comm, &t->kdesc_req))
+        (MCA_OSC_UMR_PML_CALL(irecv(t->kdesc, t->kdesc_len, MPI_BYTE, t->src,
+                                    MCA_OSC_UMR_TAG_KDESC, w->comm, &t->kdesc_req))
          != OMPI_SUCCESS)) {
         /* dropped unread (no buffer), or unmatched (the receive failed):
          * the origin's later descriptions are refused, and drained */
@@ -493,8 +495,8 @@ void mca_osc_umr_kreq_drain(mca_osc_umr_win_t *w, const int *expect)
     for (i = 0; i < w->size; ++i) {
         while (w->kreq_taken[i] < expect[i]) {
             if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_DRAIN) ||
-                (MCA_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE, i,
-                                    MCA_OSC_UMR_TAG_KREQ, w->comm, &req))
+                (MCA_OSC_UMR_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE, i,
+                                            MCA_OSC_UMR_TAG_KREQ, w->comm, &req))
                  != OMPI_SUCCESS)) {
                 missed += (uint64_t)(expect[i] - w->kreq_taken[i]);
                 break;

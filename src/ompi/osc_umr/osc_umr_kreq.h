@@ -5,7 +5,7 @@
 /**
  * osc/umr, target side of the key protocol (osc_umr_wire.h): a key request
  * taken from the window's receive is answered with the packed rkey of a
- * layout key over the window memory (common_umr_keys.h), or with an error
+ * layout key over the window memory (umr_mpi_keys.h), or with an error
  * status.
  *
  * A request whose datatype description was sent apart

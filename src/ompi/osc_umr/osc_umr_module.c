@@ -6,7 +6,6 @@
  * osc/umr: osc/umr in front of a window's module (see osc_umr_module.h).
  */
 #include "osc_umr_module.h"
-#include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "osc_umr_packed.h"
@@ -14,25 +13,22 @@
 #include "osc_umr_redo.h"
 #include "osc_umr_sync.h"
 #include "osc_umr_win.h"
-#include "common_umr_rail.h"
 
-#include <ompi/mca/pml/pml.h>
-#include <opal/runtime/opal_progress.h>
+#include "umr_mpi_choice.h"
+#include "umr_mpi_progress.h"
 
+/* The core's progress runs this while a wrapped window exists (the
+ * transport's completions are the core's). */
 int mca_osc_umr_progress(void)
 {
     static int busy;   /* the wrapped module may progress from our calls */
     mca_osc_umr_win_t *w;
-    int count = 0;
 
     if (busy) {
         return 0;
     }
     busy = 1;
     OPAL_LIST_FOREACH(w, &mca_osc_umr_win_list, mca_osc_umr_win_t) {
-        if (w->inflight_total > 0) {
-            count += uct_worker_progress(mca_common_umr_rails.worker);
-        }
         if (!opal_list_is_empty(&w->failed)) {
             mca_osc_umr_redo_progress(w);
         }
@@ -40,7 +36,33 @@ int mca_osc_umr_progress(void)
         mca_osc_umr_packed_progress(w);
     }
     busy = 0;
-    return count;
+    return 0;
+}
+
+/* The core's rails: pml/umr's when it opened them, else opened here
+ * (pml/umr not there, or passing everything through), once. */
+static int mca_osc_umr_module_core(void)
+{
+    static int tried;
+
+    if (umr_mpi_rails_up()) {
+        mca_common_umr_verbose(mca_osc_umr.verbose);
+        return 1;
+    }
+    if (!tried) {
+        tried = 1;
+        /* the rails' parameters: pml/umr's went with it when it closed
+         * (selected out, or disabled), so they are osc/umr's now */
+        mca_common_umr_params_register(mca_osc_umr.self);
+        /* (the UCT module beside this component's file) */
+        if (mca_common_umr_open("osc_umr", mca_osc_umr.output,
+                                mca_osc_umr.verbose,
+                                (const void*)mca_osc_umr_progress, NULL,
+                                0) == OMPI_SUCCESS) {
+            mca_osc_umr.opened = 1;
+        }
+    }
+    return umr_mpi_rails_up();
 }
 
 /* Whether this process can put osc/umr in front of this window. */
@@ -58,10 +80,9 @@ static int mca_osc_umr_module_eligible(ompi_communicator_t *comm, int flavor)
     if (OMPI_COMM_IS_INTER(comm)) {
         return 0;
     }
-    if ((mca_common_umr_rails.nrails == 0) ||
-        (mca_common_umr_rails.worker == NULL)) {
-        MCA_OSC_UMR_VERBOSE(5, "no mlx5_umr rail open (pml/umr is not "
-                            "interposed): window left as it is");
+    if (!mca_osc_umr_module_core()) {
+        MCA_OSC_UMR_VERBOSE(5, "no mlx5_umr rail open: window left as it "
+                            "is");
         return 0;
     }
     return 1;
@@ -100,8 +121,12 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
         w  = mca_osc_umr_win_new(win, base, size, disp_unit, comm);
         ok = (w != NULL);
         if (ok) {
-            w->dynamic = (flavor == MPI_WIN_FLAVOR_DYNAMIC);
-            mca_osc_umr_choose_win(w, osc_name);
+            w->dynamic   = (flavor == MPI_WIN_FLAVOR_DYNAMIC);
+            w->osc_costs = umr_mpi_choice_osc(osc_name,
+                                              mca_osc_umr.sw_max_block,
+                                              mca_osc_umr.packed_mode !=
+                                              MCA_OSC_UMR_PACKED_OFF,
+                                              mca_osc_umr.packed_max_block);
         }
     }
     /* all ranks wrap, or none: the key protocol needs both ends */
@@ -114,10 +139,10 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
         w->comm = NULL;
         goto plain;   /* collective: every rank fails the same way */
     }
-    /* created windows: every target's size and displacement unit, for the
-     * range check of each put/get (osc_umr_rma.c) */
-    ok = (w->dynamic ||
-          (mca_osc_umr_win_extents(w, comm) == OMPI_SUCCESS)) &&
+    /* every rank's address (its peers may not know it: no modex without
+     * pml/umr) and, for created windows, its size and displacement unit,
+     * for the range check of each put/get (osc_umr_rma.c) */
+    ok = (mca_osc_umr_win_extents(w, comm) == OMPI_SUCCESS) &&
          (mca_osc_umr_keys_init(w) == OMPI_SUCCESS);
     if (ok && (mca_osc_umr.packed_mode != MCA_OSC_UMR_PACKED_OFF) &&
         (mca_osc_umr_packed_init(w) != OMPI_SUCCESS)) {
@@ -139,7 +164,7 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
     w->real = *win->w_osc_module;
     mca_osc_umr_module_patch(win->w_osc_module, w->dynamic);
     if (mca_osc_umr.nwins++ == 0) {
-        opal_progress_register(mca_osc_umr_progress);
+        umr_mpi_poller_add(mca_osc_umr_progress);
     }
     ++mca_osc_umr.cnt.windows_wrapped;
     MCA_OSC_UMR_VERBOSE(10, "window %p (%zu bytes at %p) wrapped", (void*)win,
@@ -165,7 +190,7 @@ static void mca_osc_umr_module_release(mca_osc_umr_win_t *w)
     *win->w_osc_module = w->real;
     mca_osc_umr_win_remove(w);
     if (--mca_osc_umr.nwins == 0) {
-        opal_progress_unregister(mca_osc_umr_progress);
+        umr_mpi_poller_remove(mca_osc_umr_progress);
     }
     mca_osc_umr_win_destroy(w);
 }

@@ -11,7 +11,7 @@
 #include "osc_umr_fault.h"
 #include "osc_umr_rma.h"
 #include "osc_umr_redo.h"
-#include "common_umr_progress.h"
+#include "umr_mpi_progress.h"
 
 #include <ompi/mca/pml/pml.h>
 #include <opal/runtime/opal_progress.h>
@@ -69,7 +69,7 @@ int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
         (mca_osc_umr_packed_tgt_post(w) != OMPI_SUCCESS)) {
         goto fail;
     }
-    if (MCA_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
+    if (MCA_OSC_UMR_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
                            MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PACK, w->comm,
                            &pk->ack_req)) != OMPI_SUCCESS) {
         pk->ack_req = NULL;
@@ -146,7 +146,7 @@ static int mca_osc_umr_pop_send_payload(mca_osc_umr_pop_t *op, int first)
     mca_osc_umr_win_t *w = op->w;
 
     if ((first && mca_osc_umr_fault(MCA_OSC_UMR_FAULT_PDATA)) ||
-        (MCA_PML_CALL(isend((void*)op->payload, op->length, MPI_BYTE,
+        (MCA_OSC_UMR_PML_CALL(isend((void*)op->payload, op->length, MPI_BYTE,
                             op->call.target, MCA_OSC_UMR_TAG_PDATA,
                             MCA_PML_BASE_SEND_STANDARD, w->comm, &op->sreq))
          != OMPI_SUCCESS)) {
@@ -203,7 +203,7 @@ static int mca_osc_umr_pop_send(mca_osc_umr_pop_t *op, uint32_t handle,
             op->payload = op->buf;
         }
     }
-    if (MCA_PML_CALL(isend(pkt, mlen, MPI_BYTE, c->target,
+    if (MCA_OSC_UMR_PML_CALL(isend(pkt, mlen, MPI_BYTE, c->target,
                            MCA_OSC_UMR_TAG_PKT, MCA_PML_BASE_SEND_STANDARD,
                            w->comm, &sreq)) != OMPI_SUCCESS) {
         free(pkt);
@@ -256,7 +256,7 @@ struct mca_osc_umr_pop *mca_osc_umr_packed_start(mca_osc_umr_win_t *w,
             rbuf        = op->buf;
         }
         if ((rbuf == NULL) ||
-            (MCA_PML_CALL(irecv(rbuf, length, MPI_BYTE, target,
+            (MCA_OSC_UMR_PML_CALL(irecv(rbuf, length, MPI_BYTE, target,
                                 MCA_OSC_UMR_TAG_PGET, w->comm, &op->rreq))
              != OMPI_SUCCESS)) {
             op->rreq = NULL;
@@ -389,7 +389,7 @@ static void mca_osc_umr_packed_origin_progress(mca_osc_umr_win_t *w)
             mca_osc_umr_packed_ack(w, src, &pk->ack);
         }
         ompi_request_free(&pk->ack_req);
-        if (MCA_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
+        if (MCA_OSC_UMR_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
                                MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PACK, w->comm,
                                &pk->ack_req)) != OMPI_SUCCESS) {
             /* posted again at the next progress */
@@ -397,7 +397,7 @@ static void mca_osc_umr_packed_origin_progress(mca_osc_umr_win_t *w)
         }
     }
     if (pk->ack_req == NULL) {
-        if (MCA_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
+        if (MCA_OSC_UMR_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
                                MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PACK, w->comm,
                                &pk->ack_req)) != OMPI_SUCCESS) {
             pk->ack_req = NULL;

@@ -4,7 +4,7 @@
  */
 /**
  * osc/umr: the packed path. A put or get whose blocks are too small for
- * zero-copy on the rail in use (osc_umr_choose.h) moves as one message of
+ * zero-copy on the rail in use (umr_mpi_choice.h) moves as one message of
  * packed bytes through the wrapped PML on the window's private
  * communicator (osc_umr_wire.h): the origin packs (a contiguous origin is
  * sent as it is), the target unpacks into the window from its progress and

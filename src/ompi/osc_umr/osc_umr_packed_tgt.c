@@ -16,7 +16,7 @@
 #include "osc_umr_packed.h"
 #include "osc_umr_packed_priv.h"
 #include "osc_umr_fault.h"
-#include "common_umr_progress.h"
+#include "umr_mpi_progress.h"
 
 #include <ompi/mca/pml/pml.h>
 #include <opal/runtime/opal_progress.h>
@@ -129,7 +129,7 @@ static int mca_osc_umr_tpk_reply(mca_osc_umr_win_t *w, int src,
         umr_layout_pack(d->layout, d->count, d->addr, buf);
         len = pkt->len;
     }
-    if (MCA_PML_CALL(isend(buf, len, MPI_BYTE, src, MCA_OSC_UMR_TAG_PGET,
+    if (MCA_OSC_UMR_PML_CALL(isend(buf, len, MPI_BYTE, src, MCA_OSC_UMR_TAG_PGET,
                            MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq))
         != OMPI_SUCCESS) {
         mca_osc_umr_pbuf_give(&w->pk->reply, buf);
@@ -183,7 +183,7 @@ static int mca_osc_umr_tpk_run(mca_osc_umr_win_t *w);
 static void mca_osc_umr_tpk_post_data(mca_osc_umr_win_t *w,
                                       mca_osc_umr_tpk_t *t)
 {
-    if (MCA_PML_CALL(irecv(t->data, (t->data != NULL) ? t->pkt.len : 0,
+    if (MCA_OSC_UMR_PML_CALL(irecv(t->data, (t->data != NULL) ? t->pkt.len : 0,
                            MPI_BYTE, t->src, MCA_OSC_UMR_TAG_PDATA, w->comm,
                            &t->rreq)) != OMPI_SUCCESS) {
         t->rreq = NULL;
@@ -222,7 +222,7 @@ static void mca_osc_umr_tpk_queue(mca_osc_umr_win_t *w, int src,
         if (pkt->op == MCA_OSC_UMR_PKT_PUT_APART) {
             ompi_request_t *req;
 
-            if (MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, src,
+            if (MCA_OSC_UMR_PML_CALL(irecv(NULL, 0, MPI_BYTE, src,
                                    MCA_OSC_UMR_TAG_PDATA, w->comm, &req))
                 == OMPI_SUCCESS) {
                 ompi_request_wait_completion(req);
@@ -350,7 +350,7 @@ static void mca_osc_umr_tpk_acks(mca_osc_umr_win_t *w)
         a->magic   = MCA_OSC_UMR_PACK_MAGIC;
         a->seq     = pk->done[src];
         a->refused = pk->refused[src];
-        if (MCA_PML_CALL(isend(a, sizeof(*a), MPI_BYTE, src,
+        if (MCA_OSC_UMR_PML_CALL(isend(a, sizeof(*a), MPI_BYTE, src,
                                MCA_OSC_UMR_TAG_PACK,
                                MCA_PML_BASE_SEND_STANDARD, w->comm,
                                &pk->ack_sreq[src])) != OMPI_SUCCESS) {
@@ -368,7 +368,7 @@ int mca_osc_umr_packed_tgt_post(mca_osc_umr_win_t *w)
 {
     mca_osc_umr_packed_t *pk = w->pk;
 
-    if (MCA_PML_CALL(irecv(pk->pkt_buf, MCA_OSC_UMR_PKT_SIZE, MPI_BYTE,
+    if (MCA_OSC_UMR_PML_CALL(irecv(pk->pkt_buf, MCA_OSC_UMR_PKT_SIZE, MPI_BYTE,
                            MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PKT, w->comm,
                            &pk->pkt_req)) != OMPI_SUCCESS) {
         pk->pkt_req = NULL;

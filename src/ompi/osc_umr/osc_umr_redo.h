@@ -16,7 +16,9 @@
 #define MCA_OSC_UMR_REDO_H_
 
 #include "osc_umr_rma.h"
-#include "common_umr_keys.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_peer.h"
+#include "umr_mpi_progress.h"
 
 #include <uct/api/uct.h>
 
@@ -24,13 +26,24 @@ BEGIN_C_DECLS
 
 struct mca_osc_umr_key;
 
-/* One zero-copy operation in flight; kept on failure to be redone. */
+/* A full queue is tried again from progress this many times (each a
+ * progress call of the MPI's), then the operation goes through the wrapped
+ * module: the key pool's keys are in use. */
+#define MCA_OSC_UMR_POST_TRIES 1000
+
+/* One zero-copy operation in flight (posted, or waiting for room on its
+ * queue); kept on failure to be redone. */
 typedef struct mca_osc_umr_op {
     opal_list_item_t        super;     /* in w->failed */
+    umr_mpi_work_t          work;      /* its post again, in progress */
+    int                     tries;     /* posts its full queue refused */
     uct_completion_t        comp;
     mca_osc_umr_win_t       *w;
     struct mca_osc_umr_key  *key;
-    mca_common_umr_region_t *region;
+    umr_mpi_peer_t          *peer;
+    umr_mpi_region_t        *region;
+    const umr_layout_t      *layout;   /* the origin's (its type held) */
+    size_t                  length;
     mca_osc_umr_call_t      call;      /* as the user called it */
     ompi_request_t          *req;      /* MPI_Rput/MPI_Rget: the user's */
     ompi_request_t          *redo_req; /* the wrapped module's, when redone */

@@ -7,14 +7,16 @@
  */
 #include "osc_umr_rma.h"
 #include "osc_umr_redo.h"
-#include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "osc_umr_packed.h"
-#include "common_umr.h"
+#include "common_umr_binding.h"
 #include "common_umr_dtype.h"
-#include "common_umr_keys.h"
-#include "common_umr_peer.h"
+
+#include "umr_mpi_choice.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_peer.h"
+#include "umr_mpi_progress.h"
 
 #include "uct_umr.h"
 
@@ -30,7 +32,7 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
 
     --w->inflight[op->call.target];
     --w->inflight_total;
-    mca_common_umr_region_put(op->region);
+    umr_mpi_region_put(op->region);
     op->region = NULL;
     if (comp->status == UCS_OK) {
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
@@ -47,36 +49,58 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
     opal_list_append(&w->failed, &op->super);
 }
 
-/* Post `op`: UCS_INPROGRESS (completion from progress), UCS_OK (done), or
- * an error (nothing moved). */
-static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
-                                        mca_common_umr_peer_t *peer,
-                                        const umr_layout_t *layout,
-                                        size_t length)
+/* Post `op` once: UCS_INPROGRESS (completion from progress), UCS_OK
+ * (done), UCS_ERR_NO_RESOURCE (its queue is full), or an error (nothing
+ * moved). Called, not taken by address: the module that defines the
+ * transport's functions is loaded by the core after this component (lazy
+ * binding). */
+static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op)
 {
-    ucs_status_t status;
-    int tries;
-
-    for (tries = 0; tries < 1000; ++tries) {
-        /* called, not taken by address: the module that defines them is
-         * loaded by common_umr_rail.c after this component (lazy binding) */
-        if (op->call.is_put) {
-            status = uct_umr_ep_put_layout(peer->ep, op->region->memh,
-                                           op->call.origin_addr, layout,
-                                           op->call.origin_count, 0, length, 0,
-                                           op->key->rkey, &op->comp);
-        } else {
-            status = uct_umr_ep_get_layout(peer->ep, op->region->memh,
-                                           op->call.origin_addr, layout,
-                                           op->call.origin_count, 0, length, 0,
-                                           op->key->rkey, &op->comp);
-        }
-        if (status != UCS_ERR_NO_RESOURCE) {
-            break;
-        }
-        uct_worker_progress(mca_common_umr_rails.worker);
+    if (op->call.is_put) {
+        return uct_umr_ep_put_layout(op->peer->ep, op->region->memh,
+                                     op->call.origin_addr, op->layout,
+                                     op->call.origin_count, 0, op->length, 0,
+                                     op->key->rkey, &op->comp);
     }
-    return status;
+    return uct_umr_ep_get_layout(op->peer->ep, op->region->memh,
+                                 op->call.origin_addr, op->layout,
+                                 op->call.origin_count, 0, op->length, 0,
+                                 op->key->rkey, &op->comp);
+}
+
+/* An operation whose queue was full, posted again from progress: it stays
+ * in flight until then (a synchronisation waits for it), never spins. */
+static void mca_osc_umr_op_retry(umr_mpi_work_t *work)
+{
+    mca_osc_umr_op_t *op = ucs_container_of(work, mca_osc_umr_op_t, work);
+    ucs_status_t status  = mca_osc_umr_op_post(op);
+    mca_osc_umr_win_t *w = op->w;
+
+    if ((status == UCS_ERR_NO_RESOURCE) &&
+        (++op->tries < MCA_OSC_UMR_POST_TRIES)) {
+        umr_mpi_work_post(&op->work);   /* at the next progress */
+        return;
+    }
+    umr_mpi_progress_ref(-1);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        /* still no room: the key pool's keys are in use (by windows'
+         * target keys): a decision, redone through the wrapped module at
+         * the next synchronisation; the target's key stays */
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: no origin key: through the "
+                            "wrapped module", op->call.is_put ? "put" : "get",
+                            op->call.target);
+        ++mca_osc_umr.cnt.keys_short;
+        --w->inflight[op->call.target];
+        --w->inflight_total;
+        umr_mpi_region_put(op->region);
+        op->region = NULL;
+        opal_list_append(&w->failed, &op->super);
+        return;
+    }
+    if (status != UCS_INPROGRESS) {
+        op->comp.status = status;
+        mca_osc_umr_op_done(&op->comp);
+    }
 }
 
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
@@ -95,10 +119,10 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
     ompi_datatype_t *origin_dt          = c->origin_dt;
     ompi_datatype_t *target_dt          = c->target_dt;
     ptrdiff_t target_disp               = c->target_disp;
-    int choice = MCA_COMMON_UMR_COST_ZCOPY;
+    int choice = UMR_MPI_ZCOPY;
     const umr_mpi_dtype_t *oinfo, *tinfo;
-    mca_common_umr_peer_t *peer;
-    mca_common_umr_region_t *region;
+    umr_mpi_peer_t *peer;
+    umr_mpi_region_t *region;
     mca_osc_umr_key_t *key;
     mca_osc_umr_op_t *op;
     const char *why = NULL;
@@ -133,23 +157,27 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
         ompi_datatype_is_contiguous_memory_layout(target_dt, target_count)) {
         goto real;   /* one block: the wrapped module does as well */
     }
-    oinfo = mca_common_umr_dtype_get(origin_dt);
-    tinfo = mca_common_umr_dtype_get(target_dt);
+    oinfo = mca_common_umr_type(origin_dt);
+    tinfo = mca_common_umr_type(target_dt);
     if ((oinfo == NULL) || (oinfo->layout == NULL) || (tinfo == NULL) ||
         (tinfo->layout == NULL)) {
         goto real;
     }
-    peer = mca_common_umr_peer_get(w->comm, target);
+    peer = umr_mpi_peer_get(mca_common_umr_world_rank(w->comm, target));
     if (peer == NULL) {
         goto real;
     }
     if (mca_osc_umr.packed_mode == MCA_OSC_UMR_PACKED_ON) {
-        choice = MCA_COMMON_UMR_COST_PACKED;
-    } else if (mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) {
-        choice = mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
-                                    origin_count, tinfo, target_count);
-        if (choice == MCA_COMMON_UMR_COST_PASS) {
-            goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+        choice = UMR_MPI_PACKED;
+    } else {
+        choice = umr_mpi_choose_rma(is_put ? UMR_MPI_OP_PUT : UMR_MPI_OP_GET,
+                                    w->osc_costs, mca_osc_umr.zcopy_mode,
+                                    mca_common_umr_type_key(origin_dt), oinfo,
+                                    origin_count,
+                                    mca_common_umr_type_key(target_dt), tinfo,
+                                    target_count, peer);
+        if (choice == UMR_MPI_PASS) {
+            goto pass;   /* the wrapped module is as fast (umr_mpi_choice.h) */
         }
     }
     if (w->dynamic) {
@@ -161,7 +189,7 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);
-    if (choice == MCA_COMMON_UMR_COST_PACKED) {
+    if (choice == UMR_MPI_PACKED) {
         /* the key's packed destination; no endpoint needed */
         if (key == NULL) {
             goto pass;
@@ -176,11 +204,9 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
         goto pass;
     }
     /* a put only reads the origin buffer */
-    if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
-                                      origin_count,
-                                      is_put ? PROT_READ :
-                                               PROT_READ | PROT_WRITE,
-                                      &region, &why) != OMPI_SUCCESS) {
+    if (umr_mpi_region_acquire(peer->rail, origin_addr, oinfo, origin_count,
+                               is_put ? PROT_READ : PROT_READ | PROT_WRITE,
+                               &region, &why) != UCS_OK) {
         MCA_OSC_UMR_VERBOSE(10, "%s to %d: the origin's memory: %s: through "
                             "the wrapped module", is_put ? "put" : "get",
                             target, why);
@@ -188,25 +214,37 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
     }
     op = mca_osc_umr_op_new(w, c, NULL);
     if (op == NULL) {
-        mca_common_umr_region_put(region);
+        umr_mpi_region_put(region);
         goto pass;
     }
+    op->work.run      = mca_osc_umr_op_retry;
+    op->tries         = 0;
     op->comp.func     = mca_osc_umr_op_done;
     op->comp.count    = 1;
     op->comp.status   = UCS_OK;
     op->key           = key;
+    op->peer          = peer;
     op->region        = region;
-    status = mca_osc_umr_op_post(op, peer, oinfo->layout, length);
-    if (status == UCS_INPROGRESS) {
+    op->layout        = oinfo->layout;
+    op->length        = length;
+    status = mca_osc_umr_op_post(op);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        /* its queue is full: posted again from progress, in flight until
+         * then */
+        ++w->inflight[target];
+        ++w->inflight_total;
+        umr_mpi_work_post(&op->work);
+        umr_mpi_progress_ref(1);
+        *op_p = op;
+    } else if (status == UCS_INPROGRESS) {
         ++w->inflight[target];
         ++w->inflight_total;
         *op_p = op;
     } else if (status == UCS_OK) {
-        mca_common_umr_region_put(region);
+        umr_mpi_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         *op_p = NULL;
-    } else if ((status == UCS_ERR_EXCEEDS_LIMIT) ||
-               (status == UCS_ERR_NO_RESOURCE)) {
+    } else if (status == UCS_ERR_EXCEEDS_LIMIT) {
         /* the origin's layout gets no key now (the key pool's keys in use,
          * or beyond what a key takes): a decision, this operation passes
          * through; the target's key stays */
@@ -214,7 +252,7 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
                             "wrapped module", is_put ? "put" : "get", target,
                             ucs_status_string(status));
         ++mca_osc_umr.cnt.keys_short;
-        mca_common_umr_region_put(region);
+        umr_mpi_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         goto pass;
     } else {
@@ -223,7 +261,7 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
                             ucs_status_string(status));
         ++mca_osc_umr.cnt.zcopy_errors;
         mca_osc_umr_key_refuse(key);
-        mca_common_umr_region_put(region);
+        umr_mpi_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         goto pass;
     }
@@ -374,7 +412,7 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     mca_osc_umr_op_t *op, *next;
 
     while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
-        uct_worker_progress(mca_common_umr_rails.worker);
+        umr_mpi_progress();
     }
     /* refused packed operations join the failed ones */
     mca_osc_umr_packed_wait(w, target);

@@ -6,8 +6,8 @@
  * osc/umr: windows (see osc_umr_win.h).
  */
 #include "osc_umr_win.h"
-#include "common_umr_keys.h"
-#include "common_umr_rail.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_rail.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +42,10 @@ static int mca_osc_umr_win_register(mca_osc_umr_win_t *w)
     if (w->len == 0) {
         return OMPI_SUCCESS;
     }
-    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
-        if (mca_common_umr_region_get(&mca_common_umr_rails.rails[i], w->base,
-                                      w->len, PROT_READ | PROT_WRITE,
-                                      &w->regions[i], NULL) != OMPI_SUCCESS) {
+    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
+        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], w->base, w->len,
+                               PROT_READ | PROT_WRITE, &w->regions[i],
+                               NULL) != UCS_OK) {
             w->regions[i] = NULL;
             return OMPI_ERROR;
         }
@@ -79,7 +79,6 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->kreq_answered = calloc(n, sizeof(int));
     w->kreq_taken    = calloc(n, sizeof(int));
     w->kans_taken    = calloc(n, sizeof(int));
-    w->choice        = malloc(n * sizeof(int8_t));
     w->kans_spare    = calloc(n, sizeof(*w->kans_spare));
     w->kans_spare_req = calloc(n, sizeof(*w->kans_spare_req));
     w->inflight      = calloc(n, sizeof(uint64_t));
@@ -90,7 +89,6 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->kdesc_broken  = calloc(n, sizeof(uint8_t));
     if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
         (w->kreq_taken == NULL) || (w->kans_taken == NULL) ||
-        (w->choice == NULL) ||
         (w->kans_spare == NULL) || (w->kans_spare_req == NULL) ||
         (w->inflight == NULL) || (w->tkey_given == NULL) ||
         (w->extents == NULL) || (w->tq_taken == NULL) ||
@@ -99,19 +97,45 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
         mca_osc_umr_win_destroy(w);
         return NULL;
     }
-    memset(w->choice, -1, n * sizeof(int8_t));
     return w;
 }
 
+/* What each rank tells the others at a window's creation. */
+typedef struct mca_osc_umr_win_info {
+    mca_osc_umr_extent_t extent;
+    umr_mpi_addr_t       addr;
+} mca_osc_umr_win_info_t;
+
 int mca_osc_umr_win_extents(mca_osc_umr_win_t *w, ompi_communicator_t *comm)
 {
-    mca_osc_umr_extent_t mine = {
-        .size = w->len, .disp_unit = (int64_t)w->disp_unit
-    };
+    mca_osc_umr_win_info_t mine, *all;
+    umr_mpi_addr_t *addrs;
+    int rc, i;
 
-    return comm->c_coll->coll_allgather(&mine, 2, MPI_UINT64_T, w->extents,
-                                        2, MPI_UINT64_T, comm,
-                                        comm->c_coll->coll_allgather_module);
+    all   = calloc(w->size, sizeof(*all));
+    addrs = calloc(w->size, sizeof(*addrs));
+    if ((all == NULL) || (addrs == NULL)) {
+        free(all);
+        free(addrs);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memset(&mine, 0, sizeof(mine));
+    mine.extent.size      = w->len;
+    mine.extent.disp_unit = (int64_t)w->disp_unit;
+    mine.addr             = *mca_common_umr_addr_own();
+    rc = comm->c_coll->coll_allgather(&mine, sizeof(mine), MPI_BYTE, all,
+                                      sizeof(mine), MPI_BYTE, comm,
+                                      comm->c_coll->coll_allgather_module);
+    if (rc == OMPI_SUCCESS) {
+        for (i = 0; i < w->size; ++i) {
+            w->extents[i] = all[i].extent;
+            addrs[i]      = all[i].addr;
+        }
+        mca_common_umr_addrs_learn(comm, addrs, w->size);
+    }
+    free(all);
+    free(addrs);
+    return rc;
 }
 
 void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
@@ -126,9 +150,9 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
             ompi_request_free(&w->kans_spare_req[i]);
         }
     }
-    for (i = 0; i < MCA_COMMON_UMR_MAX_RAILS; ++i) {
+    for (i = 0; i < UMR_MPI_MAX_RAILS; ++i) {
         if (w->regions[i] != NULL) {
-            mca_common_umr_region_put(w->regions[i]);
+            umr_mpi_region_put(w->regions[i]);
         }
     }
     if ((w->comm != NULL) && !w->comm_kept) {
@@ -143,7 +167,6 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     free(w->kreq_answered);
     free(w->kreq_taken);
     free(w->kans_taken);
-    free(w->choice);
     free(w->kans_spare);
     free(w->kans_spare_req);
     free(w->inflight);

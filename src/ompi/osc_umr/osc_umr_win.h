@@ -14,8 +14,8 @@
 #define MCA_OSC_UMR_WIN_H_
 
 #include "osc_umr.h"
-#include "common_umr_keys.h"
-#include "common_umr_rail.h"
+#include "umr_mpi_keys.h"
+#include "umr_mpi_rail.h"
 #include "osc_umr_wire.h"
 
 #include <ompi_config.h>
@@ -31,8 +31,8 @@ BEGIN_C_DECLS
 /* A layout key the target made for an origin; kept until the window is
  * freed (the origin caches its rkey). */
 typedef struct mca_osc_umr_tkey {
-    mca_common_umr_region_t *region;
-    mca_common_umr_lkey_t   *lkey;
+    umr_mpi_region_t *region;
+    umr_mpi_lkey_t   *lkey;
     char                    *att_base;  /* dynamic: the attached region */
 } mca_osc_umr_tkey_t;
 
@@ -41,7 +41,7 @@ typedef struct mca_osc_umr_tkey {
 typedef struct mca_osc_umr_attached {
     char                    *base;
     size_t                  len;
-    mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
+    umr_mpi_region_t *regions[UMR_MPI_MAX_RAILS];
 } mca_osc_umr_attached_t;
 
 /* A created window's extent at one target (its MPI_Win_create size and
@@ -66,7 +66,7 @@ typedef struct mca_osc_umr_win {
     int                     closing;    /* being freed: progress skips it */
 
     /* target side */
-    mca_common_umr_region_t *regions[MCA_COMMON_UMR_MAX_RAILS];
+    umr_mpi_region_t *regions[UMR_MPI_MAX_RAILS];
     ompi_request_t          *kreq_req;  /* receive of the next key request */
     mca_osc_umr_kreq_t      kreq;
     mca_osc_umr_tkey_t      *tkeys;
@@ -103,12 +103,8 @@ typedef struct mca_osc_umr_win {
     mca_osc_umr_inval_t     inval;
     int                     *kreq_sent;      /* per target */
     int                     *kans_taken;     /* per target: answers taken */
-    /* the choice (osc_umr_choose.h): the wrapped component's costs (NULL:
-     * the built-in rule), its name, the last choice per target (-1: none
-     * yet; the verbose trace follows its changes) */
-    const struct mca_common_umr_cost *choose_costs;
-    char                    osc_name[32];
-    int8_t                  *choice;
+    int                     osc_costs;  /* the wrapped component's costs
+                                           (umr_mpi_choice_osc) */
     uint64_t                *inflight;       /* zero-copy ops per target */
     uint64_t                inflight_total;
 
@@ -121,8 +117,9 @@ typedef struct mca_osc_umr_win {
 mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
                                        size_t size, ptrdiff_t disp_unit,
                                        ompi_communicator_t *comm);
-/* Created windows: learn every rank's window size and displacement unit
- * into w->extents (collective over `comm`). */
+/* Learn every rank's address (the core's peers) and, for created windows,
+ * its window size and displacement unit into w->extents (collective over
+ * `comm`). */
 int mca_osc_umr_win_extents(mca_osc_umr_win_t *w, ompi_communicator_t *comm);
 /* Release what mca_osc_umr_win_new made, and the private communicator. */
 void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w);

@@ -11,7 +11,7 @@
  * A request is at most MCA_OSC_UMR_KREQ_SIZE bytes (below pml/umr's control
  * message size, so pml/umr passes it through with one compare): the
  * origin's endpoint address (when the peers have not shaken hands yet,
- * common_umr_peer.h), then Open MPI's packed description of the target
+ * umr_mpi_peer.h), then Open MPI's packed description of the target
  * datatype (ompi_datatype_get_pack_description). A description that does
  * not fit (an indexed type of more than about 250 blocks: two ints a
  * block) comes apart, up to MCA_OSC_UMR_KDESC_MAX bytes: the origin first

@@ -17,21 +17,20 @@
  *        transport, print counters, and finalize the winner.
  */
 #include "pml_umr.h"
-#include "pml_umr_choose.h"
+#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_module.h"
 #include "pml_umr_recv.h"
 #include "pml_umr_request.h"
 #include "pml_umr_send.h"
 #include "pml_umr_test.h"
-#include "pml_umr_wire.h"
 #include "common_umr.h"
+#include "common_umr_binding.h"
 #include "common_umr_env.h"
 #include "common_umr_help.h"
-#include "common_umr_peer.h"
-#include "common_umr_progress.h"
-#include "common_umr_rail.h"
+#include "umr_mpi_choice.h"
 #include "umr_mpi_dtype.h"
+#include "umr_mpi_proto.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -54,35 +53,33 @@
 
 static int mca_pml_umr_component_fini(void);
 
-/* pml/umr's own messages (handshake, common_umr_peer.h): bytes through the
- * wrapped PML on MPI_COMM_WORLD. */
-static int mca_pml_umr_msg_isend(const void *buf, size_t len, int rank,
-                                 int tag, ompi_request_t **req_p)
+/* The core's transfers of pml/umr's requests end here. */
+static void mca_pml_umr_xfer_complete(umr_mpi_xfer_t *x)
 {
-    return mca_pml_umr.real.pml_isend(buf, len, &ompi_mpi_byte.dt, rank, tag,
-                                      MCA_PML_BASE_SEND_STANDARD,
-                                      &ompi_mpi_comm_world.comm, req_p);
+    mca_pml_umr_request_t *req = mca_pml_umr_request_of(x);
+
+    if (req->kind == MCA_PML_UMR_REQ_SEND) {
+        mca_pml_umr_send_done(req);
+    } else {
+        mca_pml_umr_recv_done(req);
+    }
 }
 
-static int mca_pml_umr_msg_irecv(void *buf, size_t len, int rank, int tag,
-                                 ompi_request_t **req_p)
-{
-    return mca_pml_umr.real.pml_irecv(buf, len, &ompi_mpi_byte.dt, rank, tag,
-                                      &ompi_mpi_comm_world.comm, req_p);
-}
-
-static const mca_common_umr_msg_ops_t mca_pml_umr_msg_ops = {
-    .isend = mca_pml_umr_msg_isend,
-    .irecv = mca_pml_umr_msg_irecv
+/* The user-message side of the binding (umr_mpi_proto.h). */
+static const umr_mpi_xfer_ops_t mca_pml_umr_xfer_ops = {
+    .ctl_send  = mca_pml_umr_send_ctl,
+    .data_send = mca_pml_umr_send_data,
+    .data_recv = mca_pml_umr_recv_data,
+    .peek      = mca_pml_umr_recv_peek,
+    .complete  = mca_pml_umr_xfer_complete
 };
-
 
 static int mca_pml_umr_component_register(void)
 {
     static const mca_base_var_enum_value_t zcopy_values[] = {
-        {MCA_PML_UMR_ZCOPY_AUTO, "auto"},
-        {MCA_PML_UMR_ZCOPY_ON,   "on"},
-        {MCA_PML_UMR_ZCOPY_OFF,  "off"},
+        {UMR_MPI_ZCOPY_AUTO, "auto"},
+        {UMR_MPI_ZCOPY_ON,   "on"},
+        {UMR_MPI_ZCOPY_OFF,  "off"},
         {0, NULL}
     };
     const mca_base_component_t *c = &mca_pml_umr_component.pmlm_version;
@@ -104,7 +101,7 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_pml_umr.verbose);
 
-    mca_pml_umr.zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO;
+    mca_pml_umr.zcopy_mode = UMR_MPI_ZCOPY_AUTO;
     mca_base_var_enum_create("pml_umr_zcopy", zcopy_values, &zcopy_enum);
     (void)mca_base_component_var_register(c, "zcopy",
             "Zero-copy choice for eligible messages: auto (per message, from "
@@ -114,7 +111,7 @@ static int mca_pml_umr_component_register(void)
             &mca_pml_umr.zcopy_mode);
     OBJ_RELEASE(zcopy_enum);
 
-    mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
+    mca_pml_umr.min_size = UMR_MPI_CTL_SIZE;
     mca_common_umr_param(c, "min_size",
             "Smallest message (packed bytes) moved zero-copy; values below "
             "the control message size (4160) are raised to it",
@@ -128,57 +125,15 @@ static int mca_pml_umr_component_register(void)
             "(ob1, ucx; 0, and any other PML: a pml/umr request wraps each)",
             MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &mca_pml_umr.recv_inplace);
 
-    mca_pml_umr.uct_module = "";
-    mca_common_umr_param(c, "uct_module",
-            "Path of the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; "
-            "its constructor registers the transport with UCX. Empty: the "
-            "one installed beside this component (../ucx/), else where "
-            "configure installed it",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &mca_pml_umr.uct_module);
-
-    mca_pml_umr.cost_file = "";
-    mca_common_umr_param(c, "cost_file",
-            "Measured costs for the automatic zero-copy choice, written by "
-            "contrib/umr-calibrate.sh (format: common_umr_cost.h); empty: "
-            "${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<host>.conf. Without "
-            "a readable file, built-in conservative constants apply (the sw "
-            "engine is then never chosen)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &mca_pml_umr.cost_file);
-
-    mca_pml_umr.devices = "";
-    mca_common_umr_param(c, "devices",
-            "Comma-separated list of the mlx5_umr devices pml/umr may use, as "
-            "UCX names them (ucx_info -d, transport mlx5_umr): \"sw\" is the "
-            "same-host rail (cross-memory attach), any other name an mlx5 "
-            "device, optionally with a port as in UCX_NET_DEVICES "
-            "(\"mlx5_0:1\"; else UCX_MLX5_UMR_PORT decides). Only the named "
-            "ones are used: without \"sw\" same-host peers pass through; of "
-            "several mlx5 devices the first that opens carries the traffic to "
-            "other hosts. \"^a,b\": every device but these. Empty (default): "
-            "\"sw\" and the first mlx5 device that opens. A name that is not "
-            "a device here is an error: a warning lists the devices there are "
-            "and pml/umr passes everything through",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &mca_pml_umr.devices);
-
-    mca_pml_umr.max_conns_param = "auto";
-    mca_common_umr_param(c, "max_conns",
-            "Budget of connected peers (one endpoint, i.e. one RC QP on an "
-            "mlx5 device, each) of a process: to connect one more, the least "
-            "recently used idle peer is disconnected (it connects again on "
-            "its next zero-copy message); when every connected peer is busy, "
-            "the message passes through. auto (or -1, default): a quarter of "
-            "the device's QPs shared by the ranks of the node (the sw rail: "
-            "256); unlimited (or 0); N > 0: at most N. Any other value is "
-            "refused (a warning, and pml/umr passes everything through)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4,
-            &mca_pml_umr.max_conns_param);
+    /* the rails' parameters, shared with osc/umr */
+    mca_common_umr_params_register(c);
 
     /* the test variant's parameters (pml_umr_test.h) */
     mca_pml_umr_test_register(c);
 
     /* the transport's variables count as used before pml ucx's UCP
      * worker looks for unused ones (common_umr_env.h) */
-    if (mca_pml_umr.enable && mca_common_umr_ucx_tls_allows()) {
+    if (mca_pml_umr.enable && umr_mpi_ucx_tls_allows()) {
         mca_common_umr_env_claim();
     }
 
@@ -280,8 +235,8 @@ mca_pml_umr_component_init(int *priority, bool enable_progress_threads,
 
 static int mca_pml_umr_counters_print(void)
 {
-    mca_pml_umr_counters_t *c           = &mca_pml_umr.cnt;
-    mca_common_umr_counters_t *s = &mca_common_umr.cnt;
+    const mca_pml_umr_counters_t *c = &mca_pml_umr.cnt;
+    const umr_mpi_counters_t *s     = &umr_mpi.cnt;
     umr_mpi_dtype_stats_t ds;
 
     if (mca_pml_umr.verbose >= 1) {
@@ -293,91 +248,43 @@ static int mca_pml_umr_counters_print(void)
                     "keys_live %lu errors %lu stash %d inplace %lu "
                     "fallbacks %lu prefiltered %lu decoded %lu declined %lu "
                     "fault_declines %lu fallback_sends %lu acks_dropped %lu "
-                    "acks_posted %lu "
-                    "retired %lu "
-                    "conns_max %lu disconnects %lu budget_passthrough %lu "
-                    "rails_retired %lu rails_reopened %lu keys_reclaimed %lu "
-                    "mem_regs %lu",
+                    "acks_posted %lu retired %lu conns_max %lu disconnects "
+                    "%lu budget_passthrough %lu rails_retired %lu "
+                    "rails_reopened %lu keys_reclaimed %lu mem_regs %lu "
+                    "decided_send %lu decided_recv %lu computed %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
-                    c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
+                    s->zcopy_sends, s->zcopy_recvs, s->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
                     s->reg_hits, s->reg_misses, s->lkey_hits, s->lkey_misses,
                     s->keys_live, c->errors + s->errors,
-                    mca_pml_umr.stash_count, c->recv_inplace, c->fallbacks,
-                    c->prefiltered, ds.decoded + ds.unsupported, c->declined,
-                    c->fault_declines, c->fallback_sends, c->acks_dropped,
-                    c->acks_posted,
-                    s->retired,
-                    s->conns_max, s->disconnects, s->budget_passthrough,
-                    s->rails_retired, s->rails_reopened, s->keys_reclaimed,
-                    mca_common_umr_rails_mem_regs());
+                    mca_pml_umr.stash_count, c->recv_inplace, s->fallbacks,
+                    c->prefiltered, ds.decoded + ds.unsupported, s->declined,
+                    s->fault_declines, s->fallback_sends, s->acks_dropped,
+                    s->acks_posted, s->retired, s->conns_max, s->disconnects,
+                    s->budget_passthrough, s->rails_retired,
+                    s->rails_reopened, s->keys_reclaimed,
+                    umr_mpi_rails_mem_regs(), s->decided_send,
+                    s->decided_recv, s->computed);
     }
     return OMPI_SUCCESS;
 }
 
-/* The costs of the automatic choice, for the PML just wrapped: one line
- * when the file is rejected, its source at verbosity 2. */
-static void mca_pml_umr_choose_load(void)
+/* The automatic choice, for the PML just wrapped (umr_mpi_choice.h): one
+ * line when the costs file is rejected, its source at verbosity 2. */
+static void mca_pml_umr_choice_init(void)
 {
     char msg[768];
 
-    if (mca_pml_umr_choose_init(mca_pml_umr.cost_file,
-                                mca_pml_umr.real_component.pmlm_version.
-                                mca_component_name, msg, sizeof(msg)) < 0) {
-        mca_common_umr_show_help("help-mpi-pml-umr.txt", "costs-rejected", msg);
-        return;
+    if (umr_mpi_choice_init(mca_pml_umr.zcopy_mode, mca_pml_umr.min_size,
+                            mca_common_umr_params.cost_file,
+                            mca_pml_umr.real_component.pmlm_version.
+                            mca_component_name, msg, sizeof(msg)) < 0) {
+        mca_common_umr_show_help("help-mpi-pml-umr.txt", "costs-rejected",
+                                 msg);
+    } else {
+        MCA_PML_UMR_VERBOSE(2, "%s", msg);
     }
-    MCA_PML_UMR_VERBOSE(2, "%s", msg);
-}
-
-/* What a message must have for zero-copy to win on any rail (the send
- * path's test before it looks at the peer or decodes the type), for types
- * of each density class and for either. */
-static void mca_pml_umr_choose_thresholds(void)
-{
-    static const char *names[] = {"sparse", "dense"};
-    size_t min_bytes, len[2] = {SIZE_MAX, SIZE_MAX};
-    double min_block, block[2] = {HUGE_VAL, HUGE_VAL};
-    int i, remote, d;
-
-    mca_pml_umr.engines = 0;
-    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
-        mca_pml_umr.engines |= mca_common_umr_rails.rails[i].is_sw ? 1 : 2;
-        /* sw reaches the same host only; mlx5 either */
-        for (remote = 0; remote <= !mca_common_umr_rails.rails[i].is_sw;
-             ++remote) {
-            for (d = MCA_PML_UMR_CHOOSE_SPARSE; d <= MCA_PML_UMR_CHOOSE_DENSE;
-                 ++d) {
-                mca_pml_umr_choose_bounds_of(mca_common_umr_rails.rails[i].
-                                             is_sw ? "sw" : "mlx5", !remote,
-                                             mca_pml_umr.zcopy_mode,
-                                             mca_pml_umr.min_size, d,
-                                             &min_bytes, &min_block);
-                len[d]   = (min_bytes < len[d]) ? min_bytes : len[d];
-                block[d] = (min_block < block[d]) ? min_block : block[d];
-            }
-        }
-    }
-    for (d = MCA_PML_UMR_CHOOSE_SPARSE; d <= MCA_PML_UMR_CHOOSE_DENSE; ++d) {
-        mca_pml_umr.zc_dens_min_len[d]   = (len[d] > mca_pml_umr.min_size) ?
-                                           len[d] : mca_pml_umr.min_size;
-        mca_pml_umr.zc_dens_min_block[d] = block[d];
-        if (len[d] == SIZE_MAX) {
-            MCA_PML_UMR_VERBOSE(2, "zero-copy cannot win on any rail with "
-                                "these costs for %s types: they pass through",
-                                names[d]);
-        } else {
-            MCA_PML_UMR_VERBOSE(2, "zero-copy only for messages of %s types "
-                                "of at least %zu bytes with a mean block of "
-                                "at least %.0f bytes", names[d],
-                                mca_pml_umr.zc_dens_min_len[d], block[d]);
-        }
-    }
-    mca_pml_umr.zc_min_len   = (mca_pml_umr.zc_dens_min_len[0] <
-                                mca_pml_umr.zc_dens_min_len[1]) ?
-                               mca_pml_umr.zc_dens_min_len[0] :
-                               mca_pml_umr.zc_dens_min_len[1];
-    mca_pml_umr.zc_min_block = (block[0] < block[1]) ? block[0] : block[1];
+    mca_pml_umr.bounds = umr_mpi_bounds;
 }
 
 static int mca_pml_umr_interpose(void)
@@ -413,31 +320,26 @@ static int mca_pml_umr_interpose(void)
     if (!mca_pml_umr_version_ok()) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    if (mca_pml_umr.min_size < MCA_PML_UMR_CTL_SIZE) {
-        mca_pml_umr.min_size = MCA_PML_UMR_CTL_SIZE;
+    if (mca_pml_umr.min_size < UMR_MPI_CTL_SIZE) {
+        mca_pml_umr.min_size = UMR_MPI_CTL_SIZE;
     }
-    /* before the modex: peers must not take us for a pml/umr peer */
-    if (mca_common_umr_peers_budget_parse(mca_pml_umr.max_conns_param,
-                                          "pml_umr_max_conns",
-                                          &mca_pml_umr.max_conns) !=
-        OMPI_SUCCESS) {
+    /* test faults first: `norail` acts on the first peer resolved */
+    mca_pml_umr_test_init();
+    /* the core, its rails published in the modex (to come): peers take us
+     * for one of theirs only once they are open */
+    if (mca_common_umr_open("pml_umr", mca_pml_umr.output,
+                            mca_pml_umr.verbose, &mca_pml_umr_component,
+                            &mca_pml_umr_component.pmlm_version,
+                            UMR_MPI_ADDR_P2P) != OMPI_SUCCESS) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    if (mca_common_umr_rails_open(&mca_pml_umr_component.pmlm_version,
-                                  mca_pml_umr.uct_module, mca_pml_umr.devices)
-        != OMPI_SUCCESS) {
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
-    mca_common_umr_progress_init(mca_common_umr_rails.worker);
-    mca_common_umr_peers_init(&mca_pml_umr_msg_ops);
-    mca_common_umr_peers_budget(mca_pml_umr.max_conns, "pml_umr_max_conns");
     mca_pml_umr_requests_init();
     mca_pml_umr_hook_init();
-    mca_common_umr_peers_on_quiesce(mca_pml_umr_send_quiesce);
-    mca_pml_umr.recv_run = mca_pml_umr_recv_run;
+    umr_mpi_proto_init(&mca_pml_umr_xfer_ops);
 
     mca_pml_umr.real_component = mca_pml_base_selected_component;
     mca_pml_umr.real           = mca_pml;
+    mca_common_umr_pml         = &mca_pml_umr.real;
     /* ob1's and ucx's receive requests are known (pml_umr_hook.c) */
     if (mca_pml_umr.recv_inplace) {
         name = mca_pml_umr.real_component.pmlm_version.mca_component_name;
@@ -453,9 +355,7 @@ static int mca_pml_umr_interpose(void)
     mca_pml_umr.bsend_no_room =
         strcmp(mca_pml_umr.real_component.pmlm_version.mca_component_name,
                "ucx") ? OMPI_ERR_BUFFER : OMPI_ERROR;
-    mca_pml_umr_choose_load();
-    mca_pml_umr_choose_thresholds();
-    mca_pml_umr_test_init();
+    mca_pml_umr_choice_init();
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;
@@ -498,14 +398,12 @@ static int mca_pml_umr_component_fini(void)
     if (!mca_pml_umr.active) {
         return OMPI_SUCCESS;
     }
-    mca_common_umr_peers_fini();
     mca_pml_umr_requests_fini();
-    mca_pml_umr_send_fini();
     mca_pml_umr_hook_fini();
-    mca_common_umr_rails_release();
+    umr_mpi_proto_fini();
+    mca_common_umr_release();
     mca_pml_umr_counters_print();
-    mca_common_umr_progress_fini();
-    mca_common_umr_rails_close();
+    mca_common_umr_close();
     mca_pml_base_selected_component = real;
     mca_pml                         = mca_pml_umr.real;
     mca_pml_umr.active              = 0;

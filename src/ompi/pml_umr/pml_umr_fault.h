@@ -5,12 +5,13 @@
 /**
  * pml/umr fault injection, in its test variant only (configure.ac:
  * UMR_TEST_HOOKS; pml_umr_fault.c is compiled into hooks/mca_pml_umr.la
- * alone: what is installed has none, and there mca_pml_umr_fault() is 0,
+ * alone: what is installed has none, and the core's points are 0 there,
  * which the compiler drops; pml_umr_test.h has the variant's parameters).
  *
  * pml_umr_test_fault, for the tests of the fallback: it names points of
- * the receiver's zero-copy path that then fail as the transport fails
- * there (empty, the default: none, one load and a branch at each point):
+ * the core's zero-copy path (umr_mpi.h, UMR_MPI_FAULT_*, in the same
+ * order) that then fail as the transport fails there (empty, the default:
+ * none). The receiver's:
  *   connect     the endpoint handshake fails (a failed connect)
  *   key         the receive registration / layout key cannot be made (key
  *               exhaustion)
@@ -28,7 +29,7 @@
  * and one of the process's:
  *   norail      no rail of this process reaches any peer (as though
  *               uct_iface_is_reachable said no to each): pml/umr peers
- *               are reached without a rail (MCA_COMMON_UMR_PEER_NORAIL);
+ *               are reached without a rail (UMR_MPI_PEER_NORAIL);
  *               the tests set it on one rank only, a reachability that
  *               differs between the two sides
  * A comma-separated list fails at each of them.
@@ -37,6 +38,7 @@
 #define MCA_PML_UMR_FAULT_H_
 
 #include "common_umr_fault.h"
+#include "umr_mpi.h"
 
 enum {
     MCA_PML_UMR_FAULT_CONNECT,
@@ -50,25 +52,14 @@ enum {
     MCA_PML_UMR_FAULT_NUM
 };
 
+_Static_assert((int)MCA_PML_UMR_FAULT_NUM == (int)UMR_MPI_FAULT_NUM,
+               "pml/umr names each of the core's fault points, in order");
+
 #if UMR_TEST_HOOKS
-
 /* Registered, parsed and named in the help by libmca_common_umr
- * (common_umr_fault.h; pml_umr_test.c): the points are this file's. */
+ * (common_umr_fault.h; pml_umr_test.c); its mask is the core's
+ * (umr_mpi_set_faults). */
 extern mca_common_umr_fault_t mca_pml_umr_faults;
-
-/* Whether the zero-copy path fails at `point` now. */
-static inline int mca_pml_umr_fault(int point)
-{
-    return mca_common_umr_fault_at(&mca_pml_umr_faults, point);
-}
-
-#else
-
-static inline int mca_pml_umr_fault(int point)
-{
-    return 0;
-}
-
 #endif
 
 #endif

@@ -75,6 +75,7 @@
 #include "pml_umr_hook.h"
 #include "pml_umr_request.h"
 #include "common_umr_help.h"
+#include "common_umr_binding.h"
 
 #include <ompi/mca/pml/base/pml_base_request.h>
 #include <ompi/runtime/mpiruntime.h>
@@ -178,10 +179,8 @@ mca_pml_umr_hook_ctl(ompi_request_t *r, int freed)
     req->free_called   = freed;
     req->inner         = r;
     req->inner_status  = r->req_status;
-    req->step          = MCA_PML_UMR_STEP_CLASSIFY;
     *mca_pml_umr_hook_state(r, ob1) = req;
-    mca_common_umr_work_post(&req->work);
-    mca_common_umr_progress_ref(1);
+    mca_pml_umr_recv_classify(req, &r->req_status, 1);
     return req;
 }
 

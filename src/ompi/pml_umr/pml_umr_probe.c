@@ -12,6 +12,7 @@
  * While the stash is not empty, receives and probes look there first.
  */
 #include "pml_umr_probe.h"
+#include "common_umr_binding.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ typedef struct mca_pml_umr_stash {
     ompi_status_public_t  status;    /* _ucount: the real message size */
     ompi_message_t        *msg;      /* not received yet (not Z bytes) */
     int                   is_ctl;
-    mca_pml_umr_ctl_t     data;      /* Z bytes: control message or data */
+    umr_mpi_ctl_t         data;      /* Z bytes: control message or data */
 } mca_pml_umr_stash_t;
 
 static opal_list_t mca_pml_umr_stash_list;
@@ -94,11 +95,13 @@ static mca_pml_umr_stash_t *mca_pml_umr_stash_make(ompi_communicator_t *comm,
     e->comm   = comm;
     e->status = *st;
     OBJ_RETAIN(comm);
-    if ((st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-        (mca_common_umr_peer_get_umr(comm, st->MPI_SOURCE) != NULL)) {
-        mca_pml_umr.real.pml_mrecv(&e->data, MCA_PML_UMR_CTL_SIZE,
+    if ((st->_ucount == UMR_MPI_CTL_SIZE) &&
+        (umr_mpi_peer_proto(mca_common_umr_world_rank(comm,
+                                                      st->MPI_SOURCE)) !=
+         NULL)) {
+        mca_pml_umr.real.pml_mrecv(&e->data, UMR_MPI_CTL_SIZE,
                                    &ompi_mpi_byte.dt, &msg, &rst);
-        e->is_ctl = mca_pml_umr_ctl_is_magic(&e->data);
+        e->is_ctl = umr_mpi_wire_is_magic(&e->data);
         if (e->is_ctl) {
             e->status._ucount = e->data.length;
         }
@@ -140,8 +143,10 @@ static int mca_pml_umr_probe_passes(int rc, int matched,
                                     ompi_status_public_t *status)
 {
     if ((rc == OMPI_SUCCESS) && matched &&
-        (st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
-        (mca_common_umr_peer_get_umr(comm, st->MPI_SOURCE) != NULL)) {
+        (st->_ucount == UMR_MPI_CTL_SIZE) &&
+        (umr_mpi_peer_proto(mca_common_umr_world_rank(comm,
+                                                      st->MPI_SOURCE)) !=
+         NULL)) {
         return 0;
     }
     if ((rc == OMPI_SUCCESS) && matched) {
@@ -315,7 +320,6 @@ static int mca_pml_umr_stash_recv(mca_pml_umr_stash_t *e,
 
     if (e->msg != NULL) {
         /* a message the wrapped PML still holds */
-        req->events = 1;
         if (mca_pml_umr.real.pml_imrecv(req->buf, req->count, dt, &e->msg,
                                         &req->inner) != OMPI_SUCCESS) {
             return OMPI_ERROR;
@@ -330,8 +334,8 @@ static int mca_pml_umr_stash_recv(mca_pml_umr_stash_t *e,
     if (!e->is_ctl) {
         /* Z bytes of ordinary data, received into the stash */
         iov.iov_base = &e->data;
-        iov.iov_len  = (capacity < MCA_PML_UMR_CTL_SIZE) ? capacity :
-                       MCA_PML_UMR_CTL_SIZE;
+        iov.iov_len  = (capacity < UMR_MPI_CTL_SIZE) ? capacity :
+                       UMR_MPI_CTL_SIZE;
         max_data     = iov.iov_len;
         OBJ_CONSTRUCT(&conv, opal_convertor_t);
         opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
@@ -340,21 +344,21 @@ static int mca_pml_umr_stash_recv(mca_pml_umr_stash_t *e,
         opal_convertor_unpack(&conv, &iov, &iov_count, &max_data);
         OBJ_DESTRUCT(&conv);
         req->super.req_status = e->status;
-        if (capacity < MCA_PML_UMR_CTL_SIZE) {
+        if (capacity < UMR_MPI_CTL_SIZE) {
             req->super.req_status.MPI_ERROR = MPI_ERR_TRUNCATE;
         }
         mca_pml_umr_stash_free(e);
         mca_pml_umr_request_mpi_complete(req);
         return OMPI_SUCCESS;
     }
-    /* a control message: the get path of a receive, from its CTL step */
-    req->ctl = e->data;
+    /* a control message: the core takes it from its CTL step */
+    req->x.ctl = e->data;
     mca_pml_umr_stash_free(e);
-    req->peer = mca_common_umr_peer_get_umr(req->comm,
-                                            req->inner_status.MPI_SOURCE);
-    req->step = MCA_PML_UMR_STEP_CTL;
-    mca_common_umr_progress_ref(1);
-    req->work.run(&req->work);
+    req->x.rank   = mca_common_umr_world_rank(req->comm,
+                                              req->inner_status.MPI_SOURCE);
+    req->x.peer   = umr_mpi_peer_proto(req->x.rank);
+    req->x.length = capacity;
+    umr_mpi_recv_ctl(&req->x);
     return OMPI_SUCCESS;
 }
 

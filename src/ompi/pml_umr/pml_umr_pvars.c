@@ -4,10 +4,10 @@
  */
 /**
  * pml/umr: MPI_T performance variables pml_umr_<name> (the tests read
- * them): pml/umr's counters and those of the shared objects (common_umr.h).
+ * them): pml/umr's counters and the core's (umr_mpi.h).
  */
 #include "pml_umr_module.h"
-#include "common_umr.h"
+#include "umr_mpi.h"
 
 #include <opal/mca/base/mca_base_pvar.h>
 
@@ -18,12 +18,11 @@ static int mca_pml_umr_pvar_get(const struct mca_base_pvar_t *pvar,
     return OPAL_SUCCESS;
 }
 
-/* errors: pml/umr's and the shared objects' (failed connections) */
+/* errors: pml/umr's and the core's */
 static int mca_pml_umr_pvar_get_errors(const struct mca_base_pvar_t *pvar,
                                        void *value, void *obj)
 {
-    *(unsigned long*)value = mca_pml_umr.cnt.errors +
-                             mca_common_umr.cnt.errors;
+    *(unsigned long*)value = mca_pml_umr.cnt.errors + umr_mpi.cnt.errors;
     return OPAL_SUCCESS;
 }
 
@@ -32,47 +31,54 @@ void mca_pml_umr_pvars_register(void)
     const mca_base_component_t *c = mca_pml_umr.self;
 #define MCA_PML_UMR_PVAR(_name, _desc) \
         {#_name, _desc, &mca_pml_umr.cnt._name, MCA_BASE_PVAR_CLASS_COUNTER}
+#define MCA_PML_UMR_CORE_PVAR(_name, _desc) \
+        {#_name, _desc, &umr_mpi.cnt._name, MCA_BASE_PVAR_CLASS_COUNTER}
     const struct {
         const char *name, *desc;
         uint64_t   *counter;    /* NULL: the errors' sum */
         int        cls;
     } pvars[] = {
-        MCA_PML_UMR_PVAR(zcopy_sends,
-                         "Messages sent zero-copy (control messages)"),
-        MCA_PML_UMR_PVAR(zcopy_recvs,
-                         "Messages received zero-copy (gets completed)"),
-        MCA_PML_UMR_PVAR(zcopy_bytes, "Bytes sent zero-copy"),
+        MCA_PML_UMR_CORE_PVAR(zcopy_sends,
+                              "Messages sent zero-copy (control messages)"),
+        MCA_PML_UMR_CORE_PVAR(zcopy_recvs,
+                              "Messages received zero-copy (gets completed)"),
+        MCA_PML_UMR_CORE_PVAR(zcopy_bytes, "Bytes sent zero-copy"),
         MCA_PML_UMR_PVAR(escapes, "Z-byte messages starting with the magic, "
                          "sent zero-copy"),
         MCA_PML_UMR_PVAR(recv_checked,
                          "Receives large enough to match a control message"),
         MCA_PML_UMR_PVAR(passthrough_sends,
                          "Derived-datatype sends passed through"),
-        MCA_PML_UMR_PVAR(fallbacks, "Sends chosen zero-copy that passed "
-                         "through (layout keys, connection)"),
-        MCA_PML_UMR_PVAR(declined, "Control messages declined by cost "
-                         "(the data came through the wrapped PML)"),
-        MCA_PML_UMR_PVAR(acks_dropped, "Acks dropped: they named no "
-                         "zero-copy send waiting for that peer's ack"),
+        MCA_PML_UMR_CORE_PVAR(fallbacks, "Sends chosen zero-copy that passed "
+                              "through (layout keys, connection)"),
+        MCA_PML_UMR_CORE_PVAR(declined, "Control messages declined by cost "
+                              "(the data came through the wrapped PML)"),
+        MCA_PML_UMR_CORE_PVAR(acks_dropped, "Acks dropped: they named no "
+                              "zero-copy send waiting for that peer's ack"),
+        MCA_PML_UMR_CORE_PVAR(decided_send, "Zero-copy decisions of the "
+                              "sender: one a candidate message"),
+        MCA_PML_UMR_CORE_PVAR(decided_recv, "Zero-copy decisions of the "
+                              "receiver: one a control message"),
         {"keys_live", "Memory registrations alive now",
-         &mca_common_umr.cnt.keys_live, MCA_BASE_PVAR_CLASS_LEVEL},
+         &umr_mpi.cnt.keys_live, MCA_BASE_PVAR_CLASS_LEVEL},
         {"conns_max", "Most peers connected at once (within "
-         "pml_umr_max_conns)", &mca_common_umr.cnt.conns_max,
+         "pml_umr_max_conns)", &umr_mpi.cnt.conns_max,
          MCA_BASE_PVAR_CLASS_HIGHWATERMARK},
         {"disconnects", "Connections to peers dropped (least recently used, "
          "to stay within pml_umr_max_conns, or by the peer)",
-         &mca_common_umr.cnt.disconnects, MCA_BASE_PVAR_CLASS_COUNTER},
+         &umr_mpi.cnt.disconnects, MCA_BASE_PVAR_CLASS_COUNTER},
         {"budget_passthrough", "Zero-copy messages passed through for want "
          "of a connection (budget full, every connected peer busy; or a "
          "disconnect under way): of fallbacks and declined",
-         &mca_common_umr.cnt.budget_passthrough, MCA_BASE_PVAR_CLASS_COUNTER},
+         &umr_mpi.cnt.budget_passthrough, MCA_BASE_PVAR_CLASS_COUNTER},
         {"keys_reclaimed", "Idle layout keys given back because the key "
          "pool ran short (least recently used first)",
-         &mca_common_umr.cnt.keys_reclaimed, MCA_BASE_PVAR_CLASS_COUNTER},
+         &umr_mpi.cnt.keys_reclaimed, MCA_BASE_PVAR_CLASS_COUNTER},
         {"errors", "Zero-copy transfers that failed", NULL,
          MCA_BASE_PVAR_CLASS_COUNTER},
     };
 #undef MCA_PML_UMR_PVAR
+#undef MCA_PML_UMR_CORE_PVAR
     size_t i;
 
     for (i = 0; i < sizeof(pvars) / sizeof(pvars[0]); ++i) {

@@ -3,345 +3,90 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr receive side: receives that may match a control message are
- * posted to the wrapped PML unchanged, behind a pml/umr request. When the
- * wrapped PML completes one with exactly Z bytes from a pml/umr peer, the
- * progress function checks the magic and, for a control message, gets the
- * data from the sender's layout key into the receive layout and acks.
+ * pml/umr receive side (see pml_umr_recv.h): the entry points, the
+ * receives too small for a control message that are watched for a
+ * truncated one, and the core's transfer of a receive.
  */
 #include "pml_umr_recv.h"
-#include "pml_umr_choose.h"
-#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_probe.h"
 #include "pml_umr_request.h"
-#include "common_umr.h"
-#include "common_umr_dtype.h"
-#include "common_umr_help.h"
-
-#include <opal/datatype/opal_convertor.h>
+#include "common_umr_binding.h"
 
 #include <ompi/mca/coll/base/coll_tags.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The request completes with the wrapped PML's status: not a control
- * message (or cancelled, or failed). */
-static void mca_pml_umr_recv_passthrough(mca_pml_umr_request_t *req)
+/* ---- the transfer's operations ---------------------------------------- */
+
+/* A declined message's data, into the user's receive (MPI_COMM_WORLD, the
+ * DATA tag), posted before the receiver answers. */
+int mca_pml_umr_recv_data(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp)
 {
-    req->super.req_status = req->inner_status;
-    mca_pml_umr_request_mpi_complete(req);
+    mca_pml_umr_request_t *req = mca_pml_umr_request_of(x);
+
+    return mca_common_umr_irecv(req->buf, req->count, req->dt,
+                                x->peer->world_rank,
+                                mca_common_umr_tag(UMR_MPI_MSG_DATA),
+                                &ompi_mpi_comm_world.comm, comp, NULL);
 }
 
-/* The receive is done: zero-copy (`zcopy`: counted here), or its data
- * came through the wrapped PML after a decline (counted at the decline). */
-static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req, int zcopy)
+void mca_pml_umr_recv_peek(umr_mpi_xfer_t *x, void *out, size_t len)
+{
+    mca_pml_umr_request_t *req = mca_pml_umr_request_of(x);
+
+    mca_pml_umr_peek(req->buf, req->count, req->dt, out, len);
+}
+
+/* The core is done with a receive of ours: not a control message (the
+ * wrapped PML's status stands), or the message came, zero-copy or through
+ * the wrapped PML after a decline. */
+void mca_pml_umr_recv_done(mca_pml_umr_request_t *req)
 {
     ompi_status_public_t *status = &req->super.req_status;
 
-    status->MPI_SOURCE = req->inner_status.MPI_SOURCE;
-    status->MPI_TAG    = req->inner_status.MPI_TAG;
-    status->MPI_ERROR  = req->error;
-    status->_cancelled = 0;
-    status->_ucount    = (req->error == MPI_ERR_TRUNCATE) ? req->ctl.length :
-                                                            req->length;
-    if (req->peer_held) {
-        req->peer_held = 0;
-        mca_common_umr_peer_release(req->peer);
+    if (req->x.state == UMR_MPI_X_PASSED) {
+        *status = req->inner_status;
+    } else {
+        status->MPI_SOURCE = req->inner_status.MPI_SOURCE;
+        status->MPI_TAG    = req->inner_status.MPI_TAG;
+        status->MPI_ERROR  = req->x.error;
+        status->_cancelled = 0;
+        status->_ucount    = req->x.moved;
     }
-    if (zcopy) {
-        if ((req->error == MPI_SUCCESS) || (req->error == MPI_ERR_TRUNCATE)) {
-            ++mca_pml_umr.cnt.zcopy_recvs;
-        } else {
-            ++mca_pml_umr.cnt.errors;
-        }
-    }
-    mca_common_umr_progress_ref(-1);
     mca_pml_umr_request_mpi_complete(req);
-}
-
-/* The answer to the sender (pml_umr_wire.h): done, or declined (`flags`). */
-static void mca_pml_umr_recv_ack(mca_pml_umr_request_t *req, uint32_t flags)
-{
-    mca_pml_umr_ack_t *ack = malloc(sizeof(*ack));
-    ompi_request_t *sreq;
-
-    if (ack == NULL) {
-        return;
-    }
-    if (req->step == MCA_PML_UMR_STEP_TRUNC) {
-        ack->seq  = MCA_PML_UMR_ACK_BY_TAG;
-        ack->tag  = req->tag;
-        ack->cid  = umr_ompi_comm_gid(req->comm);
-    } else {
-        ack->seq  = req->ctl.seq;
-        ack->tag  = 0;
-        ack->cid  = 0;
-    }
-    ack->error = (req->error == MPI_ERR_TRUNCATE) ? MPI_SUCCESS : req->error;
-    ack->flags = flags;
-    ack->pad   = 0;
-    if (mca_pml_umr.real.pml_isend(ack, sizeof(*ack), &ompi_mpi_byte.dt,
-                                   req->peer->world_rank, MCA_PML_UMR_TAG_ACK,
-                                   MCA_PML_BASE_SEND_STANDARD,
-                                   &ompi_mpi_comm_world.comm, &sreq) ==
-        OMPI_SUCCESS) {
-        mca_common_umr_reap_add_buf(sreq, ack);
-    } else {
-        free(ack);
-    }
-}
-
-static int mca_pml_umr_recv_fb_cb(ompi_request_t *fb)
-{
-    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(fb);
-
-    req->length = fb->req_status._ucount;
-    req->error  = fb->req_status.MPI_ERROR;
-    req->fb     = NULL;
-    mca_common_umr_reap_add(fb);
-    mca_pml_umr_recv_finish(req, 0);
-    return 0;
-}
-
-/* Decline the control message: the data comes through the wrapped PML
- * (pml_umr_wire.h). `why` NULL: zero-copy would lose, or the receive
- * layout cannot be moved zero-copy (not decoded, beyond the rail's key
- * budget); otherwise a fault on the zero-copy path, and the peer is
- * retired. The get's resources are released already. */
-static void mca_pml_umr_recv_decline(mca_pml_umr_request_t *req,
-                                     uint32_t flags);
-
-static void mca_pml_umr_recv_fallback(mca_pml_umr_request_t *req,
-                                      const char *why)
-{
-    if (why != NULL) {
-        ++mca_pml_umr.cnt.fault_declines;
-        mca_common_umr_peer_retire(req->peer, why);
-    } else {
-        ++mca_pml_umr.cnt.declined;
-    }
-    mca_pml_umr_recv_decline(req, (why != NULL) ? MCA_PML_UMR_ACK_RETIRE : 0);
-}
-
-/* The decline itself: the DATA receive posted, then the answer FALLBACK
- * (| `flags`). Needs no rail: a peer no rail reaches is declined too. */
-static void mca_pml_umr_recv_decline(mca_pml_umr_request_t *req,
-                                     uint32_t flags)
-{
-    int rc;
-
-    rc = mca_pml_umr.real.pml_irecv(req->buf, req->count, req->dt,
-                                    req->peer->world_rank,
-                                    MCA_PML_UMR_TAG_DATA,
-                                    &ompi_mpi_comm_world.comm, &req->fb);
-    if (rc != OMPI_SUCCESS) {
-        req->fb    = NULL;
-        req->error = MPI_ERR_OTHER;
-        mca_pml_umr_recv_ack(req, 0);   /* the sender must not wait */
-        mca_pml_umr_recv_finish(req, 1);
-        return;
-    }
-    mca_pml_umr_recv_ack(req, MCA_PML_UMR_ACK_FALLBACK | flags |
-                              (req->busy ? MCA_PML_UMR_ACK_BUSY : 0));
-    /* last: the data may be there already, and completes the request */
-    ompi_request_set_callback(req->fb, mca_pml_umr_recv_fb_cb, req);
-}
-
-/* A fault on the zero-copy path (`status`): decline and retire the peer,
- * and the rail too when the fault is the rail's (an md UMR timeout, an md
- * the transport retired: port down). */
-static void mca_pml_umr_recv_fault(mca_pml_umr_request_t *req,
-                                   ucs_status_t status)
-{
-    if ((status == UCS_ERR_TIMED_OUT) ||
-        !mca_common_umr_rail_alive(req->peer->rail)) {
-        mca_common_umr_rail_retire(req->peer->rail,
-                                   ucs_status_string(status));
-    }
-    mca_pml_umr_recv_fallback(req, ucs_status_string(status));
-}
-
-static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
-{
-    mca_pml_umr_request_t *req = ucs_container_of(comp, mca_pml_umr_request_t,
-                                                  comp);
-
-    if ((comp->status == UCS_OK) &&
-        mca_pml_umr_fault(MCA_PML_UMR_FAULT_COMPLETION)) {
-        comp->status = UCS_ERR_IO_ERROR;
-    }
-    /* the receive's memory handle is its region's (mca_pml_umr_recv_get) */
-    mca_common_umr_region_put(req->region);
-    req->region = NULL;
-    req->memh   = NULL;
-    uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
-    req->has_rkey = 0;
-    if (comp->status != UCS_OK) {
-        /* what the get wrote is overwritten by the data that follows */
-        mca_pml_umr_recv_fault(req, comp->status);
-        return;
-    }
-    mca_pml_umr_recv_ack(req, 0);
-    mca_pml_umr_recv_finish(req, 1);
-}
-
-static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
-{
-    const umr_mpi_dtype_t *info = mca_common_umr_dtype_get(req->dt);
-    mca_common_umr_rail_t *rail    = req->peer->rail;
-    size_t capacity             = req->dt->super.size * req->count;
-    const char *why             = NULL;
-    int rc                      = OMPI_ERROR;
-    ucs_status_t status;
-
-    req->length = req->ctl.length;
-    if (req->length > capacity) {
-        req->length = capacity;
-        req->error  = MPI_ERR_TRUNCATE;
-    }
-    if (!req->has_rkey) {
-        status = uct_umr_ep_rkey_unpack(req->peer->ep, req->ctl.data,
-                                        &req->rkey);
-        if (status != UCS_OK) {
-            goto err;
-        }
-        req->has_rkey = 1;
-    }
-    if ((info == NULL) || (info->layout == NULL)) {
-        /* a receive type the decoder does not take: declined */
-        MCA_PML_UMR_VERBOSE(20, "receive type not decoded: %lu bytes "
-                            "declined", (unsigned long)req->length);
-        goto decline;
-    }
-    if (req->memh == NULL) {
-        if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_KEY)) {
-            status = UCS_ERR_NO_RESOURCE;
-        } else {
-            rc     = mca_common_umr_region_acquire(rail, req->buf,
-                                                   info->layout, req->count,
-                                                   PROT_READ | PROT_WRITE,
-                                                   &req->region, &why);
-            status = (rc == OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
-            if (status == UCS_OK) {
-                req->memh = req->region->memh;
-            }
-        }
-        if (status != UCS_OK) {
-            req->memh   = NULL;
-            req->region = NULL;
-            if ((rc == OMPI_ERR_NOT_AVAILABLE) ||
-                (rc == OMPI_ERR_NOT_SUPPORTED) ||
-                (rc == OMPI_ERR_TEMP_OUT_OF_RESOURCE)) {
-                /* the receive's memory does not register (a type over
-                 * separate allocations, from MPI_BOTTOM): declined, not a
-                 * fault (the peer stays) */
-                MCA_PML_UMR_VERBOSE(20, "receive layout gets no key (%s): "
-                                    "%lu bytes declined", why,
-                                    (unsigned long)req->length);
-                goto decline;
-            }
-            goto err_rkey;
-        }
-    }
-
-    req->comp.func   = mca_pml_umr_recv_get_done;
-    req->comp.count  = 1;
-    req->comp.status = UCS_OK;
-    if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_MDWAIT)) {
-        status = UCS_ERR_TIMED_OUT;
-    } else if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_POST)) {
-        status = UCS_ERR_IO_ERROR;
-    } else {
-        status = uct_umr_ep_get_layout(req->peer->ep, req->memh, req->buf,
-                                       info->layout, req->count, 0,
-                                       req->length, 0, req->rkey, &req->comp);
-    }
-    if (OPAL_UNLIKELY(status == UCS_ERR_EXCEEDS_LIMIT)) {
-        /* the receive layout is beyond the rail's key budget, found
-         * before any data moved: declined, the data comes through the
-         * wrapped PML (not a fault: the peer stays) */
-        mca_common_umr_region_put(req->region);
-        req->region = NULL;
-        req->memh   = NULL;
-        MCA_PML_UMR_VERBOSE(20, "receive layout beyond the key budget: "
-                            "%lu bytes declined",
-                            (unsigned long)req->length);
-        uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
-        req->has_rkey = 0;
-        goto decline;
-    }
-    if (status == UCS_INPROGRESS) {
-        return;
-    } else if (status == UCS_ERR_NO_RESOURCE) {
-        req->step = MCA_PML_UMR_STEP_GET;
-        mca_common_umr_work_post(&req->work);
-        return;
-    }
-    req->comp.status = status;
-    mca_pml_umr_recv_get_done(&req->comp);
-    return;
-
-err_rkey:
-    uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
-err:
-    req->has_rkey = 0;
-    mca_pml_umr_recv_fault(req, status);
-    return;
-
-decline:
-    if (req->has_rkey) {
-        uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
-        req->has_rkey = 0;
-    }
-    req->error = MPI_SUCCESS;   /* a truncation is the wrapped PML's to say */
-    mca_pml_umr_recv_fallback(req, NULL);
 }
 
 /* A receive too small for a control message was truncated: if it was one,
  * release the sender (it waits for an ack; MPI_ERR_TRUNCATE is the
  * receiver's error only). Only a message of exactly Z bytes may be one.
- * Where its first 24 bytes are in the buffer (ob1) they name the send
- * (its sequence number);
- * where only the 16 of the magic are (a receive of 16 to 23 bytes), or
- * none (pml ucx delivers nothing of a truncated message; a receive of
- * less than 16 bytes), the sender is released by tag (pml_umr_wire.h);
- * ob1's first 16 bytes without the magic were data. `buf` NULL: nothing
- * to read. Called from a completion callback too, so the ack by tag is
- * sent from progress. */
+ * Where its first 24 bytes are in the buffer (ob1) they name the send (its
+ * sequence number); where only the 16 of the magic are (a receive of 16 to
+ * 23 bytes), or none (pml ucx delivers nothing of a truncated message; a
+ * receive of less than 16 bytes), the sender is released by tag
+ * (umr_mpi_wire.h); ob1's first 16 bytes without the magic were data.
+ * `buf` NULL: nothing to read. Called from a completion callback too: the
+ * core answers from progress. */
 static UCS_F_NOINLINE void
 mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
                            ompi_communicator_t *comm,
                            const ompi_status_public_t *status)
 {
-    mca_common_umr_peer_t *peer = mca_common_umr_peer_get_umr(comm,
-                                                              status->MPI_SOURCE);
-    size_t capacity = (buf == NULL) ? 0 : dt->super.size * count;
-    mca_pml_umr_request_t *req;
+    umr_mpi_peer_t *peer = umr_mpi_peer_proto(
+            mca_common_umr_world_rank(comm, status->MPI_SOURCE));
+    size_t capacity      = (buf == NULL) ? 0 : dt->super.size * count;
+    umr_mpi_ctl_t head;
 
-    if ((peer == NULL) ||
-        (NULL == (req = mca_pml_umr_request_alloc(MCA_PML_UMR_REQ_RECV, false,
-                                                  comm, NULL, 0, NULL, 0,
-                                                  status->MPI_TAG)))) {
-        return;
+    if ((peer == NULL) || (status->_ucount != UMR_MPI_CTL_SIZE)) {
+        return;   /* a control message has exactly Z bytes: this was data */
     }
-    req->peer = peer;
-    if (status->_ucount != MCA_PML_UMR_CTL_SIZE) {
-        /* a control message has exactly Z bytes: this was data */
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req);
-        return;
-    }
-    if (capacity >= sizeof(req->ctl.magic)) {
-        mca_pml_umr_peek(buf, count, dt, &req->ctl, capacity);
-        if (mca_pml_umr_ctl_is_magic(&req->ctl)) {
-            if (capacity >= offsetof(mca_pml_umr_ctl_t, length)) {
+    if (capacity >= sizeof(head.magic)) {
+        mca_pml_umr_peek(buf, count, dt, &head, capacity);
+        if (umr_mpi_wire_is_magic(&head)) {
+            if (capacity >= UMR_MPI_CTL_SEQ_END) {
                 /* the send's sequence number is there too: answer it */
-                req->error = MPI_SUCCESS;
-                mca_pml_umr_recv_ack(req, 0);
-                req->free_called = 1;
-                mca_pml_umr_request_mpi_complete(req);
+                umr_mpi_ack_truncated(peer, head.seq, 0, 0);
                 return;
             }
             /* 16 to 23 bytes: the magic, not the send's number: by tag */
@@ -349,14 +94,11 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
                            mca_component_name, "ob1")) {
             /* ob1 delivers the first bytes: without the magic, it was
              * data */
-            req->free_called = 1;
-            mca_pml_umr_request_mpi_complete(req);
             return;
         }
     }
-    req->step = MCA_PML_UMR_STEP_TRUNC;
-    mca_common_umr_progress_ref(1);
-    mca_common_umr_work_post(&req->work);
+    umr_mpi_ack_truncated(peer, UMR_MPI_ACK_BY_TAG, umr_ompi_comm_gid(comm),
+                          status->MPI_TAG);
 }
 
 /* A nonblocking receive of a derived datatype too small for a control
@@ -364,7 +106,7 @@ mca_pml_umr_recv_truncated(void *buf, size_t count, ompi_datatype_t *dt,
 static int mca_pml_umr_recv_watch_cb(ompi_request_t *r)
 {
     if (OPAL_UNLIKELY(r->req_status.MPI_ERROR == MPI_ERR_TRUNCATE) &&
-        (r->req_status._ucount == MCA_PML_UMR_CTL_SIZE)) {
+        (r->req_status._ucount == UMR_MPI_CTL_SIZE)) {
         mca_pml_umr_recv_truncated(NULL, 0, NULL, r->req_mpi_object.comm,
                                    &r->req_status);
     }
@@ -414,149 +156,22 @@ static int mca_pml_umr_watch_start(size_t count, ompi_request_t **requests)
     return OMPI_SUCCESS;
 }
 
-/* Zero-copy for this control message, knowing both layouts (the sender's
- * block summary, the receive type's blocks for the bytes that come), or
- * decline. A truncating receive is not declined (the get truncates). */
-static int mca_pml_umr_recv_choose(mca_pml_umr_request_t *req)
-{
-    const umr_mpi_dtype_t *info;
-    mca_pml_umr_choose_peer_t cp;
-    size_t rblocks = 1, elems;
-    double density = 1.0;
-
-    if (req->ctl.length > req->dt->super.size * req->count) {
-        return 1;
-    }
-    if (mca_pml_umr.zcopy_mode == MCA_PML_UMR_ZCOPY_ON) {
-        return 1;
-    }
-    info = mca_common_umr_dtype_get(req->dt);
-    if ((info != NULL) && (info->layout != NULL) && (info->size > 0)) {
-        elems   = (req->ctl.length + info->size - 1) / info->size;
-        rblocks = info->num_blocks * elems;
-        density = (info->extent > 0) ? (double)info->size / info->extent :
-                                       1.0;
-    }
-    cp.engine    = req->peer->rail->is_sw ? "sw" : "mlx5";
-    cp.same_host = req->peer->rail->is_sw;
-    cp.pml       = mca_pml_umr.real_component.pmlm_version.mca_component_name;
-    cp.reconnect = mca_common_umr_peer_reconnects(req->peer);
-    return mca_pml_umr_choose_recv(req->ctl.length, req->ctl.sblocks, rblocks,
-                                   density, &cp, mca_pml_umr.zcopy_mode);
-}
-
-/* The next step of a receive (in progress, or at once for a blocking one). */
-static void mca_pml_umr_recv_step(mca_pml_umr_request_t *req)
-{
-    int rc;
-
-    if (OPAL_UNLIKELY(req->step == MCA_PML_UMR_STEP_TRUNC)) {
-        mca_pml_umr_recv_ack(req, 0);
-        mca_common_umr_progress_ref(-1);
-        req->free_called = 1;
-        mca_pml_umr_request_mpi_complete(req);
-        return;
-    }
-    if (req->step == MCA_PML_UMR_STEP_CLASSIFY) {
-        /* a pml/umr peer by the modex, reached by a rail or not: as its
-         * sender decided (mca_pml_umr_send_escape_peer) */
-        req->peer = mca_common_umr_peer_get_umr(req->comm,
-                                                req->inner_status.MPI_SOURCE);
-        if (req->peer != NULL) {
-            mca_pml_umr_peek(req->buf, req->count, req->dt, &req->ctl,
-                             MCA_PML_UMR_CTL_SIZE);
-        }
-        if ((req->peer == NULL) || !mca_pml_umr_ctl_is_magic(&req->ctl)) {
-            mca_common_umr_progress_ref(-1);
-            mca_pml_umr_recv_passthrough(req);
-            return;
-        }
-        req->step = MCA_PML_UMR_STEP_CTL;
-    }
-    if (req->step == MCA_PML_UMR_STEP_CTL) {
-        MCA_PML_UMR_VERBOSE(20, "control message from rank %d: %lu bytes",
-                            req->peer->world_rank,
-                            (unsigned long)req->ctl.length);
-        if (req->peer->rail == NULL) {
-            /* no rail of ours reaches the sender: declined (no rail
-             * needed); one with a key (its rail reaches us) also retires
-             * us at the sender, which passes through from now on */
-            ++mca_pml_umr.cnt.declined;
-            mca_pml_umr_recv_decline(req, (req->ctl.rkey_len != 0) ?
-                                          (MCA_PML_UMR_ACK_RETIRE |
-                                           MCA_PML_UMR_ACK_NORAIL) : 0);
-            return;
-        }
-        if (mca_common_umr_peer_retired(req->peer)) {
-            mca_pml_umr_recv_fallback(req, "retired");
-            return;
-        }
-        if (req->ctl.rkey_len == 0) {
-            /* an escape without a key (its sender's key could not be made,
-             * or it retired us or its rail): declined, nothing retired */
-            mca_pml_umr_recv_fallback(req, NULL);
-            return;
-        }
-        if ((req->ctl.rkey_len != req->peer->rail->rkey_size) ||
-            (req->ctl.rkey_len + req->ctl.addr_len > sizeof(req->ctl.data))) {
-            mca_pml_umr_recv_fallback(req, "malformed control message");
-            return;
-        }
-        if (!mca_pml_umr_recv_choose(req)) {
-            mca_pml_umr_recv_fallback(req, NULL);
-            return;
-        }
-        rc = mca_pml_umr_fault(MCA_PML_UMR_FAULT_CONNECT) ? -1 :
-             mca_common_umr_peer_handshake(req->peer,
-                                           (req->ctl.flags &
-                                            MCA_PML_UMR_CTL_ADDR) ?
-                                           req->ctl.data + req->ctl.rkey_len :
-                                           NULL, req->ctl.addr_len);
-        if (rc == MCA_COMMON_UMR_PEER_BUSY) {
-            /* no connection now (budget): this message only */
-            req->busy = 1;
-            mca_pml_umr_recv_fallback(req, NULL);
-            return;
-        }
-        if (rc < 0) {
-            mca_pml_umr_recv_fallback(req, "connect failed");
-            return;
-        }
-        /* connected (or connecting): the peer stays until we are done */
-        mca_common_umr_peer_hold(req->peer);
-        req->peer_held = 1;
-        req->step = MCA_PML_UMR_STEP_GET;
-        if (rc == 0) {
-            mca_common_umr_peer_wait(req->peer, &req->work);
-            return;
-        }
-    }
-    mca_pml_umr_recv_get(req);
-}
-
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)
 {
-    mca_pml_umr_request_t *req = mca_common_umr_cb_data_take(inner);
+    mca_pml_umr_request_t *req = inner->req_complete_cb_data;
 
+    inner->req_complete_cb_data = NULL;   /* (pml ucx reads it) */
     req->inner_status = inner->req_status;
     if (!mca_pml_umr_recv_maybe_ctl(req->buf, req->count, req->dt,
                                     &inner->req_status,
                                     inner->req_status.MPI_ERROR)) {
-        mca_pml_umr_recv_passthrough(req);
+        req->super.req_status = req->inner_status;
+        mca_pml_umr_request_mpi_complete(req);
         return 0;
     }
     /* maybe a control message: decided in progress, outside the PML */
-    req->step = MCA_PML_UMR_STEP_CLASSIFY;
-    mca_common_umr_work_post(&req->work);
-    mca_common_umr_progress_ref(1);
+    mca_pml_umr_recv_classify(req, &inner->req_status, 1);
     return 0;
-}
-
-/* Run by progress for receives on the work list (mca_pml_umr.recv_run). */
-void mca_pml_umr_recv_run(mca_common_umr_work_t *work)
-{
-    mca_pml_umr_recv_step(ucs_container_of(work, mca_pml_umr_request_t,
-                                           work));
 }
 
 static int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
@@ -565,8 +180,6 @@ static int mca_pml_umr_recv_start(mca_pml_umr_request_t *req)
     int rc;
 
     mca_pml_umr_request_restart(req);
-    req->has_rkey = 0;
-    req->memh     = NULL;
     if (OPAL_UNLIKELY(mca_pml_umr.stash_count > 0)) {
         rc = mca_pml_umr_stash_irecv(req, req->buf, req->count, req->dt,
                                      req->peer_rank, req->tag, req->comm,
@@ -700,9 +313,7 @@ mca_pml_umr_recv_blocking_ctl(void *buf, size_t count, ompi_datatype_t *dt,
     }
     req->inner_status           = *sp;
     req->inner_status.MPI_ERROR = MPI_SUCCESS;
-    req->step                   = MCA_PML_UMR_STEP_CLASSIFY;
-    mca_common_umr_progress_ref(1);
-    mca_pml_umr_recv_step(req);
+    mca_pml_umr_recv_classify(req, sp, 0);
     oreq = &req->super;
     return mca_pml_umr_request_wait_free(&oreq, status);
 }

@@ -6,14 +6,13 @@
  * pml/umr receives: receives that may match a control message are posted
  * to the wrapped PML unchanged, either hooked in place (pml_umr_hook.h) or
  * behind a pml/umr request. When the wrapped PML completes one with exactly
- * Z bytes from a pml/umr peer, progress checks the magic and, for a control
- * message, gets the data from the sender's layout key into the receive
- * layout and acks.
+ * Z bytes that start with the magic, the core takes it (umr_mpi_proto.h:
+ * CLASSIFY, then the get or a decline).
  */
 #ifndef MCA_PML_UMR_RECV_H_
 #define MCA_PML_UMR_RECV_H_
 
-#include "pml_umr.h"
+#include "pml_umr_request.h"
 
 BEGIN_C_DECLS
 
@@ -30,9 +29,11 @@ int mca_pml_umr_irecv_init(void *buf, size_t count, ompi_datatype_t *dt,
  * place, anything else to the wrapped PML. */
 int mca_pml_umr_start(size_t count, ompi_request_t **requests);
 
-/* A receive request's next step (mca_pml_umr.recv_run: progress runs it,
- * and a matched probe's control message at once). */
-void mca_pml_umr_recv_run(mca_common_umr_work_t *work);
+/* The core's transfer of a receive: the DATA receive of a declined
+ * message, a look at the first bytes, and its end (umr_mpi_xfer_ops_t). */
+int  mca_pml_umr_recv_data(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp);
+void mca_pml_umr_recv_peek(umr_mpi_xfer_t *x, void *out, size_t len);
+void mca_pml_umr_recv_done(mca_pml_umr_request_t *req);
 
 END_C_DECLS
 

@@ -9,22 +9,12 @@
  * PML's own request for the same message stays internal (req->inner).
  */
 #include "pml_umr_request.h"
+#include "common_umr_binding.h"
+#include "common_umr_dtype.h"
 
 #include <opal/datatype/opal_convertor.h>
 
-static void mca_pml_umr_request_construct(mca_pml_umr_request_t *req)
-{
-    OBJ_CONSTRUCT(&req->work, opal_list_item_t);
-}
-
-static void mca_pml_umr_request_destruct(mca_pml_umr_request_t *req)
-{
-    OBJ_DESTRUCT(&req->work);
-}
-
-OBJ_CLASS_INSTANCE(mca_pml_umr_request_t, ompi_request_t,
-                   mca_pml_umr_request_construct,
-                   mca_pml_umr_request_destruct);
+OBJ_CLASS_INSTANCE(mca_pml_umr_request_t, ompi_request_t, NULL, NULL);
 
 /* The wrapped PML's request of the last operation, complete: freed when
  * ours is freed or restarted (never from inside its own callback, and
@@ -146,14 +136,10 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->super.req_start           = mca_pml_umr_request_start;
     req->super.req_mpi_object.comm = comm;
     req->kind                      = kind;
-    req->work.run                  = mca_pml_umr.recv_run;
     req->free_called               = 0;
     req->mpi_done                  = 0;
-    req->events                    = 0;
     req->passthrough               = 0;
-    req->declined                  = 0;
     req->in_place                  = 0;
-    req->step                      = 0;
     req->buf                       = buf;
     req->copy                      = NULL;
     req->count                     = count;
@@ -161,16 +147,19 @@ mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
     req->peer_rank                 = rank;
     req->tag                       = tag;
     req->inner                     = NULL;
-    req->fb                        = NULL;
-    req->peer                      = NULL;
-    req->peer_held                 = 0;
-    req->busy                      = 0;
-    req->memh                      = NULL;
-    req->region                    = NULL;
-    req->lkey                      = NULL;
-    req->has_rkey                  = 0;
-    req->error                     = MPI_SUCCESS;
     req->comm                      = comm;
+    req->x.buf                     = buf;
+    req->x.count                   = count;
+    req->x.key                     = mca_common_umr_type_key(dt);
+    req->x.info                    = NULL;
+    req->x.length                  = (dt != NULL) ? dt->super.size * count : 0;
+    req->x.rank                    = (kind == MCA_PML_UMR_REQ_SEND) ?
+                                     mca_common_umr_world_rank(comm, rank) : -1;
+    req->x.ctx                     = umr_ompi_comm_gid(comm);
+    req->x.tag                     = tag;
+    req->x.escape                  = 0;
+    req->x.peer                    = NULL;
+    req->x.state                   = UMR_MPI_X_IDLE;
     OBJ_RETAIN(comm);
     if (dt != NULL) {
         OMPI_DATATYPE_RETAIN(dt);
@@ -208,11 +197,9 @@ void mca_pml_umr_request_restart(mca_pml_umr_request_t *req)
     mca_pml_umr_request_inner_free(req);   /* of the previous start */
     req->super.req_state    = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
-    req->error              = MPI_SUCCESS;
     req->passthrough        = 0;
-    req->declined           = 0;
-    req->busy               = 0;
     req->mpi_done           = 0;
+    req->x.state            = UMR_MPI_X_IDLE;
 }
 
 int mca_pml_umr_request_wait_free(ompi_request_t **req,
@@ -225,6 +212,18 @@ int mca_pml_umr_request_wait_free(ompi_request_t **req,
     mca_pml_umr_status_copy(status, &(*req)->req_status);
     ompi_request_free(req);
     return rc;
+}
+
+void mca_pml_umr_recv_classify(mca_pml_umr_request_t *req,
+                               const ompi_status_public_t *status, int defer)
+{
+    req->x.rank   = mca_common_umr_world_rank(req->comm, status->MPI_SOURCE);
+    req->x.length = req->dt->super.size * req->count;
+    if (defer) {
+        umr_mpi_recv_defer(&req->x);
+    } else {
+        umr_mpi_recv_start(&req->x);
+    }
 }
 
 /* The first `len` packed bytes of (buf, count, dt). */
@@ -252,5 +251,5 @@ int mca_pml_umr_recv_has_magic(void *buf, size_t count, ompi_datatype_t *dt)
     } else {
         mca_pml_umr_peek(buf, count, dt, magic, sizeof(magic));
     }
-    return (magic[0] == MCA_PML_UMR_MAGIC0) && (magic[1] == MCA_PML_UMR_MAGIC1);
+    return umr_mpi_wire_is_magic(magic);
 }

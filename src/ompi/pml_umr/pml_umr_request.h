@@ -5,30 +5,23 @@
 /**
  * pml/umr requests: the user-visible request of a zero-copy send and of a
  * receive that may match a control message. They are ompi_request_t's of
- * type OMPI_REQUEST_PML, completed with ompi_request_complete(); the wrapped
- * PML's own request for the same message stays internal (req->inner).
+ * type OMPI_REQUEST_PML, completed with ompi_request_complete(); each holds
+ * the core's transfer (umr_mpi_proto.h), whose operations on the user's
+ * messages are this component's (pml_umr_send.c, pml_umr_recv.c). The
+ * wrapped PML's own request for the same message stays internal
+ * (req->inner).
  */
 #ifndef MCA_PML_UMR_REQUEST_H_
 #define MCA_PML_UMR_REQUEST_H_
 
 #include "pml_umr.h"
-#include "pml_umr_wire.h"
-#include "common_umr_keys.h"
-#include "common_umr_peer.h"
+#include "umr_mpi_proto.h"
 
 #include <ompi/communicator/communicator.h>
 #include <ompi/datatype/ompi_datatype.h>
 #include <ompi/request/request.h>
 
 BEGIN_C_DECLS
-
-enum {
-    MCA_PML_UMR_STEP_CLASSIFY = 1,   /* inner receive done: control message? */
-    MCA_PML_UMR_STEP_CTL,            /* req->ctl holds a control message */
-    MCA_PML_UMR_STEP_GET,            /* connected: post the get */
-    MCA_PML_UMR_STEP_TRUNC           /* a control message was truncated
-                                        unseen: release its sender by tag */
-};
 
 enum {
     MCA_PML_UMR_REQ_SEND = 1,
@@ -39,26 +32,14 @@ typedef struct mca_pml_umr_request mca_pml_umr_request_t;
 
 struct mca_pml_umr_request {
     ompi_request_t        super;
-    mca_common_umr_work_t work;       /* receive: its next step, in progress
-                                         or waiting for the peer */
-    ucs_list_link_t       pending;    /* zero-copy send: among those waiting
-                                         for their ack (pml_umr_send.c) */
-    uint64_t              seq;        /* zero-copy send: its sequence number
-                                         (pml_umr_wire.h) */
+    umr_mpi_xfer_t        x;          /* the core's side of the message */
     int                   kind;
     int                   free_called;
     int                   mpi_done;   /* being MPI-completed: the caller's
                                          callback may free it */
-    int                   events;     /* left before MPI completion */
     int                   passthrough;/* this start went to the wrapped PML */
-    int                   declined;   /* the receiver declined by cost */
-    int                   peer_held;  /* holds `peer` (its connection stays:
-                                         mca_common_umr_peer_hold) */
-    int                   busy;       /* receive: declined, no connection
-                                         now (MCA_PML_UMR_ACK_BUSY) */
     int                   in_place;   /* completes `inner`, the user's
                                          request (pml_umr_hook.h) */
-    int                   step;       /* receive: next step in progress */
     int                   (*start)(mca_pml_umr_request_t *req);
                                       /* persistent: MPI_Start */
     void                  (*in_place_done)(mca_pml_umr_request_t *req);
@@ -69,25 +50,13 @@ struct mca_pml_umr_request {
                                          buffer, released with it */
     size_t                count;
     ompi_datatype_t       *dt;
-    int                   peer_rank;  /* dst or src */
+    int                   peer_rank;  /* dst or src in comm */
     int                   tag;
     int                   mode;
     ompi_communicator_t   *comm;
-    /* data path */
-    ompi_request_t        *inner;     /* real PML request (ctl send / recv) */
-    ompi_request_t        *fb;        /* declined: the data's send or
-                                         receive on MCA_PML_UMR_TAG_DATA */
-    mca_common_umr_peer_t *peer;
-    uct_mem_h             memh;
-    mca_common_umr_region_t *region;  /* held while the data moves */
-    mca_common_umr_lkey_t *lkey;      /* sender's layout key */
-    uct_rkey_t            rkey;
-    int                   has_rkey;
-    size_t                length;     /* bytes moved */
-    uct_completion_t      comp;
+    ompi_request_t        *inner;     /* the wrapped PML's: a receive, or a
+                                         persistent send's pass-through */
     ompi_status_public_t  inner_status;
-    int                   error;
-    mca_pml_umr_ctl_t     ctl;
 };
 
 OBJ_CLASS_DECLARATION(mca_pml_umr_request_t);
@@ -97,8 +66,8 @@ void mca_pml_umr_requests_init(void);
 void mca_pml_umr_requests_fini(void);
 
 /* A request for `count` elements of `dt` (retained; NULL: none) at `buf`
- * to or from `rank` with `tag`. A receive's work item runs
- * mca_pml_umr.recv_run. */
+ * to or from `rank` of `comm` with `tag`; its transfer knows the data, the
+ * type's key, the communicator's id and the other side's world rank. */
 mca_pml_umr_request_t *mca_pml_umr_request_alloc(int kind, bool persistent,
                                                  ompi_communicator_t *comm,
                                                  void *buf, size_t count,
@@ -110,6 +79,12 @@ void mca_pml_umr_request_mpi_complete(mca_pml_umr_request_t *req);
 /* MPI_Start of a persistent request: active again, the last operation's
  * state cleared. */
 void mca_pml_umr_request_restart(mca_pml_umr_request_t *req);
+
+/* The request of a transfer. */
+static inline mca_pml_umr_request_t *mca_pml_umr_request_of(umr_mpi_xfer_t *x)
+{
+    return ucs_container_of(x, mca_pml_umr_request_t, x);
+}
 
 /* The status of a single-completion call or a probe: every field but
  * MPI_ERROR, which MPI leaves alone outside the multiple-completion calls
@@ -149,7 +124,7 @@ void mca_pml_umr_peek(const void *buf, size_t count, ompi_datatype_t *dt,
 static inline int mca_pml_umr_recv_may_match(const ompi_datatype_t *dt,
                                              size_t count)
 {
-    return dt->super.size * count >= MCA_PML_UMR_CTL_SIZE;
+    return dt->super.size * count >= UMR_MPI_CTL_SIZE;
 }
 
 /* Whether a receive that completed with exactly Z bytes starts with the
@@ -164,11 +139,18 @@ static inline int mca_pml_umr_recv_maybe_ctl(void *buf, size_t count,
                                              const ompi_status_public_t *st,
                                              int error)
 {
-    return OPAL_UNLIKELY(st->_ucount == MCA_PML_UMR_CTL_SIZE) &&
+    return OPAL_UNLIKELY(st->_ucount == UMR_MPI_CTL_SIZE) &&
            !st->_cancelled &&
            ((error == MPI_SUCCESS) || (error == MPI_ERR_TRUNCATE)) &&
            mca_pml_umr_recv_has_magic(buf, count, dt);
 }
+
+/* A receive of Z bytes with the magic from `source` (a rank of the
+ * request's communicator) hands its transfer to the core: `status` the
+ * wrapped PML's, `defer` from its completion callback (CLASSIFY then runs
+ * in progress). */
+void mca_pml_umr_recv_classify(mca_pml_umr_request_t *req,
+                               const ompi_status_public_t *status, int defer);
 
 END_C_DECLS
 

@@ -11,7 +11,8 @@
 #include "pml_umr_module.h"
 #include "pml_umr_send.h"
 #include "common_umr.h"
-#include "common_umr_peer.h"
+#include "common_umr_fault.h"
+#include "umr_mpi.h"
 
 static char *mca_pml_umr_test_version_param;
 static int  mca_pml_umr_bench;
@@ -40,7 +41,7 @@ void mca_pml_umr_test_register(const mca_base_component_t *c)
 void mca_pml_umr_test_init(void)
 {
     mca_common_umr_fault_init(&mca_pml_umr_faults);
-    mca_common_umr_peers_norail = mca_pml_umr_fault(MCA_PML_UMR_FAULT_NORAIL);
+    umr_mpi_set_faults(mca_pml_umr_faults.mask);
 }
 
 const char *mca_pml_umr_test_version(void)

@@ -3,10 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * Open MPI components over mlx5_umr: which devices become rails, from the
- * MCA parameter pml_umr_devices (see common_umr_devices.h).
+ * mlx5_umr MPI core: which devices become rails, from the binding's
+ * parameter (see umr_mpi_devices.h).
  */
-#include "common_umr_devices.h"
+#include "umr_mpi_devices.h"
 #include "uct_umr.h"
 #include "umr_ucs_compat.h"
 
@@ -16,13 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MCA_COMMON_UMR_DEVICES_PARAM "pml_umr_devices"
-#define MCA_COMMON_UMR_PORT_MAX      255   /* ports are 8-bit in verbs */
+#define UMR_MPI_PORT_MAX      255   /* ports are 8-bit in verbs */
 
-ucs_status_t mca_common_umr_devices_query(uct_component_h component,
-                                          mca_common_umr_device_name_t *names,
-                                          unsigned max, unsigned *num_p,
-                                          char *engine, size_t engine_len)
+ucs_status_t umr_mpi_devices_query(uct_component_h component,
+                                   umr_mpi_device_name_t *names,
+                                   unsigned max, unsigned *num_p,
+                                   char *engine, size_t engine_len)
 {
     uct_component_attr_t attr = {
         .field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
@@ -46,7 +45,7 @@ ucs_status_t mca_common_umr_devices_query(uct_component_h component,
     /* the sw engine's one device is opened by name: the component lists it
      * only when no mlx5 device is there */
     if (strcmp(eng, "mlx5") && (num < max)) {
-        snprintf(names[num++], MCA_COMMON_UMR_DEVICE_NAME_MAX, "sw");
+        snprintf(names[num++], UMR_MPI_DEVICE_NAME_MAX, "sw");
     }
     if (!strcmp(eng, "sw")) {
         goto out;
@@ -67,7 +66,7 @@ ucs_status_t mca_common_umr_devices_query(uct_component_h component,
     for (i = 0; (status == UCS_OK) && (i < attr.md_resource_count) &&
          (num < max); ++i) {
         if (strcmp(mds[i].md_name, "sw")) {
-            snprintf(names[num++], MCA_COMMON_UMR_DEVICE_NAME_MAX, "%s",
+            snprintf(names[num++], UMR_MPI_DEVICE_NAME_MAX, "%s",
                      mds[i].md_name);
         }
     }
@@ -77,8 +76,8 @@ out:
     return status;
 }
 
-static int mca_common_umr_devices_find(
-        const mca_common_umr_device_name_t *names, unsigned num,
+static int umr_mpi_devices_find(
+        const umr_mpi_device_name_t *names, unsigned num,
         const char *name)
 {
     unsigned i;
@@ -92,8 +91,8 @@ static int mca_common_umr_devices_find(
 }
 
 /* "devices here: a, b" or "no device here" */
-static void mca_common_umr_devices_list(
-        const mca_common_umr_device_name_t *names, unsigned num,
+static void umr_mpi_devices_list(
+        const umr_mpi_device_name_t *names, unsigned num,
         char *buf, size_t len)
 {
     size_t off;
@@ -108,8 +107,8 @@ static void mca_common_umr_devices_list(
 }
 
 /* "name" or "name:port" of an mlx5 device: 0, or -1 with `why` */
-static int mca_common_umr_devices_token(char *tok, mca_common_umr_device_t *dev,
-                                        const char **why)
+static int umr_mpi_devices_token(char *tok, umr_mpi_device_t *dev,
+                                 const char **why)
 {
     char *colon = strchr(tok, ':'), *end;
     unsigned long port;
@@ -119,7 +118,7 @@ static int mca_common_umr_devices_token(char *tok, mca_common_umr_device_t *dev,
         *colon = '\0';
         port   = strtoul(colon + 1, &end, 10);
         if (!isdigit((unsigned char)colon[1]) || (*end != '\0') ||
-            (port == 0) || (port > MCA_COMMON_UMR_PORT_MAX)) {
+            (port == 0) || (port > UMR_MPI_PORT_MAX)) {
             *why = "a port is a number from 1 to 255, as in mlx5_0:1";
             return -1;
         }
@@ -137,8 +136,8 @@ static int mca_common_umr_devices_token(char *tok, mca_common_umr_device_t *dev,
     return 0;
 }
 
-static int mca_common_umr_devices_excluded(const mca_common_umr_device_t *given,
-                                           unsigned ngiven, const char *name)
+static int umr_mpi_devices_excluded(const umr_mpi_device_t *given,
+                                    unsigned ngiven, const char *name)
 {
     unsigned i;
 
@@ -150,7 +149,7 @@ static int mca_common_umr_devices_excluded(const mca_common_umr_device_t *given,
     return 0;
 }
 
-static char *mca_common_umr_devices_trim(char *s)
+static char *umr_mpi_devices_trim(char *s)
 {
     char *e;
 
@@ -164,13 +163,13 @@ static char *mca_common_umr_devices_trim(char *s)
     return s;
 }
 
-static void mca_common_umr_devices_add(mca_common_umr_devices_t *plan,
-                                       const char *name, unsigned port,
-                                       int named)
+static void umr_mpi_devices_add(umr_mpi_devices_t *plan,
+                                const char *name, unsigned port,
+                                int named)
 {
-    mca_common_umr_device_t *dev;
+    umr_mpi_device_t *dev;
 
-    if (plan->num == MCA_COMMON_UMR_DEVICES_MAX) {
+    if (plan->num == UMR_MPI_DEVICES_MAX) {
         return;
     }
     dev = &plan->dev[plan->num++];
@@ -180,12 +179,12 @@ static void mca_common_umr_devices_add(mca_common_umr_devices_t *plan,
     dev->named = named;
 }
 
-int mca_common_umr_devices_select(const char *value,
-                                  const mca_common_umr_device_name_t *names,
-                                  unsigned num, mca_common_umr_devices_t *plan,
-                                  char *msg, size_t len)
+int umr_mpi_devices_select(const char *value, const char *param,
+                           const umr_mpi_device_name_t *names,
+                           unsigned num, umr_mpi_devices_t *plan,
+                           char *msg, size_t len)
 {
-    mca_common_umr_device_t given[MCA_COMMON_UMR_DEVICES_MAX];
+    umr_mpi_device_t given[UMR_MPI_DEVICES_MAX];
     char *copy, *tok, *save = NULL, here[512], orig[64];
     const char *spec, *why  = NULL;
     unsigned ngiven         = 0, i, j;
@@ -193,7 +192,7 @@ int mca_common_umr_devices_select(const char *value,
 
     plan->num = 0;
     msg[0]    = '\0';
-    mca_common_umr_devices_list(names, num, here, sizeof(here));
+    umr_mpi_devices_list(names, num, here, sizeof(here));
     spec = (value != NULL) ? value : "";
     while (isspace((unsigned char)*spec)) {
         ++spec;
@@ -204,43 +203,43 @@ int mca_common_umr_devices_select(const char *value,
 
     copy = strdup(spec + (spec[0] == '^'));
     if (copy == NULL) {
-        snprintf(msg, len, "%s: out of memory", MCA_COMMON_UMR_DEVICES_PARAM);
+        snprintf(msg, len, "%s: out of memory", param);
         return -1;
     }
     for (tok = strtok_r(copy, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
-        tok = mca_common_umr_devices_trim(tok);
+        tok = umr_mpi_devices_trim(tok);
         if (*tok == '\0') {
             continue;
         }
-        if (ngiven == MCA_COMMON_UMR_DEVICES_MAX) {
+        if (ngiven == UMR_MPI_DEVICES_MAX) {
             snprintf(msg, len, "%s=\"%s\": more than %d names",
-                     MCA_COMMON_UMR_DEVICES_PARAM, value,
-                     MCA_COMMON_UMR_DEVICES_MAX);
+                     param, value,
+                     UMR_MPI_DEVICES_MAX);
             goto out;
         }
         snprintf(orig, sizeof(orig), "%s", tok);
-        if (mca_common_umr_devices_token(tok, &given[ngiven], &why) < 0) {
+        if (umr_mpi_devices_token(tok, &given[ngiven], &why) < 0) {
             snprintf(msg, len, "%s=\"%s\": \"%s\": %s (%s)",
-                     MCA_COMMON_UMR_DEVICES_PARAM, value, orig, why, here);
+                     param, value, orig, why, here);
             goto out;
         }
-        if (mca_common_umr_devices_find(names, num, given[ngiven].name) < 0) {
+        if (umr_mpi_devices_find(names, num, given[ngiven].name) < 0) {
             snprintf(msg, len, "%s=\"%s\": no device \"%s\" (%s)",
-                     MCA_COMMON_UMR_DEVICES_PARAM, value, given[ngiven].name,
+                     param, value, given[ngiven].name,
                      here);
             goto out;
         }
         if (exclude && (given[ngiven].port != 0)) {
             snprintf(msg, len, "%s=\"%s\": \"%s:%u\": a port cannot be "
-                     "excluded, only a device", MCA_COMMON_UMR_DEVICES_PARAM,
+                     "excluded, only a device", param,
                      value, given[ngiven].name, given[ngiven].port);
             goto out;
         }
         for (i = 0; i < ngiven; ++i) {
             if (!strcmp(given[i].name, given[ngiven].name)) {
                 snprintf(msg, len, "%s=\"%s\": \"%s\" is named twice",
-                         MCA_COMMON_UMR_DEVICES_PARAM, value, given[i].name);
+                         param, value, given[i].name);
                 goto out;
             }
         }
@@ -249,19 +248,19 @@ int mca_common_umr_devices_select(const char *value,
     }
     if ((ngiven == 0) && (spec[0] != '\0')) {
         snprintf(msg, len, "%s=\"%s\": names no device (%s)",
-                 MCA_COMMON_UMR_DEVICES_PARAM, value, here);
+                 param, value, here);
         goto out;
     }
 
     if (!exclude) {
         /* only the named ones: sw first, the mlx5 devices in the given order */
         if (sw_given) {
-            mca_common_umr_devices_add(plan, "sw", 0, 1);
+            umr_mpi_devices_add(plan, "sw", 0, 1);
         }
         for (i = 0; i < ngiven; ++i) {
             if (strcmp(given[i].name, "sw")) {
-                mca_common_umr_devices_add(plan, given[i].name,
-                                           given[i].port, 1);
+                umr_mpi_devices_add(plan, given[i].name,
+                                    given[i].port, 1);
             }
         }
     } else {
@@ -269,8 +268,8 @@ int mca_common_umr_devices_select(const char *value,
         for (j = 0; j < 2; ++j) {
             for (i = 0; i < num; ++i) {
                 if ((!strcmp(names[i], "sw") == (j == 0)) &&
-                    !mca_common_umr_devices_excluded(given, ngiven, names[i])) {
-                    mca_common_umr_devices_add(plan, names[i], 0, 0);
+                    !umr_mpi_devices_excluded(given, ngiven, names[i])) {
+                    umr_mpi_devices_add(plan, names[i], 0, 0);
                 }
             }
         }
@@ -281,9 +280,9 @@ out:
     return ret;
 }
 
-ucs_status_t mca_common_umr_devices_md_open(uct_component_h component,
-                                            const mca_common_umr_device_t *dev,
-                                            uct_md_h *md_p)
+ucs_status_t umr_mpi_devices_md_open(uct_component_h component,
+                                     const umr_mpi_device_t *dev,
+                                     uct_md_h *md_p)
 {
     uct_md_config_t *md_config;
     ucs_status_t status;
@@ -306,20 +305,20 @@ ucs_status_t mca_common_umr_devices_md_open(uct_component_h component,
 }
 
 /* an automatic mlx5 device: what the nearest-first order may move */
-static int mca_common_umr_devices_movable(const mca_common_umr_device_t *dev)
+static int umr_mpi_devices_movable(const umr_mpi_device_t *dev)
 {
     return !dev->named && strcmp(dev->name, "sw");
 }
 
-void mca_common_umr_devices_order(mca_common_umr_devices_t *plan,
-                                  const unsigned *near, unsigned local_rank)
+void umr_mpi_devices_order(umr_mpi_devices_t *plan,
+                           const unsigned *near, unsigned local_rank)
 {
-    mca_common_umr_device_t devs[MCA_COMMON_UMR_DEVICES_MAX], tmp;
-    unsigned pos[MCA_COMMON_UMR_DEVICES_MAX], nears[MCA_COMMON_UMR_DEVICES_MAX];
+    umr_mpi_device_t devs[UMR_MPI_DEVICES_MAX], tmp;
+    unsigned pos[UMR_MPI_DEVICES_MAX], nears[UMR_MPI_DEVICES_MAX];
     unsigned n = 0, nbest = 0, i, j, shift, t;
 
     for (i = 0; i < plan->num; ++i) {
-        if (mca_common_umr_devices_movable(&plan->dev[i])) {
+        if (umr_mpi_devices_movable(&plan->dev[i])) {
             pos[n]     = i;
             devs[n]    = plan->dev[i];
             nears[n++] = near[i];
@@ -350,11 +349,11 @@ void mca_common_umr_devices_order(mca_common_umr_devices_t *plan,
     }
 }
 
-void mca_common_umr_devices_nearest(uct_component_h component,
-                                    mca_common_umr_devices_t *plan,
-                                    unsigned local_rank)
+void umr_mpi_devices_nearest(uct_component_h component,
+                             umr_mpi_devices_t *plan,
+                             unsigned local_rank)
 {
-    unsigned near[MCA_COMMON_UMR_DEVICES_MAX] = {0};
+    unsigned near[UMR_MPI_DEVICES_MAX] = {0};
     unsigned i, n = 0;
     uct_md_attr_t attr;
     cpu_set_t mine;
@@ -362,14 +361,14 @@ void mca_common_umr_devices_nearest(uct_component_h component,
     int cpu;
 
     for (i = 0; i < plan->num; ++i) {
-        n += mca_common_umr_devices_movable(&plan->dev[i]);
+        n += umr_mpi_devices_movable(&plan->dev[i]);
     }
     if ((n < 2) || (sched_getaffinity(0, sizeof(mine), &mine) != 0)) {
         return;
     }
     for (i = 0; i < plan->num; ++i) {
-        if (!mca_common_umr_devices_movable(&plan->dev[i]) ||
-            (mca_common_umr_devices_md_open(component, &plan->dev[i], &md) !=
+        if (!umr_mpi_devices_movable(&plan->dev[i]) ||
+            (umr_mpi_devices_md_open(component, &plan->dev[i], &md) !=
              UCS_OK)) {
             continue;        /* a device that does not open goes last */
         }
@@ -382,5 +381,5 @@ void mca_common_umr_devices_nearest(uct_component_h component,
         }
         uct_md_close(md);
     }
-    mca_common_umr_devices_order(plan, near, local_rank);
+    umr_mpi_devices_order(plan, near, local_rank);
 }

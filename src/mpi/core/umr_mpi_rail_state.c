@@ -3,31 +3,30 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * libmca_common_umr: the state of an open rail after a fault (see
- * common_umr_rail.h): retired, or still reaching anything. A bottom unit:
- * the keys and the components call it on their fault paths, and it calls
+ * mlx5_umr MPI core: the state of an open rail after a fault (see
+ * umr_mpi_rail.h): retired, or still reaching anything. A bottom unit:
+ * the keys and the protocol call it on their fault paths, and it calls
  * only UCT, so that opening a rail (which makes its keys) and retiring it
  * (which its keys do) are not a cycle.
  */
-#include "common_umr_rail.h"
-#include "common_umr.h"
+#include "umr_mpi_rail.h"
 
 #include <ucs/time/time.h>
 
-void mca_common_umr_rail_retire(mca_common_umr_rail_t *rail, const char *why)
+void umr_mpi_rail_retire(umr_mpi_rail_t *rail, const char *why)
 {
     if (rail->retired) {
         return;
     }
     rail->retired      = 1;
-    rail->down         = !mca_common_umr_rail_alive(rail);
+    rail->down         = !umr_mpi_rail_alive(rail);
     rail->down_checked = ucs_get_time();
-    ++mca_common_umr.cnt.rails_retired;
-    MCA_COMMON_UMR_VERBOSE(1, "rail %s retired to pass-through (every peer "
-                           "on it): %s", rail->name, why);
+    ++umr_mpi.cnt.rails_retired;
+    UMR_MPI_VERBOSE(1, "rail %s retired to pass-through (every peer "
+                    "on it): %s", rail->name, why);
 }
 
-int mca_common_umr_rail_reopen(mca_common_umr_rail_t *rail)
+int umr_mpi_rail_reopen(umr_mpi_rail_t *rail)
 {
     ucs_time_t now = ucs_get_time();
 
@@ -36,20 +35,20 @@ int mca_common_umr_rail_reopen(mca_common_umr_rail_t *rail)
         return 0;
     }
     rail->down_checked = now;
-    if (!mca_common_umr_rail_alive(rail)) {
+    if (!umr_mpi_rail_alive(rail)) {
         return 0;
     }
     rail->retired = 0;
     rail->down    = 0;
-    ++mca_common_umr.cnt.rails_reopened;
-    MCA_COMMON_UMR_VERBOSE(1, "rail %s reopened: its port is up again, new "
-                           "connections on it are zero-copy", rail->name);
+    ++umr_mpi.cnt.rails_reopened;
+    UMR_MPI_VERBOSE(1, "rail %s reopened: its port is up again, new "
+                    "connections on it are zero-copy", rail->name);
     return 1;
 }
 
-int mca_common_umr_rail_alive(mca_common_umr_rail_t *rail)
+int umr_mpi_rail_alive(umr_mpi_rail_t *rail)
 {
-    uint8_t addr[2 * MCA_COMMON_UMR_MAX_ADDR];
+    uint8_t addr[2 * UMR_MPI_MAX_ADDR];
 
     if ((rail->dev_addr_len + rail->iface_addr_len > sizeof(addr)) ||
         (uct_iface_get_device_address(rail->iface,

@@ -1,0 +1,109 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * mlx5_umr MPI core: the process's state, its log and messages (see
+ * umr_mpi.h).
+ */
+#include "umr_config.h"
+#include "umr_mpi.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+umr_mpi_state_t umr_mpi;
+#if UMR_TEST_HOOKS
+unsigned umr_mpi_faults;
+#endif
+
+void umr_mpi_init(const umr_mpi_binding_t *b, int verbose)
+{
+    umr_mpi.b       = b;
+    umr_mpi.verbose = verbose;
+}
+
+/* `fmt` after `who`, into `line`. */
+static void umr_mpi_line(char *line, size_t len, const char *who,
+                         const char *fmt, va_list ap)
+{
+    size_t n = (size_t)snprintf(line, len, "%s: ", who);
+
+    vsnprintf(line + n, len - n, fmt, ap);
+}
+
+void umr_mpi_log(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    umr_mpi_line(line, sizeof(line), umr_mpi.b->name, fmt, ap);
+    va_end(ap);
+    umr_mpi.b->log(line);
+}
+
+void umr_mpi_log_rma(const char *fmt, ...)
+{
+    const char *who = (umr_mpi.b->rma_name != NULL) ? umr_mpi.b->rma_name :
+                      umr_mpi.b->name;
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    umr_mpi_line(line, sizeof(line), who, fmt, ap);
+    va_end(ap);
+    umr_mpi.b->log(line);
+}
+
+/* An internal message sent from a copy, freed when sent. */
+typedef struct umr_mpi_copy {
+    umr_mpi_comp_t comp;
+    uint8_t        data[];
+} umr_mpi_copy_t;
+
+static void umr_mpi_copy_sent(umr_mpi_comp_t *comp,
+                              const umr_mpi_status_t *status)
+{
+    free(comp);   /* the first member */
+}
+
+int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,
+                      size_t len)
+{
+    umr_mpi_copy_t *copy = malloc(sizeof(*copy) + len);
+    int rc;
+
+    if (copy == NULL) {
+        return umr_mpi.b->err_other;
+    }
+    copy->comp.cb = umr_mpi_copy_sent;
+    memcpy(copy->data, data, len);
+    rc = umr_mpi.b->isend(copy->data, len, peer, kind, &copy->comp);
+    if (rc != 0) {
+        free(copy);
+    }
+    return rc;
+}
+
+void umr_mpi_warn(const char *topic, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    umr_mpi_line(text, sizeof(text), umr_mpi.b->name, fmt, ap);
+    va_end(ap);
+    umr_mpi.b->warn(topic, text);
+}
+
+void umr_mpi_set_faults(unsigned mask)
+{
+#if UMR_TEST_HOOKS
+    umr_mpi_faults = mask;
+#else
+    (void)mask;
+#endif
+}
