@@ -20,6 +20,7 @@
 #include <ucs/debug/log.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef struct umr_mpi_dtype_entry {
@@ -168,7 +169,8 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
 
     if ((decode && (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) !=
                     MPI_SUCCESS)) || (umr_mpi_dtype_query(type, &b) != UCS_OK)) {
-        ucs_error("umr_mpi_dtype: cannot read datatype %p", (void*)type);
+        ucs_error("umr_mpi_dtype: cannot read datatype %p",
+                  (void*)(uintptr_t)type);
         return NULL;
     }
 
