@@ -9,8 +9,7 @@
 # not for timing: the model moves bytes with cross-memory attach.
 #
 # usage: contrib/mpirun-model.sh [--link ib|roce] [--hosts N]
-#            [--host H=SPEC]... [--auto] [--mpich] [--no-build] [--]
-#            MPIRUN-ARGS...
+#            [--host H=SPEC]... [--auto] [--no-build] [--] MPIRUN-ARGS...
 #   --link     link layer of every host (default ib; roce: RoCE v2 with
 #              IPv4 and RoCE v1 GIDs, as a RoCE port has)
 #   --hosts N  simulated hosts (default 2); ranks are spread in blocks:
@@ -22,10 +21,6 @@
 #   --auto     pml/umr chooses zero-copy per message (pml_umr_zcopy=auto);
 #              default: forced (=on), so every eligible message takes the
 #              ConnectX path
-#   --mpich    an MPICH job instead (mpiexec.mpich, a program built with
-#              mpicc.mpich): libumr_mpich.so preloaded after the model,
-#              UMR_MPICH_DEVICES=mlx5_0, UMR_MPICH_ZCOPY=on (--auto: auto);
-#              MPIRUN-ARGS are mpiexec's
 #   --no-build use BUILD_DIR as it is
 # Every peer, one on the same simulated host too, uses the mlx5 engine
 # (pml_umr_devices=mlx5_0; OMPI_MCA_pml_umr_devices= empty: the automatic
@@ -42,7 +37,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$top/build}
 
-link=ib hosts=2 zcopy=on build=1 mpich=0
+link=ib hosts=2 zcopy=on build=1
 host_specs=()
 usage() { sed -n '2,31p' "$0"; exit "${1:-1}"; }
 while [ $# -gt 0 ]; do
@@ -51,7 +46,6 @@ while [ $# -gt 0 ]; do
     --hosts)    hosts=${2:-}; shift 2 ;;
     --host)     host_specs+=("${2:-}"); shift 2 ;;
     --auto)     zcopy=auto; shift ;;
-    --mpich)    mpich=1; shift ;;
     --no-build) build=0; shift ;;
     -h|--help)  usage 0 ;;
     --)         shift; break ;;
@@ -77,10 +71,8 @@ if [ $build -eq 1 ]; then
     make -C "$BUILD_DIR/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
         { echo "mpirun-model: building the model failed (was rdma-core found?)"; exit 1; }
 fi
-binding=$pml
-[ $mpich -eq 0 ] || binding=$BUILD_DIR/src/mpich/.libs/libumr_mpich.so
-for f in "$lib" "$module" "$binding"; do
-    [ -f "$f" ] || { echo "mpirun-model: no $f (configure found no rdma-core, Open MPI or MPICH?)"; exit 1; }
+for f in "$lib" "$module" "$pml"; do
+    [ -f "$f" ] || { echo "mpirun-model: no $f (configure found no rdma-core or Open MPI?)"; exit 1; }
 done
 
 # ---- the environment ---------------------------------------------------------
@@ -122,35 +114,20 @@ preload="$lib${LD_PRELOAD:+ $LD_PRELOAD}"
 
 mpirun=(mpirun --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+
+echo "mpirun-model: $hosts simulated host(s), link $link, pml/umr on the mlx5 engine" \
+     "for every peer (pml_umr_devices=$OMPI_MCA_pml_umr_devices," \
+     "pml_umr_zcopy=$OMPI_MCA_pml_umr_zcopy), rdma-core model $(basename "$lib")"
 out=$(mktemp)
-if [ $mpich -eq 1 ]; then
-    # the ranks only (-genv): the model, then the binding
-    echo "mpirun-model: $hosts simulated host(s), link $link, libumr_mpich.so on the" \
-         "mlx5 engine for every peer (UMR_MPICH_DEVICES=${UMR_MPICH_DEVICES-mlx5_0}," \
-         "UMR_MPICH_ZCOPY=${UMR_MPICH_ZCOPY:-$zcopy}), rdma-core model $(basename "$lib")"
-    mpiexec.mpich -genv LD_PRELOAD "${preload// /:}:$binding" \
-        -genv UMR_MPICH_DEVICES "${UMR_MPICH_DEVICES-mlx5_0}" \
-        -genv UMR_MPICH_ZCOPY "${UMR_MPICH_ZCOPY:-$zcopy}" \
-        -genv UMR_MPICH_VERBOSE "${UMR_MPICH_VERBOSE:-1}" \
-        -genv UMR_MPICH_UCT_MODULE "${UMR_MPICH_UCT_MODULE:-$module}" \
-        "$@" </dev/null 2>&1 | tee "$out"
-    rc=${PIPESTATUS[0]}
-    who=umr_mpich
-else
-    echo "mpirun-model: $hosts simulated host(s), link $link, pml/umr on the mlx5 engine" \
-         "for every peer (pml_umr_devices=$OMPI_MCA_pml_umr_devices," \
-         "pml_umr_zcopy=$OMPI_MCA_pml_umr_zcopy), rdma-core model $(basename "$lib")"
-    "${mpirun[@]}" -x LD_PRELOAD="$preload" "$@" 2>&1 | tee "$out"
-    rc=${PIPESTATUS[0]}
-    who=pml_umr
-fi
+"${mpirun[@]}" -x LD_PRELOAD="$preload" "$@" 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
 
 # ---- the counters ---------------------------------------------------------------
-tr -d '\000' <"$out" | grep -a "$who: rank [0-9]*: zcopy_sends " | sed "s/^.*\($who: rank\)/\1/" |
+tr -d '\000' <"$out" | grep -a "pml_umr: rank [0-9]*: zcopy_sends " | sed 's/^.*\(pml_umr: rank\)/\1/' |
     sort -t' ' -k3,3n >"$out.cnt"
 echo
 if [ -s "$out.cnt" ]; then
-    echo "mpirun-model: $who counters of each rank:"
+    echo "mpirun-model: pml/umr counters of each rank:"
     cat "$out.cnt"
     awk '{ for (i = 1; i < NF; ++i) { if ($i == "zcopy_sends") s += $(i + 1);
                                        if ($i == "zcopy_recvs") r += $(i + 1);
@@ -158,7 +135,7 @@ if [ -s "$out.cnt" ]; then
          END { printf "mpirun-model: %d ranks: zcopy_sends %d zcopy_recvs %d errors %d\n",
                       NR, s, r, e }' "$out.cnt"
 else
-    echo "mpirun-model: no $who counters (it did not run, or its verbosity is 0)"
+    echo "mpirun-model: no pml/umr counters (pml/umr did not run, or pml_umr_verbose=0)"
 fi
 rm -f "$out" "$out.cnt"
 exit "$rc"

@@ -127,11 +127,6 @@ void umr_mpi_log(const char *fmt, ...) UCS_F_PRINTF(1, 2);
         } \
     } while (0)
 
-/* An internal message of `len` bytes of `data` to `peer`, sent from a copy
- * (freed once sent): 0 or the binding's error. */
-int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,
-                      size_t len);
-
 /* A message to the user through the binding (`topic`: its name there). */
 void umr_mpi_warn(const char *topic, const char *fmt, ...) UCS_F_PRINTF(2, 3);
 

@@ -118,16 +118,16 @@ void umr_mpi_cost_defaults(umr_mpi_cost_t *cost);
  * why).
  */
 int umr_mpi_cost_load(umr_mpi_cost_t *cost, const char *path,
-                      const char *pml_name, char *err, size_t err_len);
+                             const char *pml_name, char *err, size_t err_len);
 
 /**
  * As umr_mpi_cost_load(), also reading the figures of the wrapped
  * osc component `osc_name` (NULL: none; osc.* lines are then only checked).
  */
 int umr_mpi_cost_load_osc(umr_mpi_cost_t *cost,
-                          const char *path, const char *pml_name,
-                          const char *osc_name, char *err,
-                          size_t err_len);
+                                 const char *path, const char *pml_name,
+                                 const char *osc_name, char *err,
+                                 size_t err_len);
 
 /** ${XDG_CACHE_HOME:-$HOME/.cache}/mlx5_umr/costs-<short hostname>.conf,
  * the file contrib/umr-calibrate.sh writes by default. */
@@ -142,9 +142,9 @@ int umr_mpi_cost_engine(const char *name);
  * plus the control message and ack through the wrapped PML (`scope`). ns.
  */
 double umr_mpi_cost_zcopy(const umr_mpi_cost_t *cost, int eng,
-                          int op, int scope, size_t bytes,
-                          size_t remote_blocks, size_t local_blocks,
-                          double density);
+                                 int op, int scope, size_t bytes,
+                                 size_t remote_blocks, size_t local_blocks,
+                                 double density);
 
 /**
  * One RMA operation `op` through engine `eng` (no control message: osc/umr's
@@ -155,8 +155,8 @@ double umr_mpi_cost_zcopy(const umr_mpi_cost_t *cost, int eng,
  * the local figure on layouts with as many blocks on both sides). ns.
  */
 double umr_mpi_cost_rma(const umr_mpi_cost_t *cost, int eng,
-                        int op, size_t bytes, size_t remote_blocks,
-                        size_t local_blocks, double density);
+                               int op, size_t bytes, size_t remote_blocks,
+                               size_t local_blocks, double density);
 
 /**
  * The wrapped osc module moving one put/get (`op`) of `bytes` in blocks of
@@ -164,11 +164,11 @@ double umr_mpi_cost_rma(const umr_mpi_cost_t *cost, int eng,
  * when the file had no figures for that module.
  */
 double umr_mpi_cost_osc(const umr_mpi_cost_t *cost, int scope,
-                        int op, size_t bytes, double mean_block);
+                               int op, size_t bytes, double mean_block);
 
 /** The wrapped PML sending `bytes` in blocks of `mean_block` bytes. ns. */
 double umr_mpi_cost_pml(const umr_mpi_cost_t *cost, int scope,
-                        size_t bytes, double mean_block);
+                               size_t bytes, double mean_block);
 
 /**
  * 1 when pml/umr's protocol (a control message, one get by the receiver of
@@ -176,8 +176,8 @@ double umr_mpi_cost_pml(const umr_mpi_cost_t *cost, int scope,
  * wrapped PML by the margin above; 0 otherwise. `blocks` 0 counts as one.
  */
 int umr_mpi_cost_prefer_zcopy(const umr_mpi_cost_t *cost, int eng,
-                              int scope, size_t bytes, size_t blocks,
-                              double density);
+                                     int scope, size_t bytes, size_t blocks,
+                                     double density);
 
 #ifdef __cplusplus
 }

@@ -58,9 +58,9 @@ typedef struct umr_mpi_devices {
  * UCX_MLX5_UMR_ENGINE's value.
  */
 ucs_status_t umr_mpi_devices_query(uct_component_h component,
-                                   umr_mpi_device_name_t *names,
-                                   unsigned max, unsigned *num_p,
-                                   char *engine, size_t engine_len);
+                                          umr_mpi_device_name_t *names,
+                                          unsigned max, unsigned *num_p,
+                                          char *engine, size_t engine_len);
 
 /*
  * Parse `value` (the parameter `param`) against the `num` devices that
@@ -68,14 +68,14 @@ ucs_status_t umr_mpi_devices_query(uct_component_h component,
  * name and the devices that exist.
  */
 int umr_mpi_devices_select(const char *value, const char *param,
-                           const umr_mpi_device_name_t *names,
-                           unsigned num, umr_mpi_devices_t *plan,
-                           char *msg, size_t len);
+                                  const umr_mpi_device_name_t *names,
+                                  unsigned num, umr_mpi_devices_t *plan,
+                                  char *msg, size_t len);
 
 /* Open the md of `dev` (its port, if any, as UCX_MLX5_UMR_PORT). */
 ucs_status_t umr_mpi_devices_md_open(uct_component_h component,
-                                     const umr_mpi_device_t *dev,
-                                     uct_md_h *md_p);
+                                            const umr_mpi_device_t *dev,
+                                            uct_md_h *md_p);
 
 /*
  * The device nearest the process first: reorder the
@@ -86,7 +86,7 @@ ucs_status_t umr_mpi_devices_md_open(uct_component_h component,
  * the ranks of a node with several HCAs spread over them.
  */
 void umr_mpi_devices_order(umr_mpi_devices_t *plan,
-                           const unsigned *near, unsigned local_rank);
+                               const unsigned *near, unsigned local_rank);
 
 /*
  * umr_mpi_devices_order with near[i] measured: each automatic mlx5
@@ -96,8 +96,8 @@ void umr_mpi_devices_order(umr_mpi_devices_t *plan,
  * affinity. Nothing changes with fewer than two such devices.
  */
 void umr_mpi_devices_nearest(uct_component_h component,
-                             umr_mpi_devices_t *plan,
-                             unsigned local_rank);
+                                 umr_mpi_devices_t *plan,
+                                 unsigned local_rank);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,6 @@
 
 #include <uct/api/uct.h>
 #include <ucs/datastruct/list.h>
-#include <ucs/sys/math.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,17 +69,11 @@ typedef struct umr_mpi_peer {
     int                   connected;    /* we connected our ep to the peer's */
     int                   ready;        /* and the peer connected to ours */
     int                   conn_posted;  /* CONN receive posted */
-    int                   conn_orphaned;/* that receive was cancelled (our
-                                           end dropped): its completion is
-                                           ignored, no other posted till
-                                           then */
     int                   conn_sent;    /* CONN sent, READY receive posted */
     uint8_t               conn_buf[UMR_MPI_PEER_ADDR_MAX];
     uint64_t              ready_buf;
     umr_mpi_req_h         conn_req;     /* posted, its callback not run */
     umr_mpi_req_h         ready_req;
-    umr_mpi_comp_t        conn_comp;    /* their completions */
-    umr_mpi_comp_t        ready_comp;
     ucs_list_link_t       waiting;      /* work waiting for `ready` */
     umr_mpi_work_t        event;        /* handshake messages arrived */
     int                   ev_queued, ev_conn, ev_ready;

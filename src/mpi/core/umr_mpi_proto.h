@@ -191,9 +191,6 @@ typedef struct umr_mpi_xfer_ops {
     void (*complete)(umr_mpi_xfer_t *x);
 } umr_mpi_xfer_ops_t;
 
-/* The binding's operations (the protocol's own; set by umr_mpi_proto_init). */
-extern const umr_mpi_xfer_ops_t *umr_mpi_xops;
-
 /* The protocol of this process: its user-message operations (kept), and
  * its end (MPI_Finalize: the ack receives are cancelled from the peers'
  * quiesce). */

@@ -46,21 +46,6 @@ static inline int umr_mpi_dtype_span(const umr_mpi_dtype_t *t, size_t count,
     return 0;
 }
 
-/* The summary of one element of `layout` (a layout made by the binding's
- * own means: a target's key from a shipped type description). */
-static inline void umr_mpi_dtype_of_layout(umr_mpi_dtype_t *t,
-                                           umr_layout_t *layout)
-{
-    t->layout     = layout;
-    t->size       = umr_layout_size(layout);
-    t->lb         = umr_layout_lb(layout);
-    t->extent     = umr_layout_extent(layout);
-    t->true_lb    = umr_layout_true_lb(layout);
-    t->true_ub    = umr_layout_true_ub(layout);
-    t->num_blocks = umr_layout_num_blocks(layout);
-    t->is_contig  = umr_layout_is_contig(layout);
-}
-
 #ifdef __cplusplus
 }
 #endif

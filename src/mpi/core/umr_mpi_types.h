@@ -133,11 +133,9 @@ static inline int umr_mpi_types_prefiltered(uintptr_t key)
 void umr_mpi_types_hold(uintptr_t key, size_t count);
 
 /* The binding frees the type `key` (its decoder's entry goes, or its
- * hold): its slot empties, and what others keep of it goes (the choice's
- * entries: umr_mpi_types_on_forget). `held`: it was held (the next type
- * is held later). */
+ * hold): its slot empties, and its choices go (umr_mpi_choice_forget).
+ * `held`: it was held (the next type is held later). */
 void umr_mpi_types_forget(uintptr_t key, int held);
-void umr_mpi_types_on_forget(void (*fn)(uintptr_t key));
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,6 @@
 
 #include <mpi.h>
 #include <umr_layout.h>
-#include "umr_mpi_type.h"
 #include <ucs/type/status.h>
 
 #include <stddef.h>
@@ -40,7 +39,13 @@ extern "C" {
 ucs_status_t umr_mpi_dtype_decode(MPI_Datatype type,
                                   umr_layout_t **layout_p);
 
-/* umr_mpi_dtype_t: the summary of one element (src/mpi/core/umr_mpi_type.h) */
+typedef struct umr_mpi_dtype {
+    umr_layout_t *layout;      /* NULL: not expressible -> pass through */
+    size_t           size;         /* MPI_Type_size */
+    ptrdiff_t        lb, extent;   /* MPI_Type_get_extent */
+    size_t           num_blocks;   /* contiguous blocks per element */
+    int              is_contig;    /* size == extent && one block */
+} umr_mpi_dtype_t;
 
 /*
  * Cache: each datatype is decoded once, at first use, and the entry is kept
@@ -68,7 +73,7 @@ const umr_mpi_dtype_t *umr_mpi_dtype_get_opaque(MPI_Datatype type);
 
 /** `cb` (NULL: none) runs whenever an entry is freed with its type, before
  *  the type's memory can be reused: a caller that keeps entries by type
- *  elsewhere (the core's type front) forgets them there. */
+ *  elsewhere (pml/umr's front cache) forgets them there. */
 void umr_mpi_dtype_cache_on_free(void (*cb)(MPI_Datatype type));
 
 /* Counters of the cache (tests, verbose output). */

@@ -197,8 +197,6 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
     if (status == UCS_OK) {
         entry->super.num_blocks = umr_layout_num_blocks(entry->super.layout);
         entry->super.is_contig  = umr_layout_is_contig(entry->super.layout);
-        entry->super.true_lb    = umr_layout_true_lb(entry->super.layout);
-        entry->super.true_ub    = umr_layout_true_ub(entry->super.layout);
         UMR_MPI_DTYPE_STAT(decoded);
     } else if (status == UCS_ERR_UNSUPPORTED) {
         entry->super.layout = NULL;
