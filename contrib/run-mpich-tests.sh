@@ -13,7 +13,8 @@
 # it exits 0 and prints "No Errors" (MPICH's convention). Prints one line
 # per entry (both results and the library's zero-copy messages summed over
 # the ranks), then the entries that pass alone and fail with the library,
-# and how many entries of each testlist moved data zero-copy; exits 1 if
+# and per testlist how many entries' runs with the library printed its
+# counters (it was loaded) and moved data zero-copy; exits 1 if
 # any entry regressed.
 #
 # usage: contrib/run-mpich-tests.sh [-s MPICH_SOURCE] [-d "DIR.."] [-j N]
@@ -74,7 +75,7 @@ run() {
 }
 
 regress=() total=0
-declare -A moved entries
+declare -A moved loaded entries
 for d in $dirs; do
     for list in testlist testlist.dtp; do
         [ -f "$d/$list" ] || continue
@@ -104,12 +105,16 @@ for d in $dirs; do
                 "$d" "$list" "$t" "$np" "$a" "$b" "$z"
             [ "$a" = pass ] && [ "$b" != pass ] && regress+=("$d/$t($n)")
             [ "${z%% *}" -gt 0 ] && moved[$d/$list]=$((${moved[$d/$list]:-0} + 1))
+            # the library was there: a rank printed its counters
+            grep -aq "umr_mpich: rank [0-9]*: zcopy_sends" "$log.umr" &&
+                loaded[$d/$list]=$((${loaded[$d/$list]:-0} + 1))
             entries[$d/$list]=$((${entries[$d/$list]:-0} + 1))
         done <"$d/$list"
     done
 done
 for k in $(printf '%s\n' "${!entries[@]}" | sort); do
-    echo "$k: ${moved[$k]:-0} of ${entries[$k]} entries moved data zero-copy"
+    echo "$k: ${entries[$k]} entries, the library's counters printed in ${loaded[$k]:-0}," \
+         "data moved zero-copy in ${moved[$k]:-0}"
 done
 echo "entries: $total; passing without libumr_mpich.so and failing with it: ${#regress[@]} ${regress[*]:-}"
 [ ${#regress[@]} -eq 0 ]
