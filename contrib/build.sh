@@ -15,8 +15,7 @@ mkdir -p "$build"
 cd "$build"
 if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
     # configure finds the UCX source in ucx-src/ucx-VERSION (install-deps.sh).
-    # --enable-test-faults: the tests inject engine faults (engine_fault.h)
-    "$top/configure" --enable-werror --enable-test-faults "$@" >configure.out ||
+    "$top/configure" --enable-werror "$@" >configure.out ||
         { tail -20 configure.out; exit 1; }
     sed -n '/mlx5_umr .* configured:/,$p' configure.out
 fi

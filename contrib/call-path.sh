@@ -36,18 +36,18 @@ BUILD_DIR=$build "$top/contrib/build.sh" CFLAGS="$flags" >/dev/null 2>&1 ||
 make -C "$build/test/bench" bench_mpi_calls >/dev/null
 gcc -O2 -shared -fPIC -o "$out/umr_calltrace.so" "$top/contrib/call-path/umr_calltrace.c" -ldl
 
-umr_so=$(find "$build/src/ompi" -name mca_pml_umr.so -path '*/.libs/*' | head -1)
+umr_so=$build/src/ompi/pml_umr/.libs/mca_pml_umr.so
 uct_so=$build/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 mkdir -p "$out/components"
 ln -sf "$umr_so" "$out/components/"
 rm -f "$out"/trace.*
 export OMPI_MCA_mca_base_component_path=$out/components:$(ompi_info --path pkglibdir --parsable | sed 's/.*://')
 export OMPI_MCA_pml_umr_uct_module=$uct_so OMPI_MCA_pml_umr_zcopy=on
-export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+export UCX_MLX5_UMR_ENGINE=sw
 export CALLTRACE_FN=$fn CALLTRACE_OUT=$out/trace
 mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl ^tcp \
     -x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module \
-    -x OMPI_MCA_pml_umr_zcopy -x UCX_MLX5_UMR_ENGINE -x UCX_WARN_UNUSED_ENV_VARS \
+    -x OMPI_MCA_pml_umr_zcopy -x UCX_MLX5_UMR_ENGINE \
     -x CALLTRACE_FN -x CALLTRACE_OUT -x LD_PRELOAD="$out/umr_calltrace.so" \
     "$build/test/bench/bench_mpi_calls" -n 20 -w 2 -k isend >/dev/null
 

@@ -10,7 +10,10 @@
 # 2. builds with -Werror (contrib/build.sh) and the tests and benchmarks;
 #    then prints the facts the transport derives and chooses when it opens
 #    the device (test/bench/umr_dev_facts): the UMR entries from the largest
-#    WQE the device takes, the nesting depth (assumed), the send queue
+#    WQE the device takes, the UMR capabilities of the device (DEVX
+#    QUERY_HCA_CAP: umr_fence, max_indirection, log_max_klm_list_size,
+#    umr_modify_atomic_disabled) and what they decide (whether each UMR is
+#    fenced or waited for, the nesting depth), the send queue
 #    depth, the GID and its RoCE version, the pkey, traffic class, SL, hop
 #    limit, the retry budget, the read depths, the CPUs near it, and the
 #    send queue of one endpoint's QP (the memory a connected peer costs) in
@@ -34,12 +37,22 @@
 #    publish (also written to $OUT, default hw-check-<host>-<date>.txt).
 #
 # usage: contrib/hw-check.sh [-q] [-C] [-d mlx5_N] [-s STEP[,STEP..]]
+#                            [--peer HOST]
 #   -q        quick: bench_uct_layout -q, umr-calibrate.sh --quick
 #   -C        no calibration (step 6)
 #   -d DEV    the device (default: the first mlx5 device ibv_devinfo lists)
 #   -s STEPS  only these steps, of: build (with install-deps), facts,
-#             device, uct, sweep, calibrate; without build the existing
-#             BUILD_DIR is used
+#             device, uct, sweep, peer, calibrate; without build the
+#             existing BUILD_DIR is used
+#   --peer HOST (or -p HOST)  a second host with the same build at the same
+#             path and the same device name: step peer runs
+#             test/bench/umr_peer_check on both (mpirun -np 2 --host
+#             this,HOST): each side reaches the other (GID, pkey), the path
+#             MTU, a put and a get through layout keys both ways, a put to a
+#             closed peer fails within the retry budget (RNR: SKIPPED, the
+#             transport posts no receive); and the calibration runs across
+#             the two hosts (umr-calibrate.sh --hosts), so that the mlx5
+#             rows of the costs file are measured between hosts
 # Environment: BUILD_DIR (default ./build), OUT.
 #   HW_CHECK_ENGINE=sw  rehearsal, for testing this script only: runs every
 #             step on the sw engine of this host, needs no device (the
@@ -59,13 +72,24 @@ quick=""
 dev=""
 calibrate=1
 only=""
-while getopts "qCd:s:h" opt; do
+peer=""
+args=()
+while [ $# -gt 0 ]; do       # --peer HOST: as -p HOST
+    case $1 in
+    --peer)   args+=(-p "${2:-}"); shift 2 ;;
+    --peer=*) args+=(-p "${1#--peer=}"); shift ;;
+    *)        args+=("$1"); shift ;;
+    esac
+done
+set -- "${args[@]+"${args[@]}"}"
+while getopts "qCd:s:p:h" opt; do
     case $opt in
     q) quick="-q" ;;
     C) calibrate=0 ;;
     d) dev=$OPTARG ;;
     s) only=$OPTARG ;;
-    *) sed -n '2,46p' "$0"; [ "$opt" = h ] && exit 0; exit 1 ;;
+    p) peer=$OPTARG ;;
+    *) sed -n '2,58p' "$0"; [ "$opt" = h ] && exit 0; exit 1 ;;
     esac
 done
 
@@ -80,8 +104,8 @@ selected() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 
 for s in ${only//,/ }; do
     case $s in
-    build|facts|device|uct|sweep|calibrate) ;;
-    *) log "unknown step '$s' in -s (build, facts, device, uct, sweep, calibrate)"
+    build|facts|device|uct|sweep|peer|calibrate) ;;
+    *) log "unknown step '$s' in -s (build, facts, device, uct, sweep, peer, calibrate)"
        exit 1 ;;
     esac
 done
@@ -177,6 +201,26 @@ if selected facts; then
     step "device facts" "$logs/facts.txt" env "${facts_env[@]}" \
         "$BUILD_DIR/test/bench/umr_dev_facts" -d "$dev"
 fi
+
+# ---- between two hosts (--peer) -------------------------------------------------
+rm -f "$logs/peer.txt"
+peer_prog=$BUILD_DIR/test/bench/umr_peer_check
+if [ -z "$peer" ] || ! selected peer; then
+    :
+elif [ ! -x "$peer_prog" ]; then
+    skip "between two hosts" "configure found no MPI: no test/bench/umr_peer_check"
+elif [ $on_model -eq 1 ]; then
+    # two simulated hosts of the model (UMR_MODEL_* set them)
+    step "between two hosts" "$logs/peer.txt" env BUILD_DIR="$BUILD_DIR" \
+        contrib/mpirun-model.sh --no-build --hosts 2 -- -np 2 "$peer_prog" -d "$dev"
+    skip "calibration across hosts" "rehearsal on the model: it measures a NIC"
+elif [ $rehearsal -eq 1 ]; then
+    skip "between two hosts" "rehearsal on the sw engine: it needs two hosts with a ConnectX (HW_CHECK_ENGINE=model rehearses it)"
+else
+    step "between two hosts" "$logs/peer.txt" env UCX_MLX5_UMR_ENGINE=mlx5 \
+        mpirun --allow-run-as-root -np 2 --host "$(hostname -s),$peer" \
+        -x UCX_MLX5_UMR_ENGINE "$peer_prog" -d "$dev"
+fi
 if [ $on_model -eq 1 ]; then
     only=facts    # the other steps need a NIC or the sw engine
 fi
@@ -228,7 +272,7 @@ else
     step "calibration on $dev" "$logs/calibrate.log" \
         env UCX_MLX5_UMR_ENGINE=$engine BUILD_DIR="$BUILD_DIR" \
         contrib/umr-calibrate.sh --no-build ${quick:+--quick} --device "$dev" \
-        --out "$costs" && calibrated=1
+        ${peer:+--hosts "$(hostname -s),$peer"} --out "$costs" && calibrated=1
 fi
 
 # ---- 7. report ----------------------------------------------------------------------
@@ -288,6 +332,12 @@ fi
             cat "$logs/sweep-Mn.txt" 2>/dev/null
             echo '```'
         fi
+    fi
+    if [ -f "$logs/peer.txt" ]; then
+        echo "## between two hosts ($(hostname -s) and ${peer}$( [ $on_model -eq 1 ] && echo ': two simulated hosts of the model'))"
+        echo '```'
+        grep -a "^CHECK " "$logs/peer.txt"
+        echo '```'
     fi
     if [ -f "$logs/calibrate.log" ]; then
         echo

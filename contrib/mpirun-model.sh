@@ -9,7 +9,8 @@
 # not for timing: the model moves bytes with cross-memory attach.
 #
 # usage: contrib/mpirun-model.sh [--link ib|roce] [--hosts N]
-#            [--host H=SPEC]... [--auto] [--no-build] [--] MPIRUN-ARGS...
+#            [--host H=SPEC]... [--auto] [--output DIR] [--no-build]
+#            [--] MPIRUN-ARGS... PROGRAM [ARGS...]
 #   --link     link layer of every host (default ib; roce: RoCE v2 with
 #              IPv4 and RoCE v1 GIDs, as a RoCE port has)
 #   --hosts N  simulated hosts (default 2); ranks are spread in blocks:
@@ -17,17 +18,29 @@
 #   --host H=SPEC  host H differs, SPEC as UMR_MODEL_HOST<H> (see
 #              test/common/umr_test_verbs_preload.cc): e.g. 1=roce=v1,ipv4=0
 #              (a RoCE v1 / IPv6 host), 1=pkeys=0x8002, 0=down_after=500
-#              (its link goes down after 500 RDMA work requests)
+#              (its link goes down after 500 RDMA work requests),
+#              1=ipv4=0,subnet=2 (IPv6 only, on IP subnet 2: global GIDs,
+#              link-local ones reach that subnet only),
+#              1=event=port_err@30,event=port_active@60 (port events)
 #   --auto     pml/umr chooses zero-copy per message (pml_umr_zcopy=auto);
 #              default: forced (=on), so every eligible message takes the
 #              ConnectX path
+#   --output DIR  keep each rank's output in DIR/rank.N/{stdout,stderr}
+#              (default: a temporary directory, removed at the end)
 #   --no-build use BUILD_DIR as it is
 # Every peer, one on the same simulated host too, uses the mlx5 engine
 # (pml_umr_devices=mlx5_0; OMPI_MCA_pml_umr_devices= empty: the automatic
 # choice, the nearest of the UMR_MODEL_DEVICES=N HCAs a host may have, the
-# ranks of a host spread over them). At the end it prints each rank's pml/umr
-# counters (zcopy_sends, zcopy_recvs, ...) and their sum. The exit status
-# is mpirun's.
+# ranks of a host spread over them). Each rank writes its stdout and stderr
+# into files of its own (contrib/per-rank.sh, put in front of PROGRAM: the
+# first of the arguments that is an executable file, or a command after an
+# argument that is no option), so that no two ranks' lines interleave: they
+# are printed when the job ends (or is interrupted), rank by rank, after
+# mpirun's own output. Then each rank's pml/umr counters (zcopy_sends,
+# zcopy_recvs, ...) and their sum. The exit status is mpirun's.
+# pml/umr, osc/umr and the module are the build's test variants
+# (hooks/, `make hooks`): the test faults (UCX_MLX5_UMR_TEST_FAULT,
+# pml_umr_test_fault, osc_umr_test_fault) apply.
 # Environment: BUILD_DIR (default ./build); MCA parameters and UCX_MLX5_UMR_*
 # variables already set are kept; UMR_MODEL_* are passed to the model;
 # MPIRUN_MODEL_JOB names the job (its fabric table: /dev/shm/umr-model-NAME,
@@ -37,15 +50,16 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$top/build}
 
-link=ib hosts=2 zcopy=on build=1
+link=ib hosts=2 zcopy=on build=1 output=
 host_specs=()
-usage() { sed -n '2,31p' "$0"; exit "${1:-1}"; }
+usage() { sed -n '2,47p' "$0"; exit "${1:-1}"; }
 while [ $# -gt 0 ]; do
     case $1 in
     --link)     link=${2:-}; shift 2 ;;
     --hosts)    hosts=${2:-}; shift 2 ;;
     --host)     host_specs+=("${2:-}"); shift 2 ;;
     --auto)     zcopy=auto; shift ;;
+    --output)   output=${2:-}; shift 2 ;;
     --no-build) build=0; shift ;;
     -h|--help)  usage 0 ;;
     --)         shift; break ;;
@@ -55,12 +69,25 @@ done
 case $link in ib|roce) ;; *) echo "mpirun-model: --link ib or roce"; exit 1 ;; esac
 [[ $hosts =~ ^[1-9][0-9]*$ ]] || { echo "mpirun-model: --hosts N (N >= 1)"; exit 1; }
 [ $# -gt 0 ] || usage
+# where PROGRAM starts: per-rank.sh goes in front of it
+prog_at=0 prev=
+for a in "$@"; do
+    if { [[ $a == */* ]] && [ -f "$a" ] && [ -x "$a" ]; } ||
+       { [[ $a != */* && $a != -* && $prev != -* ]] && type -P -- "$a" >/dev/null; }; then
+        break
+    fi
+    prev=$a; prog_at=$((prog_at + 1))
+done
+[ $prog_at -lt $# ] ||
+    { echo "mpirun-model: no program among the mpirun arguments (give its path)"; exit 1; }
 
 mkdir -p "$BUILD_DIR" && BUILD_DIR=$(cd "$BUILD_DIR" && pwd)   # absolute:
                                              # Open MPI's component path
 lib=$BUILD_DIR/test/model/.libs/libumr_verbs_model.so
-module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
-pml=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+# the test variants (hooks/, configure.ac: UMR_TEST_HOOKS): the tests inject
+# faults into these jobs
+module=$BUILD_DIR/src/uct/mlx5_umr/hooks/.libs/libuct_mlx5_umr.so
+pml=$BUILD_DIR/src/ompi/pml_umr/hooks/.libs/mca_pml_umr.so
 
 # ---- what it needs --------------------------------------------------------------
 if [ $build -eq 1 ]; then
@@ -68,6 +95,7 @@ if [ $build -eq 1 ]; then
         "$top/contrib/install-deps.sh" >/dev/null || exit 1
     fi
     BUILD_DIR=$BUILD_DIR "$top/contrib/build.sh" >/dev/null || exit 1
+    make -C "$BUILD_DIR" hooks >/dev/null || exit 1
     make -C "$BUILD_DIR/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
         { echo "mpirun-model: building the model failed (was rdma-core found?)"; exit 1; }
 fi
@@ -78,13 +106,19 @@ done
 # ---- the environment ---------------------------------------------------------
 job=${MPIRUN_MODEL_JOB:-mpirun-model-$$-$(date +%s)}
 shm=/dev/shm/umr-model-$job
-trap 'rm -f "$shm"' EXIT
+if [ -n "$output" ]; then
+    rm -rf "$output" && mkdir -p "$output" && output=$(cd "$output" && pwd) || exit 1
+    trap 'rm -f "$shm"' EXIT
+else
+    output=$(mktemp -d)
+    trap 'rm -f "$shm"; rm -rf "$output"' EXIT
+fi
 
 scratch=$BUILD_DIR/mpirun-model-components
 mkdir -p "$scratch"
 ln -sf "$pml" "$scratch/"
 # osc/umr, when built (test_osc_umr_model.sh): it uses pml/umr's rails
-osc=$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so
+osc=$BUILD_DIR/src/ompi/osc_umr/hooks/.libs/mca_osc_umr.so
 [ -f "$osc" ] && ln -sf "$osc" "$scratch/"
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
 export OMPI_MCA_mca_base_component_path="$scratch:$pkglibdir"
@@ -98,7 +132,6 @@ export OMPI_MCA_pml_umr_devices=${OMPI_MCA_pml_umr_devices-mlx5_0}   # "": autom
 export OMPI_MCA_pml_umr_verbose=${OMPI_MCA_pml_umr_verbose:-1}
 export OMPI_MCA_pml_umr_zcopy=${OMPI_MCA_pml_umr_zcopy:-$zcopy}
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-mlx5}
-export UCX_WARN_UNUSED_ENV_VARS=n
 export UMR_MODEL_JOB=$job UMR_MODEL_HOSTS=$hosts UMR_MODEL_LINK=$link
 export UMR_MODEL_VERBOSE=${UMR_MODEL_VERBOSE:-1}
 for spec in "${host_specs[@]}"; do
@@ -118,24 +151,32 @@ mpirun=(mpirun --oversubscribe)
 echo "mpirun-model: $hosts simulated host(s), link $link, pml/umr on the mlx5 engine" \
      "for every peer (pml_umr_devices=$OMPI_MCA_pml_umr_devices," \
      "pml_umr_zcopy=$OMPI_MCA_pml_umr_zcopy), rdma-core model $(basename "$lib")"
-out=$(mktemp)
-"${mpirun[@]}" -x LD_PRELOAD="$preload" "$@" 2>&1 | tee "$out"
-rc=${PIPESTATUS[0]}
+# interrupted (or a timeout's signal to the process group, which mpirun
+# gets too): the ranks' output and counters are still printed
+trap 'interrupted=1' INT TERM
+interrupted=0
+"${mpirun[@]}" -x LD_PRELOAD="$preload" "${@:1:prog_at}" \
+    "$top/contrib/per-rank.sh" "$output" "${@:prog_at+1}" 2>&1
+rc=$?
+[ $interrupted -eq 0 ] || echo "mpirun-model: interrupted"
 
-# ---- the counters ---------------------------------------------------------------
-tr -d '\000' <"$out" | grep -a "pml_umr: rank [0-9]*: zcopy_sends " | sed 's/^.*\(pml_umr: rank\)/\1/' |
-    sort -t' ' -k3,3n >"$out.cnt"
+# ---- each rank's output, then the counters --------------------------------------
+"$top/contrib/per-rank.sh" --cat "$output" | tr -d '\000'
+cnt=$(mktemp)
+"$top/contrib/per-rank.sh" --cat "$output" | tr -d '\000' |
+    grep -a "pml_umr: rank [0-9]*: zcopy_sends " | sed 's/^.*\(pml_umr: rank\)/\1/' |
+    sort -t' ' -k3,3n >"$cnt"
 echo
-if [ -s "$out.cnt" ]; then
+if [ -s "$cnt" ]; then
     echo "mpirun-model: pml/umr counters of each rank:"
-    cat "$out.cnt"
+    cat "$cnt"
     awk '{ for (i = 1; i < NF; ++i) { if ($i == "zcopy_sends") s += $(i + 1);
                                        if ($i == "zcopy_recvs") r += $(i + 1);
                                        if ($i == "errors") e += $(i + 1) } }
          END { printf "mpirun-model: %d ranks: zcopy_sends %d zcopy_recvs %d errors %d\n",
-                      NR, s, r, e }' "$out.cnt"
+                      NR, s, r, e }' "$cnt"
 else
     echo "mpirun-model: no pml/umr counters (pml/umr did not run, or pml_umr_verbose=0)"
 fi
-rm -f "$out" "$out.cnt"
+rm -f "$cnt"
 exit "$rc"

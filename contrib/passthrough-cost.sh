@@ -121,7 +121,6 @@ if [ ! -f "$umr_so" ]; then
 fi
 
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
-export UCX_WARN_UNUSED_ENV_VARS=n
 rm -rf "$out/components"
 mkdir -p "$out/components"
 ln -sf "$umr_so" "$out/components/"
@@ -130,7 +129,7 @@ export OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
 export OMPI_MCA_pml_umr_uct_module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 export OMPI_MCA_pml_umr_verbose=1
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2
-        -x UCX_MLX5_UMR_ENGINE -x UCX_WARN_UNUSED_ENV_VARS
+        -x UCX_MLX5_UMR_ENGINE
         -x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module
         -x OMPI_MCA_pml_umr_verbose)
 # Open MPI 5's launcher (prterun) hands the component path above to PMIx

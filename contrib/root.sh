@@ -72,7 +72,8 @@ in_root() {
         /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         CI="${CI:-}" FUZZ_SECONDS="${FUZZ_SECONDS:-}" UMR_TEST_SEED="${UMR_TEST_SEED:-}" \
-        UMR_TEST_TIME_MULTIPLIER="${UMR_TEST_TIME_MULTIPLIER:-}" "$@"
+        UMR_TEST_TIME_MULTIPLIER="${UMR_TEST_TIME_MULTIPLIER:-}" \
+        UMR_TEST_BUSY="${UMR_TEST_BUSY:-}" "$@"
 }
 
 make_root() {

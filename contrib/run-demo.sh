@@ -7,6 +7,11 @@
 # through the mlx5_umr transport, zero-copy (UMR layout keys) against
 # pack + contiguous put + unpack, every face verified byte for byte.
 #
+# Then an unmodified MPI halo program with and without pml/umr, and an
+# unmodified one-sided program (examples/mpi_rma: MPI_Put/MPI_Get through a
+# strided target type, fence and lock, every byte checked) without osc/umr,
+# with it, and built for MPICH when that is installed, side by side.
+#
 # Engine: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach, not NIC
 # figures). Arguments go to halo3d, e.g. contrib/run-demo.sh -n 64,256 -i 500
 #
@@ -58,4 +63,57 @@ if [ -f "$umr_so" ] && [ -x "$halo" ]; then
                    "$halo" -n 64 -i 100 ;;
         esac
     done
+
+    # One-sided: examples/mpi_rma without osc/umr (Open MPI's osc/rdma:
+    # one cross-memory-attach call a block on one host), with osc/umr
+    # (osc_umr_verbose=1: its counters say what went packed or zero-copy)
+    # and under MPICH. Each run checks every byte and fails on a wrong one.
+    osc_so=$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so
+    rma=$BUILD_DIR/examples/mpi_rma
+    if [ -f "$osc_so" ] && [ -x "$rma" ]; then
+        ln -sf "$osc_so" "$scratch/"
+        rma_out=$BUILD_DIR/demo-rma
+        mkdir -p "$rma_out"
+        rma_args=(-s 1048576 -i 10)
+        echo
+        echo "=== mpi_rma without osc/umr: ${mpirun[*]} mpi_rma ${rma_args[*]}"
+        "${mpirun[@]}" "$rma" "${rma_args[@]}" | tee "$rma_out/plain.txt"
+        echo
+        echo "=== mpi_rma with osc/umr (and pml/umr, whose rails it uses)"
+        env "${umr_env[@]}" "${mpirun[@]}" "${umr[@]}" -x OMPI_MCA_osc_umr_verbose=1 \
+            "$rma" "${rma_args[@]}" 2>&1 | tee "$rma_out/umr.txt"
+        cols=("$rma_out/plain.txt" "$rma_out/umr.txt")
+        names="Open MPI|Open MPI + osc/umr"
+        if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
+            mpicc.mpich -O2 -o "$rma_out/mpi_rma.mpich" "$top/examples/mpi_rma.c"
+            echo
+            echo "=== mpi_rma under MPICH: mpiexec.mpich -n 2 mpi_rma ${rma_args[*]}"
+            mpiexec.mpich -n 2 "$rma_out/mpi_rma.mpich" "${rma_args[@]}" |
+                tee "$rma_out/mpich.txt"
+            cols+=("$rma_out/mpich.txt")
+            names+="|MPICH"
+        fi
+        echo
+        echo "=== mpi_rma side by side: median us an operation (${rma_args[1]} bytes through a strided target, every byte checked)"
+        awk -v names="$names" '
+            FNR == 1 { ++f }
+            /^(put|get) / && / wrong bytes$/ {
+                k = sprintf("%s %-5s %6s B", $1, $2, $3)
+                if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+                t[k, f] = $6; bad[k, f] = $8
+            }
+            END {
+                nn = split(names, h, "|")
+                printf "%-20s", "operation, block"
+                for (i = 1; i <= nn; ++i) printf " %20s", h[i]
+                printf "\n"
+                for (j = 1; j <= n; ++j) {
+                    printf "%-20s", order[j]
+                    for (i = 1; i <= nn; ++i)
+                        printf " %13s us%s", t[order[j], i],
+                               bad[order[j], i] == "0" ? "    " : " BAD"
+                    printf "\n"
+                }
+            }' "${cols[@]}"
+    fi
 fi

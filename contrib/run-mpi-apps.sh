@@ -58,9 +58,8 @@ mkdir -p "$out/components"
 ln -sf "$umr_so" "$out/components/"
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
-export UCX_WARN_UNUSED_ENV_VARS=n
 mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl ^tcp
-        -x UCX_MLX5_UMR_ENGINE -x UCX_WARN_UNUSED_ENV_VARS)
+        -x UCX_MLX5_UMR_ENGINE)
 umr_env=(OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
          OMPI_MCA_pml_umr_uct_module="$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
          OMPI_MCA_pml_umr_verbose=1)

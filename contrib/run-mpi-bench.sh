@@ -46,8 +46,12 @@
 #             a job, not just its calls (mpi-bench-jobs.txt)
 #
 # Engine for pml/umr: UCX_MLX5_UMR_ENGINE (default sw: cross-memory attach
-# on one host, NOT NIC figures). UMR_SO_DIR=DIR loads pml/umr's
-# mca_pml_umr.so from DIR instead of the build (before/after figures).
+# on one host, NOT NIC figures). pml/umr is the build's test variant
+# (hooks/, `make hooks`: the "direct" rows need its benchmark switch,
+# pml_umr_bench; it differs from the installed one by a load and a branch
+# at each fault point of the zero-copy path) over the module as built.
+# UMR_SO_DIR=DIR loads pml/umr's mca_pml_umr.so from DIR instead of the
+# build (before/after figures).
 #
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -113,7 +117,7 @@ names=(ob1 ucx)
 declare -A opts
 opts[ob1]="--mca pml ob1"
 opts[ucx]="${ucx[*]}"
-umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+umr_so=$BUILD_DIR/src/ompi/pml_umr/hooks/.libs/mca_pml_umr.so
 # UMR_SO_DIR=DIR: pml/umr's mca_pml_umr.so from DIR (an older build's, for
 # before/after figures; its RUNPATH names its own libmca_common_umr.so.0)
 [ -z "${UMR_SO_DIR:-}" ] || umr_so=$UMR_SO_DIR/mca_pml_umr.so

@@ -17,7 +17,17 @@
 # loaded from a scratch component directory with the module just built, and
 # print their counters at the end (zero-copy really ran).
 #
-# usage: contrib/run-osc-bench.sh [--no-build] [-- bench_osc_umr arguments]
+# MPICH beside it: when mpicc.mpich and mpiexec.mpich are installed (unless
+# --no-mpich), the same source is built for MPICH and run under
+# mpiexec.mpich -n 2 with the same arguments (there both windows are
+# MPICH's: its time is the better of the two medians), and
+# contrib/osc-bench-mpich.py prints per cell the times of osc rdma (the
+# window without osc/umr), osc/umr and MPICH and the speed ratios osc/umr
+# against MPICH and against osc rdma. --runs N: N jobs of each, interleaved
+# (Open MPI, MPICH, Open MPI, ...), the best time of each cell taken.
+#
+# usage: contrib/run-osc-bench.sh [--no-build] [--no-mpich] [--runs N]
+#                                 [-- bench_osc_umr arguments]
 #        (bench_osc_umr: -s bytes per operation, default 1 MiB; -r
 #        repetitions per window, default 6; -q a few block sizes;
 #        -t vector,subarray,indexed (default vector); -w
@@ -33,16 +43,24 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/osc-bench}
-build=1
+build=1 mpich=1 runs=1
 args=()
+usage="usage: $0 [--no-build] [--no-mpich] [--runs N] [-- bench_osc_umr arguments]"
 while [ $# -gt 0 ]; do
     case $1 in
         --no-build) build=0 ;;
+        --no-mpich) mpich=0 ;;
+        --runs) shift; runs=${1:-}
+                [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "--runs: a number >= 1" >&2; exit 2; } ;;
         --) shift; args=("$@"); break ;;
-        *) echo "usage: $0 [--no-build] [-- bench_osc_umr arguments]" >&2; exit 2 ;;
+        *) echo "$usage" >&2; exit 2 ;;
     esac
     shift
 done
+if [ $mpich -eq 1 ] && ! { command -v mpicc.mpich && command -v mpiexec.mpich; } >/dev/null; then
+    echo "# no MPICH (mpicc.mpich, mpiexec.mpich): Open MPI only"
+    mpich=0
+fi
 if [ $build -eq 1 ]; then
     "$top/contrib/build.sh"
 fi
@@ -54,17 +72,40 @@ for so in src/ompi/pml_umr/.libs/mca_pml_umr.so src/ompi/osc_umr/.libs/mca_osc_u
     ln -sf "$BUILD_DIR/$so" "$out/components/"
 done
 pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
-export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw} UCX_WARN_UNUSED_ENV_VARS=n
+export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-sw}
 export OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
 export OMPI_MCA_pml_umr_uct_module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 export OMPI_MCA_pml_umr_verbose=1 OMPI_MCA_osc_umr_verbose=1
 cmd=(mpirun --allow-run-as-root --oversubscribe -np 2 "$prog" "${args[@]}")
 
+if [ $mpich -eq 1 ]; then
+    mpich_prog=$out/bench_osc_umr.mpich
+    mpicc.mpich -O2 -o "$mpich_prog" "$top/test/bench/bench_osc_umr.c"
+    # Open MPI's variables mean nothing to MPICH; its own defaults
+    mpich_cmd=(env -u OMPI_MCA_mca_base_component_path mpiexec.mpich -n 2 "$mpich_prog" "${args[@]}")
+fi
+
 echo "# $(date -u '+%F %T UTC'), $(git -C "$top" rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# engine $UCX_MLX5_UMR_ENGINE: cross-memory attach between two processes of this host, NOT NIC figures"
 echo "# ratio = time through the window without osc/umr / time through osc/umr (same job, A B B A pairs)"
 echo "# ${cmd[*]}"
-"${cmd[@]}" 2>&1 | tee "$out/bench_osc_umr.txt"
+ompi_files=() mpich_files=()
+for run in $(seq 1 "$runs"); do
+    f=$out/bench_osc_umr.txt
+    [ "$runs" -eq 1 ] || f=$out/bench_osc_umr-$run.txt
+    "${cmd[@]}" 2>&1 | tee "$f"
+    ompi_files+=("$f")
+    if [ $mpich -eq 1 ]; then
+        f=$out/bench_osc_umr.mpich-$run.txt
+        echo "# MPICH, run $run: ${mpich_cmd[*]:3}"
+        "${mpich_cmd[@]}" 2>&1 | tee "$f"
+        mpich_files+=("$f")
+    fi
+done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-/usr/bin/python3 "$top/contrib/osc-bench-report.py" "$out/bench_osc_umr.txt" "$out" ||
+/usr/bin/python3 "$top/contrib/osc-bench-report.py" "${ompi_files[0]}" "$out" ||
     echo "# no plot (python3-matplotlib: contrib/install-deps.sh)"
+if [ $mpich -eq 1 ]; then
+    /usr/bin/python3 "$top/contrib/osc-bench-mpich.py" --ompi "${ompi_files[@]}" \
+        --mpich "${mpich_files[@]}"
+fi

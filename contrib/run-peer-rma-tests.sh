@@ -65,7 +65,7 @@ pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
 mkdir -p "$out/components"
 ln -sf "$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so" "$out/components/"
 ln -sf "$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$out/components/"
-export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
+export UCX_MLX5_UMR_ENGINE=sw
 export OMPI_MCA_mca_base_component_path="$out/components:$pkglibdir"
 export OMPI_MCA_pml_umr_uct_module=$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 export OMPI_MCA_osc_umr_verbose=1

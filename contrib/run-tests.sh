@@ -11,6 +11,10 @@
 # and rdma-core).
 #
 #   --no-matrix   this host only (what run-matrix.sh runs inside each root)
+#   --busy N      N CPU-bound processes run beside each 'make check' (here
+#                 and in each root), as on a shared machine: a test that
+#                 fails only then is a defect of the test. Also
+#                 UMR_TEST_BUSY=N. They end with it, whatever happens.
 #
 # Ends with one line per root and a total:
 #   tests: N passed, N failed, N skipped
@@ -20,7 +24,38 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
 export BUILD_DIR=$build
 matrix=yes
-[ "${1:-}" = "--no-matrix" ] && matrix=no
+busy=${UMR_TEST_BUSY:-0}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --no-matrix) matrix=no; shift ;;
+    --busy)      busy=${2:-}; shift 2 ;;
+    *)           echo "run-tests: unknown argument '$1' (--no-matrix, --busy N)" >&2; exit 2 ;;
+    esac
+done
+[[ $busy =~ ^[0-9]+$ ]] || { echo "run-tests: --busy N, N >= 0 CPU-bound processes" >&2; exit 2; }
+export UMR_TEST_BUSY=$busy      # the roots' runs (run-matrix.sh, root.sh) too
+
+# N processes that only spin; each ends by itself when this script is gone
+# (even killed), and stop_busy ends them at once
+busy_pids=()
+start_busy() {
+    local i
+    for ((i = 0; i < busy; ++i)); do
+        ( while kill -0 $$ 2>/dev/null; do for ((j = 0; j < 100000; ++j)); do :; done; done ) &
+        busy_pids+=($!)
+    done
+    [ "$busy" -eq 0 ] ||
+        echo "busy: $busy CPU-bound processes beside make check (load $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+stop_busy() {
+    [ ${#busy_pids[@]} -gt 0 ] || return 0
+    kill "${busy_pids[@]}" 2>/dev/null || true
+    wait "${busy_pids[@]}" 2>/dev/null || true
+    busy_pids=()
+}
+trap stop_busy EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 "$top/contrib/install-deps.sh"
 "$top/contrib/build.sh"
@@ -29,7 +64,9 @@ cd "$build"
 status=0
 check_failed=0
 # -k: a failing suite does not keep the later ones from running (and counting)
+start_busy
 make -k -j"$(nproc)" check >check.out 2>&1 || { status=1; check_failed=1; }
+stop_busy
 sed -n '/^\(PASS\|FAIL\|SKIP\|ERROR\|XFAIL\|XPASS\):/p' check.out
 if [ $status -ne 0 ]; then
     # Show the failing programs' logs, briefly.

@@ -4,7 +4,9 @@
 #
 # Calibrate pml/umr's and osc/umr's zero-copy choices on this host: run
 # test/bench/umr_calibrate (mpirun -np 2) under each PML pml/umr may wrap (and
-# the osc component Open MPI picks with it: osc.<component>.* figures), and
+# the osc component Open MPI picks with it: osc.<component>.* figures; then
+# osc/umr's packed path, with osc/umr and pml/umr from the build loaded and
+# osc_umr_packed=on under the first PML: packed.* figures), and
 # write the costs file both components read (format:
 # src/ompi/common/common_umr_cost.h). Then print, per engine, the block sizes
 # from which a message goes zero-copy.
@@ -84,6 +86,30 @@ for pml in ${pmls//,/ }; do
     engine=(-E)  # the engine once, with the first PML
 done
 
+# osc/umr's packed path (needs its rails: pml/umr in front of the first PML)
+osc_so=$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so
+pml_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
+if [ -f "$osc_so" ] && [ -f "$pml_so" ]; then
+    pml=${pmls%%,*}
+    mkdir -p "$tmp/components"
+    ln -sf "$osc_so" "$pml_so" "$tmp/components/"
+    pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
+    packed_env=(OMPI_MCA_pml_umr_enable=1 OMPI_MCA_osc_umr_packed=on
+                OMPI_MCA_mca_base_component_path="$tmp/components:$pkglibdir"
+                OMPI_MCA_pml_umr_uct_module="$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so")
+    pmix_components=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
+    [ -d "$pmix_components" ] && packed_env+=(PMIX_MCA_mca_base_component_path="$pmix_components")
+    case "$pml" in
+    ucx) opts=(--mca pml ucx,umr --mca pml_ucx_tls any --mca pml_ucx_devices any) ;;
+    *)   opts=(--mca pml "$pml,umr") ;;
+    esac
+    echo "=== osc/umr's packed path: ${mpirun[*]} ${opts[*]} $prog -P ${quick[*]}"
+    env "${packed_env[@]}" "${mpirun[@]}" -x OMPI_MCA_osc_umr_packed \
+        -x OMPI_MCA_mca_base_component_path -x OMPI_MCA_pml_umr_uct_module \
+        "${opts[@]}" "$prog" -P "${quick[@]}" -o "$tmp/packed.conf" ||
+        echo "umr-calibrate: no packed figures (osc/umr's run failed): its built-in rule stays"
+fi
+
 # Merge: the old file's keys not measured now, then the new ones.
 mkdir -p "$(dirname "$out")"
 {
@@ -93,7 +119,7 @@ mkdir -p "$(dirname "$out")"
         >"$tmp/new"
     if [ -f "$out" ]; then
         sed -n 's/^\([a-z][^ =]*\) *=.*/\1/p' "$tmp/new" | sort -u >"$tmp/keys"
-        grep -E '^(engine|pml|osc)\.' "$out" | while IFS= read -r line; do
+        grep -E '^(engine|pml|osc|packed)\.' "$out" | while IFS= read -r line; do
             key=${line%%=*}; key=${key%% *}
             grep -qxF "$key" "$tmp/keys" || echo "$line"
         done

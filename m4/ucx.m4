@@ -219,8 +219,9 @@ UMR_UCX_PROBE_TYPE([UMR_UCT_RKEY_UNPACK_PLAIN], [uct_component_rkey_unpack_func_
 AS_IF([test "$umr_rkey_unpack_params$umr_probe" = 00],
       [AC_MSG_ERROR([UCX $UCX_VERSION: unknown signature of the component rkey_unpack op; mlx5_umr does not know this UCX yet])])
 
-# UCS services (1.14: mpool params; 1.17: rcache alignment per get, and
-# config names matched with the table's prefix).
+# UCS services (1.14: mpool params; 1.15: a config table entry to fill
+# options from; 1.17: rcache alignment per get, and config names matched
+# with the table's prefix).
 UMR_UCX_PROBE_TYPE([UMR_UCS_MPOOL_PARAMS], [__typeof__(&ucs_mpool_init)],
     [ucs_status_t (*)(const ucs_mpool_params_t*, ucs_mpool_t*)],
     [whether ucs_mpool_init takes ucs_mpool_params_t])
@@ -230,6 +231,9 @@ UMR_UCX_PROBE_TYPE([UMR_UCS_RCACHE_GET_ALIGNMENT], [__typeof__(&ucs_rcache_get)]
 UMR_UCX_PROBE_TYPE([UMR_UCS_CONFIG_PREFIXED_NAMES], [__typeof__(&ucs_config_parser_set_value)],
     [ucs_status_t (*)(void*, ucs_config_field_t*, const char*, const char*, const char*)],
     [whether uct_config_modify matches names with the table prefix])
+UMR_UCX_PROBE_TYPE([UMR_UCS_CONFIG_FILL_OPTS_ENTRY], [__typeof__(&ucs_config_parser_fill_opts)],
+    [ucs_status_t (*)(void*, ucs_config_global_list_entry_t*, const char*, int)],
+    [whether ucs_config_parser_fill_opts takes a config table entry])
 
 # Ops slots that appeared (or went) between releases. UCX calls every slot
 # of its own release unconditionally, so each one present gets filled.

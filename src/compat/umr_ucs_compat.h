@@ -19,6 +19,7 @@
 #include <uct/api/uct.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/memory/rcache.h>
+#include <ucs/config/parser.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/stubs.h>
 #ifdef HAVE_UCS_SYS_PTR_ARITH_H
@@ -104,6 +105,28 @@ umr_ucs_config_modify(void *config, const char *prefix, const char *name,
     return uct_config_modify(config, full_name, value);
 #else
     return uct_config_modify(config, name, value);
+#endif
+}
+
+/* ucs_config_parser_fill_opts: the table and its prefix until 1.14, a
+ * config table entry holding them since 1.15. */
+static inline ucs_status_t
+umr_ucs_config_fill_opts(void *opts, ucs_config_field_t *fields,
+                         const char *env_prefix, const char *table_prefix,
+                         int ignore_errors)
+{
+#if UMR_UCS_CONFIG_FILL_OPTS_ENTRY
+    ucs_config_global_list_entry_t entry = {
+        .name   = table_prefix,
+        .prefix = table_prefix,
+        .table  = fields
+    };
+
+    return ucs_config_parser_fill_opts(opts, &entry, env_prefix,
+                                       ignore_errors);
+#else
+    return ucs_config_parser_fill_opts(opts, fields, env_prefix, table_prefix,
+                                       ignore_errors);
 #endif
 }
 

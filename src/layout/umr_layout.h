@@ -14,9 +14,6 @@
  * count) as one memory handle; the MPI layers decode datatypes into layouts.
  * One shared library serves them all in a process.
  *
- * Until 0.1 these names were uct_umr_layout_* (uct_umr_layout.h keeps them
- * compiling).
- *
  * Conventions:
  *  - Every function returning ucs_status_t reports bad input as
  *    UCS_ERR_INVALID_PARAM (or UCS_ERR_EXCEEDS_LIMIT for sizes that overflow)

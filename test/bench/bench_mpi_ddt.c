@@ -954,7 +954,9 @@ static void bm_ddt(const bm_opts_t *o)
                 bm_quartiles(r, n, q);
                 bm_ddt_row(p, BM_MODE_DDT, t, n);
                 bm_ddt_row(p, BM_MODE_DIRECT, td, n);
-                printf("PAIR\t%s\t%s\t%.4f\t%.4f\t%.4f\t%d\n", p->name,
+                /* (ratios to 6 digits, not 4 decimals: a sample a busy
+                 * machine held up 10,000 times longer is still > 0) */
+                printf("PAIR\t%s\t%s\t%.6g\t%.6g\t%.6g\t%d\n", p->name,
                        p->param, q[1], q[0], q[2], n);
             } else {
                 bm_ddt_row(p, mode, t, n);
@@ -1100,7 +1102,7 @@ static void bm_latency(const bm_opts_t *o, int nonblocking)
                    d[0] * 1e6, qd[1] * 1e6, qr[1]);
             printf("%sD\t%zu\t%.4f\t%.4f\t%d\n", kind, size,
                    d[ns / 2] * 1e6, d[0] * 1e6, iters);
-            printf("%sP\t%zu\t%.4f\t%.4f\t%.4f\t%.4f\t%d\n", kind, size,
+            printf("%sP\t%zu\t%.4f\t%.4f\t%.4f\t%.6g\t%d\n", kind, size,
                    qd[1] * 1e6, qd[0] * 1e6, qd[2] * 1e6, qr[1], ns);
         } else {
             printf("\n");

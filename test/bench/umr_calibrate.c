@@ -29,13 +29,17 @@
  *       per byte from max(256 KiB, 64 blocks) to 4x that (at most 8 MiB),
  *       per operation what is left at 16 blocks (osc/umr's choice,
  *       osc_umr_choose.h). Each point's first put is read back and checked.
+ *   packed.<scope>.{put,get}.<block>.{op,byte}_ns   the same through
+ *       osc/umr's packed path (-P: run with osc/umr and pml/umr loaded and
+ *       osc_umr_packed=on, contrib/umr-calibrate.sh; only these figures).
  *
  * Times are the fastest of repeated operations (-q: 5, else 9). Rank 0 writes the lines to -o
  * (default stdout). The sw engine's figures are cross-memory attach on this
  * host, not NIC figures.
  *
- * usage: mpirun -np 2 umr_calibrate [-o file] [-d device] [-q] [-E] [-O]
- *          -q: fewer repeats; -E: no engine figures; -O: no osc figures
+ * usage: mpirun -np 2 umr_calibrate [-o file] [-d device] [-q] [-E] [-O] [-P]
+ *          -q: fewer repeats; -E: no engine figures; -O: no osc figures;
+ *          -P: the packed path's figures alone
  *        umr_calibrate --crossover FILE PML   (no mpirun: from a costs
  *          file, the block sizes from which pml/umr chooses zero-copy)
  */
@@ -276,7 +280,9 @@ static double uc_osc_op(MPI_Win win, char *obuf, char *check, int is_put,
     return (uc_rank == 0) ? uc_best(t, uc_samples) * 1e9 : 0;
 }
 
-static void uc_osc_figures(FILE *out, const char *scope)
+/* The wrapped osc module's figures (osc.<name>.*), or with `packed` osc/umr's
+ * packed path's (packed.*: the window with osc/umr in front). */
+static void uc_osc_figures(FILE *out, const char *scope, int packed)
 {
     static const char *ops[2] = {"get", "put"};
     char name[MPI_MAX_OBJECT_NAME] = "", *sp, *wbuf, *obuf, *check;
@@ -293,9 +299,10 @@ static void uc_osc_figures(FILE *out, const char *scope)
     if ((wbuf == NULL) || (obuf == NULL) || (check == NULL)) {
         UC_FAIL("out of memory");
     }
-    /* the wrapped module alone: osc/umr, if it is there, stays out */
+    /* the wrapped module alone: osc/umr, if it is there, stays out (in
+     * front for the packed path) */
     UC_MPI(MPI_Info_create(&info));
-    UC_MPI(MPI_Info_set(info, "osc_umr_enable", "false"));
+    UC_MPI(MPI_Info_set(info, "osc_umr_enable", packed ? "true" : "false"));
     /* A PML/osc pair that cannot make the window (Open MPI 5.0.7's osc/ucx
      * under pml ucx here: MPI_ERR_WIN) costs its osc figures only. */
     UC_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -344,10 +351,17 @@ static void uc_osc_figures(FILE *out, const char *scope)
                 byte = t[2] / sz[2]; /* noise: the largest operation alone */
             }
             op = t[0] - byte * sz[0];
-            fprintf(out, "osc.%s.%s.%s.%zu.op_ns = %.0f\n", name, scope,
-                    ops[is_put], block, (op > 0) ? op : 0);
-            fprintf(out, "osc.%s.%s.%s.%zu.byte_ns = %.4f   # %.2f GB/s\n",
-                    name, scope, ops[is_put], block, byte, 1 / byte);
+            if (packed) {
+                fprintf(out, "packed.%s.%s.%zu.op_ns = %.0f\n", scope,
+                        ops[is_put], block, (op > 0) ? op : 0);
+                fprintf(out, "packed.%s.%s.%zu.byte_ns = %.4f   # %.2f GB/s\n",
+                        scope, ops[is_put], block, byte, 1 / byte);
+            } else {
+                fprintf(out, "osc.%s.%s.%s.%zu.op_ns = %.0f\n", name, scope,
+                        ops[is_put], block, (op > 0) ? op : 0);
+                fprintf(out, "osc.%s.%s.%s.%zu.byte_ns = %.4f   # %.2f GB/s\n",
+                        name, scope, ops[is_put], block, byte, 1 / byte);
+            }
             fflush(out);
         }
     }
@@ -715,7 +729,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *dev = NULL, *pml, *scope;
     char host[MPI_MAX_PROCESSOR_NAME], peer_host[MPI_MAX_PROCESSOR_NAME];
-    int opt, size, len, engine = 1, osc = 1;
+    int opt, size, len, engine = 1, osc = 1, packed = 0;
     char *buf, *tmp;
     umr_example_t u;
     FILE *out = stdout;
@@ -728,17 +742,18 @@ int main(int argc, char **argv)
     UC_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &uc_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "o:d:qEOh")) != -1) {
+    while ((opt = getopt(argc, argv, "o:d:qEOPh")) != -1) {
         switch (opt) {
         case 'o': path = optarg; break;
         case 'd': dev = optarg; break;
         case 'q': uc_samples = 5; break;
         case 'E': engine = 0; break;
         case 'O': osc = 0; break;
+        case 'P': packed = 1; break;
         default:
             if (uc_rank == 0) {
                 fprintf(stderr, "usage: mpirun -np 2 %s [-o file] [-d device] "
-                        "[-q] [-E] [-O]\n       %s --crossover FILE PML\n",
+                        "[-q] [-E] [-O] [-P]\n       %s --crossover FILE PML\n",
                         argv[0], argv[0]);
             }
             MPI_Finalize();
@@ -771,9 +786,15 @@ int main(int argc, char **argv)
         fprintf(out, "version = 1\nhost = %s\ndate = %s", host, ctime(&now));
         fflush(out);
     }
-    uc_pml_figures(out, buf, pml, scope);
-    if (osc) {
-        uc_osc_figures(out, scope);
+    if (packed) {
+        /* osc/umr's packed path only (its run: contrib/umr-calibrate.sh) */
+        uc_osc_figures(out, scope, 1);
+        engine = 0;
+    } else {
+        uc_pml_figures(out, buf, pml, scope);
+        if (osc) {
+            uc_osc_figures(out, scope, 0);
+        }
     }
 
     if (engine) {

@@ -22,6 +22,7 @@
 #endif
 
 #include "uct_umr.h"
+#include "common_umr_cost.h"
 
 #include <uct/api/uct.h>
 #include <ucs/async/async.h>
@@ -47,6 +48,45 @@ static uct_component_h find_component(void)
     }
     uct_release_component_list(comps);
     return found;
+}
+
+/* The default budget of connected peers of a rank (pml/umr's
+ * pml_umr_max_conns=auto: common_umr_cost.h) with one rank and with a rank
+ * per CPU on this node, what the node pins at that budget, and the cost a
+ * connection at the budget is charged. */
+static void print_budget_facts(const uct_mlx5_umr_md_t *md, size_t sq_bytes)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    long cpus  = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned long long node = ((pages > 0) && (psize > 0)) ?
+                              (unsigned long long)pages * psize : 0;
+    unsigned locals[2] = {1, (cpus > 1) ? (unsigned)cpus : 1};
+    mca_common_umr_cost_t cost;
+    unsigned long b;
+    int i;
+
+    for (i = 0; i < 2; ++i) {
+        b = mca_common_umr_cost_conns_budget(md->caps.max_qp, locals[i], node,
+                                             sq_bytes);
+        printf("conns_budget %lu per rank with %u rank(s) on the node (max_qp "
+               "%u / 4 / ranks: %lu; 1/%d of %llu MiB / ranks / %zu B of send "
+               "queue: %llu); the node pins %llu MiB of send queues at it\n",
+               b, locals[i], md->caps.max_qp,
+               (unsigned long)(md->caps.max_qp ?
+                               ucs_max(md->caps.max_qp / 4 / locals[i], 1u) :
+                               0),
+               MCA_COMMON_UMR_CONNS_MEM_SHARE, node >> 20, sq_bytes,
+               sq_bytes ? node / MCA_COMMON_UMR_CONNS_MEM_SHARE / locals[i] /
+                          sq_bytes : 0,
+               ((unsigned long long)b * locals[i] * sq_bytes) >> 20);
+    }
+    mca_common_umr_cost_defaults(&cost);
+    printf("reconnect_ns %.0f (built-in guess: a peer connected at the "
+           "budget, QP destroy + create + 3 state changes; costs file "
+           "engine.%s.connect_ns; the choice charges it with the handshake)\n",
+           cost.connect_ns[(md->eng->id == UMR_ENG_ID_MLX5) ?
+                           MCA_COMMON_UMR_COST_MLX5 : MCA_COMMON_UMR_COST_SW],
+           (md->eng->id == UMR_ENG_ID_MLX5) ? "mlx5" : "sw");
 }
 
 /* What one endpoint costs (issue 19 finding 8): open an iface with the
@@ -100,6 +140,7 @@ static void print_ep_facts(uct_mlx5_umr_md_t *md, uct_md_h uct_md,
     qp.rdma_only        = 1;
     printf("ep_sq_bytes_rdma_only %zu (EP_UMR=n: %u WRs, %u SGEs)\n",
            md->eng->qp_sq_bytes(md->dev, &qp), qp.sq_size, qp.max_sge);
+    print_budget_facts(md, attr.ep_sq_bytes);
 
 out:
     if (iface != NULL) {

@@ -16,7 +16,9 @@ extern "C" {
 #endif
 
 typedef struct umr_test_cache_result {
-    double   compares_per_lookup; /* identity comparisons per lookup */
+    double   compares_per_lookup; /* identity comparisons per lookup (the
+                                     test variant, UMR_TEST_HOOKS; else
+                                     0: not measured) */
     double   ns_per_lookup;       /* lookup + release, CPU time of the
                                      fastest pass (bench) */
     uint64_t hits;                /* lookups that found their entry */

@@ -536,18 +536,30 @@ fake_port fake_roce_port(enum ibv_mtu mtu)
 }
 
 fake_port fake_roce_host_port(uint32_t host, enum ibv_mtu mtu, bool v1,
-                              bool v2, bool ipv4)
+                              bool v2, bool ipv4, int subnet)
 {
     fake_port port = fake_roce_port(mtu);
     struct ibv_gid_entry gid = {};
     unsigned pass;
 
     port.gids.clear();
-    for (pass = 0; pass < (ipv4 ? 2u : 1u); ++pass) {
+    for (pass = 0; pass < 3; ++pass) {
+        if (((pass == 1) && (subnet < 0)) || ((pass == 2) && !ipv4)) {
+            continue;
+        }
         memset(gid.gid.raw, 0, sizeof(gid.gid.raw));
         if (pass == 0) {                   /* fe80::<host + 1> */
             gid.gid.raw[0]  = 0xfe;
             gid.gid.raw[1]  = 0x80;
+            gid.gid.raw[14] = (uint8_t)((host + 1) >> 8);
+            gid.gid.raw[15] = (uint8_t)(host + 1);
+        } else if (pass == 1) {            /* 2001:db8:<subnet>::<host+1> */
+            gid.gid.raw[0]  = 0x20;
+            gid.gid.raw[1]  = 0x01;
+            gid.gid.raw[2]  = 0x0d;
+            gid.gid.raw[3]  = 0xb8;
+            gid.gid.raw[4]  = (uint8_t)(subnet >> 8);
+            gid.gid.raw[5]  = (uint8_t)subnet;
             gid.gid.raw[14] = (uint8_t)((host + 1) >> 8);
             gid.gid.raw[15] = (uint8_t)(host + 1);
         } else {                           /* ::ffff:10.0.h.l */
@@ -615,7 +627,10 @@ void verbs_fake::defaults()
     max_sq_desc_sz    = MODEL_MAX_SQ_DESC_SZ;
     host              = 0;
     fabric            = 0;
+    subnet            = 0;
     check_free        = false;
+    kernel_before_6_2 = false;
+    hca               = model_hca_defaults();
 
     open_flags = 0;
     calls.clear();
@@ -635,7 +650,7 @@ void verbs_fake::defaults()
 int verbs_fake::live_objects() const
 {
     return num_ctx + num_pd + num_mr + num_mkey + num_cq + num_qp +
-           num_dev_lists;
+           num_dev_lists + num_ah;
 }
 
 std::vector<fake_wr_call> verbs_fake::posted() const
@@ -840,6 +855,12 @@ int FAKE_API(ibv_query_gid)(struct ibv_context *ctx, uint8_t port_num, int index
 {
     FAKE_FORWARD(preload_owns(ctx), ibv_query_gid, "IBVERBS_1.1", ctx,
                  port_num, index, gid);
+    struct ibv_gid_entry changed;
+    if (fake().model && (port_num == 1) && (index >= 0) &&
+        model_gid_overlay(ctx, (uint32_t)index, &changed)) {   /* R32 */
+        *gid = changed.gid;
+        return 0;
+    }
     if ((port_num == 0) || (port_num > fake().ports.size()) || (index < 0) ||
         ((size_t)index >= fake().ports[port_num - 1].gids.size())) {
         return -1;
@@ -854,6 +875,12 @@ int FAKE_API(_ibv_query_gid_ex)(struct ibv_context *ctx, uint32_t port_num,
 {
     FAKE_FORWARD(preload_owns(ctx), _ibv_query_gid_ex, "IBVERBS_1.11", ctx,
                  port_num, gid_index, entry, flags, entry_size);
+    if (fake().model && (port_num == 1) &&
+        model_gid_overlay(ctx, gid_index, entry)) {            /* R32 */
+        entry->gid_index = gid_index;
+        entry->port_num  = port_num;
+        return 0;
+    }
     if ((port_num == 0) || (port_num > fake().ports.size()) ||
         (gid_index >= fake().ports[port_num - 1].gids.size())) {
         return EINVAL;
@@ -902,7 +929,11 @@ void FAKE_API(ibv_ack_async_event)(struct ibv_async_event *event)
                     (event->event_type == IBV_EVENT_QP_ACCESS_ERR);
     bool port_event = (event->event_type == IBV_EVENT_PORT_ERR) ||
                       (event->event_type == IBV_EVENT_PORT_ACTIVE) ||
-                      (event->event_type == IBV_EVENT_LID_CHANGE);
+                      (event->event_type == IBV_EVENT_LID_CHANGE) ||
+                      (event->event_type == IBV_EVENT_GID_CHANGE) ||
+                      (event->event_type == IBV_EVENT_PKEY_CHANGE) ||
+                      (event->event_type == IBV_EVENT_SM_CHANGE) ||
+                      (event->event_type == IBV_EVENT_CLIENT_REREGISTER);
 
     FAKE_FORWARD(port_event || (qp_event && preload_owns(event->element.qp)),
                  ibv_ack_async_event, "IBVERBS_1.1", event);
@@ -926,6 +957,51 @@ struct ibv_pd *FAKE_API(ibv_alloc_pd)(struct ibv_context *ctx)
     return pd;
 }
 
+/* R34: the device's capabilities, in both modes */
+int FAKE_API(mlx5dv_devx_general_cmd)(struct ibv_context *ctx, const void *in,
+                                      size_t inlen, void *out, size_t outlen)
+{
+    int ret;
+
+    FAKE_FORWARD(preload_owns(ctx), mlx5dv_devx_general_cmd, "MLX5_1.7", ctx,
+                 in, inlen, out, outlen);
+    ret = model_devx_general_cmd(ctx, in, inlen, out, outlen);
+    if (ret) {
+        errno = ret;
+    }
+    return ret;
+}
+
+/* R33 */
+struct ibv_ah *FAKE_API(ibv_create_ah)(struct ibv_pd *pd,
+                                       struct ibv_ah_attr *attr)
+{
+    struct ibv_ah *ah;
+    int ret;
+
+    FAKE_FORWARD(preload_owns(pd), ibv_create_ah, "IBVERBS_1.1", pd, attr);
+    ret = fake().model ? model_create_ah(pd->context, attr) : 0;
+    if (ret) {
+        errno = ret;
+        return NULL;
+    }
+    ah          = (struct ibv_ah*)calloc(1, sizeof(*ah));
+    ah->context = pd->context;
+    ah->pd      = pd;
+    preload_own(ah);
+    ++fake().num_ah;
+    return ah;
+}
+
+int FAKE_API(ibv_destroy_ah)(struct ibv_ah *ah)
+{
+    FAKE_FORWARD(preload_owns(ah), ibv_destroy_ah, "IBVERBS_1.1", ah);
+    preload_disown(ah);
+    free(ah);
+    --fake().num_ah;
+    return 0;
+}
+
 int FAKE_API(ibv_dealloc_pd)(struct ibv_pd *pd)
 {
     FAKE_FORWARD(preload_owns(pd), ibv_dealloc_pd, "IBVERBS_1.1", pd);
@@ -943,7 +1019,7 @@ static struct ibv_mr *fake_reg_mr(struct ibv_pd *pd, void *addr,
     int ret;
 
     if (fake().model) {
-        ret = model_reg_mr(addr, length, access, &key);
+        ret = model_reg_mr(addr, length, access, &key, pd);
         if (ret) {
             errno = ret;
             return NULL;
@@ -1075,7 +1151,7 @@ struct ibv_qp *FAKE_API(mlx5dv_create_qp)(struct ibv_context *ctx,
     if (fake().model) {
         int ret = model_create_qp(ctx, attr, dv_attr, &qp->model);
         if (ret == 0) {
-            qp->qpx.qp_base.qp_num = model_qp_alloc();
+            qp->qpx.qp_base.qp_num = model_qp_alloc(attr->pd);
             ret = (qp->qpx.qp_base.qp_num == 0) ? ENOMEM : 0;
         }
         if (ret) {

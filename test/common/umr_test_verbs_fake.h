@@ -27,6 +27,7 @@
 
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+#include "umr_test_verbs_model.h"
 
 #include <deque>
 #include <string>
@@ -77,6 +78,8 @@ struct fake_port {
     std::vector<struct ibv_gid_entry> gids;
     std::vector<uint16_t>             pkeys;  /* network order, as
                                                  ibv_query_pkey gives them */
+    std::vector<uint32_t>             dead_gids; /* entries ibv_create_ah
+                                                    refuses (R33) */
 };
 
 struct verbs_fake {
@@ -107,8 +110,16 @@ struct verbs_fake {
     uint32_t                  host;               /* simulated host of this
                                                      process (R24-R29) */
     uint32_t                  fabric;             /* fabric of its links */
+    uint32_t                  subnet;             /* IP subnet of its RoCE
+                                                     port (R26, R33) */
     bool                      check_free;         /* UMR only on a free key
                                                      (man mlx5dv_wr_post; R23) */
+    bool                      kernel_before_6_2;  /* read-only registrations
+                                                     pin as before Linux 6.2
+                                                     (R21b) */
+    model_hca_caps            hca;                /* DEVX QUERY_HCA_CAP and
+                                                     what the device does
+                                                     with it (R34) */
 
     /* ---- records ---- */
     uint32_t                                 open_flags;    /* last DEVX open */
@@ -132,7 +143,8 @@ struct verbs_fake {
     int                                      num_end_poll;
 
     /* live objects, for leak checks */
-    int num_ctx, num_pd, num_mr, num_mkey, num_cq, num_qp, num_dev_lists;
+    int num_ctx, num_pd, num_mr, num_mkey, num_cq, num_qp, num_dev_lists,
+        num_ah;
 
     void reset();
     void defaults();    /* configuration and records, not the objects */
@@ -158,7 +170,7 @@ fake_port fake_roce_port(enum ibv_mtu mtu);
  * IPv4 10.0.<host/256>.<host%256+1>), a RoCE v1 and/or v2 entry as
  * `v1` / `v2` say (v1 only: an old kernel or a switch without v2). */
 fake_port fake_roce_host_port(uint32_t host, enum ibv_mtu mtu, bool v1,
-                              bool v2, bool ipv4);
+                              bool v2, bool ipv4, int subnet = -1);
 
 const char *fake_wr_kind_str(fake_wr_call::kind_t kind);
 

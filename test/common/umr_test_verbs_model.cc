@@ -10,10 +10,12 @@
 
 #include "umr_test_verbs_model.h"
 #include "umr_test_verbs_fake.h"
+#include "umr_test_verbs_pin.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,12 +60,15 @@ struct fab_key {
     uint32_t access;
     uint32_t valid;         /* MKEY: configured and not invalidated */
     uint32_t update_tag;
+    uint32_t max_indirection; /* MKEY: of its device (R34) */
+    uint64_t pd;              /* its protection domain (R18) */
     uint32_t num_desc;
     uint32_t layout;
     uint32_t repeat;
     uint32_t num;
     uint64_t addr;          /* MR: VA */
     uint64_t length;        /* MR: bytes; MKEY: reglen */
+    pin_frames pin;         /* MR: the pages it pinned (R21c) */
     fab_desc desc[FAB_DESC];
 };
 
@@ -76,6 +81,8 @@ struct fab_qp {
     uint32_t dest_qpn;
     uint32_t host;               /* its port's host and fabric */
     uint32_t fabric;
+    uint32_t subnet;             /* its host's IP subnet (R26, R33) */
+    uint64_t pd;                 /* its protection domain (R18) */
     int32_t  event;              /* affiliated event for the owner, -1 none */
     uint8_t  link_layer;
     uint8_t  port_mtu;           /* its port's active MTU */
@@ -104,6 +111,18 @@ struct fab_host {
     int32_t  ev[16];             /* IBV_EVENT_* of event n at [n % 16] */
     uint64_t wrs;                /* RDMA WRs that left or reached it */
     uint64_t down_after;         /* link down at this many (0: never) */
+    uint32_t gid_set;            /* an entry of its GID table changed: */
+    uint32_t gid_index;          /*   this one (R32) */
+    uint8_t  gid[16];            /*   now this GID */
+    uint8_t  gid_type;           /*   of this type */
+    uint8_t  reserved[3];
+    uint32_t sched_set;          /* its events are scheduled (R32) */
+    uint32_t nsched;
+    struct {
+        int32_t  event;          /* IBV_EVENT_*, -1: raised already */
+        uint32_t arg;            /* gid_change: the entry that changes */
+        uint64_t at;             /* at this many RDMA WRs */
+    } sched[8];
 };
 
 enum { FAB_MAGIC = 0x756d726dU };  /* "umrm": the table is initialised */
@@ -324,14 +343,22 @@ struct segment {
 };
 
 /* Where [addr, addr + len) of key lands, all in the process `pid`.
- * need: IBV_ACCESS_* the access requires on the top key (0: none).
- * Returns 0 or an ibv_wc_status. Under lock. */
+ * need: IBV_ACCESS_* the access requires on the top key (0: none); pd: the
+ * protection domain of the QP the top key is used on (R18). Returns 0 or an
+ * ibv_wc_status. Under lock. */
 int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
-            int32_t pid, int depth, std::vector<segment> &out)
+            int32_t pid, int depth, std::vector<segment> &out, uint64_t pd)
 {
     fab_key *k = fab_key_get(key);
 
-    if ((k == NULL) || (k->pid != pid) || (depth > MODEL_MAX_DEPTH)) {
+    /* the keys under an indirect key are the process's own (a PD is one
+     * context's); their PD and access are not checked: nothing documents
+     * that the device does (R18) */
+    if ((k == NULL) || (k->pid != pid) || ((depth == 0) && (k->pd != pd))) {
+        return IBV_WC_REM_ACCESS_ERR;
+    }
+    /* R34: an indirect key at depth >= max_indirection of its device */
+    if ((k->kind == KEY_MKEY) && ((uint32_t)depth >= k->max_indirection)) {
         return IBV_WC_REM_ACCESS_ERR;
     }
     if ((need & ~k->access) != 0) {
@@ -341,6 +368,13 @@ int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
     if (k->kind == KEY_MR) {
         if ((addr < k->addr) || (len > k->length) ||
             (addr - k->addr > k->length - len)) {
+            return IBV_WC_REM_ACCESS_ERR;
+        }
+        if (!pin_frames_ok(pid, &k->pin, addr, addr + len)) {    /* R21c */
+            fprintf(stderr, "rdma-core model: MR 0x%x of pid %d: [0x%" PRIx64
+                    ", +%" PRIu64 ") is not the memory it pinned any more "
+                    "(dropped and mapped again since ibv_reg_mr): a NIC "
+                    "would reach the old pages\n", key, pid, addr, len);
             return IBV_WC_REM_ACCESS_ERR;
         }
         if (len > 0) {
@@ -394,7 +428,7 @@ int resolve(uint32_t key, uint64_t addr, uint64_t len, unsigned need,
             lkey  = d.lkey;
         }
 
-        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out);
+        int ret = resolve(lkey, at, piece, 0, pid, depth + 1, out, 0);
         if (ret) {
             return ret;
         }
@@ -443,25 +477,6 @@ bool transfer(int32_t pid, const std::vector<segment> &segs, uint8_t *buf,
     return true;
 }
 
-/* ibv_reg_mr pins the range: every page must be there (kernel
- * ib_umem_get -> EFAULT). */
-bool range_readable(const void *addr, size_t length)
-{
-    size_t page = sysconf(_SC_PAGESIZE);
-    uintptr_t p = (uintptr_t)addr & ~(page - 1);
-    uintptr_t end = (uintptr_t)addr + length;
-    uint8_t byte;
-
-    for (; p < end; p += page) {
-        struct iovec local  = {&byte, 1};
-        struct iovec remote = {(void*)std::max(p, (uintptr_t)addr), 1};
-        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1) {
-            return false;
-        }
-    }
-    return true;
-}
-
 uint32_t qpn_of(const fab_qp *q)
 {
     return FAB_QPN_BASE + (uint32_t)(q - fab->qps);
@@ -479,11 +494,65 @@ void host_event(fab_host &h, enum ibv_event_type type)
     ++h.gen;
 }
 
+/* A GID nobody else has, for a GID_CHANGE that adds an entry:
+ * 2001:db8:ffff::<host + 1>, RoCE v2 (R32). */
+void host_new_gid(fab_host &h, uint32_t index)
+{
+    uint32_t host = (uint32_t)(&h - fab->hosts);
+
+    memset(h.gid, 0, sizeof(h.gid));
+    h.gid[0]    = 0x20;
+    h.gid[1]    = 0x01;
+    h.gid[2]    = 0x0d;
+    h.gid[3]    = 0xb8;
+    h.gid[4]    = 0xff;
+    h.gid[5]    = 0xff;
+    h.gid[14]   = (uint8_t)((host + 1) >> 8);
+    h.gid[15]   = (uint8_t)(host + 1);
+    h.gid_type  = IBV_GID_TYPE_ROCE_V2;
+    h.gid_index = index;
+    h.gid_set   = 1;
+}
+
+/* R32: a port event of `host` with what comes with it: PORT_ERR / _ACTIVE
+ * take the link down / up, LID_CHANGE gives the port another LID,
+ * GID_CHANGE fills entry `arg` of the GID table; CLIENT_REREGISTER,
+ * PKEY_CHANGE and SM_CHANGE change nothing the model has (a subnet manager
+ * that re-registers its clients, or changes another pkey entry). Under
+ * lock. */
+void host_raise(fab_host &h, enum ibv_event_type type, uint32_t arg)
+{
+    switch (type) {
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_PORT_ACTIVE:
+        if (!h.link_down == (type == IBV_EVENT_PORT_ACTIVE)) {
+            return;             /* no change, no event */
+        }
+        h.link_down = (type == IBV_EVENT_PORT_ERR);
+        break;
+    case IBV_EVENT_LID_CHANGE:
+        h.lid = (h.lid ? h.lid : (uint32_t)(&h - fab->hosts) + 1) + 1000;
+        break;
+    case IBV_EVENT_GID_CHANGE:
+        host_new_gid(h, arg);
+        break;
+    default:
+        break;
+    }
+    host_event(h, type);
+}
+
 /* The LID of q's port now (R26). */
 uint16_t cur_lid(const fab_qp *q)
 {
     const fab_host &h = host_of(q);
     return h.lid ? (uint16_t)h.lid : q->lid;
+}
+
+/* fe80::/10 */
+bool gid_is_link_local(const uint8_t *gid)
+{
+    return (gid[0] == 0xfe) && ((gid[1] & 0xc0) == 0x80);
 }
 
 /* R26: what `a` sends reaches `b`. */
@@ -494,8 +563,10 @@ bool path_one_way(const fab_qp *a, const fab_qp *b)
         return false;
     }
     if (a->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        /* a link-local address is not routed off its subnet (R26) */
         return a->is_global && !memcmp(a->dgid, b->sgid, sizeof(a->dgid)) &&
-               (a->sgid_type == b->sgid_type);
+               (a->sgid_type == b->sgid_type) &&
+               (!gid_is_link_local(a->dgid) || (a->subnet == b->subnet));
     }
     if ((a->dlid != cur_lid(b)) ||
         (a->is_global && memcmp(a->dgid, b->port_gid, sizeof(a->dgid)))) {
@@ -531,13 +602,34 @@ int peer_status(const fab_qp *me, const fab_qp **peer_p)
     return PEER_READY;
 }
 
-/* A host's NICs moved one more RDMA WR; the link may go down now. */
-void host_count_wr(fab_host &h)
+/* One more RDMA WR for host h: the link may go down now, scheduled events
+ * come (R32). Under lock. */
+void host_tick(fab_host &h)
 {
     ++h.wrs;
     if (h.down_after && !h.link_down && (h.wrs >= h.down_after)) {
         h.link_down = 1;
         host_event(h, IBV_EVENT_PORT_ERR);
+    }
+    for (uint32_t i = 0; i < h.nsched; ++i) {
+        if ((h.sched[i].event >= 0) && (h.wrs >= h.sched[i].at)) {
+            host_raise(h, (enum ibv_event_type)h.sched[i].event,
+                       h.sched[i].arg);
+            h.sched[i].event = -1;
+        }
+    }
+}
+
+/* A host's NICs moved one more RDMA WR. A host whose link is down moves
+ * none: the WRs of the fabric count for it instead, so that its scheduled
+ * events (PORT_ACTIVE) come in a job that goes on without it (R32). */
+void host_count_wr(fab_host &h)
+{
+    host_tick(h);
+    for (fab_host &other : fab->hosts) {
+        if (other.link_down && other.nsched && (&other != &h)) {
+            host_tick(other);
+        }
     }
 }
 
@@ -551,6 +643,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
     int32_t rpid;
     int ret;
 
+    pin_op_begin();
     {
         fab_guard g;
         fab_qp *me   = fab_qp_get(qp->qp_num);
@@ -572,7 +665,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
         for (const struct ibv_sge &s : wr.sge) {
             ret = resolve(s.lkey, s.addr, s.length,
                           write ? 0 : IBV_ACCESS_LOCAL_WRITE, getpid(), 0,
-                          lsegs);
+                          lsegs, me->pd);
             if (ret) {
                 return IBV_WC_LOC_PROT_ERR;
             }
@@ -587,7 +680,7 @@ int exec_rdma(struct ibv_qp *qp, const model_wr &wr, unsigned *reads)
         }
         ret = resolve(wr.key, wr.remote_addr, total,
                       write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
-                      rpid, 0, rsegs);
+                      rpid, 0, rsegs, peer->pd);
         if (ret) {
             /* R28: the responder's QP fails too, with an affiliated event */
             peer->state = IBV_QPS_ERR;
@@ -635,12 +728,13 @@ int exec_umr(const model_wr &wr)
     if ((k.kind != KEY_MKEY) || (k.pid != getpid())) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
-    /* R12: the tag changes only on a key created with UPDATE_TAG */
-    if ((wr.tag != k.tag) && !k.update_tag) {
-        return IBV_WC_LOC_QP_OP_ERR;
-    }
     /* R9: n interleaved entries take n + 1 descriptors */
     if ((n + (ilv ? 1 : 0)) > k.num_desc) {
+        return IBV_WC_LOC_QP_OP_ERR;
+    }
+    /* R34: rdma-core's mask asks to modify the atomic access, which the
+     * device does not let a UMR do */
+    if (fake().hca.umr_modify_atomic_disabled) {
         return IBV_WC_LOC_QP_OP_ERR;
     }
     /* R23, man mlx5dv_wr_post: only a free key (new or invalidated) */
@@ -687,6 +781,7 @@ int exec_local_inv(const model_wr &wr)
         return IBV_WC_LOC_PROT_ERR;
     }
     k->valid = 0;
+    k->tag   = 0;       /* R19: rdma-core writes tag 0 with the MKEY mask */
     return 0;
 }
 
@@ -771,7 +866,7 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
     return 0;
 }
 
-uint32_t model_qp_alloc()
+uint32_t model_qp_alloc(const struct ibv_pd *pd)
 {
     fab_guard g;
 
@@ -789,6 +884,8 @@ uint32_t model_qp_alloc()
                 q.event    = -1;
                 q.host     = fake().host % MODEL_MAX_HOSTS;
                 q.fabric   = fake().fabric;
+                q.subnet   = fake().subnet;
+                q.pd       = (uintptr_t)pd;
                 return FAB_QPN_BASE + i;
             }
         }
@@ -967,10 +1064,14 @@ int model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
 
 /* ---- keys ----------------------------------------------------------------- */
 
-int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
+/* R21 */
+int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p,
+                 const struct ibv_pd *pd)
 {
-    if (!range_readable(addr, length)) {
-        return EFAULT;
+    int ret = pin_check(addr, length, access, fake().kernel_before_6_2);
+
+    if (ret) {
+        return ret;
     }
 
     fab_guard g;
@@ -982,10 +1083,12 @@ int model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p)
     fab_key &k = fab->keys[i];
     k.kind   = KEY_MR;
     k.pid    = getpid();
+    k.pd     = (uintptr_t)pd;
     k.tag    = 0;
     k.access = (uint32_t)access;
     k.addr   = (uintptr_t)addr;
     k.length = length;
+    pin_bind(addr, length, &k.pin);
     *key_p   = ((uint32_t)(i + 1) << 8) | k.tag;
     return 0;
 }
@@ -996,6 +1099,9 @@ void model_dereg_mr(uint32_t key)
     fab_key *k = fab_key_get(key);
 
     if (k != NULL) {
+        if ((k->kind == KEY_MR) && (k->pid == getpid())) {
+            pin_unbind(&k->pin);
+        }
         k->kind = KEY_FREE;
     }
 }
@@ -1061,6 +1167,8 @@ int model_create_mkey(struct ibv_context *ctx,
     k.num_desc   = num_desc;
     k.update_tag = !!(attr->create_flags &
                       MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    k.max_indirection = fake().hca.max_indirection;
+    k.pd              = (uintptr_t)attr->pd;
     attr->max_entries = num_desc;
     *key_p       = ((uint32_t)(i + 1) << 8) | k.tag;
     return 0;
@@ -1091,6 +1199,7 @@ model_key_info model_key_query(uint32_t key)
         info.length     = k->length;
         info.num_desc   = k->num_desc;
         info.update_tag = k->update_tag;
+        info.bound      = (k->kind == KEY_MR) && (k->pin.npages > 0);
     }
     return info;
 }
@@ -1100,8 +1209,21 @@ model_key_info model_key_query(uint32_t key)
 void model_wr_start(struct ibv_qp_ex *qpx, model_qp *mqp)
 {
     mqp->batch.clear();
-    mqp->err      = 0;
-    mqp->in_batch = true;
+    mqp->err         = 0;
+    mqp->in_batch    = true;
+    mqp->fm_small_rb = mqp->fm_small;
+}
+
+/* R34: the fence rdma-core gives a WQE (_common_wqe_init_op: IBV_SEND_FENCE
+ * or the fm_cache a UMR / LOCAL_INV leaves for the next WQE). */
+static void model_wqe_fence(model_qp *mqp, model_wr &wr)
+{
+    wr.fence      = (wr.wr_flags & IBV_SEND_FENCE) ? MODEL_WQE_FENCE_SMALL_AND :
+                    mqp->fm_small ? MODEL_WQE_FENCE_SMALL :
+                                    MODEL_WQE_FENCE_NONE;
+    mqp->fm_small = (wr.kind == model_wr::UMR_ILV) ||
+                    (wr.kind == model_wr::UMR_LIST) ||
+                    (wr.kind == model_wr::LOCAL_INV);
 }
 
 /* R15: mlx5_wq_overflow(head - tail + nreq >= max_post) */
@@ -1154,6 +1276,7 @@ static void model_umr_add(model_qp *mqp, model_wr &wr)
         return;
     }
     wr.reglen = umr_reglen(wr);                          /* R11 */
+    model_wqe_fence(mqp, wr);                            /* R34 */
     mqp->batch.push_back(wr);
 }
 
@@ -1180,6 +1303,7 @@ void model_wr_add(struct ibv_qp_ex *qpx, model_qp *mqp, model_wr &wr)
         mqp->err = ENOMEM;
         return;
     }
+    model_wqe_fence(mqp, wr);                            /* R34 */
     mqp->batch.push_back(wr);
 }
 
@@ -1188,6 +1312,20 @@ void model_wr_abort(model_qp *mqp)
     mqp->batch.clear();
     mqp->err      = 0;
     mqp->in_batch = false;
+    mqp->fm_small = mqp->fm_small_rb;
+}
+
+/* R34: a UMR WQE (LOCAL_INV included) behind work not executed yet waits
+ * for it only with the fence the device asks: umr_fence small takes
+ * rdma-core's small fence or small-and-fence, strong none of them (rdma-core
+ * has no strong ordering to give), none needs none. */
+static bool model_umr_fenced(const model_wr &wr)
+{
+    switch (fake().hca.umr_fence) {
+    case MODEL_FENCE_NONE:  return true;
+    case MODEL_FENCE_SMALL: return wr.fence != MODEL_WQE_FENCE_NONE;
+    default:                return false;
+    }
 }
 
 /* R16: the doorbell posts the batch, or rolls it back. */
@@ -1197,9 +1335,21 @@ int model_wr_complete(struct ibv_qp_ex *qpx, model_qp *mqp)
 
     mqp->in_batch = false;
     mqp->err      = 0;
-    if (!err) {
-        mqp->posted.insert(mqp->posted.end(), mqp->batch.begin(),
-                           mqp->batch.end());
+    if (err) {
+        mqp->fm_small = mqp->fm_small_rb;           /* R16: rolled back */
+    }
+    for (size_t i = 0; !err && (i < mqp->batch.size()); ++i) {
+        model_wr &wr = mqp->batch[i];
+        bool umr     = (wr.kind == model_wr::UMR_ILV) ||
+                       (wr.kind == model_wr::UMR_LIST) ||
+                       (wr.kind == model_wr::LOCAL_INV);
+        /* R34: an unfenced UMR overtakes the work before it */
+        if (umr && !mqp->posted.empty() && !model_umr_fenced(wr)) {
+            wr.early        = true;
+            wr.early_status = (wr.kind == model_wr::LOCAL_INV) ?
+                              exec_local_inv(wr) : exec_umr(wr);
+        }
+        mqp->posted.push_back(wr);
     }
     mqp->batch.clear();
     return err;
@@ -1275,6 +1425,8 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
             mqp->blocked_since = 0;
             status = (ps == PEER_READY) ? exec_rdma(qp, wr, &reads) :
                                           IBV_WC_RETRY_EXC_ERR;
+        } else if (wr.early) {
+            status = wr.early_status;                   /* R34 */
         } else if (wr.kind == model_wr::LOCAL_INV) {
             status = exec_local_inv(wr);
         } else {
@@ -1309,9 +1461,14 @@ void model_progress(struct ibv_qp *qp, model_qp *mqp)
 int model_attach_shared(const char *name)
 {
     size_t size = sizeof(fabric);
+    /* how long another process may take between creating the table and
+     * sizing / initializing it: microseconds, but a busy machine may not
+     * run it for seconds (a hang guard, in 1 ms steps) */
+    long wait_ms = (long)(60000 * time_multiplier());
     struct stat st;
     fabric *f;
-    int fd, created = 1, i;
+    int fd, created = 1;
+    long i;
 
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if ((fd < 0) && (errno == EEXIST)) {
@@ -1329,9 +1486,9 @@ int model_attach_shared(const char *name)
             return err;
         }
     } else {
-        /* the creator sizes it: wait for that (a few seconds at most) */
+        /* the creator sizes it: wait for that */
         for (i = 0; (fstat(fd, &st) == 0) && ((size_t)st.st_size < size) &&
-                    (i < 5000); ++i) {
+                    (i < wait_ms); ++i) {
             usleep(1000);
         }
         if ((fstat(fd, &st) != 0) || ((size_t)st.st_size != size)) {
@@ -1349,7 +1506,7 @@ int model_attach_shared(const char *name)
         fab_init(f);
     } else {
         for (i = 0; (__atomic_load_n(&f->magic, __ATOMIC_ACQUIRE) !=
-                     FAB_MAGIC) && (i < 5000); ++i) {
+                     FAB_MAGIC) && (i < wait_ms); ++i) {
             usleep(1000);
         }
         if (f->magic != FAB_MAGIC) {
@@ -1370,6 +1527,9 @@ void model_hosts_reset()
         h.link_down  = 0;
         h.lid        = 0;
         h.down_after = 0;
+        h.gid_set    = 0;
+        h.sched_set  = 0;
+        h.nsched     = 0;
     }
 }
 
@@ -1402,6 +1562,184 @@ void model_host_set_lid(uint32_t host, uint16_t lid)
 
     h.lid = lid;
     host_event(h, IBV_EVENT_LID_CHANGE);
+}
+
+void model_host_raise(uint32_t host, enum ibv_event_type event,
+                      uint32_t arg)
+{
+    fab_guard g;
+    host_raise(fab->hosts[host % MODEL_MAX_HOSTS], event, arg);
+}
+
+void model_host_set_gid(uint32_t host, uint32_t index, const uint8_t gid[16],
+                        enum ibv_gid_type type)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    memcpy(h.gid, gid, sizeof(h.gid));
+    h.gid_type  = (uint8_t)type;
+    h.gid_index = index;
+    h.gid_set   = 1;
+    host_event(h, IBV_EVENT_GID_CHANGE);
+}
+
+int model_host_events_after(uint32_t host,
+                            const std::vector<model_host_sched> &events)
+{
+    fab_guard g;
+    fab_host &h = fab->hosts[host % MODEL_MAX_HOSTS];
+
+    if (events.size() > sizeof(h.sched) / sizeof(h.sched[0])) {
+        return EINVAL;
+    }
+    if (h.sched_set) {             /* the first of the host's processes */
+        return 0;
+    }
+    h.sched_set = 1;
+    for (const model_host_sched &e : events) {
+        h.sched[h.nsched].event = e.event;
+        h.sched[h.nsched].arg   = e.arg;
+        h.sched[h.nsched].at    = h.wrs + e.wrs;
+        ++h.nsched;
+    }
+    return 0;
+}
+
+bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
+                       struct ibv_gid_entry *entry)
+{
+    auto it = ctx_states().find(ctx);
+    uint32_t host = (it != ctx_states().end()) ? it->second.host :
+                    fake().host % MODEL_MAX_HOSTS;
+    fab_guard g;
+    const fab_host &h = fab->hosts[host];
+
+    if (!h.gid_set || (h.gid_index != index)) {
+        return false;
+    }
+    memset(entry, 0, sizeof(*entry));
+    memcpy(entry->gid.raw, h.gid, sizeof(entry->gid.raw));
+    entry->gid_type = h.gid_type;
+    return true;
+}
+
+/* ---- device capabilities (R34) ------------------------------------------ */
+
+model_hca_caps model_hca_defaults()
+{
+    model_hca_caps c = {};
+
+    c.devx_errno                 = 0;
+    c.umr_fence                  = MODEL_FENCE_SMALL;
+    c.max_indirection            = 4;
+    c.log_max_klm_list_size      = 16;
+    c.umr_modify_atomic_disabled = 0;
+    c.atomic                     = 1;
+    return c;
+}
+
+namespace {
+
+/* A field of a big-endian command layout (mlx5_ifc.h bit offsets). */
+void ifc_set(void *buf, size_t len, unsigned bit, unsigned width,
+             unsigned value)
+{
+    unsigned shift = 32 - (bit % 32) - width;
+    uint32_t mask  = (uint32_t)(((1ull << width) - 1) << shift);
+    uint32_t dw;
+
+    if ((bit / 32 + 1) * 4 > len) {
+        return;
+    }
+    memcpy(&dw, (char*)buf + (bit / 32) * 4, sizeof(dw));
+    dw = htonl((ntohl(dw) & ~mask) | ((value << shift) & mask));
+    memcpy((char*)buf + (bit / 32) * 4, &dw, sizeof(dw));
+}
+
+unsigned ifc_get(const void *buf, size_t len, unsigned bit, unsigned width)
+{
+    uint32_t dw;
+
+    if ((bit / 32 + 1) * 4 > len) {
+        return 0;
+    }
+    memcpy(&dw, (const char*)buf + (bit / 32) * 4, sizeof(dw));
+    return (ntohl(dw) >> (32 - (bit % 32) - width)) & ((1ull << width) - 1);
+}
+
+} // namespace
+
+/* R34: QUERY_HCA_CAP (opcode 0x100, op_mod general << 1 | current) answers
+ * from the device spec at mlx5_ifc.h's offsets (cmd_hca_cap_bits:
+ * max_indirection 0x100/8, log_max_klm_list_size 0x11a/6,
+ * umr_modify_atomic_disabled 0x208/1, umr_fence 0x20a/2, atomic 0x21e/1;
+ * the capability after a 16-byte header); other commands EOPNOTSUPP (model).
+ * rdma-core returns the errno and sets errno (verbs.c
+ * _mlx5dv_devx_general_cmd -> execute_ioctl). */
+int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
+                           size_t inlen, void *out, size_t outlen)
+{
+    const model_hca_caps &c = fake().hca;
+    auto it                 = ctx_states().find(ctx);
+    unsigned opcode, op_mod;
+    char *cap;
+
+    if ((it == ctx_states().end()) ||
+        !(it->second.flags & MLX5DV_CONTEXT_FLAGS_DEVX)) {
+        return EINVAL;      /* kernel devx.c devx_get_uid: no DEVX context */
+    }
+    if (c.devx_errno) {
+        return c.devx_errno;
+    }
+    opcode = ifc_get(in, inlen, 0, 16);
+    op_mod = ifc_get(in, inlen, 0x30, 16);
+    memset(out, 0, outlen);
+    if ((opcode == 0x762) && c.ooo_sl_cap && (outlen >= 16 + 0x2a0 / 8)) {
+        ifc_set((char*)out + 16, outlen - 16, 0x290, 16, c.ooo_sl_mask);
+        return 0;
+    }
+    if ((opcode != 0x100) || ((op_mod >> 1) != 0) || (outlen < 16 + 256)) {
+        return EOPNOTSUPP;
+    }
+    cap = (char*)out + 16;
+    ifc_set(cap, outlen - 16, 0x100, 8, c.max_indirection);
+    ifc_set(cap, outlen - 16, 0x11a, 6, c.log_max_klm_list_size);
+    ifc_set(cap, outlen - 16, 0x208, 1, c.umr_modify_atomic_disabled);
+    ifc_set(cap, outlen - 16, 0x20a, 2, c.umr_fence);
+    ifc_set(cap, outlen - 16, 0x21e, 1, c.atomic);
+    ifc_set(cap, outlen - 16, 0x138, 1, c.ooo_sl_cap);
+    return 0;
+}
+
+int model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr)
+{
+    struct ibv_gid_entry entry;
+    const fake_port *port = qp_port(attr->port_num);
+    static const uint8_t zero[16] = {};
+
+    if (port == NULL) {
+        return EINVAL;
+    }
+    if (port->attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+        return 0;
+    }
+    if (!attr->is_global) {
+        return EINVAL;              /* RoCE: a GRH always */
+    }
+    if (model_gid_overlay(ctx, attr->grh.sgid_index, &entry)) {
+        return 0;
+    }
+    if ((attr->grh.sgid_index >= port->gids.size()) ||
+        !memcmp(port->gids[attr->grh.sgid_index].gid.raw, zero,
+                sizeof(zero))) {
+        return EINVAL;
+    }
+    if (std::find(port->dead_gids.begin(), port->dead_gids.end(),
+                  attr->grh.sgid_index) != port->dead_gids.end()) {
+        return EADDRNOTAVAIL;       /* no netdev route for it */
+    }
+    return 0;
 }
 
 bool model_host_link_up(uint32_t host)
@@ -1444,6 +1782,9 @@ void model_port_overlay(struct ibv_context *ctx, uint8_t port_num,
     }
     if (h.lid) {
         attr->lid = h.lid;
+    }
+    if (h.gid_set && (h.gid_index >= (uint32_t)attr->gid_tbl_len)) {
+        attr->gid_tbl_len = (int)h.gid_index + 1;   /* R32: one more */
     }
 }
 

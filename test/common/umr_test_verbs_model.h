@@ -128,12 +128,14 @@
  *  R12 tags: every UMR writes (mkey->lkey & 0xff) as the key's tag with the
  *      MKEY mask bit set; a non-zero tag needs the context's update-tag
  *      support (the kernel's MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_MKEY_UPDATE_TAG),
- *      else EOPNOTSUPP at wr_complete, replacing an earlier error. The NIC
- *      changes the tag only of a key created with
- *      MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG; otherwise the UMR fails,
- *      IBV_WC_LOC_QP_OP_ERR (hw; man mlx5dv_create_mkey).
+ *      else EOPNOTSUPP at wr_complete, replacing an earlier error. The key
+ *      takes the tag whatever its create flags: rdma-core creates the same
+ *      mkey context with MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG and
+ *      without it (the flag only asks the context's support; mkey_7_0 0,
+ *      umr_en 1 either way).
  *        44.0 qp.c:mlx5_send_wr_mkey_configure:2870,2876,
- *             mlx5.c:mlx5_set_context:2412
+ *             mlx5.c:mlx5_set_context:2412,
+ *             verbs.c:_mlx5dv_create_mkey:6751-6761,6805-6812
  *        56.1 qp.c:mlx5_send_wr_mkey_configure:2877,2883, mlx5.c:2445
  *        65.0 qp.c:mlx5_send_wr_mkey_configure:2877,2883, mlx5.c:2459 (same)
  *      [tag_rules]
@@ -171,18 +173,27 @@
  *        44.0 qp.c:_mlx5_send_wr_set_sge_list:1707
  *        56.1 qp.c:_mlx5_send_wr_set_sge_list:1714   65.0 :1714 (same)
  *      [sge_enomem]
- *  R18 execution: an rkey must name a live key of the peer's process with
- *      the current tag, a valid (configured, not invalidated) layout for
- *      an indirect key, REMOTE_WRITE/READ access and the range inside it,
- *      else IBV_WC_REM_ACCESS_ERR; an lkey likewise in the own process
- *      (LOCAL_WRITE for a read's destination), else IBV_WC_LOC_PROT_ERR;
- *      a peer QP that is gone or not connected -> IBV_WC_RETRY_EXC_ERR.
- *      Indirect keys nest up to 4 levels (hw, chosen). [remote_access_errors]
- *  R19 LOCAL_INV is a UMR WQE that sets the key free (rdma-core); of an
- *      indirect key of the own process with the current tag it invalidates
- *      it, otherwise IBV_WC_LOC_PROT_ERR (hw, chosen).
- *        44.0 qp.c:mlx5_send_wr_local_inv:1627
- *        56.1 qp.c:mlx5_send_wr_local_inv:1634   65.0 :1634 (same)
+ *  R18 execution: an rkey must name a live key of the responder QP's
+ *      protection domain with the current tag, a valid (configured, not
+ *      invalidated) layout for an indirect key, REMOTE_WRITE/READ access and
+ *      the range inside it, else IBV_WC_REM_ACCESS_ERR; an lkey likewise of
+ *      the requester QP's PD (LOCAL_WRITE for a read's destination), else
+ *      IBV_WC_LOC_PROT_ERR (IBTA vol. 1 10.6.3.x, memory region validation:
+ *      the PD of the region and of the QP match, the access rights allow the
+ *      operation, the range is inside); a peer QP that is gone or not
+ *      connected -> IBV_WC_RETRY_EXC_ERR. The keys an indirect key points
+ *      to are followed in its process; their PD and access are not checked
+ *      (model: nothing documents whether the device checks them). The
+ *      depth is the device's (R34). [remote_access_errors, pd_of_the_qp]
+ *  R19 LOCAL_INV is a UMR WQE that sets the key free and writes tag 0 (the
+ *      MKEY mask with qpn_mkey 0xffffff00 | (0 & 0xff): rdma-core builds it
+ *      as a bind of rkey 0 without length); of an indirect key of the own
+ *      process with the current tag it invalidates it, otherwise
+ *      IBV_WC_LOC_PROT_ERR (hw, chosen).
+ *        44.0 qp.c:mlx5_send_wr_local_inv:1627, _build_umr_wqe:1585,
+ *             set_umr_control_seg:561, set_umr_mkey_seg:522-531
+ *        56.1 qp.c:mlx5_send_wr_local_inv:1634, set_umr_mkey_seg:523-531
+ *        65.0 :1634 (same)
  *      [local_inv]
  *  R20 completions: signaled WRs and every failed WR; opcode RDMA_WRITE,
  *      RDMA_READ, LOCAL_INV, or IBV_WC_DRIVER1 = MLX5DV_WC_UMR for a UMR
@@ -195,12 +206,53 @@
  *        65.0 qp.c:1268,1270, cq.c:1449, mlx5dv.h:454, verbs.h:540
  *        (same value: 56.1 added IBV_WC_FLUSH = 8, below IBV_WC_RECV)
  *      [completions]
- *  R21 ibv_reg_mr pins the range: a page the process cannot read -> EFAULT
- *      (kernel ib_umem_get). Pinned pages stay reachable to a NIC whatever
- *      the process does to their protection later; the model, copying with
- *      cross-memory attach, cannot follow that (it reports a protection
- *      error instead), so tests of protection changes after registration
- *      are sw-engine cases. [reg_mr_efault]
+ *  R21 ibv_reg_mr: rdma-core passes the access to the kernel unchecked
+ *      (44.0 libibverbs/verbs.c ibv_reg_mr_iova2:310-335, verbs.c
+ *      mlx5_reg_mr:618 -> ibv_cmd_reg_mr; 56.1 :310, :630; master 691953d8d
+ *      :311, :710: the same), which
+ *      pins the range (kernel drivers/infiniband/core uverbs_cmd.c
+ *      ib_uverbs_reg_mr -> mlx5_ib_reg_user_mr -> umem.c ib_umem_get). The
+ *      model's part: umr_test_verbs_pin.h.
+ *      a) REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE -> EINVAL
+ *         (kernel include/rdma/ib_verbs.h ib_check_mr_access).
+ *         [reg_mr_access_needs_local_write]
+ *      b) every page must be mapped and readable, else EFAULT; with write
+ *         access (ib_access_writable: LOCAL_WRITE, REMOTE_WRITE,
+ *         REMOTE_ATOMIC, MW_BIND) the pages are pinned for writing
+ *         (FOLL_WRITE), which the kernel refuses on memory the process may
+ *         not write - a PROT_READ mapping, an mprotect'ed range - with
+ *         EFAULT (mm/gup.c check_vma_flags: no VM_WRITE, no FOLL_FORCE).
+ *         Read access pins any readable page (FOLL_LONGTERM alone, from
+ *         Linux 6.2: "RDMA/umem: remove FOLL_FORCE usage"); before 6.2 it
+ *         pinned with FOLL_WRITE | FOLL_FORCE, which a private mapping takes
+ *         (copy on write) and a shared one without write permission refuses
+ *         (check_vma_flags: !is_cow_mapping -> EFAULT):
+ *         verbs_fake::kernel_before_6_2 (preload: UMR_MODEL_KERNEL=6.1).
+ *         Not modelled: from 6.5 a write pin of a shared file mapping that
+ *         needs dirty tracking (a disk file) is refused too
+ *         (writable_file_mapping_allowed). [reg_mr_efault,
+ *         reg_mr_write_access_on_read_only_mapping,
+ *         reg_mr_read_only_before_linux_6_2]
+ *      c) the MR addresses the pages pinned at registration, whatever the
+ *         process maps at those addresses later: after munmap and a new
+ *         mapping at the same address (or MADV_DONTNEED) a NIC reads and
+ *         writes the old pages. The model records each page's frame
+ *         (/proc/self/pagemap; CAP_SYS_ADMIN shows them) and holds the
+ *         pages as a pin does (spliced into pipes), so that no other memory
+ *         gets those frames; an access through an MR whose pages are not
+ *         mapped there any more fails, IBV_WC_REM_ACCESS_ERR (remote key) or
+ *         IBV_WC_LOC_PROT_ERR (local key), with a line on stderr (model: a
+ *         NIC would move the old pages' bytes; failing makes a registration
+ *         cache that missed an unmap fail its test instead of passing). Bound:
+ *         private anonymous writable memory up to 64 MiB an MR (a file or
+ *         shared mapping is not checked); frames the kernel moves by itself
+ *         (migration, THP collapse, swap: no pin holds the model's pages)
+ *         are recorded again, and after fork() the parent re-records its
+ *         pages (the kernel copies pinned pages for the child instead).
+ *         Pinned pages stay reachable to a NIC whatever the process does to
+ *         their protection later; the model, copying with cross-memory
+ *         attach, reports a protection error instead, so tests of protection
+ *         changes after registration are sw-engine cases. [mr_bound_to_pages]
  *  R22 what the fake stands on: mlx5dv_wr_mr_interleaved / _list and the
  *      ibv_wr_* builders are static inline calls through the function
  *      pointers of mlx5dv_qp_ex / ibv_qp_ex; ibv_qp_to_qp_ex and
@@ -290,6 +342,72 @@
  *        56.1 qp.c:3581,3593,3602, verbs.c:2410, mlx5dv.h:534,544
  *        65.0 qp.c:3581,3593,3602, verbs.c:2533, mlx5dv.h:535,545 (same)
  *      [no_umr_builders_without_mlx5_send_ops]
+ *  R32 port events and what comes with them: PORT_ERR / PORT_ACTIVE the
+ *      link down / up, LID_CHANGE a new LID (ibv_query_port), GID_CHANGE a
+ *      changed or added GID table entry (ibv_query_gid / _ex, gid_tbl_len);
+ *      CLIENT_REREGISTER (a subnet manager that took over asks its clients
+ *      to register again: the port's addresses stay), PKEY_CHANGE (of an
+ *      entry the model's tables do not use) and SM_CHANGE change nothing.
+ *      The kernel raises each on the port's contexts (kernel
+ *      drivers/infiniband/hw/mlx5/main.c handle_port_change: PORT_ERR,
+ *      PORT_ACTIVE, LID_CHANGE, PKEY_CHANGE, GID_CHANGE, CLIENT_REREGISTER
+ *      from the port-change EQE's subtype; core/cache.c
+ *      ib_cache_update / dispatch_gid_change_event: GID_CHANGE when the
+ *      RoCE GID table changes with the netdev's addresses); a consumer
+ *      re-reads what it uses (UCX only logs them: ib_device.c
+ *      uct_ib_handle_async_event, 1.13.1:513-529, 1.21.0:486-503). Scheduled
+ *      by the host spec's event=NAME@N (umr_test_verbs_preload.cc).
+ *      [port_events_and_their_effect]
+ *  R33 ibv_create_ah on a RoCE port: no GRH, an sgid_index beyond the GID
+ *      table or an empty entry -> EINVAL (kernel core/verbs.c
+ *      rdma_create_ah -> rdma_fill_sgid_attr -> rdma_get_gid_attr:
+ *      -EINVAL/-ENOENT for an empty entry); a GID whose netdev has no
+ *      route for it (the kernel resolves the destination MAC through the
+ *      netdev: core/verbs.c ib_resolve_eth_dmac, addr.c
+ *      rdma_addr_find_l2_eth_by_grh) -> EADDRNOTAVAIL (model: the port's
+ *      dead_gids; host spec dead_gid=I). UCX tests each candidate GID so
+ *      (ib_device.c uct_ib_device_test_roce_gid_index, 1.13.1:1109,
+ *      1.21.0:974). The IP subnets of RoCE hosts (host spec subnet=N): a
+ *      host of subnet N has link-local fe80::<host+1> and global
+ *      2001:db8:N::<host+1> GIDs; a link-local dgid reaches only a peer of
+ *      the same subnet (R26: link-local addresses are not routed).
+ *      [create_ah_rules, link_local_stays_on_its_subnet]
+ *  R34 the device's UMR capabilities (verbs_fake::hca, host spec
+ *      umr_fence=, max_indirection=, klm=, atomic_umr=, devx=):
+ *      mlx5dv_devx_general_cmd(QUERY_HCA_CAP, general, current) answers
+ *      them at mlx5_ifc.h's offsets (cmd_hca_cap_bits; UCX reads the same
+ *      command, ib_mlx5dv_md.c uct_ib_mlx5dv_md_open, 1.13.1:893), other
+ *      commands EOPNOTSUPP (model), a context without DEVX EINVAL;
+ *      QUERY_HCA_VPORT_CONTEXT answers ooo_sl_mask (hca_vport_context
+ *      0x290/16) when the capability bit ooo_sl_mask (0x138) is set (host
+ *      spec ooo_sl_mask=MASK; UCX: ib_mlx5_dv.c
+ *      uct_ib_mlx5_devx_query_ooo_sl_mask). What the
+ *      device does with them:
+ *      - an indirect key at depth >= max_indirection (the top key at depth
+ *        0) fails the access (kernel drivers/infiniband/hw/mlx5/odp.c
+ *        pagefault_single_data_segment: "indirection level exceeded");
+ *        the limit is that of the key's own device;
+ *      - umr_modify_atomic_disabled: every UMR fails, IBV_WC_LOC_QP_OP_ERR
+ *        (rdma-core sets MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_ATOMIC in every
+ *        UMR: qp.c mlx5_send_wr_set_mkey_access_flags, 44.0:2933, 56.1
+ *        and master the same; the kernel refuses such a UMR itself: umr.c
+ *        umr_check_mkey_mask, -EPERM; hw, chosen: the completion error);
+ *      - umr_fence: a UMR or LOCAL_INV WQE rung behind WQEs of its QP not
+ *        executed yet waits for them only with the fence the device asks,
+ *        otherwise it executes first (at the doorbell; its completion keeps
+ *        its place). The kernel fences its own UMR WQE with umr_fence
+ *        (main.c mlx5_get_umr_fence: STRONG -> strong ordering, SMALL ->
+ *        initiator small, NONE -> none; wr.c mlx5_ib_post_send). rdma-core
+ *        gives a WQE IBV_SEND_FENCE -> MLX5_WQE_CTRL_FENCE (4 << 5, small
+ *        and fence), else the small fence a UMR or LOCAL_INV leaves in
+ *        fm_cache for the next WQE (qp.c _common_wqe_init_op 44.0:1272,
+ *        mlx5_send_wr_mkey_configure:2911, mlx5_send_wr_local_inv:1610;
+ *        56.1 and master :1279, :2918, :1617). Small: either fence serves;
+ *        strong: none of rdma-core's does (hw, chosen: a race made
+ *        certain). Defaults (model_hca_defaults, chosen: no public table
+ *        per adapter): umr_fence small, max_indirection 4,
+ *        log_max_klm_list_size 16, atomics allowed.
+ *      [device_capabilities]
  */
 #ifndef UMR_TEST_VERBS_MODEL_H_
 #define UMR_TEST_VERBS_MODEL_H_
@@ -349,6 +467,47 @@ struct model_wr {
     uint64_t                                  reglen;  /* UMR: the length
                                                           the builder wrote
                                                           (R11) */
+    int                                       fence;   /* MODEL_WQE_FENCE_*
+                                                          (R34) */
+    bool                                      early;   /* R34: executed at
+                                                          the doorbell */
+    int                                       early_status;
+};
+
+/* R34: what the device answers to DEVX QUERY_HCA_CAP (general, current)
+ * and does with it: the device spec of verbs_fake::hca (the host spec's
+ * umr_fence=, max_indirection=, klm=, atomic_umr=, devx= knobs). */
+enum {
+    MODEL_FENCE_STRONG = 0,     /* MLX5_CAP_UMR_FENCE_* (mlx5_ifc.h) */
+    MODEL_FENCE_SMALL  = 1,
+    MODEL_FENCE_NONE   = 2
+};
+
+struct model_hca_caps {
+    int      devx_errno;                 /* 0: DEVX commands answered */
+    uint8_t  umr_fence;                  /* MODEL_FENCE_* */
+    uint8_t  max_indirection;            /* levels of indirect keys */
+    uint8_t  log_max_klm_list_size;
+    uint8_t  umr_modify_atomic_disabled;
+    uint8_t  atomic;
+    bool     ooo_sl_cap;                 /* QUERY_HCA_VPORT_CONTEXT reports */
+    uint16_t ooo_sl_mask;                /* the SLs routed adaptively */
+};
+
+/* The capabilities of a ConnectX as the model's device has them by default
+ * (chosen: no public table gives them per adapter; hw-check prints a
+ * device's own). */
+model_hca_caps model_hca_defaults();
+
+/* R34: mlx5dv_devx_general_cmd: 0 or an errno. */
+int model_devx_general_cmd(struct ibv_context *ctx, const void *in,
+                           size_t inlen, void *out, size_t outlen);
+
+/* The fence a WQE carries (R34), as rdma-core builds it. */
+enum {
+    MODEL_WQE_FENCE_NONE,
+    MODEL_WQE_FENCE_SMALL,      /* MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE */
+    MODEL_WQE_FENCE_SMALL_AND   /* MLX5_WQE_CTRL_FENCE (4 << 5) */
 };
 
 /* Model state of one QP (the fake QP embeds it). */
@@ -364,6 +523,10 @@ struct model_qp {
     bool                  in_batch;
     std::vector<model_wr> posted;        /* rung, not yet executed */
     double                blocked_since; /* peer not ready: retrying */
+    bool                  fm_small;      /* R34: the next WQE carries the
+                                            small fence (rdma-core's
+                                            fm_cache after a UMR) */
+    bool                  fm_small_rb;   /* at wr_start (rolled back) */
 };
 
 /* Rules R1-R5 at mlx5dv_create_qp: 0 or an errno; fills the write-back. */
@@ -371,13 +534,14 @@ int model_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
                     const struct mlx5dv_qp_init_attr *dv_attr, model_qp *mqp);
 
 /* QP number from the shared table; released by model_qp_release. */
-uint32_t model_qp_alloc();
+uint32_t model_qp_alloc(const struct ibv_pd *pd = NULL);
 void     model_qp_release(uint32_t qpn);
 int      model_modify_qp(struct ibv_qp *qp, const struct ibv_qp_attr *attr,
                          int mask);
 
 /* Keys: 0 or an errno. */
-int  model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p);
+int  model_reg_mr(void *addr, size_t length, int access, uint32_t *key_p,
+                  const struct ibv_pd *pd = NULL);
 void model_dereg_mr(uint32_t key);
 int  model_create_mkey(struct ibv_context *ctx,
                        struct mlx5dv_mkey_init_attr *attr, uint32_t *key_p);
@@ -417,6 +581,29 @@ void model_host_set_link(uint32_t host, bool up);
 void model_host_link_down_after(uint32_t host, uint64_t wrs);
 /* The LID of `host` changes (LID_CHANGE; IB). */
 void model_host_set_lid(uint32_t host, uint16_t lid);
+/* R32: raise port event `event` on `host` with its effect (see the rule;
+ * GID_CHANGE: entry `arg` of the GID table gets a new global IPv6 GID). */
+void model_host_raise(uint32_t host, enum ibv_event_type event,
+                      uint32_t arg = 0);
+/* R32: entry `index` of the GID table of `host` (one past the table: a new
+ * entry) holds `gid` of `type` from now on (GID_CHANGE). */
+void model_host_set_gid(uint32_t host, uint32_t index, const uint8_t gid[16],
+                        enum ibv_gid_type type);
+/* R32: raise events on `host` once its NICs moved that many more RDMA
+ * work requests (the host spec's event=NAME@N); set once (the first call
+ * wins). 0 or EINVAL (more than 8). */
+struct model_host_sched {
+    enum ibv_event_type event;
+    uint64_t            wrs;
+    uint32_t            arg;
+};
+int  model_host_events_after(uint32_t host,
+                             const std::vector<model_host_sched> &events);
+/* R32: what the GID table entry `index` holds if an event changed it. */
+bool model_gid_overlay(struct ibv_context *ctx, uint32_t index,
+                       struct ibv_gid_entry *entry);
+/* R33: ibv_create_ah: 0 or an errno. */
+int  model_create_ah(struct ibv_context *ctx, const struct ibv_ah_attr *attr);
 /* The link of `host` is up. */
 bool model_host_link_up(uint32_t host);
 /* Raise an affiliated event on QP `qpn` (QP_FATAL etc.) and move it to
@@ -440,6 +627,7 @@ struct model_key_info {
     uint64_t length;
     uint32_t num_desc;
     bool     update_tag;
+    bool     bound;        /* MR: bound to the pages it pinned (R21c) */
 };
 model_key_info model_key_query(uint32_t key);
 

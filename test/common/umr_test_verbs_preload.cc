@@ -20,17 +20,36 @@
  *   UMR_MODEL_HOST<H>=K=V,...  host H differs: link=ib|roce,
  *                          roce=v1|v2|v1v2 (its GID types, default v1v2),
  *                          ipv4=0|1 (an IPv4 address, default 1),
+ *                          subnet=N (RoCE: global IPv6 GIDs
+ *                          2001:db8:N::<H+1> besides the link-local ones,
+ *                          which reach only hosts of subnet N; R33),
+ *                          dead_gid=I (ibv_create_ah refuses GID entry I),
  *                          mtu=256..4096, lid=N (default H + 1),
  *                          pkeys=0xffff:0x8001 (its pkey table), fabric=N,
  *                          down_after=N (its link goes down once its NICs
  *                          moved N more RDMA work requests),
+ *                          event=NAME@N (port event NAME once its NICs
+ *                          moved N more RDMA work requests: client_reregister,
+ *                          gid_change (a new entry of the GID table),
+ *                          lid_change, pkey_change, port_err, port_active;
+ *                          repeat the key for several, R32),
  *                          rd_atom=N (reads its NIC takes at once),
- *                          desc=BYTES (max_sq_desc_sz)
+ *                          desc=BYTES (max_sq_desc_sz),
+ *                          umr_fence=strong|small|none,
+ *                          max_indirection=N, klm=N (log_max_klm_list_size),
+ *                          atomic_umr=0 (umr_modify_atomic_disabled: every
+ *                          UMR fails), devx=0 (DEVX commands fail EPERM),
+ *                          ooo_sl_mask=MASK (the SLs routed adaptively):
+ *                          what QUERY_HCA_CAP answers (R34)
  *   UMR_MODEL_DEVICES=N    mlx5 devices a host has (mlx5_0 ...; default 1)
  *   UMR_MODEL_DEV<D>_CPUS=MASK  local_cpus of device D (sysfs format,
  *                          "ff,00000000"); default: none given (all CPUs)
  *   UMR_MODEL_CHECK_FREE=0 UMRs on keys that are not free allowed (default
  *                          1: as man mlx5dv_wr_post asks, R23)
+ *   UMR_MODEL_KERNEL=M.N   the hosts' Linux release, for how ibv_reg_mr pins
+ *                          (R21b: before 6.2 a read-only registration of a
+ *                          shared read-only mapping is refused); default
+ *                          6.2
  *   UMR_MODEL_CLIENTS=PAT:PAT  objects (fnmatch on the file name) that see
  *                          the model's devices (default libuct_mlx5_umr.so*)
  *   UMR_MODEL_VERBOSE=1    one line on stderr: the host and its addresses
@@ -83,6 +102,18 @@ long env_long(const char *name, long dflt)
     abort();
 }
 
+/* UMR_MODEL_KERNEL: whether release "M.N" is older than major.minor */
+bool kernel_before(const std::string &release, unsigned major,
+                   unsigned minor)
+{
+    unsigned m, n;
+
+    if (sscanf(release.c_str(), "%u.%u", &m, &n) != 2) {
+        config_error("UMR_MODEL_KERNEL=" + release + ": MAJOR.MINOR, e.g. 6.1");
+    }
+    return (m < major) || ((m == major) && (n < minor));
+}
+
 std::vector<std::string> split(const std::string &s, char sep)
 {
     std::vector<std::string> out;
@@ -125,6 +156,8 @@ struct host_cfg {
     bool        v1         = true;
     bool        v2         = true;
     bool        ipv4       = true;
+    long        subnet     = -1;
+    std::vector<uint32_t> dead_gids;
     enum ibv_mtu mtu       = IBV_MTU_4096;
     long        lid        = -1;
     std::vector<uint16_t> pkeys;
@@ -132,7 +165,40 @@ struct host_cfg {
     long        down_after = 0;
     long        rd_atom    = -1;
     long        desc       = -1;
+    std::vector<model_host_sched> events;
+    model_hca_caps hca     = model_hca_defaults();
 };
+
+/* event=NAME@N of a host spec (R32) */
+model_host_sched parse_event(const std::string &var, const std::string &v)
+{
+    static const struct {
+        const char          *name;
+        enum ibv_event_type event;
+    } names[] = {
+        {"client_reregister", IBV_EVENT_CLIENT_REREGISTER},
+        {"gid_change", IBV_EVENT_GID_CHANGE},
+        {"lid_change", IBV_EVENT_LID_CHANGE},
+        {"pkey_change", IBV_EVENT_PKEY_CHANGE},
+        {"port_err", IBV_EVENT_PORT_ERR},
+        {"port_active", IBV_EVENT_PORT_ACTIVE}
+    };
+    size_t at = v.find('@');
+    std::string name = v.substr(0, at);
+    char *end;
+
+    for (const auto &n : names) {
+        if ((name == n.name) && (at != std::string::npos)) {
+            long wrs = strtol(v.c_str() + at + 1, &end, 0);
+            if ((*end == '\0') && (wrs >= 0)) {
+                return {n.event, (uint64_t)wrs, 0};
+            }
+        }
+    }
+    config_error(var + ": event=" + v + ": NAME@N, NAME one of "
+                 "client_reregister, gid_change, lid_change, pkey_change, "
+                 "port_err, port_active");
+}
 
 enum ibv_mtu parse_mtu(long bytes)
 {
@@ -171,6 +237,10 @@ host_cfg parse_host(uint32_t host)
             c.v2 = (v.find("v2") != std::string::npos);
         } else if (k == "ipv4") {
             c.ipv4 = (n != 0);
+        } else if (k == "subnet") {
+            c.subnet = n;
+        } else if (k == "dead_gid") {
+            c.dead_gids.push_back((uint32_t)n);
         } else if (k == "mtu") {
             c.mtu = parse_mtu(n);
         } else if (k == "lid") {
@@ -183,10 +253,30 @@ host_cfg parse_host(uint32_t host)
             c.fabric = (uint32_t)n;
         } else if (k == "down_after") {
             c.down_after = n;
+        } else if (k == "event") {
+            c.events.push_back(parse_event(var, v));
         } else if (k == "rd_atom") {
             c.rd_atom = n;
         } else if (k == "desc") {
             c.desc = n;
+        } else if (k == "umr_fence") {
+            c.hca.umr_fence = (v == "strong") ? MODEL_FENCE_STRONG :
+                              (v == "none") ? MODEL_FENCE_NONE :
+                              (v == "small") ? MODEL_FENCE_SMALL : 0xff;
+            if (c.hca.umr_fence == 0xff) {
+                config_error(var + ": umr_fence=strong, small or none");
+            }
+        } else if (k == "max_indirection") {
+            c.hca.max_indirection = (uint8_t)n;
+        } else if (k == "klm") {
+            c.hca.log_max_klm_list_size = (uint8_t)n;
+        } else if (k == "atomic_umr") {
+            c.hca.umr_modify_atomic_disabled = (n == 0);
+        } else if (k == "ooo_sl_mask") {
+            c.hca.ooo_sl_cap  = true;
+            c.hca.ooo_sl_mask = (uint16_t)n;
+        } else if (k == "devx") {
+            c.hca.devx_errno = (n == 0) ? EPERM : 0;
         } else {
             config_error(var + ": unknown '" + k + "'");
         }
@@ -253,16 +343,22 @@ void preload_init()
         fake().model      = true;
         fake().host       = host;
         fake().fabric     = c.fabric;
+        fake().subnet     = (c.subnet >= 0) ? (uint32_t)c.subnet : 0;
         fake().check_free = env_long("UMR_MODEL_CHECK_FREE", 1) != 0;
+        fake().kernel_before_6_2 = kernel_before(env("UMR_MODEL_KERNEL", "6.2"),
+                                                 6, 2);
         if (c.desc > 0) {
             fake().max_sq_desc_sz = (uint32_t)c.desc;
         }
         if (c.rd_atom > 0) {
             fake().dev_attr.orig_attr.max_qp_rd_atom = (int)c.rd_atom;
         }
+        fake().hca = c.hca;
 
-        port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4) :
+        port = c.roce ? fake_roce_host_port(host, c.mtu, c.v1, c.v2, c.ipv4,
+                                            (int)c.subnet) :
                         fake_ib_port(lid, c.mtu);
+        port.dead_gids = c.dead_gids;
         if (!c.pkeys.empty()) {
             port.pkeys.clear();
             for (uint16_t pk : c.pkeys) {
@@ -281,6 +377,13 @@ void preload_init()
         }
         if (c.down_after > 0) {
             model_host_link_down_after(host, (uint64_t)c.down_after);
+        }
+        for (model_host_sched &e : c.events) {
+            e.arg = port.gids.size();     /* gid_change: one entry more */
+        }
+        if (model_host_events_after(host, c.events) != 0) {
+            config_error("UMR_MODEL_HOST" + std::to_string(host) +
+                         ": at most 8 events");
         }
 
         if (env_long("UMR_MODEL_VERBOSE", 0)) {

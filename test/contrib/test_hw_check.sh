@@ -9,8 +9,9 @@
 #  - rehearsal_calibration: hw-check -q -s calibrate runs
 #    contrib/umr-calibrate.sh (mpirun -np 2, ~15 s); the costs file next to
 #    the report has every engine.sw.{get,put}.{dense,sparse}.{op,rentry,
-#    lentry,byte}_ns key with a number, the PMLs' ctrl figures, no mlx5 key
-#    (nothing measured it), and pml/umr's loader accepts it; the report says
+#    lentry,byte}_ns key with a number, the PMLs' ctrl figures, osc/umr's
+#    packed path's figures, no mlx5 key (nothing measured it), and
+#    pml/umr's loader accepts it; the report says
 #    REHEARSAL, records the step as PASS, holds the crossover table and the
 #    install and run-mpi-bench lines naming the file, and the MPI lines pass
 #    the device to pml/umr (pml_umr_devices=sw);
@@ -36,7 +37,6 @@ mkdir -p "$out"
 if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
     export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
 fi
-export UCX_WARN_UNUSED_ENV_VARS=n
 
 suite=hw_check
 . "$top_srcdir/test/gtest/gtest_format.sh"
@@ -48,8 +48,8 @@ fail() { echo "$*"; return 1; }
 hw() {
     local name=$1; shift
     rc=0
-    # a hang guard, not a speed check (the calibration takes ~15 s)
-    OUT="$out/$name.txt" timeout $((300 * ${UMR_TEST_TIME_MULTIPLIER:-1})) "$@" \
+    # a hang guard, not a speed check (the calibration takes ~15 s idle)
+    OUT="$out/$name.txt" timeout "$(test_seconds 600)" "$@" \
         >"$out/$name.log" 2>&1 || rc=$?
 }
 
@@ -72,6 +72,11 @@ rehearsal_calibration() {
     done
     for key in pml.ob1.local.ctrl_ns pml.ucx.local.ctrl_ns \
                pml.ob1.local.ddt.8.byte_ns pml.ucx.local.ddt.65536.op_ns; do
+        grep -Eq "^$key = [0-9]" "$costs" ||
+            { echo "costs file: no $key"; missing=1; }
+    done
+    # osc/umr's packed path, measured through an osc/umr window
+    for key in packed.local.put.8.byte_ns packed.local.get.65536.op_ns; do
         grep -Eq "^$key = [0-9]" "$costs" ||
             { echo "costs file: no $key"; missing=1; }
     done
@@ -152,7 +157,12 @@ no_device_exit_77() {
 # IPv4 GID, the default pkey, UCX's retry budget; an IB device whose WQE is
 # at most 512 B gives 20 entries, and a pkey table whose first entry is a
 # limited member gives its first full member. An endpoint's send queue: 256
-# KiB with 1 KiB UMR WQEs (128 KiB with 512 B ones), 32 KiB RDMA only.
+# KiB with 1 KiB UMR WQEs (128 KiB with 512 B ones), 32 KiB RDMA only. The
+# device's UMR capabilities as DEVX QUERY_HCA_CAP answers them and the
+# choices they make (the model's defaults; then a device that asks a strong
+# UMR fence, follows two levels of keys and keeps atomics out of UMR's
+# reach); the budget of connected peers (by QPs and by memory) and the cost
+# charged for a connection at it.
 facts_on_the_model() {
     local r=$out/facts-roce.txt l
     hw facts-roce env HW_CHECK_ENGINE=model UMR_MODEL_LINK=roce \
@@ -160,7 +170,13 @@ facts_on_the_model() {
     [ $rc -eq 0 ] || { tail -20 "$out/facts-roce.log"; fail "hw-check exit $rc"; } || return 1
     grep -q "^| device facts | PASS |$" "$r" || fail "no PASS for the facts step" || return 1
     for l in "umr_list_entries 52" "umr_interleaved_entries 51" \
-             "umr_nesting_depth 4 (assumed" "link_layer Ethernet (RoCE)" \
+             "umr_nesting_depth 4 (min of max_indirection and 4)" \
+             "hca_caps read (DEVX QUERY_HCA_CAP)" "umr_fence small (1)" \
+             "umr_ordering fenced (IBV_SEND_FENCE on a UMR behind work in flight)" \
+             "max_indirection 4" "log_max_klm_list_size 16" \
+             "umr_modify_atomic_disabled 0" "link_layer Ethernet (RoCE)" \
+             "rank(s) on the node (max_qp 4096 / 4 / ranks: 1024; 1/16 of" \
+             "reconnect_ns 1000000 (built-in guess" \
              "RoCE v2 IPv4" "pkey_index 0 pkey 0xffff (full member)" \
              "traffic_class 106 (DSCP 26)" "sl 0" "hop_limit 255" \
              "retry_count 7, rnr_retry 7: gives up after 8.59 s" \
@@ -173,22 +189,63 @@ facts_on_the_model() {
     grep -q "REHEARSAL" "$r" || fail "not a REHEARSAL" || return 1
 
     r=$out/facts-ib.txt
-    hw facts-ib env HW_CHECK_ENGINE=model UMR_MODEL_HOST0=desc=512,pkeys=0x7fff:0x8001 \
+    hw facts-ib env HW_CHECK_ENGINE=model \
+        UMR_MODEL_HOST0=desc=512,pkeys=0x7fff:0x8001,umr_fence=strong,max_indirection=2,atomic_umr=0 \
         BUILD_DIR="$top_builddir" "$hw_check" -s facts
     [ $rc -eq 0 ] || { tail -20 "$out/facts-ib.log"; fail "hw-check exit $rc"; } || return 1
     for l in "umr_wqe_bytes 512" "umr_list_entries 20" "max_sge 20" \
              "link_layer InfiniBand" "pkey_index 1 pkey 0x8001 (full member)" \
              "traffic_class 0 (DSCP 0)" "max_qp_wr 4096" \
              "ep_sq_bytes_umr 131072 (EP_UMR=y: 256 WRs, 20 SGEs, 20-entry UMR WQEs)" \
-             "ep_sq_bytes_rdma_only 32768"; do
+             "ep_sq_bytes_rdma_only 32768" "umr_fence strong (0)" \
+             "umr_ordering wait for each UMR's completion" \
+             "umr_nesting_depth 2" "umr_modify_atomic_disabled 1 (rdma-core sets the atomic bit"; do
         grep -qF "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
     done
+}
+
+# The two-host step (--peer), rehearsed on two simulated hosts of the model:
+# each reaches the other, the path MTU, a put and a get through layout keys
+# both ways with every byte checked, a put to a closed peer fails at once
+# (the model: a destroyed QP), RNR SKIPPED (no receive); the calibration
+# across hosts SKIPPED (it measures a NIC); the adaptive-routing SLs of an
+# IB port (ooo_sl_mask) in the facts. Hosts in two partitions: the step
+# FAILs, saying which side does not reach the other.
+peer_on_the_model() {
+    local r=$out/peer.txt l
+    hw peer env HW_CHECK_ENGINE=model UMR_MODEL_HOST0=ooo_sl_mask=0x5 \
+        BUILD_DIR="$top_builddir" "$hw_check" -s facts,peer --peer sim
+    [ $rc -eq 0 ] || { tail -20 "$out/peer.log"; fail "hw-check exit $rc"; } || return 1
+    for l in "| between two hosts | PASS |" \
+             "| calibration across hosts | SKIPPED (rehearsal on the model" \
+             "## between two hosts (" \
+             "CHECK address PASS rank 0 reaches 1: yes, 1 reaches 0: yes" \
+             "CHECK path_mtu PASS 4096 B" \
+             "CHECK put_layout_0 PASS" "CHECK get_layout_0 PASS" \
+             "CHECK put_layout_1 PASS" "CHECK get_layout_1 PASS" \
+             "CHECK rnr SKIPPED" "CHECK dead_peer PASS" \
+             "ooo_sl_mask 0x0005 (SLs with adaptive routing; sl 0: adaptive"; do
+        grep -qF -- "$l" "$r" || { cat "$r"; fail "no '$l' in the report"; } || return 1
+    done
+
+    r=$out/peer-apart.txt
+    hw peer-apart env HW_CHECK_ENGINE=model UMR_MODEL_HOST1=pkeys=0x8002 \
+        BUILD_DIR="$top_builddir" "$hw_check" -s peer --peer sim
+    [ $rc -eq 1 ] || fail "hw-check exit $rc, not 1, for hosts in two partitions" || return 1
+    grep -qF "| between two hosts | FAIL" "$r" || { cat "$r"; fail "no FAIL for the step"; } || return 1
+    grep -qF "CHECK address FAIL rank 0 reaches 1: no" "$r" ||
+        { cat "$r"; fail "no failed address check"; }
 }
 
 if grep -q '^HAVE_MLX5_ENGINE_TRUE = #' "$top_builddir/test/model/Makefile"; then
     echo "(facts_on_the_model not run: configure found no rdma-core)"
 else
     check facts_on_the_model facts_on_the_model
+    if grep -q '^HAVE_MPI_TRUE = #' "$top_builddir/test/bench/Makefile"; then
+        echo "(peer_on_the_model not run: configure found no MPI)"
+    else
+        check peer_on_the_model peer_on_the_model
+    fi
 fi
 if grep -q '^HAVE_MPI_TRUE = #' "$top_builddir/test/bench/Makefile"; then
     echo "(rehearsal_calibration not run: configure found no MPI)"

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * The test build's fault injection in the engines (engine_fault.h): the
+ * The test variant's fault injection in the engines (engine_fault.h): the
  * knob's syntax, and the wrapping table (test_pml_umr_fallback.sh and
  * test_pml_umr_model_faults.sh inject each point in real jobs).
  */
@@ -14,8 +14,6 @@ extern "C" {
 }
 
 #include <stdlib.h>
-
-#if UMR_TEST_FAULTS
 
 TEST(engine_fault, parse)
 {
@@ -67,16 +65,3 @@ TEST(engine_fault, wrap_and_count)
     EXPECT_TRUE(UMR_ENG_FAULT(UMR_ENG_FAULT_POST));
     EXPECT_FALSE(UMR_ENG_FAULT(UMR_ENG_FAULT_KEY));
 }
-
-#else
-
-/* Not a test build: the knob is not read, nothing is wrapped. */
-TEST(engine_fault, absent)
-{
-    setenv(UMR_ENG_FAULT_ENV, "post", 1);
-    EXPECT_EQ(&umr_eng_sw_ops, umr_eng_fault_wrap(&umr_eng_sw_ops));
-    EXPECT_FALSE(UMR_ENG_FAULT(UMR_ENG_FAULT_POST));
-    unsetenv(UMR_ENG_FAULT_ENV);
-}
-
-#endif

@@ -14,6 +14,7 @@
 
 #include "umr_test_verbs_fake.h"
 #include "umr_test_verbs_model.h"
+#include "umr_test_time.h"
 
 #include "engine.h"
 #include "mlx5/engine_mlx5.h"
@@ -30,6 +31,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -508,11 +510,14 @@ TEST_F(test_verbs_model, tag_rules)
     struct ibv_mr *mr = reg(src);
     std::vector<struct mlx5dv_mr_interleaved> e = {{(uintptr_t)src.data(), 8,
                                                     8, mr->lkey}};
-    /* R12: a new tag on a key without UPDATE_TAG: the NIC refuses */
+    /* R12: a key created without UPDATE_TAG takes a new tag as well:
+     * rdma-core creates the same key either way (before, the model failed
+     * the UMR: a rule of its own) */
     struct mlx5dv_mkey *plain = mkey(4);
     plain->lkey = plain->rkey = (plain->lkey & ~0xffu) | 0x05;
     EXPECT_EQ(0, umr_ilv(qp, plain, 1, e));
-    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0x05u, model_key_query(plain->lkey).tag);
 
     struct ibv_qp *qp2 = loop_qp();
     struct mlx5dv_mkey *m = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
@@ -698,6 +703,41 @@ TEST_F(test_verbs_model, remote_access_errors)
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
 }
 
+/* R18: the key named in a work request is checked against the PD of the
+ * QP it is used on (IBTA memory region validation); the keys an indirect
+ * key points to are not. Before, the model checked the process only: a key
+ * of another PD of the process passed. */
+TEST_F(test_verbs_model, pd_of_the_qp)
+{
+    struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+    ASSERT_NE(nullptr, pd2);
+    struct ibv_mr *other = ibv_reg_mr(pd2, dst.data(), dst.size(), RW);
+    ASSERT_NE(nullptr, other);
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 64, smr->lkey}};
+
+    struct ibv_qp *qp = loop_qp();
+    EXPECT_EQ(0, rdma(qp, true, other->rkey, (uintptr_t)dst.data(), s));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status) << "rkey of another PD";
+    qp = loop_qp();
+    EXPECT_EQ(0, rdma(qp, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)dst.data(), 64, other->lkey}}));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status) << "lkey of another PD";
+
+    /* an indirect key of this PD over an MR of the other: followed */
+    qp = loop_qp();
+    struct mlx5dv_mkey *m = mkey(4);
+    EXPECT_EQ(0, umr_list(qp, m, {{(uintptr_t)dst.data(), 64,
+                                   other->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, rdma(qp, true, m->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, memcmp(dst.data(), src.data(), 64));
+
+    EXPECT_EQ(0, ibv_dereg_mr(other));
+    EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+}
+
 TEST_F(test_verbs_model, local_inv)
 {
     struct ibv_qp *qp = loop_qp();
@@ -722,6 +762,16 @@ TEST_F(test_verbs_model, local_inv)
     EXPECT_EQ(IBV_WC_SUCCESS, w.status);
     EXPECT_EQ(IBV_WC_LOCAL_INV, w.opcode);
     EXPECT_FALSE(model_key_query(m->lkey).valid);
+    /* rdma-core's LOCAL_INV writes tag 0 (R19; before, the model kept it) */
+    struct mlx5dv_mkey *t = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                                    MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    t->lkey = t->rkey = (t->lkey & ~0xffu) | 0x09;
+    EXPECT_EQ(0, umr_list(qp, t, {{(uintptr_t)dst.data(), 16, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ(0, local_inv(qp, t->lkey));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_FALSE(model_key_query(t->lkey).exists) << "tag 9 is gone";
+    EXPECT_TRUE(model_key_query(t->lkey & ~0xffu).exists) << "tag 0 now";
     EXPECT_EQ(0, rdma(qp, true, top->rkey, 0,
                       {{(uintptr_t)src.data(), 16, smr->lkey}}));
     EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status)
@@ -772,6 +822,221 @@ TEST_F(test_verbs_model, reg_mr_efault)
     EXPECT_NE(nullptr, mr);
     ibv_dereg_mr(mr);
     munmap(mem, 2 * page);
+}
+
+/* A file of `len` bytes (byte i: i * 13 + 5) mapped with `prot` and
+ * `flags` (MAP_PRIVATE or MAP_SHARED); the file is unlinked already. */
+static char *map_file(size_t len, int prot, int flags)
+{
+    char path[] = "/tmp/umr-model-pin-XXXXXX";
+    int fd      = mkstemp(path);
+    std::vector<char> bytes(len);
+    void *p;
+
+    if (fd < 0) {
+        return NULL;
+    }
+    unlink(path);
+    for (size_t i = 0; i < len; ++i) {
+        bytes[i] = (char)(i * 13 + 5);
+    }
+    if (write(fd, bytes.data(), len) != (ssize_t)len) {
+        close(fd);
+        return NULL;
+    }
+    p = mmap(NULL, len, prot, flags, fd, 0);
+    close(fd);
+    return (p == MAP_FAILED) ? NULL : (char*)p;
+}
+
+/* R21a: remote write or atomic access needs local write (kernel
+ * ib_check_mr_access), whatever the memory. */
+TEST_F(test_verbs_model, reg_mr_access_needs_local_write)
+{
+    for (int access : {(int)IBV_ACCESS_REMOTE_WRITE,
+                       (int)IBV_ACCESS_REMOTE_ATOMIC,
+                       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ}) {
+        errno = 0;
+        EXPECT_EQ(nullptr, ibv_reg_mr(pd, src.data(), 64, access)) << access;
+        EXPECT_EQ(EINVAL, errno) << access;
+    }
+    reg(src, IBV_ACCESS_REMOTE_READ);
+    reg(src, 0);
+}
+
+/* R21b (issue 30 finding 1): write access pins for writing, which the
+ * kernel refuses on memory the process may only read; read access pins any
+ * readable page, and its key serves remote reads only. Before: the model
+ * registered a PROT_READ mapping with write access. */
+TEST_F(test_verbs_model, reg_mr_write_access_on_read_only_mapping)
+{
+    size_t page = sysconf(_SC_PAGESIZE), len = 2 * page;
+    char *file  = map_file(len, PROT_READ, MAP_PRIVATE);
+    char *anon  = (char*)mmap(NULL, len, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(nullptr, file);
+    ASSERT_NE(MAP_FAILED, (void*)anon);
+    memcpy(anon, file, len);
+    ASSERT_EQ(0, mprotect(anon, len, PROT_READ));
+
+    for (char *mem : {file, anon}) {
+        SCOPED_TRACE((mem == file) ? "PROT_READ file mapping" :
+                                     "mprotect'ed to PROT_READ");
+        for (int access : {(int)IBV_ACCESS_LOCAL_WRITE, RW,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ}) {
+            errno = 0;
+            EXPECT_EQ(nullptr, ibv_reg_mr(pd, mem + 8, len - 16, access))
+                    << "access " << access;
+            EXPECT_EQ(EFAULT, errno) << "access " << access;
+        }
+        struct ibv_mr *ro = ibv_reg_mr(pd, mem, len, IBV_ACCESS_REMOTE_READ);
+        ASSERT_NE(nullptr, ro);
+        mrs.push_back(ro);
+
+        /* a peer reads it; a write through its key is refused */
+        struct ibv_qp *qp = loop_qp();
+        struct ibv_mr *dmr = reg(dst), *smr = reg(src);
+        memset(dst.data(), 0, len);
+        EXPECT_EQ(0, rdma(qp, false, ro->rkey, (uintptr_t)mem + 100,
+                          {{(uintptr_t)dst.data(), (uint32_t)(len - 200),
+                            dmr->lkey}}));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+        EXPECT_EQ(0, memcmp(dst.data(), file + 100, len - 200));
+        EXPECT_EQ(0, rdma(qp, true, ro->rkey, (uintptr_t)mem,
+                          {{(uintptr_t)src.data(), 64, smr->lkey}}));
+        EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status);
+        EXPECT_EQ(0, memcmp(mem, file, len)) << "the mapping was written";
+
+        /* nor can it be the destination of a local write */
+        struct ibv_qp *q = loop_qp();
+        EXPECT_EQ(0, rdma(q, false, smr->rkey, (uintptr_t)src.data(),
+                          {{(uintptr_t)mem, 64, ro->lkey}}));
+        EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
+    }
+    for (struct ibv_mr *m : mrs) {
+        ibv_dereg_mr(m);
+    }
+    mrs.clear();
+    munmap(file, len);
+    munmap(anon, len);
+}
+
+/* R21b: before Linux 6.2 a read-only registration pins with FOLL_WRITE |
+ * FOLL_FORCE, which a private mapping takes (copy on write) and a shared
+ * one without write permission refuses; from 6.2 on both take it. */
+TEST_F(test_verbs_model, reg_mr_read_only_before_linux_6_2)
+{
+    size_t len   = 2 * sysconf(_SC_PAGESIZE);
+    char *shared = map_file(len, PROT_READ, MAP_SHARED);
+    char *priv   = map_file(len, PROT_READ, MAP_PRIVATE);
+    ASSERT_NE(nullptr, shared);
+    ASSERT_NE(nullptr, priv);
+
+    for (bool before : {false, true}) {
+        SCOPED_TRACE(before ? "Linux 6.1" : "Linux 6.2");
+        fake().kernel_before_6_2 = before;
+        struct ibv_mr *mr = ibv_reg_mr(pd, shared, len,
+                                       IBV_ACCESS_REMOTE_READ);
+        if (before) {
+            EXPECT_EQ(nullptr, mr);
+            EXPECT_EQ(EFAULT, errno);
+        } else {
+            EXPECT_NE(nullptr, mr);
+        }
+        if (mr != NULL) {
+            ibv_dereg_mr(mr);
+        }
+        mr = ibv_reg_mr(pd, priv, len, IBV_ACCESS_REMOTE_READ);
+        EXPECT_NE(nullptr, mr);
+        if (mr != NULL) {
+            ibv_dereg_mr(mr);
+        }
+    }
+    munmap(shared, len);
+    munmap(priv, len);
+}
+
+/* R21c (issue 30 finding 6): an MR addresses the pages it pinned; after
+ * munmap and a new mapping at the same address (or MADV_DONTNEED) the
+ * process has other pages there, and an access through the old MR fails in
+ * the model (a NIC would reach the old pages). Before: the model copied by
+ * virtual address and read the new pages. A fork, whose copy-on-write
+ * moves the parent's pages as the kernel would not for pinned ones, keeps
+ * the binding. */
+TEST_F(test_verbs_model, mr_bound_to_pages)
+{
+    size_t page = sysconf(_SC_PAGESIZE), len = 4 * page;
+    char *mem   = (char*)mmap(NULL, len, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)mem);
+    memset(mem, 'a', len);
+    struct ibv_mr *mr  = ibv_reg_mr(pd, mem, len, RW);
+    ASSERT_NE(nullptr, mr);
+    struct ibv_mr *dmr = reg(dst), *smr = reg(src);
+    if (!model_key_query(mr->lkey).bound) {
+        ibv_dereg_mr(mr);
+        munmap(mem, len);
+        GTEST_SKIP() << "this process sees no page frames in "
+                        "/proc/self/pagemap (needs CAP_SYS_ADMIN): the model "
+                        "cannot bind an MR to its pages here";
+    }
+    auto read_page = [&](size_t at) {
+        struct ibv_qp *qp = loop_qp();
+        EXPECT_EQ(0, rdma(qp, false, mr->rkey, (uintptr_t)mem + at,
+                          {{(uintptr_t)dst.data(), (uint32_t)page,
+                            dmr->lkey}}));
+        return poll().status;
+    };
+
+    /* the registered pages: read as they are */
+    EXPECT_EQ(IBV_WC_SUCCESS, read_page(0));
+    EXPECT_EQ('a', dst[0]);
+
+    /* a fork: the parent writes its pages after it */
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        _exit(0);
+    }
+    memset(mem, 'b', len);
+    EXPECT_EQ(IBV_WC_SUCCESS, read_page(0)) << "after fork";
+    EXPECT_EQ('b', dst[0]);
+    int st;
+    waitpid(child, &st, 0);
+
+    /* page 1 dropped (MADV_DONTNEED) and written again: another page */
+    ASSERT_EQ(0, madvise(mem + page, page, MADV_DONTNEED));
+    memset(mem + page, 'c', page);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, read_page(page)) << "after DONTNEED";
+    EXPECT_EQ(IBV_WC_SUCCESS, read_page(2 * page)) << "the other pages";
+
+    /* unmapped, and other memory mapped at the same address */
+    ASSERT_EQ(0, munmap(mem, len));
+    ASSERT_EQ((void*)mem, mmap(mem, len, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS |
+                               MAP_FIXED_NOREPLACE, -1, 0));
+    memset(mem, 'd', len);
+    memset(dst.data(), 0, page);
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, read_page(2 * page))
+            << "a read through the old MR got the new pages' '"
+            << (char)dst[0] << "'";
+    /* as the local side too */
+    struct ibv_qp *q = loop_qp();
+    EXPECT_EQ(0, rdma(q, false, smr->rkey, (uintptr_t)src.data(),
+                      {{(uintptr_t)mem, 64, mr->lkey}}));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, poll().status);
+
+    /* registered again: bound to the new pages */
+    struct ibv_mr *again = ibv_reg_mr(pd, mem, len, RW);
+    ASSERT_NE(nullptr, again);
+    struct ibv_qp *q2 = loop_qp();
+    EXPECT_EQ(0, rdma(q2, false, again->rkey, (uintptr_t)mem,
+                      {{(uintptr_t)dst.data(), (uint32_t)page, dmr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    EXPECT_EQ('d', dst[0]);
+    ibv_dereg_mr(again);
+    ibv_dereg_mr(mr);
+    munmap(mem, len);
 }
 
 /* The model follows the release configure found, and that is the release
@@ -826,7 +1091,8 @@ TEST(test_verbs_model_release, wrap_assumptions_hold)
         "ibv_dealloc_pd", "ibv_reg_mr", "ibv_reg_mr_iova2", "ibv_dereg_mr",
         "mlx5dv_create_mkey", "mlx5dv_destroy_mkey", "ibv_destroy_cq",
         "mlx5dv_create_qp", "ibv_qp_to_qp_ex", "mlx5dv_qp_ex_from_ibv_qp_ex",
-        "ibv_modify_qp", "ibv_destroy_qp"
+        "ibv_modify_qp", "ibv_destroy_qp", "ibv_create_ah", "ibv_destroy_ah",
+        "mlx5dv_devx_general_cmd"
     };
     static const char *inlined[] = {
         "mlx5dv_wr_mr_interleaved", "mlx5dv_wr_mr_list", "ibv_wr_start",
@@ -929,6 +1195,7 @@ struct side {
     uint32_t  host;
     fake_port port;
     uint32_t  fabric;
+    uint32_t  subnet = 0;
 };
 
 side ib_side(uint32_t host, uint16_t lid, enum ibv_mtu mtu = IBV_MTU_4096)
@@ -956,6 +1223,7 @@ protected:
     {
         fake().host   = s.host;
         fake().fabric = s.fabric;
+        fake().subnet = s.subnet;
         fake().ports  = {s.port};
     }
 
@@ -1053,9 +1321,10 @@ protected:
         return poll_for(seconds).status;
     }
 
+    /* `seconds` scaled (umr_test_time.h), as the model's retry budgets */
     wc poll_for(double seconds)
     {
-        double end = now() + seconds;
+        double end = now() + umr_test::scaled(seconds);
         wc w;
         do {
             w = poll();
@@ -1139,6 +1408,64 @@ TEST_F(test_verbs_model_fabric, roce_needs_grh)
     EXPECT_EQ(0, connect(qd, a, b, qb->qp_num));
 }
 
+/* R33: ibv_create_ah on RoCE wants a GRH from a GID entry that exists,
+ * is not empty and has a route; on IB anything goes. */
+TEST_F(test_verbs_model_fabric, create_ah_rules)
+{
+    fake().ports = {fake_roce_host_port(0, IBV_MTU_1024, true, true, true)};
+    fake().ports[0].dead_gids = {3};
+    struct ibv_ah_attr attr = {};
+    attr.port_num       = 1;
+    attr.is_global      = 1;
+    attr.grh.sgid_index = 1;
+    attr.grh.dgid       = fake().ports[0].gids[1].gid;
+    struct ibv_ah *ah   = ibv_create_ah(pd, &attr);
+    ASSERT_NE(nullptr, ah);
+    EXPECT_EQ(0, ibv_destroy_ah(ah));
+    attr.grh.sgid_index = 9;
+    EXPECT_EQ(nullptr, ibv_create_ah(pd, &attr));
+    EXPECT_EQ(EINVAL, errno);
+    attr.grh.sgid_index = 3;
+    EXPECT_EQ(nullptr, ibv_create_ah(pd, &attr));
+    EXPECT_EQ(EADDRNOTAVAIL, errno);
+    attr.grh.sgid_index = 1;
+    attr.is_global      = 0;
+    EXPECT_EQ(nullptr, ibv_create_ah(pd, &attr));
+    EXPECT_EQ(EINVAL, errno);
+    fake().ports = {fake_ib_port(7, IBV_MTU_4096)};
+    ah = ibv_create_ah(pd, &attr);
+    ASSERT_NE(nullptr, ah);
+    EXPECT_EQ(0, ibv_destroy_ah(ah));
+}
+
+/* R26, R33: a link-local GID reaches a peer of its own subnet only; the
+ * global GIDs reach across subnets. */
+TEST_F(test_verbs_model_fabric, link_local_stays_on_its_subnet)
+{
+    conn fast, ll, global;
+    fast.timeout     = 4;
+    fast.retry_cnt   = 1;
+    ll               = fast;
+    ll.sgid_index    = 1;      /* fe80 v2 */
+    global           = fast;
+    global.sgid_index = 3;     /* 2001:db8:N:: v2 */
+    side a = {0, fake_roce_host_port(0, IBV_MTU_1024, true, true, false, 1),
+              0, 1};
+    side b = {1, fake_roce_host_port(1, IBV_MTU_1024, true, true, false, 2),
+              0, 2};
+    side c = {2, fake_roce_host_port(2, IBV_MTU_1024, true, true, false, 1),
+              0, 1};
+    struct ibv_qp *qa, *qb;
+
+    std::tie(qa, qb) = pair(a, b, ll, ll);
+    EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, write_status(qa)) << "link-local, "
+                                                         "two subnets";
+    std::tie(qa, qb) = pair(a, b, global, global);
+    EXPECT_EQ(IBV_WC_SUCCESS, write_status(qa)) << "global, two subnets";
+    std::tie(qa, qb) = pair(a, c, ll, ll);
+    EXPECT_EQ(IBV_WC_SUCCESS, write_status(qa)) << "link-local, one subnet";
+}
+
 /* R26: each broken piece of a path: the write retries for the budget, then
  * RETRY_EXC; a working path moves the bytes. */
 TEST_F(test_verbs_model_fabric, path_checks)
@@ -1206,11 +1533,16 @@ TEST_F(test_verbs_model_fabric, retry_budget)
     double start = now();
     EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, write_status(qa));
     EXPECT_GE(now() - start, 0.134);
-    EXPECT_LT(now() - start, 5.0);
+    EXPECT_LT(now() - start, umr_test::scaled(5.0));
     model_host_set_link(1, true);
 
-    /* down for 30 ms: the retries carry the write over it */
-    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), c, c);
+    /* down for 30 ms: the retries carry the write over it. (A budget of
+     * 4.3 s, not 134 ms: the test's own 30 ms may stretch on a busy
+     * machine, and would then outlast a small budget.) */
+    conn slow;               /* 4.096 us * 2^18 * 4 = 4.3 s */
+    slow.timeout   = 18;
+    slow.retry_cnt = 3;
+    std::tie(qa, qb) = pair(ib_side(0, 7), ib_side(1, 8), slow, slow);
     struct ibv_mr *smr = reg(src), *dmr = reg(dst);
     model_host_set_link(1, false);
     ASSERT_EQ(0, rdma(qa, true, dmr->rkey, (uintptr_t)dst.data(),
@@ -1309,6 +1641,74 @@ TEST_F(test_verbs_model_fabric, async_events)
     model_host_set_link(3, true);
 }
 
+/* R32: each port event and what comes with it; events scheduled after a
+ * number of RDMA work requests. */
+TEST_F(test_verbs_model_fabric, port_events_and_their_effect)
+{
+    struct ibv_port_attr pattr, before;
+    struct ibv_gid_entry entry;
+    struct ibv_async_event ev;
+    union ibv_gid gid0;
+
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &before));
+    ASSERT_EQ(0, ibv_query_gid(ctx, 1, 0, &gid0));
+    for (enum ibv_event_type t : {IBV_EVENT_CLIENT_REREGISTER,
+                                  IBV_EVENT_PKEY_CHANGE,
+                                  IBV_EVENT_SM_CHANGE}) {
+        model_host_raise(0, t);
+        ASSERT_EQ(0, next_event(&ev));
+        EXPECT_EQ(t, ev.event_type);
+        EXPECT_EQ(1, ev.element.port_num);
+        ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+        EXPECT_EQ(before.lid, pattr.lid) << "nothing changes with it";
+        EXPECT_EQ(before.gid_tbl_len, pattr.gid_tbl_len);
+    }
+
+    /* GID_CHANGE adds entry gid_tbl_len: a global IPv6 RoCE v2 GID */
+    model_host_raise(0, IBV_EVENT_GID_CHANGE, before.gid_tbl_len);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_GID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(before.gid_tbl_len + 1, pattr.gid_tbl_len);
+    ASSERT_EQ(0, ibv_query_gid_ex(ctx, 1, before.gid_tbl_len, &entry, 0));
+    EXPECT_EQ(0x20, entry.gid.raw[0]);
+    EXPECT_EQ(IBV_GID_TYPE_ROCE_V2, entry.gid_type);
+    ASSERT_EQ(0, ibv_query_gid(ctx, 1, 0, &entry.gid));
+    EXPECT_EQ(0, memcmp(&gid0, &entry.gid, sizeof(gid0))) << "GID 0 kept";
+
+    model_host_raise(0, IBV_EVENT_LID_CHANGE);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_LID_CHANGE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_NE(before.lid, pattr.lid);
+
+    /* after 2 RDMA work requests: PORT_ERR, after 3: PORT_ACTIVE (the WRs
+     * of another host count while this one's link is down) */
+    ASSERT_EQ(0, model_host_events_after(0, {{IBV_EVENT_PORT_ERR, 2, 0},
+                                             {IBV_EVENT_PORT_ACTIVE, 3, 0}}));
+    EXPECT_EQ(-1, next_event(&ev));
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct ibv_qp *qa, *qb, *qc, *qd;
+    std::tie(qa, qb) = pair(ib_side(0, pattr.lid), ib_side(0, pattr.lid));
+    std::tie(qc, qd) = pair(ib_side(1, 8), ib_side(1, 8));
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(0, rdma(qa, true, dmr->rkey, (uintptr_t)dst.data(),
+                          {{(uintptr_t)src.data(), 64, smr->lkey}}));
+        EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+    }
+    EXPECT_FALSE(model_host_link_up(0));
+    ASSERT_EQ(0, rdma(qc, true, dmr->rkey, (uintptr_t)dst.data(),
+                      {{(uintptr_t)src.data(), 64, smr->lkey}}));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll_for(5).status);
+    EXPECT_TRUE(model_host_link_up(0));
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ERR, ev.event_type);
+    ASSERT_EQ(0, next_event(&ev));
+    EXPECT_EQ(IBV_EVENT_PORT_ACTIVE, ev.event_type);
+    ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+    EXPECT_EQ(IBV_PORT_ACTIVE, pattr.state);
+}
+
 TEST_F(test_verbs_model_fabric, async_event_on_blocking_fd_aborts)
 {
     struct ibv_async_event ev;
@@ -1348,6 +1748,90 @@ TEST_F(test_verbs_model_fabric, check_free_needs_local_inv)
 }
 
 /* ---- the mlx5 engine's keys on the model (issue 10 finding 3) ---------- */
+
+/* R34: the device's capabilities, as DEVX QUERY_HCA_CAP answers them, and
+ * what the device does with them: an indirect key deeper than
+ * max_indirection fails; a UMR fails where the device does not let a UMR
+ * touch the atomic access (rdma-core's mask always has the bit); a UMR
+ * behind work not executed yet overtakes it unless it carries the fence
+ * umr_fence asks (small: rdma-core's small fence or IBV_SEND_FENCE;
+ * strong: none that rdma-core can give). */
+TEST_F(test_verbs_model, device_capabilities)
+{
+    uint32_t in[4] = {}, out[4 + 1024] = {};
+    in[0] = htonl(0x100u << 16);            /* QUERY_HCA_CAP */
+    in[1] = htonl(1);                       /* general, current */
+    fake().hca.max_indirection = 3;
+    fake().hca.umr_fence       = MODEL_FENCE_STRONG;
+    ASSERT_EQ(0, mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out,
+                                         sizeof(out)));
+    EXPECT_EQ(3u, ntohl(out[4 + 8]) >> 24) << "max_indirection 0x100/8";
+    EXPECT_EQ(16u, ntohl(out[4 + 8]) & 0x3f) << "log_max_klm_list_size";
+    EXPECT_EQ(0u, (ntohl(out[4 + 16]) >> 20) & 3) << "umr_fence strong";
+    in[1] = htonl(2 << 1);                  /* another capability type */
+    EXPECT_EQ(EOPNOTSUPP, mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out,
+                                                  sizeof(out)));
+
+    /* depth: three levels of keys on a device that follows two */
+    fake().hca = model_hca_defaults();
+    fake().hca.max_indirection = 2;
+    struct ibv_qp *qp = loop_qp();
+    struct ibv_mr *smr = reg(src), *dmr = reg(dst);
+    struct mlx5dv_mkey *k1 = mkey(4), *k2 = mkey(4), *k3 = mkey(4);
+    EXPECT_EQ(0, umr_list(qp, k1, {{(uintptr_t)dst.data(), 64, dmr->lkey}}));
+    EXPECT_EQ(0, umr_list(qp, k2, {{0, 64, k1->lkey}}));
+    EXPECT_EQ(0, umr_list(qp, k3, {{0, 64, k2->lkey}}));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+    }
+    std::vector<struct ibv_sge> s = {{(uintptr_t)src.data(), 64, smr->lkey}};
+    EXPECT_EQ(0, rdma(qp, true, k2->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_SUCCESS, poll().status) << "two levels";
+    EXPECT_EQ(0, rdma(qp, true, k3->rkey, 0, s));
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, poll().status) << "three levels";
+
+    /* a UMR where the device keeps atomic access out of UMR's reach */
+    fake().hca.umr_modify_atomic_disabled = 1;
+    qp = loop_qp();
+    EXPECT_EQ(0, umr_list(qp, k1, {{(uintptr_t)dst.data(), 64, dmr->lkey}},
+                          IBV_ACCESS_LOCAL_WRITE));
+    EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, poll().status);
+    fake().hca.umr_modify_atomic_disabled = 0;
+
+    /* fences: a write through a key, then a UMR that moves the key's tag,
+     * rung before the write executed */
+    struct mlx5dv_mkey *kf = mkey(4, MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+                                     MLX5DV_MKEY_INIT_ATTR_FLAGS_UPDATE_TAG);
+    ASSERT_NE(nullptr, kf);
+    for (int fence : {MODEL_FENCE_NONE, MODEL_FENCE_SMALL,
+                      MODEL_FENCE_STRONG}) {
+        for (bool flag : {false, true}) {
+            SCOPED_TRACE("umr_fence " + std::to_string(fence) +
+                         (flag ? " IBV_SEND_FENCE" : ""));
+            fake().hca.umr_fence = fence;
+            qp = loop_qp();
+            EXPECT_EQ(0, umr_list(qp, kf, {{(uintptr_t)dst.data(), 64,
+                                            dmr->lkey}}));
+            EXPECT_EQ(IBV_WC_SUCCESS, poll().status);
+            EXPECT_EQ(0, rdma(qp, true, kf->rkey, 0, s));
+            uint32_t next = (kf->lkey & ~0xffu) | ((kf->lkey + 1) & 0xffu);
+            kf->lkey = kf->rkey = next;
+            struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+            ibv_wr_start(qpx);
+            qpx->wr_id    = 11;
+            qpx->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED |
+                            (flag ? IBV_SEND_FENCE : 0);
+            mlx5dv_wr_mr_list(mlx5dv_qp_ex_from_ibv_qp_ex(qpx), kf, RW, 1,
+                              &s[0]);
+            ASSERT_EQ(0, ibv_wr_complete(qpx));
+            bool waits = (fence == MODEL_FENCE_NONE) ||
+                         ((fence == MODEL_FENCE_SMALL) && flag);
+            EXPECT_EQ(waits ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR,
+                      poll().status) << "the write";
+            poll();
+        }
+    }
+}
 
 class test_engine_mlx5_model : public ::testing::Test {
 protected:
@@ -1651,6 +2135,91 @@ TEST_F(test_engine_mlx5_model, update_tag_probe_failure_unwinds)
     EXPECT_EQ(UCS_ERR_NO_MEMORY, ops->dev_open("mlx5_0", NULL, &dev));
     EXPECT_EQ(nullptr, dev);
     EXPECT_EQ(0, fake().live_objects());
+}
+
+/* Finding 5 of the ConnectX review: the device's capabilities bound the
+ * engine's choices. Before, the nesting depth was 4 whatever the device
+ * said, the entries of a key were not bounded by log_max_klm_list_size, and
+ * nothing said a UMR needs waiting for. */
+TEST_F(test_engine_mlx5_model, hca_caps_bound_the_choices)
+{
+    umr_eng_caps_t c;
+
+    open();
+    ops->dev_query(dev, &c);
+    EXPECT_EQ(4u, c.max_depth);
+    EXPECT_EQ(0u, c.umr_wait) << "umr_fence small: fenced, not waited for";
+    TearDown();
+    mr = NULL; qp = NULL; cq = NULL; dev = NULL;
+
+    fake().hca.max_indirection       = 2;
+    fake().hca.log_max_klm_list_size = 4;
+    fake().hca.umr_fence             = MODEL_FENCE_STRONG;
+    ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+    ops->dev_query(dev, &c);
+    EXPECT_EQ(2u, c.max_depth) << "the device follows two levels";
+    EXPECT_EQ(16u, c.max_list) << "2^4 descriptors a key";
+    EXPECT_EQ(15u, c.max_interleaved);
+    EXPECT_EQ(1u, c.umr_wait) << "rdma-core cannot fence a UMR strongly";
+    ops->dev_close(dev);
+    dev = NULL;
+
+    /* no answer: what is safe anywhere */
+    fake().hca            = model_hca_defaults();
+    fake().hca.devx_errno = EPERM;
+    ASSERT_EQ(UCS_OK, ops->dev_open("mlx5_0", NULL, &dev));
+    ops->dev_query(dev, &c);
+    EXPECT_EQ(1u, c.max_depth);
+    EXPECT_EQ(1u, c.umr_wait);
+    ops->dev_close(dev);
+    dev = NULL;
+
+    /* no indirect keys at all: no device for this transport */
+    fake().hca                 = model_hca_defaults();
+    fake().hca.max_indirection = 0;
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED, ops->dev_open("mlx5_0", NULL, &dev));
+    EXPECT_EQ(nullptr, dev);
+    EXPECT_EQ(0, fake().live_objects());
+}
+
+/* Finding 5: a UMR posted behind work in flight on its QP carries the fence
+ * the device asks (umr_fence small: IBV_SEND_FENCE, R34). Before, the UMR
+ * that moves a key's tag overtook the write through the old key, which then
+ * failed with a remote access error. */
+TEST_F(test_engine_mlx5_model, umr_behind_work_is_fenced)
+{
+    umr_eng_mkey_t *m;
+
+    open();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
+    ASSERT_EQ(UCS_OK, configure(m));
+    ASSERT_EQ(UMR_ENG_WC_SUCCESS, wait_one());
+    umr_eng_sge_t s = {(uintptr_t)buf.data() + 2048, 8, mr->lkey};
+    ASSERT_EQ(UCS_OK, ops->post_rdma(qp, UMR_ENG_OP_RDMA_WRITE, &s, 1, 0,
+                                     m->rkey, 2, UMR_ENG_WR_SIGNALED));
+    ASSERT_EQ(UCS_OK, configure(m));
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, wait_one()) << "the write, before the UMR";
+    EXPECT_EQ(UMR_ENG_WC_SUCCESS, wait_one()) << "the UMR";
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
+}
+
+/* Finding 5: where a UMR may not touch the atomic access
+ * (umr_modify_atomic_disabled) the engine does not ask it: refused before
+ * rdma-core, nothing posted. */
+TEST_F(test_engine_mlx5_model, umr_atomic_access_only_where_allowed)
+{
+    umr_eng_mkey_t *m;
+
+    fake().hca.umr_modify_atomic_disabled = 1;
+    open();
+    ASSERT_EQ(UCS_OK, ops->mkey_create(dev, 52, &m));
+    umr_eng_interleaved_t e = {(uintptr_t)buf.data(), 8, 8, mr->lkey};
+    size_t calls = fake().calls.size();
+    EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+              ops->post_umr_interleaved(qp, m, UMR_ENG_ACCESS_REMOTE_ATOMIC,
+                                        4, 1, &e, 1, UMR_ENG_WR_SIGNALED));
+    EXPECT_EQ(calls, fake().calls.size()) << "nothing reached rdma-core";
+    EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, m));
 }
 
 } // namespace

@@ -789,10 +789,12 @@ TEST_F(test_engine_mlx5_wrap, umr_interleaved_exact_args)
     EXPECT_EQ(m->ring[1]->lkey, mkey->lkey);
     EXPECT_EQ(m->ring[1]->rkey, mkey->rkey);
 
-    /* unsignaled and fenced variants */
+    /* unsignaled and fenced variants; behind the UMR still in flight the
+     * device's small UMR fence is asked (umr_fence small, R34) */
     fake().calls.clear();
     ASSERT_EQ(UCS_OK, ops->post_umr_interleaved(qp, mkey, 0, 1, 1, e, 1, 0));
-    EXPECT_EQ((unsigned)IBV_SEND_INLINE, one_wr()[0].wr_flags);
+    EXPECT_EQ((unsigned)(IBV_SEND_INLINE | IBV_SEND_FENCE),
+              one_wr()[0].wr_flags);
     fake().calls.clear();
     ASSERT_EQ(UCS_OK, ops->post_umr_interleaved(qp, mkey, 0, 1, 1, e, 1,
                                                 UMR_ENG_WR_FENCE));
@@ -881,7 +883,9 @@ TEST_F(test_engine_mlx5_wrap, local_inv_exact_args)
     ASSERT_EQ(1u, calls.size());
     EXPECT_EQ(fake_wr_call::LOCAL_INV, calls[0].kind);
     EXPECT_EQ(key, calls[0].key);
-    EXPECT_EQ((unsigned)IBV_SEND_SIGNALED, calls[0].wr_flags);
+    /* behind the UMR in flight: the small UMR fence (R34) */
+    EXPECT_EQ((unsigned)(IBV_SEND_SIGNALED | IBV_SEND_FENCE),
+              calls[0].wr_flags);
     EXPECT_EQ(9u, user_wr_id(calls[0].wr_id));
     EXPECT_EQ(key, mkey->lkey);   /* invalidation does not rotate */
     EXPECT_EQ(UCS_OK, ops->mkey_destroy(dev, mkey));

@@ -910,12 +910,3 @@ TEST_F(layout_lower, huge_layout_fails_fast)
 }
 
 } /* namespace */
-
-/* ---- the deprecated names (uct_umr_layout.h) --------------------------- */
-
-extern "C" int umr_test_layout_compat(void);
-
-TEST(layout_compat, deprecated_names_compile_and_run)
-{
-    EXPECT_EQ(0, umr_test_layout_compat());
-}

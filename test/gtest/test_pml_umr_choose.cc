@@ -245,20 +245,24 @@ TEST_F(pml_umr_choose, bounds_never_exclude_a_winning_message)
     /* built-in constants: sw never wins */
     ASSERT_EQ(1, mca_pml_umr_choose_init("/nonexistent/costs.conf", "ob1",
                                          m_msg, sizeof(m_msg)));
-    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
-                              &min_bytes, &min_block);
+    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
+                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
+                                 &min_block);
     EXPECT_EQ(SIZE_MAX, min_bytes);
-    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_ON, 4160,
-                              &min_bytes, &min_block);
+    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_ON, 4160,
+                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
+                                 &min_block);
     EXPECT_EQ(4160u, min_bytes);
     EXPECT_EQ(0.0, min_block);
-    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_OFF, 4160,
-                              &min_bytes, &min_block);
+    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_OFF, 4160,
+                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
+                                 &min_block);
     EXPECT_EQ(SIZE_MAX, min_bytes);
 
     ASSERT_EQ(0, init(costs_blocks())) << m_msg;
-    mca_pml_umr_choose_bounds("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
-                              &min_bytes, &min_block);
+    mca_pml_umr_choose_bounds_of("sw", 1, MCA_PML_UMR_ZCOPY_AUTO, 4160,
+                                 MCA_PML_UMR_CHOOSE_ANY, &min_bytes,
+                                 &min_block);
     EXPECT_GT(min_block, 400.0);
     EXPECT_LT(min_block, 600.0);
     EXPECT_GE(min_bytes, 4160u);

@@ -351,6 +351,62 @@ TEST_F(pml_umr_cost, prefer_zcopy_margin)
 }
 
 
+/* Finding 7 of the ConnectX review: a message whose peer must be connected
+ * at a full budget pays the connection (an LRU peer's endpoint goes, one is
+ * created and connected: QP destroy, QP create, three state changes, and
+ * the handshake's two messages). A 256 KiB remote message of 4 KiB blocks
+ * that wins zero-copy over a connected peer passes through when it would
+ * connect first; a 64 MiB one still goes zero-copy. Costs file key
+ * engine.<eng>.connect_ns. */
+TEST_F(pml_umr_cost, reconnect_in_the_choice)
+{
+    mca_common_umr_cost_defaults(&m_cost);
+    EXPECT_EQ(1, mca_common_umr_cost_prefer_zcopy(&m_cost,
+                                                  MCA_COMMON_UMR_COST_MLX5,
+                                                  MCA_COMMON_UMR_COST_REMOTE,
+                                                  256 << 10, 64, 0.5));
+    EXPECT_EQ(0, mca_common_umr_cost_prefer_zcopy_connect(
+                         &m_cost, MCA_COMMON_UMR_COST_MLX5,
+                         MCA_COMMON_UMR_COST_REMOTE, 256 << 10, 64, 0.5));
+    EXPECT_EQ(1, mca_common_umr_cost_prefer_zcopy_connect(
+                         &m_cost, MCA_COMMON_UMR_COST_MLX5,
+                         MCA_COMMON_UMR_COST_REMOTE, 64 << 20, 16384, 0.5));
+    EXPECT_DOUBLE_EQ(1e6 + 2 * m_cost.pml[MCA_COMMON_UMR_COST_REMOTE].ctrl_ns,
+                     mca_common_umr_cost_connect(&m_cost,
+                                                 MCA_COMMON_UMR_COST_MLX5,
+                                                 MCA_COMMON_UMR_COST_REMOTE));
+
+    ASSERT_EQ(0, load("version = 1\nengine.mlx5.connect_ns = 0\n")) << m_err;
+    EXPECT_EQ(1, mca_common_umr_cost_prefer_zcopy_connect(
+                         &m_cost, MCA_COMMON_UMR_COST_MLX5,
+                         MCA_COMMON_UMR_COST_REMOTE, 256 << 10, 64, 0.5))
+            << "a measured free connection charges the handshake only";
+    EXPECT_EQ(-1, load("version = 1\nengine.gpu.connect_ns = 1\n"));
+}
+
+/* Finding 7: the default budget of connected peers is a quarter of the
+ * device's QPs and 1/16 of the node's memory over the endpoints' send
+ * queues, both shared by the node's ranks: at max_qp 131072 and 256 KiB a
+ * peer, 64 ranks on a 256 GiB node take 512 each by the QPs (8 GiB of send
+ * queues on the node), on a 16 GiB node 64 by the memory (1 GiB). */
+TEST_F(pml_umr_cost, conns_budget_from_qps_and_memory)
+{
+    const unsigned long long GiB = 1ull << 30, sq = 256 << 10;
+
+    EXPECT_EQ(512ul, mca_common_umr_cost_conns_budget(131072, 64, 256 * GiB,
+                                                      sq));
+    EXPECT_EQ(64ul, mca_common_umr_cost_conns_budget(131072, 64, 16 * GiB,
+                                                     sq));
+    EXPECT_EQ(512ul, mca_common_umr_cost_conns_budget(131072, 64, 0, sq))
+            << "memory unknown: the QPs";
+    EXPECT_EQ(64ul, mca_common_umr_cost_conns_budget(0, 64, 16 * GiB, sq))
+            << "QPs unknown: the memory";
+    EXPECT_EQ(1ul, mca_common_umr_cost_conns_budget(8, 64, 1 << 20, sq))
+            << "at least one";
+    EXPECT_EQ(0ul, mca_common_umr_cost_conns_budget(0, 1, 0, 0));
+}
+
+
 /* osc/umr's part (osc_umr_choose.h): the wrapped osc component's put/get
  * figures, read for the component named, skipped for others and by pml/umr,
  * checked in every case. */
@@ -401,6 +457,68 @@ TEST_F(pml_umr_cost, osc_rejected)
     expect_rejected("version = 1\nosc.rdma.local.put.8 = 1\n", 2);
     /* another component's malformed line is still malformed */
     expect_rejected("version = 1\nosc.ucx.local.put.x.op_ns = 1\n", 2);
+}
+
+/* osc/umr's packed path: packed.<scope>.<op>.<block> figures, read whatever
+ * the component (they are osc/umr's own), malformed ones reject the file. */
+TEST_F(pml_umr_cost, packed_figures)
+{
+    const std::string text = "version = 1\n"
+                             "packed.local.put.8.op_ns = 5000\n"
+                             "packed.local.put.8.byte_ns = 0.75\n"
+                             "packed.local.put.65536.op_ns = 5000\n"
+                             "packed.local.put.65536.byte_ns = 0.25\n"
+                             "packed.local.get.8.op_ns = 7000\n";
+
+    write(text);
+    ASSERT_EQ(0, mca_common_umr_cost_load_osc(&m_cost, m_path.c_str(), "ob1",
+                                              "rdma", m_err, sizeof(m_err)))
+        << m_err;
+    EXPECT_EQ(1, m_cost.packed[MCA_COMMON_UMR_COST_LOCAL].measured);
+    EXPECT_EQ(1, m_cost.packed[MCA_COMMON_UMR_COST_REMOTE].measured);
+    EXPECT_EQ(0, m_cost.osc[MCA_COMMON_UMR_COST_LOCAL].measured);
+    EXPECT_DOUBLE_EQ(5000 + 0.75 * 1000.0,
+                     mca_common_umr_cost_packed(&m_cost,
+                                                MCA_COMMON_UMR_COST_LOCAL,
+                                                MCA_COMMON_UMR_COST_PUT, 1000,
+                                                8));
+    EXPECT_DOUBLE_EQ(5000 + 0.25 * 1000.0,
+                     mca_common_umr_cost_packed(&m_cost,
+                                                MCA_COMMON_UMR_COST_REMOTE,
+                                                MCA_COMMON_UMR_COST_PUT, 1000,
+                                                65536));
+    EXPECT_DOUBLE_EQ(7000, mca_common_umr_cost_packed(&m_cost,
+                                                      MCA_COMMON_UMR_COST_LOCAL,
+                                                      MCA_COMMON_UMR_COST_GET,
+                                                      0, 8));
+    /* without figures: negative, not a candidate */
+    ASSERT_EQ(0, load("version = 1\n")) << m_err;
+    EXPECT_LT(mca_common_umr_cost_packed(&m_cost, MCA_COMMON_UMR_COST_LOCAL,
+                                         MCA_COMMON_UMR_COST_PUT, 1000, 8), 0);
+    expect_rejected("version = 1\npacked.local.put.12.op_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.near.put.8.op_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.local.send.8.op_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.local.put.8.lat_ns = 1\n", 2);
+    expect_rejected("version = 1\npacked.local.put.8 = 1\n", 2);
+    expect_rejected("version = 1\npacked.rdma.local.put.8.op_ns = 1\n", 2);
+}
+
+/* The three-way pick: zero-copy or packed only below the margin of the
+ * wrapped module's time, the lower of the two; a negative estimate is no
+ * candidate; no wrapped figure: the lower candidate. */
+TEST_F(pml_umr_cost, pick)
+{
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 100, 200));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(1000, 200, 100));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 100, 100));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(1000, 950, 100));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 100, 950));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PASS, mca_common_umr_cost_pick(1000, 950, 950));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PASS, mca_common_umr_cost_pick(1000, 900, -1));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_ZCOPY, mca_common_umr_cost_pick(1000, 899, -1));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(1000, -1, 10));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PACKED, mca_common_umr_cost_pick(-1, 50, 10));
+    EXPECT_EQ(MCA_COMMON_UMR_COST_PASS, mca_common_umr_cost_pick(-1, -1, -1));
 }
 
 /* One RMA operation: no control message; on the sw engine more local than

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -41,6 +42,9 @@ using namespace umr_test;
 namespace {
 
 enum { OP_PUT, OP_GET };
+/* read-only target memory: an anonymous buffer mprotect'ed to PROT_READ,
+ * a file mapped PROT_READ (MAP_PRIVATE) */
+enum { RO_NONE, RO_MPROTECT, RO_FILE };
 enum { LOCAL_CONTIG, LOCAL_IOV, LOCAL_LAYOUT };
 enum { REMOTE_CONTIG, REMOTE_LAYOUT };
 
@@ -73,6 +77,9 @@ struct region {
     bytes_t                init;            /* initial contents */
     std::vector<ptrdiff_t> stream;          /* buffer index of key byte k */
     std::string            desc;
+    int                    read_only = RO_NONE; /* memory the target may only
+                                                   read, registered for
+                                                   remote reads alone */
 };
 
 /* Random layout with distinct bytes, placed in a buffer with guards. */
@@ -174,6 +181,61 @@ std::string first_diff(const bytes_t &got, const bytes_t &want)
 
 enum : uint32_t { CMD_DUMP = 1, CMD_DEREG = 2, CMD_EXIT = 3 };
 
+/* `init` in memory the process may only read (r.read_only), or NULL. */
+uint8_t *map_read_only(const region &r)
+{
+    size_t len = r.init.size();
+    void *p;
+
+    if (r.read_only == RO_MPROTECT) {
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if ((p == MAP_FAILED) || (memcpy(p, r.init.data(), len),
+                                  mprotect(p, len, PROT_READ) != 0)) {
+            return NULL;
+        }
+        return (uint8_t*)p;
+    }
+    char path[] = "/tmp/umr-test-ro-XXXXXX";
+    int fd      = mkstemp(path);
+    if (fd < 0) {
+        return NULL;
+    }
+    unlink(path);
+    p = (write(fd, r.init.data(), len) == (ssize_t)len) ?
+        mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    return (p == MAP_FAILED) ? NULL : (uint8_t*)p;
+}
+
+/* Register a read-only target region for remote reads alone, a layout over
+ * a contiguous handle of the whole buffer (*span_p); a registration with
+ * write access must be refused (as the kernel refuses it: ib_umem_get).
+ * 0, or the target's exit code. */
+int reg_read_only(uct_stack &s, region &r, uint8_t *mem, uct_mem_h *memh_p,
+                  uct_mem_h *span_p)
+{
+    const unsigned ro = UCT_MD_MEM_ACCESS_REMOTE_GET |
+                        UCT_MD_MEM_ACCESS_LOCAL_READ;
+    uint8_t *base     = mem + r.base_off;
+    uct_mem_h rw;
+
+    if (uct_md_mem_reg(s.md, mem, r.init.size(), UCT_MD_MEM_ACCESS_ALL |
+                       UCT_MD_MEM_FLAG_HIDE_ERRORS, &rw) != UCS_ERR_INVALID_ADDR) {
+        return 20;      /* write access granted on read-only memory */
+    }
+    if (!r.is_layout) {
+        return (uct_md_mem_reg(s.md, base, r.stream.size(), ro, memh_p) ==
+                UCS_OK) ? 0 : 21;
+    }
+    if ((uct_md_mem_reg(s.md, mem, r.init.size(), ro, span_p) != UCS_OK) ||
+        (uct_umr_mem_reg_over(s.md, base, r.layout.get(), r.count, span_p, 1,
+                              ro, memh_p) != UCS_OK)) {
+        return 22;
+    }
+    return 0;
+}
+
 /*
  * The target: registers every region, sends (dev addr, ep addr, keys, VAs),
  * connects back, then serves commands until CMD_EXIT.
@@ -183,9 +245,11 @@ int target_main(proc &p, std::vector<region> &regions, const config_t &md_cfg,
 {
     uct_stack s;
     std::vector<bytes_t> bufs;
-    std::vector<uct_mem_h> memhs;
+    std::vector<uint8_t*> mems;          /* bufs[i], or read-only memory */
+    std::vector<uct_mem_h> memhs, spans;
     bytes_t peer_dev, peer_ep;
     uint32_t cmd, idx;
+    int ret;
 
     if (s.open(uct_test_dev(), md_cfg, iface_cfg) != UCS_OK) {
         return 10;
@@ -197,10 +261,22 @@ int target_main(proc &p, std::vector<region> &regions, const config_t &md_cfg,
     }
 
     bufs.resize(regions.size());
+    mems.resize(regions.size());
     memhs.resize(regions.size(), nullptr);
+    spans.resize(regions.size(), nullptr);
     for (size_t i = 0; i < regions.size(); ++i) {
         region &r = regions[i];
+        if (r.read_only != RO_NONE) {
+            mems[i] = map_read_only(r);
+            ret     = (mems[i] != NULL) ?
+                      reg_read_only(s, r, mems[i], &memhs[i], &spans[i]) : 23;
+            if (ret != 0) {
+                return ret;
+            }
+            continue;
+        }
         bufs[i]   = r.init;
+        mems[i]   = bufs[i].data();
         void *base = bufs[i].data() + r.base_off;
         ucs_status_t st = r.is_layout ?
                 uct_umr_mem_reg(s.md, base, r.layout.get(), r.count, 0,
@@ -215,7 +291,7 @@ int target_main(proc &p, std::vector<region> &regions, const config_t &md_cfg,
         return 13;
     }
     for (size_t i = 0; i < regions.size(); ++i) {
-        uint64_t va = (uintptr_t)bufs[i].data() + regions[i].base_off;
+        uint64_t va = (uintptr_t)mems[i] + regions[i].base_off;
         if (!send_bytes(p, s.pack(memhs[i])) || !p.send(va)) {
             return 14;
         }
@@ -233,8 +309,9 @@ int target_main(proc &p, std::vector<region> &regions, const config_t &md_cfg,
         if (cmd == CMD_EXIT) {
             break;
         } else if (cmd == CMD_DUMP) {
-            for (auto &b : bufs) {
-                if (!send_bytes(p, b)) {
+            for (size_t i = 0; i < regions.size(); ++i) {
+                if (!send_bytes(p, bytes_t(mems[i], mems[i] +
+                                           regions[i].init.size()))) {
                     return 17;
                 }
             }
@@ -248,9 +325,14 @@ int target_main(proc &p, std::vector<region> &regions, const config_t &md_cfg,
         }
     }
 
-    for (auto m : memhs) {
-        if (m != nullptr) {
-            s.dereg(m);
+    for (size_t i = 0; i < regions.size(); ++i) {
+        for (uct_mem_h m : {memhs[i], spans[i]}) {
+            if (m != nullptr) {
+                s.dereg(m);
+            }
+        }
+        if (regions[i].read_only != RO_NONE) {
+            munmap(mems[i], regions[i].init.size());
         }
     }
     return 0;
@@ -374,10 +456,11 @@ TEST_F(test_uct_md, bad_input)
     umr_layout_free(empty);
 }
 
-/* A UMR of the md fails, and the reset that follows cannot create a new QP:
- * the md must keep nothing it freed, refuse registrations cleanly while it
- * has no QP, recover once a QP can be created, and destroy each QP and CQ
- * exactly once (before the fix it destroyed the freed ones again at close). */
+/* A UMR of the md does not complete in time, and the reset that follows
+ * cannot create a new QP: the md must keep nothing it freed, refuse
+ * registrations cleanly while it has no QP, recover once a QP can be
+ * created, and destroy each QP and CQ exactly once (before the fix it
+ * destroyed the freed ones again at close). */
 TEST_F(test_uct_md, umr_qp_reset_failure)
 {
     std::vector<uint8_t> buf(64 * 1024);
@@ -385,15 +468,19 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
     umr_layout_t *vec;
     uct_mem_h memh;
 
+    m_s.close();
+    ASSERT_UCS_OK(m_s.open(uct_test_dev(), {{"REG_TIMEOUT", "0.05s"}}));
     ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
     ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
 
-    f.fail_wcs       = 1;
+    f.hold_wcs       = 1;
     f.fail_qp_create = 1;
-    EXPECT_EQ(UCS_ERR_IO_ERROR,
+    EXPECT_EQ(UCS_ERR_TIMED_OUT,
               uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
-    EXPECT_EQ(1u, f.qp_destroyed) << "the QP in error state is destroyed";
+    EXPECT_EQ(1u, f.qp_destroyed) << "the QP with UMRs in flight is "
+                                     "destroyed";
     EXPECT_EQ(0u, f.qp_created);
+    f.hold_wcs = 0;
 
     /* still no QP and none can be created: a clean error */
     f.fail_qp_create = 1;
@@ -414,6 +501,49 @@ TEST_F(test_uct_md, umr_qp_reset_failure)
     EXPECT_EQ(0u, f.bad_destroys) << "a QP or CQ destroyed twice";
     EXPECT_EQ(f.qp_created + 1, f.qp_destroyed);
     EXPECT_EQ(f.cq_created + 1, f.cq_destroyed);
+    umr_layout_free(vec);
+}
+
+/* A UMR that completes in error breaks the layout path of the md once
+ * (finding 5 of the ConnectX review): the registration fails, counter
+ * umr_failed 1, the QP in error is reset once; later registrations are
+ * refused at once (UCS_ERR_UNSUPPORTED: the callers fall back), with no UMR
+ * posted and no QP destroyed or created. Before: a failed UMR and a QP
+ * reset for every registration. */
+TEST_F(test_uct_md, umr_error_breaks_the_layout_path)
+{
+    std::vector<uint8_t> buf(64 * 1024);
+    umr_test_eng_fault_t f = {};
+    umr_layout_t *vec;
+    uct_mem_h memh;
+    uct_umr_md_stats_t mst;
+
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_test_eng_fault_install(m_s.md, &f));
+    f.fail_wcs = 1;
+    EXPECT_EQ(UCS_ERR_IO_ERROR,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &memh));
+    f.fail_wcs = 0;
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(1u, mst.umr_failed);
+    uint64_t posted = mst.umr_posted;
+    unsigned resets = f.qp_destroyed;
+    EXPECT_EQ(1u, resets);
+
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(UCS_ERR_UNSUPPORTED,
+                  uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
+    }
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &mst));
+    EXPECT_EQ(1u, mst.umr_failed);
+    EXPECT_EQ(posted, mst.umr_posted) << "no UMR posted any more";
+    EXPECT_EQ(resets, f.qp_destroyed) << "no QP reset any more";
+    EXPECT_EQ(0u, mst.mkeys_in_use);
+
+    m_s.close();
+    umr_test_eng_fault_remove(NULL);
+    EXPECT_EQ(0u, f.bad_destroys);
     umr_layout_free(vec);
 }
 
@@ -458,6 +588,65 @@ TEST_F(test_uct_md, umr_timeout_resets_the_qp)
     m_s.close();
     umr_test_eng_fault_remove(NULL);
     EXPECT_EQ(0u, f.bad_destroys) << "a QP or CQ destroyed twice";
+    umr_layout_free(vec);
+}
+
+/* Issue 30 finding 2: a layout key over the caller's registration
+ * (uct_umr_mem_reg_over) registers nothing again - one memory registration
+ * (mem_regs: a pin and its translation entries on a NIC) per buffer,
+ * whatever the keys over it - and asks no more access than it has;
+ * uct_umr_mem_reg registers its span itself. Before, pml/umr's layout keys
+ * went through uct_umr_mem_reg over its cached regions: every buffer was
+ * registered twice. */
+TEST_F(test_uct_md, layout_over_memh_pins_once)
+{
+    const unsigned ro = UCT_MD_MEM_ACCESS_REMOTE_GET |
+                        UCT_MD_MEM_ACCESS_LOCAL_READ;
+    std::vector<uint8_t> buf(64 * 1024);
+    uct_mem_h contig, ro_memh, lay[3], bad;
+    uct_umr_md_stats_t st;
+    umr_layout_t *vec;
+
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &contig));
+    ASSERT_UCS_OK(uct_umr_mem_reg_over(m_s.md, buf.data(), vec, 1, &contig,
+                                       1, 0, &lay[0]));
+    ASSERT_UCS_OK(uct_umr_mem_reg_over(m_s.md, buf.data() + 8192, vec, 4,
+                                       &contig, 1, 0, &lay[1]));
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(1u, st.mem_regs) << "a layout key registered its memory again";
+    EXPECT_EQ(2u, st.layout_regs);
+    ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &lay[2]));
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(2u, st.mem_regs) << "uct_umr_mem_reg registers its own span";
+
+    /* blocks outside the handle, a layout handle, no handle: refused */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, buf.data() + buf.size() - 1024,
+                                   vec, 1, &contig, 1, 0, &bad));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, buf.data(), vec, 1, &lay[0], 1,
+                                   0, &bad));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, buf.data(), vec, 1, NULL, 0, 0,
+                                   &bad));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, buf.data(), vec, 1, &contig,
+                                   UCT_UMR_MEM_REG_MAX_MEMHS + 1, 0, &bad));
+    /* a key for remote writes over memory registered for reads: refused;
+     * one for reads: fine */
+    ASSERT_UCS_OK(uct_md_mem_reg(m_s.md, buf.data(), 16384, ro, &ro_memh));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, buf.data(), vec, 1, &ro_memh, 1,
+                                   0, &bad));
+    ASSERT_UCS_OK(uct_umr_mem_reg_over(m_s.md, buf.data(), vec, 1, &ro_memh,
+                                       1, ro, &bad));
+
+    for (uct_mem_h m : {bad, lay[0], lay[1], lay[2], ro_memh, contig}) {
+        ASSERT_UCS_OK(m_s.dereg(m));
+    }
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(0u, st.mkeys_in_use) << "a refused registration kept a key";
     umr_layout_free(vec);
 }
 
@@ -1679,8 +1868,12 @@ protected:
     }
 };
 
-/* Registrations hold the whole key pool: a layout put can never get a key
- * (before: UCS_ERR_NO_RESOURCE forever). */
+/* Registrations in use hold the whole key pool: a layout put gets no key
+ * (UCS_ERR_EXCEEDS_LIMIT, found before anything moved: the caller moves the
+ * data another way; before, UCS_ERR_NO_RESOURCE forever), without an error
+ * line; a registration gets UCS_ERR_NO_RESOURCE (not now) with a line
+ * naming the variable, and only a layout that needs more keys than the
+ * whole pool gets UCS_ERR_EXCEEDS_LIMIT (never). */
 TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
 {
     start_limits({{"MKEY_POOL_SIZE", "8"}}, {{"PACK_THRESH", "0"}});
@@ -1708,17 +1901,18 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
                   uct_umr_ep_put_layout(m_ep, memh, buf.data(), face, 1, 0,
                                         umr_layout_size(face), m_va[0],
                                         m_rkeys[0].rkey, &comp.uct));
-        EXPECT_TRUE(log.has("UCX_MLX5_UMR_MKEY_POOL_SIZE"));
+        EXPECT_TRUE(log.lines.empty()) << log.lines[0];
         uct_mem_h more;
-        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE,
                   uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &more));
+        EXPECT_TRUE(log.has("UCX_MLX5_UMR_MKEY_POOL_SIZE"));
         EXPECT_EQ(0, comp.fired);
     }
 
     {
         /* a caller that falls back (pml/umr) asks for no error line: the
-         * same dry pool, and a layout beyond max_keys (the pool's 8), are
-         * only the status */
+         * same held pool (not now), and a layout beyond the pool's 8 keys
+         * (never), are only the status */
         log_capture log;
         uct_mem_h more;
         std::vector<size_t> lens(9 * 52 + 1, 8);
@@ -1729,7 +1923,7 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
         umr_layout_t *many;
         ASSERT_UCS_OK(umr_layout_indexed(lens.size(), lens.data(),
                                          displs.data(), NULL, &many));
-        EXPECT_EQ(UCS_ERR_EXCEEDS_LIMIT,
+        EXPECT_EQ(UCS_ERR_NO_RESOURCE,
                   uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
                                   UCT_MD_MEM_FLAG_HIDE_ERRORS, &more));
         ASSERT_UCS_OK(m_s.dereg(regs.back()));
@@ -1749,6 +1943,99 @@ TEST_F(test_uct_limits, mkey_pool_held_by_registrations)
     put_layout_checked(memh, buf, face);
 
     for (auto r : regs) {
+        ASSERT_UCS_OK(m_s.dereg(r));
+    }
+    ASSERT_UCS_OK(m_s.dereg(memh));
+    umr_layout_free(vec);
+    umr_layout_free(face);
+}
+
+/* Registrations their owner keeps idle hold the whole key pool: the md asks
+ * the owner (uct_umr_md_reclaim_set) to give back the least recently used
+ * ones until the need is met, for a registration and for a layout put; an
+ * owner with none idle left answers 0 and the need is refused as without
+ * one. */
+struct idle_regs {
+    uct_md_h               md;
+    std::deque<uct_mem_h>  lru;      /* least recently used first */
+    unsigned               calls = 0;
+};
+
+static int idle_regs_reclaim(void *arg)
+{
+    idle_regs *r = static_cast<idle_regs*>(arg);
+
+    ++r->calls;
+    if (r->lru.empty()) {
+        return 0;
+    }
+    EXPECT_EQ(UCS_OK, uct_md_mem_dereg(r->md, r->lru.front()));
+    r->lru.pop_front();
+    return 1;
+}
+
+TEST_F(test_uct_limits, mkey_pool_reclaims_idle_registrations)
+{
+    start_limits({{"MKEY_POOL_SIZE", "8"}}, {{"PACK_THRESH", "0"}});
+    ASSERT_FALSE(HasFatalFailure());
+
+    bytes_t buf(64 * 1024);
+    std::mt19937_64 rng(9);
+    fill_random(rng, buf);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(buf.data(), buf.size(), &memh));
+    umr_layout_t *vec, *face;
+    ASSERT_UCS_OK(umr_layout_vector(16, 64, 256, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_vector(32, 48, 1024, NULL, &face));
+
+    idle_regs idle;
+    idle.md = m_s.md;
+    {
+        log_capture log;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  uct_umr_md_reclaim_set(NULL, idle_regs_reclaim, &idle));
+        EXPECT_TRUE(log.has("uct_umr_md_reclaim_set: md (nil) is not an "
+                            "mlx5_umr memory domain"));
+    }
+    ASSERT_UCS_OK(uct_umr_md_reclaim_set(m_s.md, idle_regs_reclaim, &idle));
+    for (size_t i = 0; i < 8; ++i) {
+        uct_mem_h r;
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data() + i * 4096, vec, 1,
+                                      0, &r));
+        idle.lru.push_back(r);
+    }
+
+    {
+        log_capture log;
+        uct_mem_h more;
+        /* a registration: the oldest idle one goes */
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &more));
+        EXPECT_EQ(7u, idle.lru.size());
+        /* a put's local key: another one goes */
+        put_layout_checked(memh, buf, face);
+        EXPECT_EQ(6u, idle.lru.size());
+        EXPECT_TRUE(log.lines.empty()) << log.lines[0];
+        ASSERT_UCS_OK(m_s.dereg(more));
+    }
+
+    /* none idle any more: refused as without an owner */
+    while (!idle.lru.empty()) {
+        ASSERT_UCS_OK(m_s.dereg(idle.lru.back()));
+        idle.lru.pop_back();
+    }
+    std::vector<uct_mem_h> held(8);
+    for (auto &r : held) {
+        ASSERT_UCS_OK(uct_umr_mem_reg(m_s.md, buf.data(), vec, 1, 0, &r));
+    }
+    unsigned calls = idle.calls;
+    uct_mem_h more;
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE,
+              uct_umr_mem_reg(m_s.md, buf.data(), vec, 1,
+                              UCT_MD_MEM_FLAG_HIDE_ERRORS, &more));
+    EXPECT_GT(idle.calls, calls);
+
+    ASSERT_UCS_OK(uct_umr_md_reclaim_set(m_s.md, NULL, NULL));
+    for (auto r : held) {
         ASSERT_UCS_OK(m_s.dereg(r));
     }
     ASSERT_UCS_OK(m_s.dereg(memh));
@@ -2545,4 +2832,208 @@ TEST_F(test_uct_inaccessible, get_layout_into_read_only_page)
     }
     ASSERT_EQ(0, mprotect(m_mem + m_page, m_page, PROT_READ | PROT_WRITE));
     ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+
+/* Issue 30 finding 1: memory the process may only read - a file mapped
+ * PROT_READ, a buffer mprotect'ed to PROT_READ - as MPI sends from it. The
+ * kernel pins a registration with write access for writing and refuses
+ * such memory (EFAULT); registered for remote reads alone
+ * (UCT_MD_MEM_ACCESS_REMOTE_GET | _LOCAL_READ) it is taken, and peers read
+ * every byte through a contiguous key and through a layout key over it
+ * (uct_umr_mem_reg_over), and write none. The target (target_main,
+ * reg_read_only) checks that write access is refused (exit code 20
+ * otherwise). Before: the md asked for local write whatever the flags, so
+ * the read-only registration was refused as well and there was no key. */
+class test_uct_read_only : public test_uct_xproc {
+protected:
+    void SetUp() override {
+        std::mt19937_64 rng(30);
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 8192);
+        m_regions.back().read_only = RO_FILE;
+        m_regions.emplace_back();
+        make_layout_region(rng, m_regions.back(), 4096);
+        ASSERT_FALSE(HasFatalFailure());
+        m_regions.back().read_only = RO_MPROTECT;
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 8192);   /* writable */
+        for (auto &r : m_regions) {
+            fill_random(rng, r.init);
+        }
+        start();
+    }
+
+    /* key bytes [0, len) of region i, as the target holds them */
+    bytes_t stream(size_t i, size_t len) {
+        bytes_t b(len);
+        for (size_t k = 0; k < len; ++k) {
+            b[k] = m_regions[i].init[m_regions[i].stream[k]];
+        }
+        return b;
+    }
+};
+
+TEST_F(test_uct_read_only, peers_read_every_byte)
+{
+    for (size_t i : {0, 1}) {
+        SCOPED_TRACE(m_regions[i].desc + (i ? " mprotect'ed" : " file"));
+        size_t len = m_regions[i].stream.size();
+        bytes_t got(len, 0);
+        uct_mem_h memh;
+        ASSERT_UCS_OK(m_s.reg(got.data(), len, &memh));
+        std::vector<uct_iov_t> iov = {{got.data(), len, memh, 0, 1}};
+        EXPECT_EQ(UCS_OK, run(OP_GET, iov, raddr(i, 0), m_rkeys[i].rkey));
+        EXPECT_EQ(stream(i, len), got) << first_diff(got, stream(i, len));
+        ASSERT_UCS_OK(m_s.dereg(memh));
+    }
+
+    /* a write through a read-only key: a remote access error, nothing
+     * written (last: the endpoint fails with it) */
+    bytes_t src(64, 0x5a);
+    uct_mem_h memh;
+    ASSERT_UCS_OK(m_s.reg(src.data(), src.size(), &memh));
+    std::vector<uct_iov_t> iov = {{src.data(), src.size(), memh, 0, 1}};
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR, run(OP_PUT, iov, raddr(1, 0),
+                                        m_rkeys[1].rkey));
+    std::vector<bytes_t> now = dump();
+    EXPECT_EQ(m_regions[1].init, now[1]) << "a read-only region was written";
+    ASSERT_UCS_OK(m_s.dereg(memh));
+}
+
+/* The initiator's side: puts from read-only memory - its handle, a local
+ * layout over it (a key without local write), and a single buffer without
+ * a handle (registered for the put alone, for reading) - move every byte;
+ * a get into it is refused before anything moves. */
+TEST_F(test_uct_read_only, puts_from_read_only_memory)
+{
+    const unsigned ro = UCT_MD_MEM_ACCESS_REMOTE_GET |
+                        UCT_MD_MEM_ACCESS_LOCAL_READ;
+    region src;
+    src.init.resize(8192);
+    for (size_t k = 0; k < src.init.size(); ++k) {
+        src.init[k] = (uint8_t)(k * 29 + 3);
+    }
+    for (int kind : {RO_FILE, RO_MPROTECT}) {
+        SCOPED_TRACE((kind == RO_FILE) ? "file" : "mprotect'ed");
+        src.read_only = kind;
+        uint8_t *mem  = map_read_only(src);
+        ASSERT_NE(nullptr, mem);
+        uct_mem_h memh;
+        EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+                  uct_md_mem_reg(m_s.md, mem, 8192, UCT_MD_MEM_ACCESS_ALL |
+                                 UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh));
+        ASSERT_UCS_OK(uct_md_mem_reg(m_s.md, mem, 8192, ro, &memh));
+
+        /* the handle: 1000 bytes to the target's writable region */
+        std::vector<uct_iov_t> iov = {{mem + 100, 1000, memh, 0, 1}};
+        EXPECT_EQ(UCS_OK, run(OP_PUT, iov, m_va[2], m_rkeys[2].rkey));
+        /* no handle: registered for this put */
+        std::vector<uct_iov_t> one = {{mem + 2000, 500, NULL, 0, 1}};
+        EXPECT_EQ(UCS_OK, run(OP_PUT, one, m_va[2] + 1000, m_rkeys[2].rkey));
+        /* a local layout: blocks of 100 at a stride of 1000 */
+        umr_layout_t *vec;
+        ASSERT_UCS_OK(umr_layout_vector(4, 100, 1000, NULL, &vec));
+        test_comp comp;
+        ucs_status_t st;
+        while ((st = uct_umr_ep_put_layout(m_ep, memh, mem + 3000, vec, 1, 0,
+                                           400, m_va[2] + 1500,
+                                           m_rkeys[2].rkey, &comp.uct)) ==
+               UCS_ERR_NO_RESOURCE) {
+            m_s.progress();
+        }
+        ASSERT_EQ(UCS_INPROGRESS, st) << ucs_status_string(st);
+        ASSERT_TRUE(m_s.wait(comp));
+        EXPECT_EQ(UCS_OK, comp.status);
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  uct_umr_ep_get_layout(m_ep, memh, mem + 3000, vec, 1, 0,
+                                        400, m_va[2], m_rkeys[2].rkey,
+                                        &comp.uct));
+        umr_layout_free(vec);
+
+        bytes_t want = m_regions[2].init;
+        memcpy(want.data() + GUARD, mem + 100, 1000);
+        memcpy(want.data() + GUARD + 1000, mem + 2000, 500);
+        for (size_t b = 0; b < 4; ++b) {
+            memcpy(want.data() + GUARD + 1500 + b * 100, mem + 3000 + b * 1000,
+                   100);
+        }
+        bytes_t got = dump()[2];
+        EXPECT_EQ(want, got) << first_diff(got, want);
+        ASSERT_UCS_OK(m_s.dereg(memh));
+        munmap(mem, 8192);
+    }
+}
+
+/* Blocks in separately registered memory joined in one key: a layout over
+ * two mappings with unmapped pages between them (as a struct of separately
+ * allocated arrays at MPI_BOTTOM) cannot be registered as one span (the
+ * hole: UCS_ERR_INVALID_ADDR), but over the two handles
+ * (uct_umr_mem_reg_over) it is one key, each entry over its own handle; a
+ * put from it moves every byte. */
+class test_uct_join : public test_uct_xproc {
+protected:
+    void SetUp() override {
+        std::mt19937_64 rng(31);
+        m_regions.emplace_back();
+        make_contig_region(m_regions.back(), 8192);
+        fill_random(rng, m_regions.back().init);
+        start();
+    }
+};
+
+TEST_F(test_uct_join, two_mappings_one_key)
+{
+    size_t page = sysconf(_SC_PAGESIZE);
+    char *mem   = (char*)mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)mem);
+    ASSERT_EQ(0, munmap(mem + page, 2 * page));   /* the hole */
+    char *a = mem, *b = mem + 3 * page;
+    for (size_t i = 0; i < page; ++i) {
+        a[i] = (char)(i * 3 + 1);
+        b[i] = (char)(i * 5 + 2);
+    }
+
+    /* 4 blocks of 100 at a stride of 1000 in a, then 3000 bytes of b */
+    umr_layout_t *vec, *blk, *lay;
+    const size_t lens[2]     = {1, 1};
+    const ptrdiff_t displs[2] = {0, b - a};
+    ASSERT_UCS_OK(umr_layout_vector(4, 100, 1000, NULL, &vec));
+    ASSERT_UCS_OK(umr_layout_contig(3000, &blk));
+    const umr_layout_t *inners[2] = {vec, blk};
+    ASSERT_UCS_OK(umr_layout_struct(2, lens, displs, inners, &lay));
+
+    uct_mem_h memhs[2], key;
+    uct_umr_md_stats_t st;
+    EXPECT_EQ(UCS_ERR_INVALID_ADDR,
+              uct_umr_mem_reg(m_s.md, a, lay, 1, UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                              &key)) << "a span over the hole registered";
+    ASSERT_UCS_OK(m_s.reg(a, page, &memhs[0]));
+    ASSERT_UCS_OK(m_s.reg(b, page, &memhs[1]));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_mem_reg_over(m_s.md, a, lay, 1, memhs, 1, 0, &key))
+            << "b's block lies in no handle given";
+    ASSERT_UCS_OK(uct_umr_mem_reg_over(m_s.md, a, lay, 1, memhs, 2, 0, &key));
+    ASSERT_UCS_OK(uct_umr_md_get_stats(m_s.md, &st));
+    EXPECT_EQ(2u, st.mem_regs);
+
+    std::vector<uct_iov_t> iov = {{(void*)(uintptr_t)0, 3400, key, 0, 1}};
+    EXPECT_EQ(UCS_OK, run(OP_PUT, iov, m_va[0], m_rkeys[0].rkey));
+    bytes_t want = m_regions[0].init;
+    for (size_t i = 0; i < 4; ++i) {
+        memcpy(want.data() + GUARD + i * 100, a + i * 1000, 100);
+    }
+    memcpy(want.data() + GUARD + 400, b, 3000);
+    bytes_t got = dump()[0];
+    EXPECT_EQ(want, got) << first_diff(got, want);
+
+    for (uct_mem_h m : {key, memhs[0], memhs[1]}) {
+        ASSERT_UCS_OK(m_s.dereg(m));
+    }
+    umr_layout_free(lay);
+    umr_layout_free(blk);
+    umr_layout_free(vec);
+    munmap(a, page);
+    munmap(b, page);
 }

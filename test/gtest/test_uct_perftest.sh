@@ -24,9 +24,9 @@ if $perftest -h 2>&1 | grep -q -- '-P <0|1>'; then
 fi
 # Sanitizer builds preload their runtimes first (contrib/run-sanitizers.sh).
 preload=${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}
-limit=$(awk -v m="${UMR_TEST_TIME_MULTIPLIER:-1}" 'BEGIN { printf "%d", 60 * m }')
 suite=perftest
 . "$(dirname "$0")/gtest_format.sh"
+limit=$(test_seconds 300)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,7 +39,7 @@ port=$(( 20000 + ($$ % 20000) ))
 # next one.
 start_server() {   # env array name, perftest args...
     local -n _envs=$1; shift
-    local try waited
+    local try
     for try in 1 2 3 4 5; do
         port=$((port + 1))
         # a log per port: never a line of the previous server
@@ -47,11 +47,7 @@ start_server() {   # env array name, perftest args...
         env "${_envs[@]}" timeout "$limit" stdbuf -oL $perftest "$@" -p $port \
             >"$srvlog" 2>&1 &
         srv=$!
-        for ((waited = 0; waited < limit * 20; ++waited)); do
-            grep -qs "^Waiting for connection" "$srvlog" && return 0
-            kill -0 $srv 2>/dev/null || break
-            sleep 0.05
-        done
+        wait_for_line "$srvlog" "^Waiting for connection" $srv && return 0
         kill $srv 2>/dev/null; wait $srv 2>/dev/null
     done
     echo "ucx_perftest server never listened:"; tail -5 "$srvlog"

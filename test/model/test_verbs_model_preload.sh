@@ -10,6 +10,10 @@
 #    device list, the same with and without the model; named in
 #    UMR_MODEL_CLIENTS it sees the model's device, on the simulated host its
 #    environment gives (LID, port state), and one per UMR_MODEL_DEVICES;
+#  - ibv_reg_mr of memory the process may only read (a PROT_READ file
+#    mapping, private and shared, an mprotect'ed buffer), for a client:
+#    write access refused (EFAULT), read access granted; with
+#    UMR_MODEL_KERNEL=6.1 read access to the shared one refused too;
 #  - UCX loads the module over the model: ucx_info lists mlx5_umr on
 #    mlx5_0 (UCX_MLX5_UMR_ENGINE=mlx5);
 #  - the device suite (gtest_engine_mlx5_device), named a client, passes
@@ -32,7 +36,6 @@ out=$PWD/test_verbs_model_preload.out.d
 mkdir -p "$out"
 suite=verbs_model_preload
 . "$(dirname "$0")/../gtest/gtest_format.sh"
-export UCX_WARN_UNUSED_ENV_VARS=n
 
 # NAME@VERSION of the verbs symbols an object imports / defines
 imports() {
@@ -83,6 +86,24 @@ client_sees_model() {
     grep -q "^open mlx5_0 lid 77 state 4$" <<<"$o" || { echo "$o"; return 1; }
 }
 
+# Issue 30 finding 1 (rule R21b): the kernel pins a registration with write
+# access for writing; memory the process may only read takes read access.
+client_reg_read_only() {
+    local o what want
+    o=$(env LD_PRELOAD="$san$lib" UMR_MODEL_CLIENTS=model_client_check \
+        "$check" reg 2>&1) || { echo "$o"; return 1; }
+    for what in file-private file-shared mprotect; do
+        grep -q "^reg mlx5_0 $what write 14$" <<<"$o" &&
+            grep -q "^reg mlx5_0 $what read 0$" <<<"$o" ||
+            { echo "$o"; echo "$what: not write EFAULT (14) and read 0"; return 1; }
+    done
+    o=$(env LD_PRELOAD="$san$lib" UMR_MODEL_CLIENTS=model_client_check \
+        UMR_MODEL_KERNEL=6.1 "$check" reg 2>&1) || { echo "$o"; return 1; }
+    for want in "file-private read 0" "file-shared read 14" "mprotect read 0"; do
+        grep -q "^reg mlx5_0 $want$" <<<"$o" || { echo "$o"; echo "Linux 6.1: not $want"; return 1; }
+    done
+}
+
 ucx_lists_mlx5_umr() {
     local o
     o=$(env LD_PRELOAD="$san$lib $module" UCX_MLX5_UMR_ENGINE=mlx5 ucx_info -d 2>&1)
@@ -106,13 +127,17 @@ perftest() {
                 UMR_MODEL_JOB="$job" UMR_MODEL_HOSTS=2 UMR_MODEL_LINK="$link"
                 UMR_MODEL_HOST0="$h0" UMR_MODEL_HOST1="$h1")
     port=$((port + 1))
-    env "${envs[@]}" UMR_MODEL_HOST=0 timeout 60 ucx_perftest "${perftest_mode[@]}" -x mlx5_umr \
-        -d mlx5_0 -p "$port" "$@" >"$out/server-$job" 2>&1 &
+    # (its lines unbuffered: the client starts once it listens)
+    env "${envs[@]}" UMR_MODEL_HOST=0 timeout "$(test_seconds 300)" stdbuf -oL ucx_perftest \
+        "${perftest_mode[@]}" -x mlx5_umr -d mlx5_0 -p "$port" "$@" >"$out/server-$job" 2>&1 &
     srv=$!
-    sleep 1
+    last=$out/server-$job
+    wait_for_line "$last" "^Waiting for connection" $srv ||
+        { echo "the server never listened"; kill $srv 2>/dev/null; wait $srv; return 1; }
     rc=0
-    env "${envs[@]}" UMR_MODEL_HOST=1 timeout 60 ucx_perftest "${perftest_mode[@]}" localhost \
-        -x mlx5_umr -d mlx5_0 -p "$port" "$@" >"$out/client-$job" 2>&1 || rc=$?
+    env "${envs[@]}" UMR_MODEL_HOST=1 timeout "$(test_seconds 300)" ucx_perftest \
+        "${perftest_mode[@]}" localhost -x mlx5_umr -d mlx5_0 -p "$port" "$@" \
+        >"$out/client-$job" 2>&1 || rc=$?
     wait "$srv" || [ $rc -ne 0 ] || rc=$?
     rm -f "/dev/shm/umr-model-$job"
     last=$out/client-$job
@@ -152,6 +177,7 @@ device_suite_on_the_model() {   # ib|roce
 check preload_symbols_match_the_module symbols_match
 check non_client_sees_rdma_core non_client_sees_rdma_core
 check client_sees_the_model client_sees_model
+check client_reg_mr_read_only_mapping client_reg_read_only
 check ucx_info_lists_mlx5_umr_on_the_model ucx_lists_mlx5_umr
 check device_suite_on_the_model_ib device_suite_on_the_model ib
 check device_suite_on_the_model_roce device_suite_on_the_model roce

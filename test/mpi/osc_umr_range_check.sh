@@ -32,8 +32,8 @@ range_refused_ok() {
               exit bad }'
 }
 
-# The check lines of REF and GOT without the bad-input ones (a plain job
-# that cannot run them leaves them out: OSC_UMR_TEST_NO_OUT_OF_WINDOW).
+# The check lines of each rank of a job without the bad-input ones (a plain
+# job that cannot run them leaves them out: OSC_UMR_TEST_NO_OUT_OF_WINDOW).
 checks_but_range() {   # file
-    grep -a '^check ' "$1" | grep -av "out-of-window\|window-end" | sort
+    checks_by_rank "$1" | grep -av "out-of-window\|window-end"
 }

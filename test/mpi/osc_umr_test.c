@@ -22,6 +22,10 @@
  * round (through the wrapped module while the target's key is asked for)
  * and the later ones (zero-copy, once it is there) are both checked.
  *
+ * OSC_UMR_TEST_PASSIVE=1: passive target alone (run_passive): the even
+ * ranks put to and get from the next odd rank under lock/unlock while that
+ * one waits in MPI_Barrier, then in MPI_Win_free.
+ *
  * Prints one line per case and rank, "check CASE rank R: ok" (the same
  * with and without osc/umr) or "FAIL ..." with the first wrong byte.
  * Exit status 0 only when every check passed.
@@ -96,6 +100,12 @@ static void make_types(tcase_t *t, int *n)
     /* vector: 512 blocks of 4 doubles, stride 7 doubles */
     MPI_Type_vector(512, 4, 7, MPI_DOUBLE, &t[k].type);
     t[k].name = "vector"; t[k].count = 1; t[k].ndoubles = 2048; ++k;
+
+    /* small vector: 32 blocks of 1 double, stride 3 doubles (256 bytes:
+     * osc/umr's packed path sends them with the header) */
+    MPI_Type_vector(32, 1, 3, MPI_DOUBLE, &t[k].type);
+    t[k].name = "vsmall"; t[k].count = 1; t[k].ndoubles = 32;
+    t[k].on_request = 1; ++k;
 
     /* 2D subarray: 48 x 40 of a 96 x 80 array of doubles, at (10, 6) */
     {
@@ -607,9 +617,83 @@ static void run_reattach(const tcase_t *t)
     free(twin);
 }
 
+/* Passive target: the even ranks lock the next odd rank, put or get the
+ * small vector and the vector, and unlock, while that rank sits in
+ * MPI_Barrier (rounds 0..ROUNDS-1, one window: its first round asks for
+ * the key) or goes straight into MPI_Win_free (the last round): osc/umr's
+ * packed path is done by the target's progress there. */
+static void run_passive(const tcase_t *t, int nt)
+{
+    int origin = !(rank % 2) && (rank + 1 < nprocs);
+    int target = rank + 1, source = rank - 1, round, i, p;
+    uint8_t *wbuf = malloc(WIN_BYTES), *obuf, *exp = malloc(WIN_BYTES);
+    uint8_t *src;
+    char what[160];
+    MPI_Win win;
+
+    for (i = 0; i < nt; ++i) {
+        if (strcmp(t[i].name, "vsmall") && strcmp(t[i].name, "vector")) {
+            continue;
+        }
+        for (p = 1; p >= 0; --p) {
+            size_t bytes = (size_t)t[i].ndoubles * 8;
+
+            obuf = malloc(bytes + 2 * GUARD);
+            src  = malloc(bytes + 2 * GUARD);
+            MPI_Win_create(wbuf, WIN_BYTES, 8, MPI_INFO_NULL,
+                           MPI_COMM_WORLD, &win);
+            for (round = 0; round <= ROUNDS; ++round) {
+                snprintf(what, sizeof(what), "passive %s %s round=%d%s",
+                         p ? "put" : "get", t[i].name, round,
+                         (round == ROUNDS) ? " target_in=win_free" : "");
+                fill(wbuf, WIN_BYTES, rank, round, 7);
+                fill(obuf, bytes + 2 * GUARD, rank, round, 8);
+                MPI_Barrier(MPI_COMM_WORLD);
+                if (origin) {
+                    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+                    if (p) {
+                        MPI_Put(obuf + GUARD, t[i].ndoubles, MPI_DOUBLE,
+                                target, DISP, t[i].count, t[i].type, win);
+                    } else {
+                        MPI_Get(obuf + GUARD, t[i].ndoubles, MPI_DOUBLE,
+                                target, DISP, t[i].count, t[i].type, win);
+                    }
+                    MPI_Win_unlock(target, win);
+                }
+                if (round == ROUNDS) {
+                    MPI_Win_free(&win);
+                } else {
+                    MPI_Barrier(MPI_COMM_WORLD);
+                }
+                if (p && (rank % 2)) {
+                    fill(exp, WIN_BYTES, rank, round, 7);
+                    fill(src, bytes + 2 * GUARD, source, round, 8);
+                    reference(exp, src + GUARD, t[i].ndoubles, MPI_DOUBLE,
+                              exp + DISP * 8, t[i].count, t[i].type, bytes);
+                    check(what, wbuf, exp, WIN_BYTES);
+                } else if (!p && origin) {
+                    uint8_t *twin = malloc(WIN_BYTES);
+
+                    fill(twin, WIN_BYTES, target, round, 7);
+                    fill(exp, bytes + 2 * GUARD, rank, round, 8);
+                    reference(exp, twin + DISP * 8, t[i].count, t[i].type,
+                              exp + GUARD, t[i].ndoubles, MPI_DOUBLE, bytes);
+                    free(twin);
+                    check(what, obuf, exp, bytes + 2 * GUARD);
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+            free(obuf);
+            free(src);
+        }
+    }
+    free(wbuf);
+    free(exp);
+}
+
 int main(int argc, char **argv)
 {
-    tcase_t t[8];   /* make_types: 6 */
+    tcase_t t[8];   /* make_types: 7 */
     int nt, i, nc, s, p, w, salt = 0, all;
     int only_oow = (getenv("OSC_UMR_TEST_ONLY_OUT_OF_WINDOW") != NULL);
     uint8_t *wbuf;
@@ -629,6 +713,10 @@ int main(int argc, char **argv)
         MPI_Group_incl(world, 1, &next, &target_group);
         MPI_Group_incl(world, 1, &prev, &source_group);
         MPI_Group_free(&world);
+    }
+    if (getenv("OSC_UMR_TEST_PASSIVE") != NULL) {
+        run_passive(t, nt);
+        only_oow = -1;   /* nothing else */
     }
     /* MPI_Win_create (osc/umr moves these zero-copy), then
      * MPI_Win_allocate (left to the wrapped module: shared mapping) */
@@ -688,7 +776,7 @@ int main(int argc, char **argv)
      * (which refuses it) bad input can only be tried against a module that
      * refuses it */
     if ((getenv("OSC_UMR_TEST_NO_OUT_OF_WINDOW") == NULL) &&
-        (getenv("OSC_UMR_TEST_CASES") == NULL)) {
+        (getenv("OSC_UMR_TEST_CASES") == NULL) && (only_oow >= 0)) {
         run_out_of_window(&t[0]);
     }
     for (i = 0; i < nt; ++i) {

@@ -7,13 +7,16 @@
 top_srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 model=$top_srcdir/contrib/mpirun-model.sh
 ucx_args=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
-run_timeout=${run_timeout:-120}
+run_timeout=${run_timeout:-900}
 # the preloadable model (a check library of test/model)
 make -C "$top_builddir/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
     { echo "cannot build test/model/libumr_verbs_model.la"; exit 1; }
 
 # model FILE [ENV=VALUE..] -- [mpirun-model options] -- [mpirun args..]: the
-# program under contrib/mpirun-model.sh (BUILD_DIR: this build)
+# program under contrib/mpirun-model.sh (BUILD_DIR: this build), killed
+# after $run_timeout seconds (test_seconds: scaled); each rank's output in
+# FILE.ranks/rank.N (same_checks compares per rank), FILE the script's
+# output (mpirun's, then the ranks' rank by rank, then the counters)
 model() {
     local file=$1; shift
     local envs=() opts=() rc=0
@@ -22,13 +25,12 @@ model() {
     while [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
     env BUILD_DIR="$top_builddir" UCX_MLX5_UMR_ENGINE=mlx5 "${envs[@]}" \
-        timeout "$run_timeout" \
-        "$model" --no-build "${opts[@]}" -- "$@" >"$file.raw" 2>&1 || rc=$?
+        timeout "$(test_seconds "$run_timeout")" \
+        "$model" --no-build --output "$file.ranks" "${opts[@]}" -- "$@" >"$file.raw" 2>&1 || rc=$?
     tr -d '\000' <"$file.raw" >"$file"
     rm -f "$file.raw"
     return $rc
 }
-
 
 # every case moved messages zero-copy, every rank ended clean, and the
 # launcher's summary counted zero-copy sends
@@ -69,7 +71,7 @@ identical() {   # link, np, pml
     model "$got" OMPI_MCA_pml_umr_verbose=5 -- --link "$link" --hosts 2 -- \
         "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
     same_checks "$out/ref-$np-$pml" "$got" && zcopy_in_every_case "$got" &&
-        rails_and_hosts "$got" "$np"
+        rails_and_hosts "$got" "$np" && one_reg_per_region "$got"
 }
 
 # nothing moved zero-copy, and pml/umr was there

@@ -92,19 +92,6 @@
 
 static int rank, nprocs, errors;
 
-/* the bytes of rank r's send buffer for `salt` */
-static void fill(void *buf, size_t len, int r, int salt)
-{
-    unsigned char *c = buf;
-    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r * 1000 + salt + 1);
-    size_t i;
-
-    for (i = 0; i < len; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        c[i] = (unsigned char)(x >> 56);
-    }
-}
-
 static size_t span(int count, MPI_Datatype dt)
 {
     MPI_Aint lb, extent, tlb, textent;
@@ -112,31 +99,6 @@ static size_t span(int count, MPI_Datatype dt)
     MPI_Type_get_extent(dt, &lb, &extent);
     MPI_Type_get_true_extent(dt, &tlb, &textent);
     return (size_t)(tlb + textent + (MPI_Aint)(count - 1) * extent);
-}
-
-/* `got` (len bytes, count x rtype) holds exactly what rank `src` sent from
- * its buffer (filled with salt, slen bytes) as scount x stype: nothing
- * else is written. Returns the buffer's hash. */
-static uint64_t verify(const char *what, const void *got, size_t len,
-                       int rcount, MPI_Datatype rtype, int src, size_t slen,
-                       int scount, MPI_Datatype stype, int salt)
-{
-    char *sbuf = malloc(slen), *ref = calloc(1, len), *packed;
-    int psize, pos = 0, i;
-
-    MPI_Pack_size(scount, stype, MPI_COMM_SELF, &psize);
-    packed = malloc(psize);
-    fill(sbuf, slen, src, salt);
-    MPI_Pack(sbuf, scount, stype, packed, psize, &pos, MPI_COMM_SELF);
-    psize = pos;
-    pos   = 0;
-    MPI_Unpack(packed, psize, &pos, ref, rcount, rtype, MPI_COMM_SELF);
-    if (memcmp(got, ref, len) != 0) {
-        for (i = 0; (size_t)i < len && ((const char*)got)[i] == ref[i]; ++i);
-        FAIL("%s from rank %d: byte %d of %zu differs", what, src, i, len);
-    }
-    free(sbuf); free(ref); free(packed);
-    return hash_bytes(0xcbf29ce484222325ull, got, len);
 }
 
 static void report(const char *name, uint64_t h)
@@ -178,7 +140,7 @@ static void ring(const char *name, MPI_Datatype stype, MPI_Datatype rtype)
     uint64_t h = 0;
 
     for (it = 0; it < 3; ++it) {
-        fill(s, slen, rank, it);
+        check_fill(s, slen, rank, it);
         memset(r, 0, rlen);
         MPI_Irecv(r, 1, rtype, left, 7, MPI_COMM_WORLD, &rq[0]);
         if (it == 1) {
@@ -188,7 +150,7 @@ static void ring(const char *name, MPI_Datatype stype, MPI_Datatype rtype)
             MPI_Isend(s, 1, stype, right, 7, MPI_COMM_WORLD, &rq[1]);
             MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
         }
-        h ^= verify(name, r, rlen, 1, rtype, left, slen, 1, stype, it);
+        h ^= check_verify(name, r, rlen, 1, rtype, left, slen, 1, stype, it);
     }
     free(s); free(r);
     report(name, h);
@@ -235,7 +197,7 @@ static void status(void)
     MPI_Type_vector(n / 8, 8, 16, MPI_DOUBLE, &vec);   /* 64 B blocks */
     MPI_Type_commit(&vec);
     for (k = 0; k < 7; ++k) {
-        fill(s, len, rank, k);
+        check_fill(s, len, rank, k);
         memset(r, 0, len);
         MPI_Isend(s, 1, vec, right, 20 + k, MPI_COMM_WORLD, &sq);
         st.MPI_ERROR = pst.MPI_ERROR = SENTINEL;
@@ -285,7 +247,7 @@ static void status(void)
               how[k], st.MPI_ERROR);
         CHECK(pst.MPI_ERROR == SENTINEL, "%s: probe's status.MPI_ERROR %d "
               "overwritten", how[k], pst.MPI_ERROR);
-        h ^= verify(how[k], r, len, 1, vec, left, len, 1, vec, k);
+        h ^= check_verify(how[k], r, len, 1, vec, left, len, 1, vec, k);
     }
     MPI_Type_free(&vec);
     free(s); free(r);
@@ -317,7 +279,7 @@ static void colls(void)
         ones[i]    = 1;
         types[i]   = vec;
     }
-    fill(s, slen, rank, 1);
+    check_fill(s, slen, rank, 1);
 
     /* allgatherv: a vector sent, contiguous pieces received (Open MPI's
      * ring, neighbour-exchange and Bruck algorithms send indexed types of
@@ -325,8 +287,8 @@ static void colls(void)
     memset(r, 0, rlen);
     MPI_Allgatherv(s, 1, vec, r, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
     for (i = 0; i < nprocs; ++i) {
-        h ^= verify("allgatherv", r + piece * i, piece, n, MPI_DOUBLE, i,
-                    slen, 1, vec, 1);
+        h ^= check_verify("allgatherv", r + piece * i, piece, n, MPI_DOUBLE, i,
+                          slen, 1, vec, 1);
     }
     /* allgatherv into vectors (one resized vector each) */
     memset(r, 0, rlen);
@@ -336,16 +298,16 @@ static void colls(void)
     }
     MPI_Allgatherv(s, 1, vec, r, counts, displs, rv, MPI_COMM_WORLD);
     for (i = 0; i < nprocs; ++i) {
-        h ^= verify("allgatherv-vec", r + piece * i, piece, 1, vec, i, slen, 1,
-                    vec, 1);
+        h ^= check_verify("allgatherv-vec", r + piece * i, piece, 1, vec, i,
+                          slen, 1, vec, 1);
     }
     /* gatherv of vectors to rank 0 */
     memset(r, 0, rlen);
     MPI_Gatherv(s, 1, vec, r, counts, displs, rv, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         for (i = 0; i < nprocs; ++i) {
-            h ^= verify("gatherv", r + piece * i, piece, 1, vec, i, slen, 1,
-                        vec, 1);
+            h ^= check_verify("gatherv", r + piece * i, piece, 1, vec, i, slen,
+                              1, vec, 1);
         }
     }
     /* alltoallw: the same vector to every rank, received as vectors */
@@ -353,8 +315,8 @@ static void colls(void)
     MPI_Alltoallw(s, ones, zeros, types, r, ones, bdispls, types,
                   MPI_COMM_WORLD);
     for (i = 0; i < nprocs; ++i) {
-        h ^= verify("alltoallw", r + piece * i, piece, 1, vec, i, slen, 1, vec,
-                    1);
+        h ^= check_verify("alltoallw", r + piece * i, piece, 1, vec, i, slen, 1,
+                          vec, 1);
     }
     MPI_Type_free(&rv);
     MPI_Type_free(&vec);
@@ -400,7 +362,7 @@ static void persist(void)
     }
     for (it = 0; it < 4; ++it) {
         for (j = 0; j < 2 * nprocs; ++j) {
-            fill(s[j], len, rank, 10 * it + (j & 1));
+            check_fill(s[j], len, rank, 10 * it + (j & 1));
             memset(r[j], 0, len);
         }
         if (it % 2) {
@@ -414,9 +376,10 @@ static void persist(void)
         for (i = 0; i < nprocs; ++i) {
             for (k = 0; (i != rank) && (k < 2); ++k) {
                 j  = 2 * i + k;
-                h ^= verify(k ? "persistent contiguous" : "persistent vector",
-                            r[j], len, k ? n / 2 : 1, t[k], i, len,
-                            k ? n / 2 : 1, t[k], 10 * it + k);
+                h ^= check_verify(k ? "persistent contiguous" :
+                                      "persistent vector",
+                                  r[j], len, k ? n / 2 : 1, t[k], i, len,
+                                  k ? n / 2 : 1, t[k], 10 * it + k);
             }
         }
     }
@@ -435,21 +398,21 @@ static void persist(void)
         MPI_Recv_init(r[0], 64, MPI_DOUBLE, left, 40, MPI_COMM_WORLD, &pr[0]);
         MPI_Send_init(s[0], 64, MPI_DOUBLE, right, 40, MPI_COMM_WORLD, &pr[1]);
         for (it = 0; it < 6; ++it) {
-            fill(s[1], len, rank, 70 + it);
+            check_fill(s[1], len, rank, 70 + it);
             memset(r[1], 0, len);
             MPI_Sendrecv(s[1], 1, vec, right, 41, r[1], 1, vec, left, 41,
                          MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            h ^= verify("zero-copy between", r[1], len, 1, vec, left, len, 1,
-                        vec, 70 + it);
-            fill(s[0], sl, rank, 80 + it);
+            h ^= check_verify("zero-copy between", r[1], len, 1, vec, left, len,
+                              1, vec, 70 + it);
+            check_fill(s[0], sl, rank, 80 + it);
             memset(r[0], 0, sl);
             MPI_Start(&pr[1]);
             MPI_Wait(&pr[1], MPI_STATUS_IGNORE);
             MPI_Barrier(MPI_COMM_WORLD);
             MPI_Start(&pr[0]);
             MPI_Wait(&pr[0], MPI_STATUS_IGNORE);
-            h ^= verify("persistent small", r[0], sl, 64, MPI_DOUBLE, left, sl,
-                        64, MPI_DOUBLE, 80 + it);
+            h ^= check_verify("persistent small", r[0], sl, 64, MPI_DOUBLE,
+                              left, sl, 64, MPI_DOUBLE, 80 + it);
         }
         MPI_Request_free(&pr[0]);
         MPI_Request_free(&pr[1]);
@@ -462,13 +425,13 @@ static void persist(void)
         dsp[i] = n * i;
     }
     for (it = 0; it < 3; ++it) {
-        fill(as, len * nprocs, rank, 50 + it);
+        check_fill(as, len * nprocs, rank, 50 + it);
         memset(ar, 0, len * nprocs);
         MPI_Alltoallv(as, cnt, dsp, MPI_DOUBLE, ar, cnt, dsp, MPI_DOUBLE,
                       MPI_COMM_WORLD);
         for (peer = 0; peer < nprocs; ++peer) {
             char *ref = malloc(len * nprocs);
-            fill(ref, len * nprocs, peer, 50 + it);
+            check_fill(ref, len * nprocs, peer, 50 + it);
             if (memcmp(ar + len * peer, ref + len * rank, len) != 0) {
                 FAIL("alltoallv it %d: piece from rank %d differs", it, peer);
             }
@@ -513,7 +476,7 @@ static void trunc_case(void)
     MPI_Type_commit(&col);
     MPI_Type_commit(&half);
     for (k = 0; k < 8; ++k) {
-        fill(a, len, rank, k);
+        check_fill(a, len, rank, k);
         memset(b, 0, len);
         if (rank == 0) {
             rc = MPI_Send(a, 1, col, 1, 60 + k, MPI_COMM_WORLD);
@@ -566,13 +529,14 @@ static void trunc_case(void)
         }
     }
     /* both still talk: a whole column received whole */
-    fill(a, len, rank, 9);
+    check_fill(a, len, rank, 9);
     memset(b, 0, len);
     if (rank == 0) {
         MPI_Send(a, 1, col, 1, 69, MPI_COMM_WORLD);
     } else if (rank == 1) {
         MPI_Recv(b, 1, col, 0, 69, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        h ^= verify("after truncation", b, len, 1, col, 0, len, 1, col, 9);
+        h ^= check_verify("after truncation", b, len, 1, col, 0, len, 1, col,
+                          9);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Type_free(&col);
@@ -602,8 +566,8 @@ static void trunccomm_case(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Type_vector(rows, 1, cols, MPI_DOUBLE, &col);
     MPI_Type_commit(&col);
-    fill(a, len, rank, 70);
-    fill(a2, len, rank, 71);
+    check_fill(a, len, rank, 70);
+    check_fill(a2, len, rank, 71);
     memset(b, 0, len);
     if (rank == 0) {
         MPI_Isend(a2, 1, col, 1, 70, dup, &rq[0]);
@@ -622,19 +586,19 @@ static void trunccomm_case(void)
         h = hash_bytes(h, &cls, sizeof(cls));
         memset(b, 0, len);
         MPI_Recv(b, 1, col, 0, 70, dup, MPI_STATUS_IGNORE);
-        h ^= verify("the other communicator's", b, len, 1, col, 0, len, 1,
-                    col, 71);
+        h ^= check_verify("the other communicator's", b, len, 1, col, 0, len, 1,
+                          col, 71);
     }
     for (k = 0; k < 2; ++k) {
-        fill(a, len, rank, 72 + k);
+        check_fill(a, len, rank, 72 + k);
         memset(b, 0, len);
         if (rank == 0) {
             MPI_Send(a, 1, col, 1, 70, k ? dup : MPI_COMM_WORLD);
         } else if (rank == 1) {
             MPI_Recv(b, 1, col, 0, 70, k ? dup : MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            h ^= verify("after truncation", b, len, 1, col, 0, len, 1, col,
-                        72 + k);
+            h ^= check_verify("after truncation", b, len, 1, col, 0, len, 1,
+                              col, 72 + k);
         }
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -678,7 +642,7 @@ static void bogusack_case(void)
     /* sequence numbers 2, 3, 4 to rank + 1; 5, 6, 7 to rank + 2 */
     for (k = 0; k < npeer * NCOL; ++k) {
         a[k] = malloc(len);
-        fill(a[k], len, rank, 100 + k);
+        check_fill(a[k], len, rank, 100 + k);
         MPI_Isend(a[k], 1, col, (rank + 1 + k / NCOL) % nprocs, 100 + k,
                   MPI_COMM_WORLD, &rq[k]);
     }
@@ -713,7 +677,8 @@ static void bogusack_case(void)
         from = (rank + nprocs - 1 - k / NCOL) % nprocs;
         memset(b, 0, len);
         MPI_Recv(b, 1, col, from, 100 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        h ^= verify("bogusack", b, len, 1, col, from, len, 1, col, 100 + k);
+        h ^= check_verify("bogusack", b, len, 1, col, from, len, 1, col,
+                          100 + k);
     }
     MPI_Waitall(npeer * NCOL, rq, MPI_STATUSES_IGNORE);
     for (k = 0; k < npeer * NCOL; ++k) {
@@ -744,15 +709,15 @@ static void count_case(void)
     MPI_Type_commit(&vec[0]);
     MPI_Type_commit(&vec[1]);
     for (k = 0; k < 20; ++k) {
-        fill(a, len, rank, k);
+        check_fill(a, len, rank, k);
         memset(b, 0, len);
         if (rank == 0) {
             MPI_Send(a, 1, vec[k % 2], 1, 80, MPI_COMM_WORLD);
         } else if (rank == 1) {
             MPI_Recv(b, 1, vec[k % 2], 0, 80, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            h ^= verify("count", b, len, 1, vec[k % 2], 0, len, 1, vec[k % 2],
-                        k);
+            h ^= check_verify("count", b, len, 1, vec[k % 2], 0, len, 1,
+                              vec[k % 2], k);
         }
     }
     MPI_Type_free(&vec[0]);
@@ -780,14 +745,14 @@ static void verdict_case(void)
     b   = malloc(len);
     for (k = 0; k < (int)(sizeof(counts) / sizeof(counts[0])); ++k) {
         n = counts[k];
-        fill(a, span(n, vec), rank, 90 + k);
+        check_fill(a, span(n, vec), rank, 90 + k);
         memset(b, 0, span(n, vec));
         if (rank == 0) {
             MPI_Send(a, n, vec, 1, 90, MPI_COMM_WORLD);
         } else if (rank == 1) {
             MPI_Recv(b, n, vec, 0, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            h ^= verify("verdict", b, span(n, vec), n, vec, 0, span(n, vec),
-                        n, vec, 90 + k);
+            h ^= check_verify("verdict", b, span(n, vec), n, vec, 0,
+                              span(n, vec), n, vec, 90 + k);
         }
     }
     MPI_Type_free(&vec);
@@ -809,15 +774,15 @@ static uint64_t reuse_sends(MPI_Datatype dt, int salt)
     int k;
 
     for (k = 0; k < REUSE_SENDS; ++k) {
-        fill(a, len, rank, salt + k);
+        check_fill(a, len, rank, salt + k);
         memset(b, 0, len);
         if (rank == 0) {
             MPI_Send(a, REUSE_COUNT, dt, 1, 95, MPI_COMM_WORLD);
         } else if (rank == 1) {
             MPI_Recv(b, REUSE_COUNT, dt, 0, 95, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            h ^= verify("reuse", b, len, REUSE_COUNT, dt, 0, len,
-                        REUSE_COUNT, dt, salt + k);
+            h ^= check_verify("reuse", b, len, REUSE_COUNT, dt, 0, len,
+                              REUSE_COUNT, dt, salt + k);
         }
     }
     free(a); free(b);
@@ -881,7 +846,7 @@ static void window_case(void)
 
     MPI_Type_vector(n, 1, 2 * WINDOW_SENDS, MPI_DOUBLE, &col);
     MPI_Type_commit(&col);
-    fill(a, len, rank, 300);
+    check_fill(a, len, rank, 300);
     memset(b, 0, len);
     if (rank == 0) {
         for (k = 0; k < WINDOW_SENDS; ++k) {
@@ -899,7 +864,7 @@ static void window_case(void)
         /* the columns together: every other double */
         MPI_Type_vector(n * WINDOW_SENDS, 1, 2, MPI_DOUBLE, &evens);
         MPI_Type_commit(&evens);
-        h = verify("window", b, len, 1, evens, 0, len, 1, evens, 300);
+        h = check_verify("window", b, len, 1, evens, 0, len, 1, evens, 300);
         MPI_Type_free(&evens);
     }
     MPI_Type_free(&col);
@@ -918,7 +883,7 @@ static void esc_bytes(unsigned char *p, int k)
 {
     uint64_t head[2] = {MCA_PML_UMR_MAGIC0, MCA_PML_UMR_MAGIC1};
 
-    fill(p, MCA_PML_UMR_CTL_SIZE, 0, 200 + k);
+    check_fill(p, MCA_PML_UMR_CTL_SIZE, 0, 200 + k);
     memcpy(p, head, sizeof(head));
     memset(p + 40, 0, 16);
 }
@@ -1170,7 +1135,7 @@ static void escfail_case(void)
     MPI_Request rq;
 
     esc_bytes(p, 40);
-    fill(plain, sizeof(plain), 0, 41);
+    check_fill(plain, sizeof(plain), 0, 41);
     MPI_Buffer_attach(bbuf, size);
     if (rank == 0) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -1234,7 +1199,7 @@ static void norail_dir(int src, int dst)
     MPI_Request rq;
     int k;
 
-    fill(plain, sizeof(plain), src, 51);
+    check_fill(plain, sizeof(plain), src, 51);
     for (k = 0; k < 5; ++k) {
         esc_bytes(p, 50 + 10 * src + k);
         if (rank == src) {
@@ -1436,7 +1401,7 @@ static void hooks_traffic(const char *name, int zcopy)
     MPI_Type_vector(n / 2, 1, 2, MPI_DOUBLE, &col);
     MPI_Type_commit(&col);
     for (k = 0; k < 4 + zcopy; ++k) {
-        fill(a, n * sizeof(double), rank, 700 + k);
+        check_fill(a, n * sizeof(double), rank, 700 + k);
         memset(b, 0, n * sizeof(double));
         if (rank == 0) {
             MPI_Send(a, (k < 4) ? n : 1, (k < 4) ? MPI_DOUBLE : col, 1, 700,
@@ -1444,11 +1409,11 @@ static void hooks_traffic(const char *name, int zcopy)
         } else if (rank == 1) {
             MPI_Recv(b, (k < 4) ? n : 1, (k < 4) ? MPI_DOUBLE : col, 0, 700,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            h ^= (k < 4) ? verify(name, b, n * sizeof(double), n, MPI_DOUBLE,
-                                  0, n * sizeof(double), n, MPI_DOUBLE,
-                                  700 + k) :
-                           verify(name, b, n * sizeof(double), 1, col, 0,
-                                  n * sizeof(double), 1, col, 700 + k);
+            h ^= (k < 4) ?
+                 check_verify(name, b, n * sizeof(double), n, MPI_DOUBLE, 0,
+                              n * sizeof(double), n, MPI_DOUBLE, 700 + k) :
+                 check_verify(name, b, n * sizeof(double), 1, col, 0,
+                              n * sizeof(double), 1, col, 700 + k);
         }
     }
     MPI_Type_free(&col);

@@ -716,10 +716,25 @@ static void modes(void)
 
 /* ---- fresh buffers: unmapped and mapped again between messages ----------- */
 
+/* len bytes of fresh anonymous memory, at `at` when that is free again */
+static double *map_fresh(void *at, size_t len)
+{
+    void *p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+                   MAP_ANONYMOUS | ((at != NULL) ? MAP_FIXED_NOREPLACE : 0),
+                   -1, 0);
+
+    if ((p == MAP_FAILED) && (at != NULL)) {
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    return (p == MAP_FAILED) ? NULL : p;
+}
+
 static void fresh(void)
 {
     size_t len = 256 * 1024, n = len / sizeof(double), i;
     int it, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    double *v = NULL, *w = NULL;
     MPI_Datatype vec;
     MPI_Request rq[2];
     uint64_t h = 0xcbf29ce484222325ull;
@@ -728,12 +743,12 @@ static void fresh(void)
     MPI_Type_vector(n / 64, 32, 64, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     for (it = 0; it < 4; ++it) {
-        /* a registration cache must not reuse what the last ones had */
-        double *v = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        double *w = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if ((v == MAP_FAILED) || (w == MAP_FAILED)) {
+        /* other pages at the same addresses: a registration cache must
+         * not reuse what the last ones had (a NIC would reach the old
+         * pages through it) */
+        v = map_fresh(v, len);
+        w = map_fresh(w, len);
+        if ((v == NULL) || (w == NULL)) {
             FAIL("mmap");
             break;
         }
@@ -754,6 +769,87 @@ static void fresh(void)
     }
     MPI_Type_free(&vec);
     report("fresh", h, zc0);
+}
+
+/* ---- send buffers the process may only read -------------------------------- */
+
+/* n doubles val(rank, i, salt) in a file mapped read-only (`flags`:
+ * MAP_PRIVATE or MAP_SHARED); the file is unlinked already */
+static double *map_read_only_file(size_t n, int salt, int flags)
+{
+    char path[] = "/tmp/pml-umr-rdonly-XXXXXX";
+    double *tmp = malloc(n * sizeof(double)), *p = MAP_FAILED;
+    int fd      = mkstemp(path);
+
+    if ((fd >= 0) && (tmp != NULL)) {
+        unlink(path);
+        fill(tmp, (int)n, salt);
+        if (write(fd, tmp, n * sizeof(double)) == (ssize_t)(n * sizeof(double))) {
+            p = mmap(NULL, n * sizeof(double), PROT_READ, flags, fd, 0);
+        }
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(tmp);
+    return (p == MAP_FAILED) ? NULL : p;
+}
+
+/* Vectors sent from memory MPI may only read (MPI never writes a send
+ * buffer): a PROT_READ file mapping, private and shared, and a buffer
+ * mprotect'ed to PROT_READ. A NIC pins a registration with write access
+ * for writing, which the kernel refuses there. */
+static void rdonly(void)
+{
+    size_t len = 256 * 1024, n = len / sizeof(double), i;
+    int s, it, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    double *src[3], *w = malloc(len);
+    MPI_Datatype vec;
+    MPI_Request rq[2];
+    uint64_t h = 0xcbf29ce484222325ull;
+    long zc0 = zcopy_now();
+
+    src[0] = map_read_only_file(n, 70, MAP_PRIVATE);
+    src[1] = map_read_only_file(n, 71, MAP_SHARED);
+    src[2] = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (src[2] == MAP_FAILED) {
+        src[2] = NULL;
+    } else {
+        fill(src[2], (int)n, 72);
+        mprotect(src[2], len, PROT_READ);
+    }
+    if ((src[0] == NULL) || (src[1] == NULL) || (src[2] == NULL) ||
+        (w == NULL)) {
+        FAIL("rdonly: no read-only buffers");
+        return;
+    }
+
+    MPI_Type_vector(n / 64, 32, 64, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    for (s = 0; s < 3; ++s) {
+        for (it = 0; it < 2; ++it) {
+            memset(w, 0, len);
+            MPI_Irecv(w, 1, vec, left, 96, MPI_COMM_WORLD, &rq[0]);
+            MPI_Isend(src[s], 1, vec, right, 96, MPI_COMM_WORLD, &rq[1]);
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            for (i = 0; i < n; ++i) {
+                double want = ((i % 64) < 32) ? val(left, i, 70 + s) : 0;
+                if (w[i] != want) {
+                    FAIL("rdonly source %d it %d [%zu] %g != %g", s, it, i,
+                         w[i], want);
+                    break;
+                }
+            }
+            h = hash_bytes(h, w, len);
+        }
+    }
+    MPI_Type_free(&vec);
+    for (s = 0; s < 3; ++s) {
+        munmap(src[s], len);
+    }
+    free(w);
+    report("rdonly", h, zc0);
 }
 
 /* ---- intercommunicator ------------------------------------------------------ */
@@ -1174,7 +1270,8 @@ static const struct {
     {"alltoallw", alltoallw},
     {"probe", probe}, {"persistent", persistent}, {"wildcards", wildcards},
     {"truncation", truncation}, {"indexed", indexed}, {"modes", modes},
-    {"intercomm", intercomm}, {"fresh", fresh}, {"retype", retype},
+    {"intercomm", intercomm}, {"fresh", fresh}, {"rdonly", rdonly},
+    {"retype", retype},
     {"blocking", blocking}, {"reqops", reqops}, {"bcast", bcast},
     {"die", die},   /* only when named */
 };

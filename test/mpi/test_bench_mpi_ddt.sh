@@ -15,7 +15,6 @@
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
-run_timeout=120
 . "$(dirname "$0")/mpi_test_env.sh"
 prog=$PWD/bench_mpi_ddt
 out=$PWD/test_bench_mpi_ddt.out.d

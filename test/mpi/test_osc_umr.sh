@@ -71,41 +71,21 @@
 #
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
-ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
+ln -sf "$osc_so" "$scratch/"
 prog=$PWD/osc_umr_test
 out=$PWD/test_osc_umr.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
-run_timeout=${run_timeout:-180}
 suite=osc_umr
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 . "$(dirname "$0")/osc_umr_range_check.sh"
+. "$(dirname "$0")/osc_umr_lib.sh"
 
-osc_env=("${umr_env[@]}" OMPI_MCA_osc_umr_verbose=1)
+# zero-copy only here (the packed path: test_osc_umr_packed.sh)
+osc_env=("${umr_env[@]}" OMPI_MCA_osc_umr_verbose=1 OMPI_MCA_osc_umr_packed=off)
 
 # same_checks (mpi_test_env.sh) also wants this line in both runs
 done_line="osc_umr_test: 0 failure(s)"
-
-# The counter of every rank's osc_umr line: > 0, or == VALUE when given.
-counter_each_rank() {   # file name np [value]
-    local file=$1 name=$2 np=$3 value=${4:-}
-    local lines
-    lines=$(grep -c "osc_umr: rank [0-9]*: " "$file")
-    [ "$lines" -eq "$np" ] || { echo "$lines counter lines, expected $np"; return 1; }
-    grep "osc_umr: rank [0-9]*: " "$file" | awk -v c="$name" -v z="$value" '{
-        v = ""
-        for (i = 1; i < NF; ++i) if ($i == c) v = $(i + 1)
-        if ((v == "") || (z == "" && v + 0 <= 0) || (z != "" && v + 0 != z + 0)) {
-            print "bad " c ": " $0; bad = 1 } }
-        END { exit bad }'
-}
-
-# The counter summed over the ranks' osc_umr lines is > 0.
-counter_sum() {   # file name
-    grep "osc_umr: rank [0-9]*: " "$1" | awk -v c="$2" '{
-        for (i = 1; i < NF; ++i) if ($i == c) s += $(i + 1) }
-        END { if (s + 0 <= 0) { print c " is 0 on every rank"; exit 1 } }'
-}
 
 zcopy_ran() {   # file np
     local f=$1 np=$2 c
@@ -213,6 +193,14 @@ target_fault() {   # point pml np
         -- -np "$np" "${args[@]}" || { echo "the job failed or hung"; tail -30 "$f"; return 1; }
     same_checks "$ref" "$f" || return 1
     grep -q "osc_umr_test_fault:" "$f" && { grep "osc_umr_test_fault:" "$f"; return 1; }
+    # no line but the program's and the components' (a description drained
+    # into no buffer made btl/vader say "Read -1, expected N, errno = 14");
+    # repost,drain leaves requests unreceived on purpose, which UCX names at
+    # MPI_Finalize (osc_umr.md, target-side failures)
+    local ours="^check \|$done_line\|osc_umr: \|pml_umr: "
+    [ "$p" = repost,drain ] &&
+        ours="$ours\|UCX  WARN  unexpected tag-receive descriptor .* was not matched"
+    grep -v "$ours" "$f" && { echo "lines of neither the program nor osc/umr"; return 1; }
     counter_each_rank "$f" windows_wrapped "$np" && counter_each_rank "$f" key_requests "$np" &&
         counter_each_rank "$f" zcopy_errors "$np" 0 || return 1
     case $p in
@@ -262,31 +250,6 @@ target_fault() {   # point pml np
         *) counter_each_rank "$f" kreq_retired "$np" 0 || return 1 ;;
     esac
     ! grep "pml_umr: rank" "$f" | grep -v "keys_live 0 errors 0"
-}
-
-# A costs file (common_umr_cost.h) where zero-copy loses or wins against the
-# wrapped osc module: engine figures and both components' put/get figures.
-costs_file() {   # loses|wins file
-    local how=$1 file=$2 eop=0 oop=1000000 e o d c b
-    [ "$how" = loses ] && { eop=1000000; oop=0; }
-    {
-        echo "version = 1"
-        costs_wrapped_pml
-        for e in get put; do
-            for d in dense sparse; do
-                echo "engine.sw.$e.$d.op_ns = $eop"
-                for c in rentry_ns lentry_ns byte_ns; do echo "engine.sw.$e.$d.$c = 0"; done
-            done
-        done
-        for o in rdma ucx; do
-            for e in get put; do
-                for b in 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
-                    echo "osc.$o.local.$e.$b.op_ns = $oop"
-                    echo "osc.$o.local.$e.$b.byte_ns = 0"
-                done
-            done
-        done
-    } >"$file"
 }
 
 costs_choice() {   # loses|wins pml

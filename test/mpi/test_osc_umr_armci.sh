@@ -10,18 +10,18 @@
 # wrapped), every element checked
 # against the serial result on every rank, and the check lines (with the
 # checksum of the whole array) the same with osc/umr on and with
-# osc_umr_enable=0; with osc/umr, gets and puts moved zero-copy on every
-# rank, keys were asked for and answered, no error.
+# osc_umr_enable=0; with osc/umr, gets and puts moved zero-copy or packed
+# (as the choice took them) on every rank, keys were asked for and
+# answered, no error, nothing refused.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
 . "$(dirname "$0")/mpi_test_env.sh"
-ln -sf "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" "$scratch/"
+ln -sf "$osc_so" "$scratch/"
 prog=$PWD/osc_umr_armci
 out=$PWD/test_osc_umr_armci.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
-run_timeout=${run_timeout:-180}
 suite=osc_umr_armci
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 
@@ -40,14 +40,16 @@ same_checksums() {   # ref got
     [ "$(grep -c '^check .*checksum' "$1")" -eq 2 ] || { echo "no checksums in $1"; return 1; }
 }
 
-counters() {   # file np: zero-copy puts and gets on every rank, no error
-    local f=$1 np=$2
+counters() {   # file np: puts and gets zero-copy or packed (the choice's)
+    local f=$1 np=$2   # on every rank, no error
     [ "$(grep -c 'osc_umr: rank' "$f")" -eq "$np" ] || { echo "not $np counter lines"; return 1; }
     grep "osc_umr: rank" "$f" | awk '{
         for (i = 1; i < NF; ++i) v[$i] = $(i + 1)
-        if (v["zcopy_puts"] + 0 <= 0 || v["zcopy_gets"] + 0 <= 0 ||
+        if (v["zcopy_puts"] + v["packed_puts"] <= 0 ||
+            v["zcopy_gets"] + v["packed_gets"] <= 0 ||
             v["key_ready"] + 0 <= 0 || v["key_answers"] + 0 <= 0 ||
-            v["zcopy_errors"] + 0 != 0 || v["key_errors"] + 0 != 0) {
+            v["zcopy_errors"] + 0 != 0 || v["key_errors"] + 0 != 0 ||
+            v["packed_refused"] + 0 != 0) {
             print "bad counters: " $0; bad = 1 } }
         END { exit bad }'
 }

@@ -15,7 +15,10 @@
 #    over ob1 on IB);
 #  - every rank moved puts and gets zero-copy through target keys, asked
 #    for and answered keys, dropped keys at the targets' detaches, with no
-#    zero-copy error, and ended with no registration left (pml/umr's line).
+#    zero-copy error, and ended with no registration left (pml/umr's line);
+#  - the same with the packed path forced (osc_umr_packed=on, IB, np 2):
+#    every rank's puts and gets packed, unpacked and served by their
+#    targets, nothing zero-copy or refused.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -25,22 +28,25 @@ out=$PWD/test_osc_umr_model.out.d
 rm -rf "$out"   # nothing of an earlier run (its reference outputs) is reused
 mkdir -p "$out"
 suite=osc_umr_model
-run_timeout=${run_timeout:-600}
+
 . "$(dirname "$0")/../gtest/gtest_format.sh"
 . "$(dirname "$0")/pml_umr_model_env.sh"
 . "$(dirname "$0")/osc_umr_range_check.sh"
 
-[ -f "$top_builddir/src/ompi/osc_umr/.libs/mca_osc_umr.so" ] ||
-    { echo "no mca_osc_umr.so in $top_builddir"; exit 1; }
+[ -f "$osc_so" ] || { echo "no $osc_so"; exit 1; }
 
-# every rank: zero-copy puts and gets, keys, dynamic windows' drops, no error
-osc_counters() {   # file np
-    local f=$1 np=$2
+# every rank: zero-copy (or packed) puts and gets, keys, dynamic windows'
+# drops, no error
+osc_counters() {   # file np [packed]
+    local f=$1 np=$2 how=${3:-zcopy}
     [ "$(grep -c 'osc_umr: rank' "$f")" -eq "$np" ] ||
         { grep "osc_umr: rank" "$f"; echo "not $np osc_umr counter lines"; return 1; }
-    grep "osc_umr: rank" "$f" | awk '{
+    grep "osc_umr: rank" "$f" | awk -v how="$how" '{
         for (i = 1; i < NF; ++i) v[$i] = $(i + 1)
-        if (v["zcopy_puts"] + 0 <= 0 || v["zcopy_gets"] + 0 <= 0 ||
+        other = (how == "zcopy") ? "packed" : "zcopy"
+        if (v[how "_puts"] + 0 <= 0 || v[how "_gets"] + 0 <= 0 ||
+            v[other "_puts"] + 0 != 0 || v[other "_gets"] + 0 != 0 ||
+            v["packed_refused"] + 0 != 0 ||
             v["key_ready"] + 0 <= 0 || v["key_answers"] + 0 <= 0 ||
             v["attached"] + 0 <= 0 || v["keys_dropped"] + 0 <= 0 ||
             v["zcopy_errors"] + 0 != 0) { print "bad counters: " $0; bad = 1 } }
@@ -55,8 +61,10 @@ osc_counters() {   # file np
 # not the cause.
 done_line="osc_umr_test: 0 failure(s)"
 
-identical() {   # link np pml
-    local link=$1 np=$2 pml=$3 got=$out/model-$1-$2-$3 args=(-np "$2")
+identical() {   # link np pml [zcopy|packed]
+    local link=$1 np=$2 pml=$3 how=${4:-zcopy} got=$out/model-$1-$2-$3-${4:-zcopy} args=(-np "$2")
+    local packed=off
+    [ "$how" = packed ] && packed=on
     # under pml ucx the wrapped osc may be osc/ucx (Open MPI 6.0's default
     # there), which writes an out-of-window put past the window
     # (osc_umr_test.c): the plain job leaves that bad-input case out; the
@@ -70,16 +78,17 @@ identical() {   # link np pml
     if [ "$pml" = ucx ]; then args+=(--mca pml ucx,umr "${ucx_args[@]}")
     else args+=(--mca pml ob1,umr); fi
     args+=(-x OSC_UMR_TEST_RANGE=1)
-    model "$got" OMPI_MCA_osc_umr_verbose=1 -- --link "$link" --hosts 2 -- \
+    # zero-copy, or the packed path forced, on the mlx5 engine
+    model "$got" OMPI_MCA_osc_umr_verbose=1 OMPI_MCA_osc_umr_packed=$packed -- --link "$link" --hosts 2 -- \
         "${args[@]}" "$prog" || { tail -20 "$got"; return 1; }
     grep -q "osc_umr_test: 0 failure(s)" "$got" || { tail -20 "$got"; return 1; }
     if [ "$pml" = ucx ]; then
         diff <(checks_but_range "$out/ref-$np-$pml") <(checks_but_range "$got") ||
-            { echo "results differ ($out/ref-$np-$pml vs $got)"; return 1; }
+            { echo "results differ, per rank ($out/ref-$np-$pml.ranks vs $got.ranks)"; return 1; }
     else
         same_checks "$out/ref-$np-$pml" "$got" || return 1
     fi
-    range_refused_ok "$got" "$np" && osc_counters "$got" "$np"
+    range_refused_ok "$got" "$np" && osc_counters "$got" "$np" "$how"
 }
 
 for link in ib roce; do
@@ -87,4 +96,5 @@ for link in ib roce; do
 done
 check identical_roce_np2_ucx_zcopy identical roce 2 ucx
 check identical_ib_np4_ob1_zcopy identical ib 4 ob1
+check identical_ib_np2_ob1_packed identical ib 2 ob1 packed
 finish

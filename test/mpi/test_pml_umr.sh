@@ -9,7 +9,13 @@
 #  - pml_umr_test (an unmodified MPI program) prints the same results with
 #    and without pml/umr, under mpirun -np 2 and -np 4, over ob1 and over
 #    ucx, with zero-copy forced; and every case of it moved messages
-#    zero-copy (MPI_T counters), with no registration left and no error;
+#    zero-copy (MPI_T counters), with no registration left and no error, and
+#    one memory registration per region of the registration cache (none
+#    per layout key);
+#  - vectors sent from a PROT_READ file mapping (private, shared) and an
+#    mprotect'ed buffer: the same results, every message zero-copy;
+#  - buffers unmapped and mapped again at the same address between
+#    messages are registered again (reg_misses), every byte right;
 #    control messages arrived in ob1's and ucx's own receive requests
 #    (hooked in place), and with pml_umr_recv_inplace=0 in pml/umr's
 #    wrapper requests;
@@ -85,7 +91,34 @@ identical_forced() {   # np, pml
     fi
     run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- "${args[@]}"
     same_checks "$ref" "$got" && zcopy_in_every_case "$got" &&
-        inplace_used "$got" "$pml"
+        inplace_used "$got" "$pml" && one_reg_per_region "$got"
+}
+
+# pml_umr_test's case CASE alone, zero-copy forced, against its plain job:
+# the same results; the job's output in $out/umr-CASE-2-PML
+one_case() {   # case, pml
+    local got=$out/umr-$1-2-$2 args=(--mca pml ob1,umr)
+    [ "$2" = ucx ] && args=("${ucx_args[@]}")
+    ref_case "$1" 2 "$2" || return 1
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- -np 2 \
+        "${args[@]}" -- "$1" || { tail -20 "$got"; return 1; }
+    same_checks "$out/ref-$1-2-$2" "$got"
+}
+
+# Issue 30 finding 1: vectors sent from memory the process may only read (a
+# PROT_READ file mapping, private and shared, and an mprotect'ed buffer): the
+# plain job's results, and each of the 6 sends and 6 receives a rank makes
+# zero-copy (the send buffers registered for remote reads alone).
+rdonly_zcopy() {   # pml
+    one_case rdonly "$1" && each_message_zcopy "$out/umr-rdonly-2-$1" rdonly 2 12 &&
+        one_reg_per_region "$out/umr-rdonly-2-$1"
+}
+
+# Issue 30 finding 6: buffers unmapped and other memory mapped at the same
+# addresses between messages are registered again (4 sends and 4 receives a
+# rank: 8 regions, none reused), every byte right.
+fresh_registered_again() {   # pml
+    one_case fresh "$1" && registered_again "$out/umr-fresh-2-$1" 8
 }
 
 # Control messages arrived in ob1's or ucx's own requests, hooked in place
@@ -201,8 +234,7 @@ ompi_info_lists() {
 peer_death() {
     local got=$out/die rc
     rc=0
-    env "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on timeout 60 "$mpirun" \
-        --allow-run-as-root --oversubscribe -np 2 "$prog" die >"$got" 2>&1 || rc=$?
+    run "$got" "${umr_env[@]}" OMPI_MCA_pml_umr_zcopy=on -- -np 2 -- die || rc=$?
     [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { echo "exit status $rc (124: hang)"; return 1; }
 }
 
@@ -212,6 +244,9 @@ for np in 2 4; do
         check "identical_np${np}_${pml}_zcopy" identical_forced "$np" "$pml"
     done
 done
+check rdonly_send_buffers_np2_ob1_zcopy rdonly_zcopy ob1
+check rdonly_send_buffers_np2_ucx_zcopy rdonly_zcopy ucx
+check fresh_buffers_registered_again_np2_ob1 fresh_registered_again ob1
 check identical_np2_ob1_zcopy_wrapper identical_wrapper ob1
 check identical_np2_ucx_zcopy_wrapper identical_wrapper ucx
 check identical_np2_ob1_auto identical_auto

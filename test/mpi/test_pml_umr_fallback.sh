@@ -14,7 +14,7 @@
 #    (bench_mpi_apps -a transpose): declined and sent through the wrapped
 #    PML, nothing received zero-copy;
 #  - every fault point inside the engine (UCX_MLX5_UMR_TEST_FAULT of the
-#    test build, engine_fault.h: connect, post, completion, key, mdwait) on
+#    test variant, engine_fault.h: connect, post, completion, key, mdwait) on
 #    the sw engine: pml_umr_test gives the same results as without pml/umr,
 #    fallbacks + fault_declines + fallback_sends is not 0, no key is left
 #    and no error counted, over ob1 and ucx, -np 2 and 4 (the mlx5 engine
@@ -199,11 +199,7 @@ done
 for point in ${UMR_ENGINE_FAULT_POINTS:-connect post completion key mdwait}; do
     for pml in ob1 ucx; do
         for np in 2 4; do
-            if [ "${UMR_TEST_FAULTS:-no}" = yes ]; then
-                check "engine_fault_${point}_${pml}_np$np" engine_fault "$point" "$pml" "$np"
-            else
-                skip "engine_fault_${point}_${pml}_np$np" "built without --enable-test-faults"
-            fi
+            check "engine_fault_${point}_${pml}_np$np" engine_fault "$point" "$pml" "$np"
         done
     done
 done

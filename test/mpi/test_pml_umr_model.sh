@@ -10,11 +10,21 @@
 #    over ucx, on an InfiniBand setup and on a RoCE v2 setup, with zero-copy
 #    forced; every case moved messages zero-copy (MPI_T counters), each rank
 #    opened the mlx5_0 rail only, on the host its rank gives, with no
-#    registration left and no error;
+#    registration left and no error, and one memory registration per
+#    region of the registration cache (none per layout key);
+#  - vectors sent from a PROT_READ file mapping (private, shared) and an
+#    mprotect'ed buffer: every message zero-copy over IB and RoCE v2; on
+#    hosts of Linux 6.1 (UMR_MODEL_KERNEL) those from the shared mapping
+#    pass through, the same results;
+#  - buffers unmapped and mapped again at the same address are registered
+#    again (the model binds an MR to its pages), every byte right;
 #  - a RoCE v1 / IPv6-only host and a RoCE v2 / IPv4 host are unreachable to
 #    each other: pml/umr passes everything through (the same results,
 #    nothing zero-copy);
 #  - two IB hosts of two partitions: the same (unreachable, pass-through);
+#  - IPv6-only RoCE hosts on two IP subnets (link-local GIDs reach no other
+#    subnet): each takes its global IPv6 GID and the job moves every case
+#    zero-copy with the plain job's results;
 #  - a peer that dies holding a zero-copy message ends the job (an MPI
 #    error, the runtime's abort), never a hang;
 #  - contrib/mpirun-model.sh itself: it prints every rank's counters and
@@ -52,7 +62,7 @@ link_down_never_hangs() {
     local got=$out/linkdown rc=0
     model "$got" -- --hosts 2 --host 1=down_after=30 -- -np 2 \
         --mca pml ob1,umr "$prog" || rc=$?
-    [ "$rc" -ne 124 ] || { echo "hang (killed after ${run_timeout}s)"; tail "$got"; return 1; }
+    [ "$rc" -ne 124 ] || { echo "hang (killed after $(test_seconds "$run_timeout") s)"; tail "$got"; return 1; }
     grep -q "rdma-core model: pid [0-9]* on host 1" "$got" || { tail "$got"; return 1; }
 }
 
@@ -108,6 +118,50 @@ ep_bad_value() {   # VAR=VALUE
         { grep "pml_umr" "$got" | head; echo "not one pass-through line a rank"; return 1; }
 }
 
+# pml_umr_test's case CASE alone on 2 hosts of LINK, np 2 over ob1, against
+# its plain job: the same results; the job's output in $out/CASE-LINK[-TAG]
+model_case() {   # case, link, [tag, env...]
+    local c=$1 link=$2 tag=${3:+-$3} got
+    got=$out/$c-$link$tag
+    shift 2; [ $# -gt 0 ] && shift
+    ref_case "$c" 2 ob1 || return 1
+    model "$got" OMPI_MCA_pml_umr_verbose=5 "$@" -- --link "$link" --hosts 2 \
+        -- -np 2 --mca pml ob1,umr "$prog" "$c" || { tail -20 "$got"; return 1; }
+    same_checks "$out/ref-$c-2-ob1" "$got"
+}
+
+# Issue 30 finding 1: vectors sent from a PROT_READ file mapping (private
+# and shared) and an mprotect'ed buffer: every message zero-copy (the
+# model refuses write access there, as the kernel does, and the send
+# buffers are registered for remote reads alone).
+rdonly_zcopy() {   # link
+    model_case rdonly "$1" && each_message_zcopy "$out/rdonly-$1" rdonly 2 12 &&
+        one_reg_per_region "$out/rdonly-$1"
+}
+
+# The same on hosts whose kernel is older than 6.2 (Debian 12's 6.1): a
+# read-only registration of the shared read-only mapping is refused there
+# too, and those messages pass through: the same results, the others
+# zero-copy (8 of 12 a rank), no error.
+rdonly_linux_6_1() {
+    local got=$out/rdonly-ib-6.1
+    model_case rdonly ib 6.1 UMR_MODEL_KERNEL=6.1 &&
+        each_message_zcopy "$got" rdonly 2 8 || return 1
+    [ "$(counter "$got" errors | sort -u)" = 0 ] &&
+        [ "$(counter "$got" fallbacks | sort -u)" = 2 ] ||
+        { grep -a "pml_umr: rank" "$got"; echo "not 2 fallbacks and no error a rank"; return 1; }
+}
+
+# Issue 30 finding 6: buffers unmapped and other memory mapped at the same
+# addresses are registered again, every byte right; the model binds an MR
+# to the pages it pinned, so a registration cache that reused the old one
+# would fail the job's RDMA instead of passing.
+fresh_registered_again() {   # link
+    model_case fresh "$1" && registered_again "$out/fresh-$1" 8 || return 1
+    ! grep -a "is not the memory it pinned" "$out/fresh-$1" ||
+        { echo "an access through a stale registration"; return 1; }
+}
+
 script_reports() {
     local got=$out/script rc=0
     # a name of its own: other jobs on this machine have tables too
@@ -123,6 +177,18 @@ script_reports() {
     [ "$rc" -ne 0 ] || { echo "exit status 0 for /bin/false"; return 1; }
 }
 
+ipv6_two_subnets() {
+    local got=$out/ipv6-two-subnets
+    ref 4 ob1 || return 1
+    model "$got" OMPI_MCA_pml_umr_verbose=5 UMR_MODEL_VERBOSE=1 -- --link roce \
+        --hosts 2 --host 0=ipv4=0,subnet=1 --host 1=ipv4=0,subnet=2 -- \
+        -np 4 --mca pml ob1,umr "$prog" || { tail -20 "$got"; return 1; }
+    same_checks "$out/ref-4-ob1" "$got" && zcopy_in_every_case "$got" ||
+        return 1
+    [ "$(grep -a 'pml_umr: rank [0-9]*: zcopy_sends' "$got" | grep -o ' retired [0-9]*\| fallbacks [0-9]*' | awk '{s += $2} END {print s + 0}')" -eq 0 ] ||
+        { grep -a "retired\|fallback" "$got" | head; echo "a peer retired or fell back"; return 1; }
+}
+
 for link in ib roce; do
     for np in 2 4; do
         for pml in ob1 ucx; do
@@ -130,6 +196,12 @@ for link in ib roce; do
         done
     done
 done
+for link in ib roce; do
+    check "rdonly_send_buffers_${link}_np2_ob1_zcopy" rdonly_zcopy "$link"
+    check "fresh_buffers_registered_again_${link}_np2_ob1" fresh_registered_again "$link"
+done
+check rdonly_send_buffers_linux_6_1_shared_mapping_passes_through rdonly_linux_6_1
+check ipv6_only_roce_two_subnets_zcopy ipv6_two_subnets
 check ep_rdma_only_ib_np4_ob1_zcopy ep_rdma_only ob1
 check ep_rdma_only_ib_np4_ucx_zcopy ep_rdma_only ucx
 check ep_umr_bad_value_pass_through ep_bad_value EP_UMR=maybe

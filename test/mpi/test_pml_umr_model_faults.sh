@@ -16,7 +16,7 @@
 #    messages moved zero-copy before the fault, and the port error retired
 #    the rail of host 1's ranks (one line each, rails_retired);
 #  - each fault point inside the engine (UCX_MLX5_UMR_TEST_FAULT of the
-#    test build, engine_fault.h: connect, post, completion, key, mdwait) on
+#    test variant, engine_fault.h: connect, post, completion, key, mdwait) on
 #    the mlx5 engine over the model (IB, 2 hosts): the plain job's results,
 #    fallbacks + fault_declines + fallback_sends not 0, no key left, no
 #    error counted, over ob1 and ucx at -np 2 and 4;
@@ -96,11 +96,7 @@ done
 for point in ${UMR_ENGINE_FAULT_POINTS:-connect post completion key mdwait}; do
     for np in 2 4; do
         for pml in ob1 ucx; do
-            if [ "${UMR_TEST_FAULTS:-no}" = yes ]; then
-                check "engine_fault_${point}_np${np}_${pml}" engine_fault "$point" "$np" "$pml"
-            else
-                skip "engine_fault_${point}_np${np}_${pml}" "built without --enable-test-faults"
-            fi
+            check "engine_fault_${point}_np${np}_${pml}" engine_fault "$point" "$np" "$pml"
         done
     done
 done

@@ -54,6 +54,10 @@ typedef struct mca_common_umr_counters {
                                     disconnect under way (sender: of
                                     fallbacks; receiver: of declined) */
     uint64_t rails_retired;     /* rails retired (every peer on them) */
+    uint64_t rails_reopened;    /* retired rails whose port came back */
+    uint64_t keys_reclaimed;    /* idle layout keys given back because the
+                                   key pool ran short (least recently used
+                                   first) */
 } mca_common_umr_counters_t;
 
 typedef struct mca_common_umr {
@@ -82,37 +86,6 @@ static inline void mca_common_umr_param(const mca_base_component_t *c,
                                           (mca_base_var_info_lvl_t)level,
                                           MCA_BASE_VAR_SCOPE_READONLY,
                                           storage);
-}
-
-/* A component's test faults: the level-9 MCA parameter
- * <type>_<component>_test_fault names points of the component (`names`,
- * `n` of them, its own enum's order) that then fail; bit i of `mask` is set
- * when names[i] does (empty, the default: none). Each component defines
- * one, with its names (pml_umr_fault.h, osc_umr_fault.h). */
-typedef struct mca_common_umr_fault {
-    const char *const          *names;
-    int                        n;
-    unsigned                   mask;
-    char                       *spec;   /* the parameter's value */
-    const mca_base_component_t *c;      /* set by the registration */
-} mca_common_umr_fault_t;
-
-/* Register the parameter of component `c`; its help lists the names, then
- * `what` (what fails, what for). */
-void mca_common_umr_fault_register(const mca_base_component_t *c,
-                                   mca_common_umr_fault_t *f,
-                                   const char *what);
-
-/* Parse the parameter's value into f->mask: a value that names anything
- * else injects nothing and says so (one line naming the parameter and the
- * names it takes). */
-void mca_common_umr_fault_init(mca_common_umr_fault_t *f);
-
-/* Whether the component fails at `point` now (one load and a branch). */
-static inline int mca_common_umr_fault_at(const mca_common_umr_fault_t *f,
-                                          int point)
-{
-    return OPAL_UNLIKELY(f->mask & (1u << point));
 }
 
 END_C_DECLS

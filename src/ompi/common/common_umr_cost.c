@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +64,13 @@ void mca_common_umr_cost_defaults(mca_common_umr_cost_t *cost)
             cost->eng[MCA_COMMON_UMR_COST_MLX5][op][d] = mlx5;
         }
     }
+    /* a connection at the budget: sw, an endpoint and its shared memory;
+     * mlx5, a ConnectX-class guess: QP destroy, QP create (its send queue
+     * pinned and mapped), three state changes, each a firmware command of
+     * tens to hundreds of microseconds on a command interface the node's
+     * ranks share */
+    cost->connect_ns[MCA_COMMON_UMR_COST_SW]   = 50000.0;
+    cost->connect_ns[MCA_COMMON_UMR_COST_MLX5] = 1000000.0;
     mca_common_umr_cost_default_pml(&cost->pml[MCA_COMMON_UMR_COST_LOCAL], 0);
     mca_common_umr_cost_default_pml(&cost->pml[MCA_COMMON_UMR_COST_REMOTE], 1);
     snprintf(cost->source, sizeof(cost->source), "built-in defaults");
@@ -166,10 +174,21 @@ static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
                                    const char *osc_name, int *scopes,
                                    int *oscopes, const char **why)
 {
-    char *f[7];
+    char *f[7] = { NULL };
     int n = mca_common_umr_cost_split(key, f, 6), e, o, d, s, b;
     mca_common_umr_cost_lin_t *lin;
     mca_common_umr_cost_pml_t *p;
+
+    if ((n == 3) && !strcmp(f[0], "engine") && !strcmp(f[2], "connect_ns")) {
+        e = mca_common_umr_cost_lookup(f[1], mca_common_umr_cost_eng_names,
+                                       MCA_COMMON_UMR_COST_NUM_ENG);
+        if (e < 0) {
+            *why = "unknown engine";
+            return -1;
+        }
+        cost->connect_ns[e] = v;
+        return 0;
+    }
 
     if ((n == 5) && !strcmp(f[0], "engine")) {
         e = mca_common_umr_cost_lookup(f[1], mca_common_umr_cost_eng_names,
@@ -236,33 +255,45 @@ static int mca_common_umr_cost_set(mca_common_umr_cost_t *cost, char *key,
         return -1;
     }
 
-    if ((n == 6) && !strcmp(f[0], "osc")) {
+    if (((n == 6) && !strcmp(f[0], "osc")) ||
+        ((n == 5) && !strcmp(f[0], "packed"))) {
+        /* packed.<scope>...: the osc shape without a component name */
+        int packed = (n == 5);
+        char *g[6] = { f[0], f[1], f[2], f[3], f[4], f[5] };
         mca_common_umr_cost_osc_t *oc;
 
-        s = mca_common_umr_cost_lookup(f[2], mca_common_umr_cost_scope_names,
+        if (packed) {
+            memmove(&g[2], &f[1], 4 * sizeof(*g));
+        }
+
+        s = mca_common_umr_cost_lookup(g[2], mca_common_umr_cost_scope_names,
                                        MCA_COMMON_UMR_COST_NUM_SCOPES);
-        o = mca_common_umr_cost_lookup(f[3], mca_common_umr_cost_op_names,
+        o = mca_common_umr_cost_lookup(g[3], mca_common_umr_cost_op_names,
                                        MCA_COMMON_UMR_COST_NUM_OPS);
         if ((s < 0) || (o < 0)) {
             *why = "unknown scope (local or remote) or operation (get or put)";
             return -1;
         }
-        b = mca_common_umr_cost_block(f[4]);
+        b = mca_common_umr_cost_block(g[4]);
         if (b < 0) {
             *why = "block size not a power of 2 from 8 to 65536";
             return -1;
         }
-        if (strcmp(f[5], "op_ns") && strcmp(f[5], "byte_ns")) {
-            *why = "unknown osc cost";
+        if (strcmp(g[5], "op_ns") && strcmp(g[5], "byte_ns")) {
+            *why = packed ? "unknown packed cost" : "unknown osc cost";
             return -1;
         }
-        if ((osc_name == NULL) || strcmp(f[1], osc_name)) {
+        if (packed) {
+            oc = &cost->packed[s];
+            oscopes[MCA_COMMON_UMR_COST_NUM_SCOPES + s] = 1;
+        } else if ((osc_name == NULL) || strcmp(f[1], osc_name)) {
             return 0; /* another component's figures */
+        } else {
+            oc         = &cost->osc[s];
+            oscopes[s] = 1;
         }
-        oc           = &cost->osc[s];
         oc->measured = 1;
-        oscopes[s]   = 1;
-        if (!strcmp(f[5], "op_ns")) {
+        if (!strcmp(g[5], "op_ns")) {
             oc->op_ns[o][b] = v;
         } else {
             oc->byte_ns[o][b] = v;
@@ -313,7 +344,8 @@ int mca_common_umr_cost_load_osc(mca_common_umr_cost_t *cost,
                                  size_t err_len)
 {
     int scopes[MCA_COMMON_UMR_COST_NUM_SCOPES] = {0}, lineno = 0, version = 0;
-    int oscopes[MCA_COMMON_UMR_COST_NUM_SCOPES] = {0};
+    /* osc figures, then packed ones, per scope */
+    int oscopes[2 * MCA_COMMON_UMR_COST_NUM_SCOPES] = {0};
     char line[512], *eq, *key, *val, *end, *hash;
     const char *why;
     FILE *f;
@@ -402,6 +434,11 @@ int mca_common_umr_cost_load_osc(mca_common_umr_cost_t *cost,
         cost->osc[MCA_COMMON_UMR_COST_REMOTE] =
             cost->osc[MCA_COMMON_UMR_COST_LOCAL];
     }
+    if (oscopes[MCA_COMMON_UMR_COST_NUM_SCOPES + MCA_COMMON_UMR_COST_LOCAL] &&
+        !oscopes[MCA_COMMON_UMR_COST_NUM_SCOPES + MCA_COMMON_UMR_COST_REMOTE]) {
+        cost->packed[MCA_COMMON_UMR_COST_REMOTE] =
+            cost->packed[MCA_COMMON_UMR_COST_LOCAL];
+    }
     cost->from_file = 1;
     snprintf(cost->source, sizeof(cost->source), "%s", path);
     return 0;
@@ -469,19 +506,46 @@ double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
                                       mean_block);
 }
 
+/* A put/get of the osc figures `tab` (per scope): ns, or -1 unmeasured. */
+static double mca_common_umr_cost_rma_tab(const mca_common_umr_cost_osc_t *tab,
+                                          int scope, int op, size_t bytes,
+                                          double mean_block)
+{
+    if ((scope < 0) || (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES) ||
+        (op < 0) || (op >= MCA_COMMON_UMR_COST_NUM_OPS) ||
+        !tab[scope].measured) {
+        return -1;
+    }
+    return mca_common_umr_cost_interp(tab[scope].op_ns[op],
+                                      tab[scope].byte_ns[op], bytes,
+                                      mean_block);
+}
+
 double mca_common_umr_cost_osc(const mca_common_umr_cost_t *cost, int scope,
                                int op, size_t bytes, double mean_block)
 {
-    const mca_common_umr_cost_osc_t *oc;
+    return mca_common_umr_cost_rma_tab(cost->osc, scope, op, bytes,
+                                       mean_block);
+}
 
-    if ((scope < 0) || (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES) ||
-        (op < 0) || (op >= MCA_COMMON_UMR_COST_NUM_OPS) ||
-        !cost->osc[scope].measured) {
-        return -1;
+double mca_common_umr_cost_packed(const mca_common_umr_cost_t *cost,
+                                  int scope, int op, size_t bytes,
+                                  double mean_block)
+{
+    return mca_common_umr_cost_rma_tab(cost->packed, scope, op, bytes,
+                                       mean_block);
+}
+
+int mca_common_umr_cost_pick(double pass, double zcopy, double packed)
+{
+    double limit = (pass >= 0) ? MCA_COMMON_UMR_COST_MARGIN * pass : INFINITY;
+    int z = (zcopy >= 0) && (zcopy < limit);
+    int k = (packed >= 0) && (packed < limit);
+
+    if (z && (!k || (zcopy <= packed))) {
+        return MCA_COMMON_UMR_COST_ZCOPY;
     }
-    oc = &cost->osc[scope];
-    return mca_common_umr_cost_interp(oc->op_ns[op], oc->byte_ns[op], bytes,
-                                      mean_block);
+    return k ? MCA_COMMON_UMR_COST_PACKED : MCA_COMMON_UMR_COST_PASS;
 }
 
 double mca_common_umr_cost_rma(const mca_common_umr_cost_t *cost, int eng,
@@ -521,4 +585,52 @@ int mca_common_umr_cost_prefer_zcopy(const mca_common_umr_cost_t *cost, int eng,
                                   bytes, blocks, blocks, density);
     p = mca_common_umr_cost_pml(cost, scope, bytes, (double)bytes / blocks);
     return z < MCA_COMMON_UMR_COST_MARGIN * p;
+}
+
+double mca_common_umr_cost_connect(const mca_common_umr_cost_t *cost, int eng,
+                                   int scope)
+{
+    if ((eng < 0) || (eng >= MCA_COMMON_UMR_COST_NUM_ENG) || (scope < 0) ||
+        (scope >= MCA_COMMON_UMR_COST_NUM_SCOPES)) {
+        return INFINITY;
+    }
+    return cost->connect_ns[eng] + 2.0 * cost->pml[scope].ctrl_ns;
+}
+
+int mca_common_umr_cost_prefer_zcopy_connect(const mca_common_umr_cost_t *cost,
+                                             int eng, int scope, size_t bytes,
+                                             size_t blocks, double density)
+{
+    double z, p;
+
+    if (blocks == 0) {
+        blocks = 1;
+    }
+    z = mca_common_umr_cost_zcopy(cost, eng, MCA_COMMON_UMR_COST_GET, scope,
+                                  bytes, blocks, blocks, density) +
+        mca_common_umr_cost_connect(cost, eng, scope);
+    p = mca_common_umr_cost_pml(cost, scope, bytes, (double)bytes / blocks);
+    return z < MCA_COMMON_UMR_COST_MARGIN * p;
+}
+
+unsigned long mca_common_umr_cost_conns_budget(unsigned long max_qp,
+                                               unsigned locals,
+                                               unsigned long long node_bytes,
+                                               unsigned long long ep_sq_bytes)
+{
+    unsigned long long by_qp = 0, by_mem = 0, b;
+
+    locals = (locals > 0) ? locals : 1;
+    if (max_qp > 0) {
+        by_qp = max_qp / 4 / locals;
+        by_qp = (by_qp > 0) ? by_qp : 1;
+    }
+    if ((node_bytes > 0) && (ep_sq_bytes > 0)) {
+        by_mem = node_bytes / MCA_COMMON_UMR_CONNS_MEM_SHARE / locals /
+                 ep_sq_bytes;
+        by_mem = (by_mem > 0) ? by_mem : 1;
+    }
+    b = (by_qp == 0) ? by_mem : (by_mem == 0) ? by_qp :
+        ((by_qp < by_mem) ? by_qp : by_mem);
+    return (b > (unsigned long long)ULONG_MAX) ? ULONG_MAX : (unsigned long)b;
 }

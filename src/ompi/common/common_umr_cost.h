@@ -19,6 +19,18 @@
  *   engine.<eng>.<op>.<dens>.byte_ns = N           per byte
  *       <eng>  sw | mlx5        <op> get | put
  *       <dens> dense (the data covers at least half of its span) | sparse
+ *   engine.<eng>.connect_ns = N                    a connection made at the
+ *                                                  budget of connected peers:
+ *                                                  the least recently used
+ *                                                  peer's endpoint destroyed,
+ *                                                  one created and connected
+ *                                                  (mlx5: QP destroy, QP
+ *                                                  create, three state
+ *                                                  changes, all through the
+ *                                                  device's command interface
+ *                                                  the node's ranks share);
+ *                                                  the handshake's two
+ *                                                  messages are ctrl_ns each
  *   pml.<pml>.<scope>.ctrl_ns = N                  pml/umr's control message
  *                                                  (Z bytes) and ack through
  *                                                  the wrapped PML
@@ -36,6 +48,15 @@
  *              are skipped (osc/umr reads them for the component it wraps;
  *              pml/umr skips them all). Without them osc/umr keeps its
  *              built-in rule (osc_umr_sw_max_block).
+ *   packed.<scope>.<op>.<block>.op_ns = N          osc/umr's packed path
+ *   packed.<scope>.<op>.<block>.byte_ns = N        (the origin packs, one
+ *                                                  message through the
+ *                                                  wrapped PML, the target
+ *                                                  unpacks and acknowledges)
+ *                                                  moving one put/get of
+ *                                                  <block>-byte blocks.
+ *              Without them osc/umr's built-in rule decides the packed
+ *              path (osc_umr_packed_max_block).
  *   host = ..., date = ..., note = ...             free text, not read
  *
  * Any other key, a malformed line or a version other than 1 rejects the
@@ -104,6 +125,8 @@ typedef struct mca_common_umr_cost {
                               [MCA_COMMON_UMR_COST_NUM_DENS];
     mca_common_umr_cost_pml_t pml[MCA_COMMON_UMR_COST_NUM_SCOPES];
     mca_common_umr_cost_osc_t osc[MCA_COMMON_UMR_COST_NUM_SCOPES];
+    mca_common_umr_cost_osc_t packed[MCA_COMMON_UMR_COST_NUM_SCOPES];
+    double                    connect_ns[MCA_COMMON_UMR_COST_NUM_ENG];
     int                    from_file;   /* 1: a file was read */
     char                   source[256]; /* the file, or "built-in defaults" */
 } mca_common_umr_cost_t;
@@ -172,6 +195,27 @@ double mca_common_umr_cost_rma(const mca_common_umr_cost_t *cost, int eng,
 double mca_common_umr_cost_osc(const mca_common_umr_cost_t *cost, int scope,
                                int op, size_t bytes, double mean_block);
 
+/**
+ * osc/umr's packed path moving one put/get (`op`) of `bytes` in blocks of
+ * `mean_block` bytes. ns; negative when the file had no packed figures.
+ */
+double mca_common_umr_cost_packed(const mca_common_umr_cost_t *cost,
+                                  int scope, int op, size_t bytes,
+                                  double mean_block);
+
+/* How a put/get moves (mca_common_umr_cost_pick). */
+enum { MCA_COMMON_UMR_COST_PASS, MCA_COMMON_UMR_COST_ZCOPY,
+       MCA_COMMON_UMR_COST_PACKED };
+
+/**
+ * The fastest of three estimates (ns) for one put/get: through the wrapped
+ * module (`pass`), zero-copy, packed; a negative estimate is not a
+ * candidate. Zero-copy or packed only below MCA_COMMON_UMR_COST_MARGIN of
+ * the wrapped module's time (no `pass` estimate: the lower of the two);
+ * MCA_COMMON_UMR_COST_PASS when neither is.
+ */
+int mca_common_umr_cost_pick(double pass, double zcopy, double packed);
+
 /** The wrapped PML sending `bytes` in blocks of `mean_block` bytes. ns. */
 double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
                                size_t bytes, double mean_block);
@@ -184,6 +228,36 @@ double mca_common_umr_cost_pml(const mca_common_umr_cost_t *cost, int scope,
 int mca_common_umr_cost_prefer_zcopy(const mca_common_umr_cost_t *cost, int eng,
                                      int scope, size_t bytes, size_t blocks,
                                      double density);
+
+/**
+ * A connection made for one message at the budget of connected peers
+ * (another peer's endpoint goes): connect_ns of the engine and the
+ * handshake's two control messages through the wrapped PML (`scope`). ns.
+ */
+double mca_common_umr_cost_connect(const mca_common_umr_cost_t *cost, int eng,
+                                   int scope);
+
+/**
+ * As mca_common_umr_cost_prefer_zcopy, for a peer that must be connected
+ * first at the budget: zero-copy only when it saves more than the
+ * connection costs.
+ */
+int mca_common_umr_cost_prefer_zcopy_connect(const mca_common_umr_cost_t *cost,
+                                             int eng, int scope, size_t bytes,
+                                             size_t blocks, double density);
+
+/**
+ * The default budget of connected peers of one rank: a quarter of the
+ * device's QPs (`max_qp`, 0: no limit known) and 1/MCA_COMMON_UMR_CONNS_MEM_
+ * SHARE of the node's memory (`node_bytes`, 0: unknown), shared by `locals`
+ * ranks, at `ep_sq_bytes` of send queue a connected peer (0: unknown). The
+ * smaller of the two, at least 1; 0 when neither is known.
+ */
+#define MCA_COMMON_UMR_CONNS_MEM_SHARE 16
+unsigned long mca_common_umr_cost_conns_budget(unsigned long max_qp,
+                                               unsigned locals,
+                                               unsigned long long node_bytes,
+                                               unsigned long long ep_sq_bytes);
 
 #ifdef __cplusplus
 }

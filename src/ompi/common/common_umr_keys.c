@@ -12,7 +12,8 @@
  * registration. A region also holds the layout keys made over it (sender
  * side), each keyed by (base, count, layout contents): a datatype that was
  * freed and another one allocated at the same address with a different
- * layout never share a key. Layout keys go with their region.
+ * layout never share a key. Layout keys go with their region; idle ones
+ * give their keys back when the transport's key pool runs short.
  */
 #include "common_umr_keys.h"
 #include "common_umr.h"
@@ -31,6 +32,57 @@
 /* Layout keys kept per region beyond those in use. */
 #define MCA_COMMON_UMR_LKEYS_PER_REGION 16
 
+/* What a registration's `status` means to the caller (common_umr_keys.h):
+ * the layout never gets a key on this rail, not now, or the rail fails;
+ * *why_p says why (`layout_key`: of the layout key, else of the memory). */
+static int mca_common_umr_keys_refusal(ucs_status_t status, int layout_key,
+                                       const char **why_p)
+{
+    const char *why;
+    int rc;
+
+    switch (status) {
+    case UCS_ERR_EXCEEDS_LIMIT:
+        rc  = OMPI_ERR_NOT_AVAILABLE;
+        why = layout_key ? "beyond what one layout key takes (the device's "
+                           "limits, UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
+                           "the memory it spans does not register as one "
+                           "region";
+        break;
+    case UCS_ERR_INVALID_ADDR:
+    case UCS_ERR_INVALID_PARAM:
+        rc  = OMPI_ERR_NOT_AVAILABLE;
+        why = "the memory it spans does not register as one region "
+              "(separate allocations?)";
+        break;
+    case UCS_ERR_NO_RESOURCE:
+        rc  = OMPI_ERR_TEMP_OUT_OF_RESOURCE;
+        why = "the key pool's keys are in use (UCX_MLX5_UMR_MKEY_POOL_SIZE)";
+        break;
+    case UCS_ERR_NO_MEMORY:
+        rc  = OMPI_ERR_TEMP_OUT_OF_RESOURCE;
+        why = "out of memory to register it";
+        break;
+    default:
+        rc  = OMPI_ERROR;
+        why = ucs_status_string(status);
+        break;
+    }
+    if (why_p != NULL) {
+        *why_p = why;
+    }
+    return rc;
+}
+
+/* What memory of protection `prot` is registered for: a buffer peers only
+ * read (PROT_READ) for remote reads alone, which a read-only mapping takes
+ * (write access pins pages for writing: the kernel refuses that there). */
+static unsigned mca_common_umr_access(int prot, unsigned rw)
+{
+    return (prot & PROT_WRITE) ? rw : (UCT_MD_MEM_ACCESS_REMOTE_GET |
+                                       UCT_MD_MEM_ACCESS_LOCAL_READ);
+}
+
 static ucs_status_t mca_common_umr_region_reg(void *context,
                                               ucs_rcache_t *rcache, void *arg,
                                               ucs_rcache_region_t *rregion,
@@ -45,9 +97,13 @@ static ucs_status_t mca_common_umr_region_reg(void *context,
     region->nlkeys   = 0;
     region->uncached = (arg != NULL); /* see mca_common_umr_region_get */
     ucs_list_head_init(&region->lkeys);
+    /* memory that does not register is the caller's decision (it passes
+     * through): its status, no error line */
     status = uct_md_mem_reg(rail->md, (void*)region->super.super.start,
                             region->super.super.end - region->super.super.start,
-                            UCT_MD_MEM_ACCESS_ALL, &region->memh);
+                            mca_common_umr_access(region->super.prot,
+                                                  UCT_MD_MEM_ACCESS_ALL) |
+                            UCT_MD_MEM_FLAG_HIDE_ERRORS, &region->memh);
     if (status != UCS_OK) {
         return status;
     }
@@ -59,6 +115,9 @@ static ucs_status_t mca_common_umr_region_reg(void *context,
 static void mca_common_umr_lkey_free(mca_common_umr_region_t *region,
                                      mca_common_umr_lkey_t *lkey)
 {
+    if (lkey->refs == 0) {
+        ucs_list_del(&lkey->idle);
+    }
     ucs_list_del(&lkey->list);
     --region->nlkeys;
     uct_md_mem_dereg(region->rail->md, lkey->memh);
@@ -146,11 +205,30 @@ static void mca_common_umr_keys_cache(mca_common_umr_rail_t *rail)
     }
 }
 
+/* The transport's key pool runs short (uct_umr_md_reclaim_set): the least
+ * recently used layout key no operation holds gives its keys back. */
+static int mca_common_umr_keys_reclaim(void *arg)
+{
+    mca_common_umr_rail_t *rail = arg;
+    mca_common_umr_lkey_t *lkey;
+
+    if (ucs_list_is_empty(&rail->idle_lkeys)) {
+        return 0;
+    }
+    lkey = ucs_list_tail(&rail->idle_lkeys, mca_common_umr_lkey_t, idle);
+    mca_common_umr_lkey_free(lkey->region, lkey);
+    ++mca_common_umr.cnt.keys_reclaimed;
+    return 1;
+}
+
 int mca_common_umr_keys_init(mca_common_umr_rail_t *rail)
 {
     rail->rcache       = NULL;   /* at the first registration */
     rail->rcache_tried = 0;
-    return OMPI_SUCCESS;
+    ucs_list_head_init(&rail->idle_lkeys);
+    return (uct_umr_md_reclaim_set(rail->md, mca_common_umr_keys_reclaim,
+                                   rail) == UCS_OK) ? OMPI_SUCCESS :
+                                                      OMPI_ERROR;
 }
 
 void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail)
@@ -161,9 +239,13 @@ void mca_common_umr_keys_fini(mca_common_umr_rail_t *rail)
     }
 }
 
-/* The registered region that covers [lo, lo + len), held until put. */
+/* The registered region that covers [lo, lo + len) for `prot`, held until
+ * put. The cache keeps a region's protection: a region registered for
+ * reads that is needed for writes (a receive into a buffer sent from
+ * before) is registered again for both, and replaces it (ucs_rcache). */
 int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
-                              mca_common_umr_region_t **region_p)
+                              int prot, mca_common_umr_region_t **region_p,
+                              const char **why_p)
 {
     mca_common_umr_region_t *region;
     ucs_rcache_region_t *rregion;
@@ -176,28 +258,33 @@ int mca_common_umr_region_get(mca_common_umr_rail_t *rail, void *lo, size_t len,
     if (rail->rcache == NULL) {
         region = calloc(1, sizeof(*region));
         if (region == NULL) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
+            return mca_common_umr_keys_refusal(UCS_ERR_NO_MEMORY, 0, why_p);
         }
         region->super.super.start = (uintptr_t)lo;
         region->super.super.end   = (uintptr_t)lo + len;
-        if (mca_common_umr_region_reg(rail, NULL, (void*)1, &region->super,
-                                      0) != UCS_OK) {
+        region->super.prot        = prot;
+        status = mca_common_umr_region_reg(rail, NULL, (void*)1,
+                                           &region->super, 0);
+        if (status != UCS_OK) {
             free(region);
-            return OMPI_ERROR;
+            goto refused;
         }
         *region_p = region;
         return OMPI_SUCCESS;
     }
     status = umr_ucs_rcache_get(rail->rcache, lo, len, ucs_get_page_size(),
-                                PROT_READ | PROT_WRITE, NULL, &rregion);
+                                prot, NULL, &rregion);
     if (status != UCS_OK) {
-        MCA_COMMON_UMR_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
-                               ucs_status_string(status));
-        return OMPI_ERROR;
+        goto refused;
     }
     mca_common_umr.cnt.reg_hits += (misses == mca_common_umr.cnt.reg_misses);
     *region_p = ucs_derived_of(rregion, mca_common_umr_region_t);
     return OMPI_SUCCESS;
+
+refused:
+    MCA_COMMON_UMR_VERBOSE(10, "registering %zu bytes at %p: %s", len, lo,
+                           ucs_status_string(status));
+    return mca_common_umr_keys_refusal(status, 0, why_p);
 }
 
 void mca_common_umr_region_put(mca_common_umr_region_t *region)
@@ -211,23 +298,26 @@ void mca_common_umr_region_put(mca_common_umr_region_t *region)
 }
 
 /* The layout key of (base, layout, count) over `region` (held by the
- * caller), made once; in use until mca_common_umr_lkey_put. */
+ * caller) for `prot`, made once; in use until mca_common_umr_lkey_put. */
 int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
-                            const umr_layout_t *layout, size_t count,
-                            mca_common_umr_lkey_t **lkey_p)
+                            const umr_layout_t *layout, size_t count, int prot,
+                            mca_common_umr_lkey_t **lkey_p, const char **why_p)
 {
     mca_common_umr_rail_t *rail = region->rail;
     mca_common_umr_lkey_t *lkey;
     ucs_status_t status;
-    int rc = OMPI_ERROR;
+    int rc;
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
+            ((lkey->prot & prot) == prot) &&
             umr_layout_equal(lkey->layout, layout)) {
             /* most recently used first */
             ucs_list_del(&lkey->list);
             ucs_list_add_head(&region->lkeys, &lkey->list);
-            ++lkey->refs;
+            if (lkey->refs++ == 0) {
+                ucs_list_del(&lkey->idle);
+            }
             ++mca_common_umr.cnt.lkey_hits;
             *lkey_p = lkey;
             return OMPI_SUCCESS;
@@ -245,36 +335,44 @@ int mca_common_umr_lkey_get(mca_common_umr_region_t *region, void *base,
 
     lkey = calloc(1, sizeof(*lkey));
     if (lkey == NULL) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return mca_common_umr_keys_refusal(UCS_ERR_NO_MEMORY, 1, why_p);
     }
     status = umr_layout_dup(layout, &lkey->layout);
     if (status != UCS_OK) {
+        rc = mca_common_umr_keys_refusal(status, 1, why_p);
         goto err_free;
     }
-    /* a layout beyond the key budget, or a dry key pool, is a status the
-     * caller falls back on, not an error line */
-    status = uct_umr_mem_reg(rail->md, base, layout, count,
-                             UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
+    /* over the region's registration: its pages are pinned once. A layout
+     * beyond the key budget, or a dry key pool, is a status the caller
+     * falls back on, not an error line */
+    status = uct_umr_mem_reg_over(rail->md, base, layout, count,
+                                  &region->memh, 1,
+                                  mca_common_umr_access(prot,
+                                                        UCT_MD_MEM_ACCESS_RMA) |
+                                  UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
     if (status != UCS_OK) {
         MCA_COMMON_UMR_VERBOSE(10, "layout registration failed (%s)",
                                ucs_status_string(status));
-        rc = (status == UCS_ERR_EXCEEDS_LIMIT) ? OMPI_ERR_NOT_AVAILABLE :
-                                                 OMPI_ERROR;
+        rc = mca_common_umr_keys_refusal(status, 1, why_p);
         if ((status == UCS_ERR_TIMED_OUT) || !mca_common_umr_rail_alive(rail)) {
             /* the md's UMRs time out, or its port is down: not this
              * layout's fault, nor one peer's */
             mca_common_umr_rail_retire(rail, ucs_status_string(status));
+            rc = OMPI_ERROR;
         }
         goto err_layout;
     }
     status = uct_md_mkey_pack(rail->md, lkey->memh, lkey->rkey);
     if (status != UCS_OK) {
         uct_md_mem_dereg(rail->md, lkey->memh);
+        rc = mca_common_umr_keys_refusal(status, 1, why_p);
         goto err_layout;
     }
-    lkey->base  = base;
-    lkey->count = count;
-    lkey->refs  = 1;
+    lkey->region = region;
+    lkey->base   = base;
+    lkey->count  = count;
+    lkey->prot   = prot;
+    lkey->refs   = 1;
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
     ++mca_common_umr.cnt.keys_live;
@@ -291,34 +389,41 @@ err_free:
 
 void mca_common_umr_lkey_put(mca_common_umr_lkey_t *lkey)
 {
-    --lkey->refs;
+    if (--lkey->refs == 0) {
+        /* most recently used first: the pool takes the tail */
+        ucs_list_add_head(&lkey->region->rail->idle_lkeys, &lkey->idle);
+    }
 }
 
 int mca_common_umr_region_acquire(mca_common_umr_rail_t *rail, void *base,
                                   const umr_layout_t *layout, size_t count,
-                                  mca_common_umr_region_t **region_p)
+                                  int prot, mca_common_umr_region_t **region_p,
+                                  const char **why_p)
 {
     ptrdiff_t lo, hi;
 
     if (umr_layout_span(layout, count, &lo, &hi) != UCS_OK) {
-        return OMPI_ERROR;
+        return mca_common_umr_keys_refusal(UCS_ERR_INVALID_ADDR, 0, why_p);
     }
-    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo,
-                                     region_p);
+    return mca_common_umr_region_get(rail, (char*)base + lo, hi - lo, prot,
+                                     region_p, why_p);
 }
 
 int mca_common_umr_lkey_acquire(mca_common_umr_rail_t *rail, void *base,
                                 const umr_layout_t *layout, size_t count,
-                                mca_common_umr_region_t **region_p,
-                                mca_common_umr_lkey_t **lkey_p)
+                                int prot, mca_common_umr_region_t **region_p,
+                                mca_common_umr_lkey_t **lkey_p,
+                                const char **why_p)
 {
     int rc;
 
-    if (mca_common_umr_region_acquire(rail, base, layout, count, region_p) !=
-        OMPI_SUCCESS) {
-        return OMPI_ERROR;
+    rc = mca_common_umr_region_acquire(rail, base, layout, count, prot,
+                                       region_p, why_p);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
-    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, lkey_p);
+    rc = mca_common_umr_lkey_get(*region_p, base, layout, count, prot,
+                                 lkey_p, why_p);
     if (rc != OMPI_SUCCESS) {
         mca_common_umr_region_put(*region_p);
         *region_p = NULL;
@@ -333,18 +438,12 @@ void mca_common_umr_lkey_release(mca_common_umr_region_t *region,
     mca_common_umr_region_put(region);
 }
 
-ucs_status_t mca_common_umr_mem_reg(mca_common_umr_rail_t *rail, void *buf,
-                                    size_t len, uct_mem_h *memh_p)
+void mca_common_umr_lkey_drop(mca_common_umr_region_t *region,
+                              mca_common_umr_lkey_t *lkey)
 {
-    ucs_status_t status;
-
-    status = uct_md_mem_reg(rail->md, buf, len, UCT_MD_MEM_ACCESS_ALL, memh_p);
-    mca_common_umr.cnt.keys_live += (status == UCS_OK);
-    return status;
-}
-
-void mca_common_umr_mem_dereg(mca_common_umr_rail_t *rail, uct_mem_h memh)
-{
-    uct_md_mem_dereg(rail->md, memh);
-    --mca_common_umr.cnt.keys_live;
+    mca_common_umr_lkey_put(lkey);
+    if (lkey->refs == 0) {
+        mca_common_umr_lkey_free(region, lkey);
+    }
+    mca_common_umr_region_put(region);
 }

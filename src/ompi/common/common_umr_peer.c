@@ -8,6 +8,7 @@
 #include "common_umr_peer.h"
 #include "common_umr.h"
 #include "common_umr_help.h"
+#include "common_umr_cost.h"
 
 #include "umr_ompi_compat.h"
 #include "uct_umr.h"
@@ -21,6 +22,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static opal_hash_table_t mca_common_umr_peers;   /* ompi_proc_t* -> peer */
 static const mca_common_umr_msg_ops_t *mca_common_umr_msg;
@@ -38,7 +40,9 @@ typedef struct mca_common_umr_peer_disc {
 } mca_common_umr_peer_disc_t;
 
 mca_common_umr_peer_slot_t mca_common_umr_peer_front[MCA_COMMON_UMR_PEER_SLOTS];
+#if UMR_TEST_HOOKS
 int mca_common_umr_peers_norail;
+#endif
 
 static void mca_common_umr_peer_event_run(mca_common_umr_work_t *work);
 
@@ -130,9 +134,19 @@ static const char *mca_common_umr_peers_mem_str(uint64_t budget)
     return str;
 }
 
+/* The node's memory, 0 when unknown. */
+static unsigned long long mca_common_umr_node_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+    return ((pages > 0) && (size > 0)) ?
+           (unsigned long long)pages * (unsigned long long)size : 0;
+}
+
 void mca_common_umr_peers_budget(int max_conns, const char *param)
 {
     unsigned locals = opal_process_info.num_local_peers + 1;
+    uct_umr_iface_attr_t uattr;
     uct_iface_attr_t attr;
     uint64_t budget = 0, derived;
     int i;
@@ -141,7 +155,8 @@ void mca_common_umr_peers_budget(int max_conns, const char *param)
         budget = (uint64_t)max_conns;
     } else {
         /* a quarter of the device's QPs (the rest for UCX, the wrapped PML
-         * and others), shared by the ranks of the node */
+         * and others) and a share of the node's memory for the endpoints'
+         * send queues (common_umr_cost.h), over the ranks of the node */
         for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
             if (mca_common_umr_rails.rails[i].is_sw ||
                 (uct_iface_query(mca_common_umr_rails.rails[i].iface,
@@ -149,16 +164,30 @@ void mca_common_umr_peers_budget(int max_conns, const char *param)
                 (attr.max_num_eps >= UINT32_MAX)) {
                 derived = MCA_COMMON_UMR_SW_CONNS;
             } else {
-                derived = ucs_max(attr.max_num_eps / 4 / locals, 1);
+                if (uct_umr_iface_query(mca_common_umr_rails.rails[i].iface,
+                                        &uattr) != UCS_OK) {
+                    uattr.ep_sq_bytes = 0;
+                }
+                derived = mca_common_umr_cost_conns_budget(
+                        attr.max_num_eps, locals, mca_common_umr_node_bytes(),
+                        uattr.ep_sq_bytes);
             }
             budget = (budget == 0) ? derived : ucs_min(budget, derived);
         }
     }
     mca_common_umr_max_conns = budget;
     MCA_COMMON_UMR_VERBOSE(1, "budget of connected peers: %s%lu (%s=%d, %u "
-                           "local ranks); %s", budget ? "" : "unlimited ",
-                           (unsigned long)budget, param, max_conns, locals,
+                           "local ranks, %llu MiB on the node); %s",
+                           budget ? "" : "unlimited ", (unsigned long)budget,
+                           param, max_conns, locals,
+                           mca_common_umr_node_bytes() >> 20,
                            mca_common_umr_peers_mem_str(budget));
+}
+
+int mca_common_umr_peer_reconnects(const mca_common_umr_peer_t *peer)
+{
+    return (peer->ep == NULL) && (mca_common_umr_max_conns != 0) &&
+           (mca_common_umr.cnt.conns_live >= mca_common_umr_max_conns);
 }
 
 /* The rail that reaches `proc`, or NULL: the component must run there with

@@ -111,9 +111,14 @@ typedef struct mca_common_umr_peer {
 
 OMPI_DECLSPEC void
 mca_common_umr_peers_init(const mca_common_umr_msg_ops_t *ops);
-/* A test fault (pml_umr_test_fault=norail): set before the first peer is
- * resolved, no rail of this process reaches any peer. */
+/* A test fault (pml_umr_test_fault=norail, the test variant's only): set
+ * before the first peer is resolved, no rail of this process reaches any
+ * peer. */
+#if UMR_TEST_HOOKS
 OMPI_DECLSPEC extern int mca_common_umr_peers_norail;
+#else
+#define mca_common_umr_peers_norail 0
+#endif
 
 /* The value of the budget parameter `param` (before the rails open):
  * "auto" or "-1" -> -1, "unlimited" or "0" -> 0, a count N > 0 -> N;
@@ -124,12 +129,20 @@ OMPI_DECLSPEC int mca_common_umr_peers_budget_parse(const char *value,
 
 /* The budget of connected peers (endpoints) of this process: `max_conns`
  * > 0 that many, 0 unlimited, -1 derived from the rails: per mlx5 rail
- * the device's QPs (the iface's max_num_eps) x 1/4 / the ranks on this
- * node, the sw rail MCA_COMMON_UMR_SW_CONNS; the smallest applies.
- * One verbose line: the budget and the memory per connected peer. */
+ * the smaller of the device's QPs (the iface's max_num_eps) x 1/4 and
+ * 1/16 of the node's memory over an endpoint's send queue, shared by the
+ * ranks on this node (mca_common_umr_cost_conns_budget), the sw rail
+ * MCA_COMMON_UMR_SW_CONNS; the smallest applies. One verbose line: the
+ * budget and the memory per connected peer. */
 #define MCA_COMMON_UMR_SW_CONNS    256
 OMPI_DECLSPEC void mca_common_umr_peers_budget(int max_conns,
                                                const char *param);
+
+/* 1 when a message to `peer` must connect it first at a full budget (the
+ * least recently used peer's endpoint would go): the choice charges the
+ * connection (mca_common_umr_cost_prefer_zcopy_connect). */
+OMPI_DECLSPEC int mca_common_umr_peer_reconnects(
+        const mca_common_umr_peer_t *peer);
 
 /* An operation on `peer` starts / ends: a held peer is not disconnected,
  * and the least recently held is the first disconnected. */
@@ -220,7 +233,7 @@ static inline int mca_common_umr_peer_passes(ompi_communicator_t *comm,
 
     return (slot->proc == proc) &&
            ((slot->peer->state != MCA_COMMON_UMR_PEER_OK) ||
-            slot->peer->retired || slot->peer->rail->retired);
+            mca_common_umr_rail_out(slot->peer->rail) || slot->peer->retired);
 }
 
 /* The peer's endpoint exists (created on first use, within the budget:
@@ -263,7 +276,8 @@ OMPI_DECLSPEC void mca_common_umr_peer_retire(mca_common_umr_peer_t *peer,
  * reaches it (NORAIL). */
 static inline int mca_common_umr_peer_retired(const mca_common_umr_peer_t *peer)
 {
-    return peer->retired || (peer->rail == NULL) || peer->rail->retired;
+    return (peer->rail == NULL) || mca_common_umr_rail_out(peer->rail) ||
+           peer->retired;
 }
 
 /* MPI_Finalize has started: let in-flight work finish and cancel the

@@ -29,7 +29,7 @@
 
 mca_common_umr_rails_t mca_common_umr_rails;
 
-static int mca_common_umr_ucx_tls_allows(void)
+int mca_common_umr_ucx_tls_allows(void)
 {
     const char *tls = getenv("UCX_TLS");
     char *copy, *tok, *save = NULL;
@@ -306,6 +306,21 @@ void mca_common_umr_rails_release(void)
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
         mca_common_umr_keys_fini(&mca_common_umr_rails.rails[i]);
     }
+}
+
+uint64_t mca_common_umr_rails_mem_regs(void)
+{
+    uint64_t sum = 0;
+    uct_umr_md_stats_t st;
+    int i;
+
+    for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
+        if (uct_umr_md_get_stats(mca_common_umr_rails.rails[i].md, &st) ==
+            UCS_OK) {
+            sum += st.mem_regs;
+        }
+    }
+    return sum;
 }
 
 void mca_common_umr_rails_close(void)

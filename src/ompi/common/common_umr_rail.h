@@ -37,8 +37,14 @@ typedef struct mca_common_umr_rail {
     int           is_sw;
     int           retired;          /* a rail-level fault: every peer on
                                        it passes through from now on */
+    int           down;             /* retired for its md reaching nothing
+                                       (port down): looked at again, at
+                                       most once a millisecond */
+    ucs_time_t    down_checked;
     ucs_rcache_t  *rcache;          /* registrations (common_umr_keys.h) */
     int           rcache_tried;     /* made at the first registration */
+    ucs_list_link_t idle_lkeys;     /* layout keys no operation holds, the
+                                       least recently used last */
 } mca_common_umr_rail_t;
 
 /* What a process publishes in the modex. */
@@ -73,9 +79,15 @@ OMPI_DECLSPEC extern mca_common_umr_rails_t mca_common_umr_rails;
 OMPI_DECLSPEC int mca_common_umr_rails_open(const mca_base_component_t *owner,
                                             const char *uct_module,
                                             const char *devices);
+/* UCX_TLS (unset: every transport) lets mlx5_umr be used. */
+OMPI_DECLSPEC int mca_common_umr_ucx_tls_allows(void);
+
 /* Release the registrations (keys_live to 0), then close the rails. */
 OMPI_DECLSPEC void mca_common_umr_rails_release(void);
 OMPI_DECLSPEC void mca_common_umr_rails_close(void);
+/* Memory registrations of the open rails' mds (each a pin on a NIC; the
+ * transport's count): one per registered region, none per layout key. */
+OMPI_DECLSPEC uint64_t mca_common_umr_rails_mem_regs(void);
 
 /* A rail-level fault on `rail` (`why`: an md UMR timeout, the port
  * down): it is retired, every peer on it passes through from now on (one
@@ -86,6 +98,17 @@ OMPI_DECLSPEC void mca_common_umr_rail_retire(mca_common_umr_rail_t *rail,
  * port went down: it then reaches nothing, not even itself). Fault paths
  * only: it asks the transport. */
 OMPI_DECLSPEC int mca_common_umr_rail_alive(mca_common_umr_rail_t *rail);
+/* A rail retired because its md reached nothing takes new connections
+ * again once the md does (its port is up again with the same address):
+ * 1 when it was reopened now (one verbose line, the counter
+ * rails_reopened). Peers retired meanwhile stay so. */
+OMPI_DECLSPEC int mca_common_umr_rail_reopen(mca_common_umr_rail_t *rail);
+
+/* The rail is retired (and not reopened now). */
+static inline int mca_common_umr_rail_out(mca_common_umr_rail_t *rail)
+{
+    return rail->retired && !(rail->down && mca_common_umr_rail_reopen(rail));
+}
 
 /* The modex version peers must publish: same Open MPI, same protocol
  * (umr4: a control message names its send by a sequence number). */

@@ -12,15 +12,39 @@
 #include "common_umr_rail.h"
 #include "common_umr.h"
 
+#include <ucs/time/time.h>
+
 void mca_common_umr_rail_retire(mca_common_umr_rail_t *rail, const char *why)
 {
     if (rail->retired) {
         return;
     }
-    rail->retired = 1;
+    rail->retired      = 1;
+    rail->down         = !mca_common_umr_rail_alive(rail);
+    rail->down_checked = ucs_get_time();
     ++mca_common_umr.cnt.rails_retired;
     MCA_COMMON_UMR_VERBOSE(1, "rail %s retired to pass-through (every peer "
                            "on it): %s", rail->name, why);
+}
+
+int mca_common_umr_rail_reopen(mca_common_umr_rail_t *rail)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (!rail->retired || !rail->down ||
+        (now - rail->down_checked < ucs_time_from_msec(1))) {
+        return 0;
+    }
+    rail->down_checked = now;
+    if (!mca_common_umr_rail_alive(rail)) {
+        return 0;
+    }
+    rail->retired = 0;
+    rail->down    = 0;
+    ++mca_common_umr.cnt.rails_reopened;
+    MCA_COMMON_UMR_VERBOSE(1, "rail %s reopened: its port is up again, new "
+                           "connections on it are zero-copy", rail->name);
+    return 1;
 }
 
 int mca_common_umr_rail_alive(mca_common_umr_rail_t *rail)

@@ -54,6 +54,13 @@ enum {
     MCA_OSC_UMR_ZCOPY_OFF  = 2     /* never: windows are left unwrapped */
 };
 
+/* osc_umr_packed: the packed path (osc_umr_packed.h) */
+enum {
+    MCA_OSC_UMR_PACKED_AUTO = 0,   /* where the choice takes it */
+    MCA_OSC_UMR_PACKED_ON   = 1,   /* instead of every zero-copy (tests) */
+    MCA_OSC_UMR_PACKED_OFF  = 2    /* never */
+};
+
 typedef struct mca_osc_umr_counters {
     uint64_t windows_wrapped;   /* windows with osc/umr in front */
     uint64_t windows_plain;     /* windows left to the wrapped module */
@@ -88,6 +95,19 @@ typedef struct mca_osc_umr_counters {
     uint64_t kreq_unreceived;   /* target: requests sent to such a window
                                    that not even its free could receive
                                    (their origins' key_unanswered) */
+    uint64_t packed_puts;       /* origin: puts moved packed
+                                   (osc_umr_packed.h) */
+    uint64_t packed_gets;
+    uint64_t packed_bytes;
+    uint64_t packed_refused;    /* origin: packed ops the target refused,
+                                   redone through the wrapped module */
+    uint64_t packed_unpacked;   /* target: packed puts unpacked */
+    uint64_t packed_served;     /* target: packed gets answered */
+    uint64_t packed_tgt_refused; /* target: packed ops refused */
+    uint64_t keys_short;        /* origin: put/get passed through because
+                                   its origin layout got no key now (the
+                                   key pool's keys in use; also counted in
+                                   passthrough) */
 } mca_osc_umr_counters_t;
 
 /* The component's state (osc_umr.c; the component structure itself,
@@ -99,6 +119,8 @@ typedef struct mca_osc_umr {
     int                       verbose;
     unsigned long             min_size;
     unsigned long             sw_max_block;
+    int                       packed_mode;
+    unsigned long             packed_max_block;
     int                       output;
     int                       world_rank;
     int                       nwins;    /* wrapped windows alive */

@@ -70,15 +70,34 @@ void mca_osc_umr_choose_win(mca_osc_umr_win_t *w, const char *osc_name)
     snprintf(w->osc_name, sizeof(w->osc_name), "%s", osc_name);
 }
 
-/* The built-in rule: on the sw engine, the smaller of the two sides'
- * average contiguous blocks at most osc_umr_sw_max_block. */
+/* The built-in rule: on the sw engine, by the smaller of the two sides'
+ * average contiguous blocks: packed up to osc_umr_packed_max_block
+ * (`packed`: the file has no packed figures), zero-copy up to
+ * osc_umr_sw_max_block, larger ones through the wrapped module; on mlx5
+ * zero-copy. */
 static int mca_osc_umr_choose_builtin(mca_common_umr_peer_t *peer,
-                                      size_t length, size_t blocks)
+                                      size_t mean, int packed, int zcopy_rule)
 {
-    if (!peer->rail->is_sw || (mca_osc_umr.sw_max_block == 0)) {
-        return 1;
+    if (!peer->rail->is_sw) {
+        return MCA_COMMON_UMR_COST_ZCOPY;
     }
-    return (blocks > 0) && (length / blocks <= mca_osc_umr.sw_max_block);
+    if (packed && (mca_osc_umr.packed_mode != MCA_OSC_UMR_PACKED_OFF) &&
+        (mean <= mca_osc_umr.packed_max_block)) {
+        return MCA_COMMON_UMR_COST_PACKED;
+    }
+    if (!zcopy_rule) {
+        return -1;   /* the costs decide */
+    }
+    return ((mca_osc_umr.sw_max_block == 0) ||
+            (mean <= mca_osc_umr.sw_max_block)) ?
+           MCA_COMMON_UMR_COST_ZCOPY : MCA_COMMON_UMR_COST_PASS;
+}
+
+static const char *mca_osc_umr_choice_str(int choice)
+{
+    return (choice == MCA_COMMON_UMR_COST_ZCOPY)  ? "zero-copy" :
+           (choice == MCA_COMMON_UMR_COST_PACKED) ? "packed" :
+           "through the wrapped module";
 }
 
 int mca_osc_umr_choose(mca_osc_umr_win_t *w, mca_common_umr_peer_t *peer,
@@ -91,46 +110,59 @@ int mca_osc_umr_choose(mca_osc_umr_win_t *w, mca_common_umr_peer_t *peer,
     size_t lblocks = oinfo->is_contig ? 1 : oinfo->num_blocks * origin_count;
     size_t rblocks = tinfo->is_contig ? 1 : tinfo->num_blocks * target_count;
     size_t blocks  = (lblocks > rblocks) ? lblocks : rblocks;
+    size_t mean    = blocks ? length / blocks : length;
     int op    = is_put ? MCA_COMMON_UMR_COST_PUT : MCA_COMMON_UMR_COST_GET;
     int eng   = peer->rail->is_sw ? MCA_COMMON_UMR_COST_SW :
                                     MCA_COMMON_UMR_COST_MLX5;
     int scope = peer->rail->is_sw ? MCA_COMMON_UMR_COST_LOCAL :
                                     MCA_COMMON_UMR_COST_REMOTE;
-    double density, z, p, mean;
-    int zcopy;
+    double density, z, p, k = -1;
+    int choice;
 
     if (c == NULL) {
-        zcopy = mca_osc_umr_choose_builtin(peer, length, blocks);
-        if (zcopy != w->choice[target]) {
+        choice = mca_osc_umr_choose_builtin(peer, mean, 1, 1);
+        if (choice != w->choice[target]) {
             MCA_OSC_UMR_VERBOSE(10, "%s to %d: %zu bytes, mean block %zu B: "
                                 "%s (built-in rule: no osc figures, sw "
-                                "engine up to %lu B blocks)",
-                                is_put ? "put" : "get", target, length,
-                                blocks ? length / blocks : 0,
-                                zcopy ? "zero-copy" : "through the wrapped "
-                                "module", mca_osc_umr.sw_max_block);
-            w->choice[target] = zcopy;
+                                "engine packed up to %lu B blocks, zero-copy "
+                                "up to %lu B)", is_put ? "put" : "get",
+                                target, length, mean,
+                                mca_osc_umr_choice_str(choice),
+                                mca_osc_umr.packed_max_block,
+                                mca_osc_umr.sw_max_block);
+            w->choice[target] = (int8_t)choice;
         }
-        return zcopy;
+        return choice;
     }
     density = (tinfo->extent > 0) ?
               (double)tinfo->size / (double)tinfo->extent : 1.0;
-    mean    = (double)length / (double)(blocks ? blocks : 1);
-    z       = mca_common_umr_cost_rma(c, eng, op, length, rblocks, lblocks,
-                                      density);
-    p       = mca_common_umr_cost_osc(c, scope, op, length, mean);
-    zcopy   = (p > 0) && (z < MCA_COMMON_UMR_COST_MARGIN * p);
-    if (zcopy != w->choice[target]) {
+    z = mca_common_umr_cost_rma(c, eng, op, length, rblocks, lblocks,
+                                density);
+    p = mca_common_umr_cost_osc(c, scope, op, length, (double)mean);
+    if (mca_osc_umr.packed_mode != MCA_OSC_UMR_PACKED_OFF) {
+        k = mca_common_umr_cost_packed(c, scope, op, length, (double)mean);
+    }
+    choice = (k < 0) ? mca_osc_umr_choose_builtin(peer, mean, 1, 0) : -1;
+    if (choice < 0) {
+        choice = (p > 0) ? mca_common_umr_cost_pick(p, z, k) :
+                           MCA_COMMON_UMR_COST_PASS;
+    }
+    if (choice != w->choice[target]) {
+        char packed[64] = "";
+
+        if (k >= 0) {
+            snprintf(packed, sizeof(packed), ", packed %.0f ns,", k);
+        }
         MCA_OSC_UMR_VERBOSE(10, "%s to %d: %zu bytes, %zu target / %zu "
-                            "origin blocks: zero-copy %.0f ns (%s engine) "
-                            "against %.0f ns through osc/%s (%s, %.0f B "
+                            "origin blocks: zero-copy %.0f ns (%s engine)%s "
+                            "against %.0f ns through osc/%s (%s, %zu B "
                             "blocks): %s", is_put ? "put" : "get", target,
                             length, rblocks, lblocks, z,
-                            peer->rail->is_sw ? "sw" : "mlx5", p, w->osc_name,
+                            peer->rail->is_sw ? "sw" : "mlx5", packed, p,
+                            w->osc_name,
                             (scope == MCA_COMMON_UMR_COST_LOCAL) ? "local" :
-                            "remote", mean, zcopy ? "zero-copy" :
-                            "through the wrapped module");
-        w->choice[target] = zcopy;
+                            "remote", mean, mca_osc_umr_choice_str(choice));
+        w->choice[target] = (int8_t)choice;
     }
-    return zcopy;
+    return choice;
 }

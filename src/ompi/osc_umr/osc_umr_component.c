@@ -38,7 +38,13 @@ static int mca_osc_umr_component_register(void)
         {0, NULL}
     };
     const mca_base_component_t *c = &mca_osc_umr_component.osc_version;
-    mca_base_var_enum_t *zcopy_enum;
+    static const mca_base_var_enum_value_t packed_values[] = {
+        {MCA_OSC_UMR_PACKED_AUTO, "auto"},
+        {MCA_OSC_UMR_PACKED_ON,   "on"},
+        {MCA_OSC_UMR_PACKED_OFF,  "off"},
+        {0, NULL}
+    };
+    mca_base_var_enum_t *zcopy_enum, *packed_enum;
 
     mca_osc_umr.enable = 1;
     mca_common_umr_param(c, "enable",
@@ -80,15 +86,40 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
             &mca_osc_umr.sw_max_block);
 
-    mca_common_umr_fault_register(c, &mca_osc_umr_faults,
-            "the target side of the key protocol, to test the refusals "
-            "(osc_umr_fault.h)");
+    mca_osc_umr.packed_mode = MCA_OSC_UMR_PACKED_AUTO;
+    mca_base_var_enum_create("osc_umr_packed", packed_values, &packed_enum);
+    (void)mca_base_component_var_register(c, "packed",
+            "Packed path for put and get (osc_umr_packed.h: the origin packs, "
+            "one message, the target unpacks from its progress): auto (where "
+            "the choice from measured costs takes it), on (instead of every "
+            "zero-copy operation: tests), off (never)",
+            MCA_BASE_VAR_TYPE_INT, packed_enum, 0, 0, OPAL_INFO_LVL_4,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.packed_mode);
+    OBJ_RELEASE(packed_enum);
+
+    /* bench_osc_umr on the sw engine: a cross-memory-attach write costs
+     * about 0.3 us a remote block, packing and unpacking about 0.1-0.2 ns
+     * a byte a side (docs/osc_umr.md) */
+    mca_osc_umr.packed_max_block = 1024;
+    mca_common_umr_param(c, "packed_max_block",
+            "osc_umr_packed=auto without packed figures in the costs file: "
+            "on the sw engine, operations whose average contiguous block "
+            "(the smaller of origin's and target's) is at most this many "
+            "bytes go packed (0: none)",
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, OPAL_INFO_LVL_4,
+            &mca_osc_umr.packed_max_block);
+
+    /* the test variant's parameter (osc_umr_fault.h) */
+    mca_osc_umr_test_register(c);
 
     mca_osc_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
-            "(\"osc_umr: rank N: zcopy_puts ...\"), 10 traces the key "
-            "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
+            "(\"osc_umr: rank N: zcopy_puts ...\") and each key a target "
+            "could not answer; 5 windows and memory left to the wrapped "
+            "module, refused operations and the costs used; 10 the key "
+            "protocol, windows wrapped, attach and detach",
+            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_osc_umr.verbose);
     return OMPI_SUCCESS;
 }
@@ -98,7 +129,7 @@ static int mca_osc_umr_component_open(void)
     mca_osc_umr.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_osc_umr.output,
                               mca_osc_umr.verbose);
-    mca_common_umr_fault_init(&mca_osc_umr_faults);
+    mca_osc_umr_test_init();
     return OMPI_SUCCESS;
 }
 
@@ -121,7 +152,10 @@ static int mca_osc_umr_component_finalize(void)
                     "zcopy_errors %lu attached %lu invals_sent %lu "
                     "invals_received %lu keys_dropped %lu "
                     "range_refused %lu key_unanswered %lu "
-                    "answers_lost %lu kreq_retired %lu kreq_unreceived %lu",
+                    "answers_lost %lu kreq_retired %lu kreq_unreceived %lu "
+                    "packed_puts %lu packed_gets %lu packed_bytes %lu "
+                    "packed_refused %lu packed_unpacked %lu "
+                    "packed_served %lu packed_tgt_refused %lu keys_short %lu",
                     mca_osc_umr.world_rank,
                     c->windows_wrapped, c->windows_plain, c->zcopy_puts,
                     c->zcopy_gets, c->zcopy_bytes, c->passthrough,
@@ -129,7 +163,10 @@ static int mca_osc_umr_component_finalize(void)
                     c->key_answers, c->key_errors, c->zcopy_errors,
                     c->attached, c->invals_sent, c->invals_received,
                     c->keys_dropped, c->range_refused, c->key_unanswered,
-                    c->answers_lost, c->kreq_retired, c->kreq_unreceived);
+                    c->answers_lost, c->kreq_retired, c->kreq_unreceived,
+                    c->packed_puts, c->packed_gets, c->packed_bytes,
+                    c->packed_refused, c->packed_unpacked, c->packed_served,
+                    c->packed_tgt_refused, c->keys_short);
     }
     return OMPI_SUCCESS;
 }

@@ -7,6 +7,7 @@
  */
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
 #include "common_umr_keys.h"
 #include "common_umr_rail.h"
 
@@ -55,7 +56,8 @@ int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len)
     }
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
         if (mca_common_umr_region_get(&mca_common_umr_rails.rails[i], base,
-                                      len, &att.regions[i]) != OMPI_SUCCESS) {
+                                      len, PROT_READ | PROT_WRITE,
+                                      &att.regions[i], NULL) != OMPI_SUCCESS) {
             att.regions[i] = NULL;
             goto unregistered;
         }
@@ -129,16 +131,18 @@ int mca_osc_umr_detach(ompi_win_t *win, const void *base)
             continue;
         }
         mca_osc_umr_dyn_invalidate(w, &w->att[i]);
+        mca_osc_umr_packed_dst_detach(w, base);
         for (k = w->ntkeys; k-- > 0;) {
             if (w->tkeys[k].att_base == base) {
-                mca_common_umr_lkey_release(w->tkeys[k].region,
-                                            w->tkeys[k].lkey);
+                mca_common_umr_lkey_drop(w->tkeys[k].region,
+                                         w->tkeys[k].lkey);
                 w->tkeys[k] = w->tkeys[--w->ntkeys];
             }
         }
         mca_osc_umr_att_release(&w->att[i]);
         w->att[i] = w->att[--w->natt];
-        MCA_OSC_UMR_VERBOSE(10, "detached %p: keys over it released", base);
+        MCA_OSC_UMR_VERBOSE(10, "detached %p: keys over it given back",
+                            base);
         break;
     }
     return w->real.osc_win_detach(win, base);

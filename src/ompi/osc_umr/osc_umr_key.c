@@ -168,6 +168,7 @@ mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
     key->disp   = disp;
     key->count  = count;
     key->state  = MCA_OSC_UMR_KEY_PENDING;
+    key->handle = MCA_OSC_UMR_KANS_NO_HANDLE;
     if ((umr_layout_dup(layout, &key->layout) != UCS_OK) ||
         (mca_osc_umr_key_ask(w, key, dt) != OMPI_SUCCESS)) {
         key->state = MCA_OSC_UMR_KEY_REFUSED;
@@ -206,6 +207,7 @@ static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
         return;
     }
     key->has_rkey = 1;
+    key->handle   = key->ans.handle;
     key->state    = MCA_OSC_UMR_KEY_READY;
     ++mca_osc_umr.cnt.key_ready;
 }
@@ -416,8 +418,9 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
         ompi_request_free(&w->kreq_req);
     }
     mca_osc_umr_kreq_fini(w);
+    /* the window is gone: its layout keys give their keys back now */
     for (i = 0; i < w->ntkeys; ++i) {
-        mca_common_umr_lkey_release(w->tkeys[i].region, w->tkeys[i].lkey);
+        mca_common_umr_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
     }
     w->ntkeys = 0;
     rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,

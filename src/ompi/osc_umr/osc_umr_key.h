@@ -46,6 +46,8 @@ typedef struct mca_osc_umr_key {
     umr_layout_t           *layout;    /* own copy: part of the key */
     uct_rkey_t             rkey;
     int                    has_rkey;
+    uint32_t               handle;     /* the target's packed destination
+                                          (osc_umr_packed.h) */
     ompi_request_t         *ans_req;
     mca_osc_umr_kans_t     ans;
 } mca_osc_umr_key_t;

@@ -8,6 +8,7 @@
 #include "osc_umr_kreq.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_fault.h"
+#include "osc_umr_packed.h"
 #include "common_umr.h"
 #include "common_umr_keys.h"
 #include "common_umr_peer.h"
@@ -32,6 +33,8 @@ typedef struct mca_osc_umr_treq {
     mca_osc_umr_kdesc_t *kdesc;     /* the description apart, or NULL */
     size_t              kdesc_len;
     ompi_request_t      *kdesc_req; /* its receive while under way */
+    int                 no_desc;    /* its description could not be
+                                       received: refused, no key */
 } mca_osc_umr_treq_t;
 
 static const char *mca_osc_umr_kans_str(int status)
@@ -83,7 +86,7 @@ static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
 
 /* `apart`: the description received apart (aligned), or NULL: it is in
  * the request, after the address. */
-static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
+static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
                                  mca_common_umr_peer_t *peer,
                                  const mca_osc_umr_kreq_t *kreq,
                                  const void *apart, ompi_proc_t *proc,
@@ -92,6 +95,7 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
     uint64_t desc[MCA_OSC_UMR_KREQ_SIZE / sizeof(uint64_t)];
     mca_osc_umr_tkey_t *tkey;
     umr_layout_t *layout = NULL;
+    const char *why      = NULL;
     ompi_datatype_t *dt;
     char *addr, *att_base;
     void *p = desc;
@@ -129,9 +133,11 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
     }
     tkey = &w->tkeys[w->ntkeys];
     if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_TKEY) ||
-        (mca_common_umr_lkey_acquire(peer->rail, addr, layout,
-                                     kreq->count, &tkey->region, &tkey->lkey)
-         != OMPI_SUCCESS)) {
+        (mca_common_umr_lkey_acquire(peer->rail, addr, layout, kreq->count,
+                                     PROT_READ | PROT_WRITE, &tkey->region,
+                                     &tkey->lkey, &why) != OMPI_SUCCESS)) {
+        MCA_OSC_UMR_VERBOSE(10, "no layout key over the window: %s",
+                            (why != NULL) ? why : "test fault");
         status = MCA_OSC_UMR_KANS_NO_KEY;
         goto out;
     }
@@ -139,6 +145,12 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w,
     ++w->ntkeys;
     ans->rkey_len = (uint16_t)peer->rail->rkey_size;
     memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
+    /* the packed path's destination: the same checked bytes */
+    ans->handle = mca_osc_umr_packed_dst_add(w, src, addr, att_base, layout,
+                                             kreq->count);
+    if (ans->handle != MCA_OSC_UMR_KANS_NO_HANDLE) {
+        return status;   /* the layout is the destination's now */
+    }
 out:
     umr_layout_free(layout);
     return status;
@@ -214,7 +226,8 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
     mca_osc_umr_kans_t ans;
 
     memset(&ans, 0, sizeof(ans));
-    ans.id = kreq->id;
+    ans.id     = kreq->id;
+    ans.handle = MCA_OSC_UMR_KANS_NO_HANDLE;
     if (refuse) {
         ans.status = MCA_OSC_UMR_KANS_NO_KEY;
     } else if ((len < MCA_OSC_UMR_KREQ_HDR) ||
@@ -232,7 +245,7 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
     } else {
         /* the origin's RMA comes through this endpoint: never disconnected */
         mca_common_umr_peer_pin(peer);
-        ans.status = mca_osc_umr_tkey_make(w, peer, kreq, apart,
+        ans.status = mca_osc_umr_tkey_make(w, src, peer, kreq, apart,
                                            ompi_comm_peer_lookup(w->comm, src),
                                            &ans);
     }
@@ -293,19 +306,41 @@ static void mca_osc_umr_treq_free(mca_osc_umr_treq_t *t)
     free(t);
 }
 
-/* Match, and drop, the next description of `src` without a buffer for it:
- * a description left unmatched keeps the origin's send waiting forever,
- * and at MPI_Finalize pml ucx (UCX 1.23) aborts on the registration such a
- * send still holds. Zero bytes: the receive completes truncated, the send
- * completes. */
-static void mca_osc_umr_kdesc_drain(mca_osc_umr_win_t *w, int src)
+/* The bytes of the description the request `kreq` (`len` bytes) says
+ * comes apart, its head included; 0 when none is coming (an origin of this
+ * build sends one for every request that says so, and only up to the
+ * maximum). */
+static size_t mca_osc_umr_kdesc_len(const mca_osc_umr_kreq_t *kreq, size_t len)
 {
+    if ((len < MCA_OSC_UMR_KREQ_HDR) ||
+        (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
+        !(kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ||
+        (kreq->desc_len > MCA_OSC_UMR_KDESC_MAX)) {
+        return 0;
+    }
+    return sizeof(mca_osc_umr_kdesc_t) + kreq->desc_len;
+}
+
+/* Match, and drop, the next description of `src` (`dlen` bytes, head
+ * included), which this target will not use: a description left unmatched
+ * keeps the origin's send waiting forever, and at MPI_Finalize pml ucx
+ * (UCX 1.23) aborts on the registration such a send still holds. It is
+ * received whole, into a buffer of its own freed when the receive
+ * completes: ob1 reads a message it gets by RDMA (btl/vader's single copy)
+ * whole into the receive buffer, whatever the receive's size (into no
+ * buffer, vader says "Read -1, expected N, errno = 14"). Without memory even
+ * for that: zero bytes, a receive that still completes the origin's send. */
+static void mca_osc_umr_kdesc_drain(mca_osc_umr_win_t *w, int src, size_t dlen)
+{
+    void *buf = malloc(dlen);
     ompi_request_t *req;
 
-    if (MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, src, MCA_OSC_UMR_TAG_KDESC,
-                           w->comm, &req)) == OMPI_SUCCESS) {
-        mca_common_umr_reap_add(req);
+    if (MCA_PML_CALL(irecv(buf, (buf != NULL) ? dlen : 0, MPI_BYTE, src,
+                           MCA_OSC_UMR_TAG_KDESC, w->comm, &req)) ==
+        OMPI_SUCCESS) {
+        mca_common_umr_reap_add_buf(req, buf);
     } else {
+        free(buf);
         MCA_OSC_UMR_VERBOSE(1, "description from rank %d: cannot drain it",
                             src);
     }
@@ -318,20 +353,17 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
                                       mca_osc_umr_treq_t *t)
 {
     const mca_osc_umr_kreq_t *kreq = t->kreq;
+    size_t dlen = mca_osc_umr_kdesc_len(kreq, t->len);
 
-    if ((t->len < MCA_OSC_UMR_KREQ_HDR) ||
-        (kreq->magic != MCA_OSC_UMR_KREQ_MAGIC) ||
-        !(kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) ||
-        (kreq->desc_len > MCA_OSC_UMR_KDESC_MAX)) {
-        /* an origin of this build sends a description for every request
-         * that says so and only up to the maximum: none is coming */
-        return 0;
+    if (dlen == 0) {
+        return 0;   /* none is coming */
     }
     if (w->kdesc_broken[t->src]) {
-        mca_osc_umr_kdesc_drain(w, t->src);
+        mca_osc_umr_kdesc_drain(w, t->src, dlen);
+        t->no_desc = 1;
         return 0;
     }
-    t->kdesc_len = sizeof(*t->kdesc) + kreq->desc_len;
+    t->kdesc_len = dlen;
     t->kdesc     = mca_osc_umr_fault(MCA_OSC_UMR_FAULT_KDESC) ? NULL :
                    malloc(t->kdesc_len);
     if ((t->kdesc == NULL) ||
@@ -345,9 +377,10 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
                             kreq->desc_len, t->src, (t->kdesc == NULL) ?
                             "no buffer" : "receive failed");
         if (t->kdesc == NULL) {
-            mca_osc_umr_kdesc_drain(w, t->src);
+            mca_osc_umr_kdesc_drain(w, t->src, dlen);
         }
         w->kdesc_broken[t->src] = 1;
+        t->no_desc = 1;
         free(t->kdesc);
         t->kdesc     = NULL;
         t->kdesc_req = NULL;
@@ -359,6 +392,7 @@ static int mca_osc_umr_treq_recv_desc(mca_osc_umr_win_t *w,
 void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
 {
     const mca_osc_umr_kreq_t *kreq = &w->kreq;
+    size_t dlen = mca_osc_umr_kdesc_len(kreq, len);
     int apart = (len >= MCA_OSC_UMR_KREQ_HDR) &&
                 (kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART);
     mca_osc_umr_treq_t *t = NULL;
@@ -367,8 +401,8 @@ void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
     if (w->kreq_retired) {
         /* received by the drain at the window's free (nothing of this
          * origin waits any more): refused, its description dropped */
-        if (apart) {
-            mca_osc_umr_kdesc_drain(w, src);
+        if (dlen > 0) {
+            mca_osc_umr_kdesc_drain(w, src, dlen);
         }
         mca_osc_umr_kreq_answer(w, src, kreq, len, NULL, 1);
         return;
@@ -391,8 +425,8 @@ void mca_osc_umr_kreq_take(mca_osc_umr_win_t *w, int src, size_t len)
          * that wait (the origin checks the id of each answer: it refuses
          * the keys whose answers come out of order, never uses a wrong
          * one); its description, if any, is drained */
-        if (apart) {
-            mca_osc_umr_kdesc_drain(w, src);
+        if (dlen > 0) {
+            mca_osc_umr_kdesc_drain(w, src, dlen);
             w->kdesc_broken[src] = 1;
         }
         free(t);
@@ -425,7 +459,7 @@ void mca_osc_umr_kreq_progress(mca_osc_umr_win_t *w)
         opal_list_remove_item(&w->treqs, &t->super);
         ++w->tq_answered[t->src];
         mca_osc_umr_kreq_answer(w, t->src, t->kreq, t->len,
-                                mca_osc_umr_treq_desc(w, t), 0);
+                                mca_osc_umr_treq_desc(w, t), t->no_desc);
         mca_osc_umr_treq_free(t);
         /* a later request of that origin may be next: start over */
         next = (mca_osc_umr_treq_t*)opal_list_get_first(&w->treqs);

@@ -9,7 +9,9 @@
 #include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
 #include "osc_umr_rma.h"
+#include "osc_umr_redo.h"
 #include "osc_umr_sync.h"
 #include "osc_umr_win.h"
 #include "common_umr_rail.h"
@@ -32,9 +34,10 @@ int mca_osc_umr_progress(void)
             count += uct_worker_progress(mca_common_umr_rails.worker);
         }
         if (!opal_list_is_empty(&w->failed)) {
-            mca_osc_umr_rma_progress(w);
+            mca_osc_umr_redo_progress(w);
         }
         mca_osc_umr_keys_progress(w);
+        mca_osc_umr_packed_progress(w);
     }
     busy = 0;
     return count;
@@ -116,10 +119,17 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
     ok = (w->dynamic ||
           (mca_osc_umr_win_extents(w, comm) == OMPI_SUCCESS)) &&
          (mca_osc_umr_keys_init(w) == OMPI_SUCCESS);
+    if (ok && (mca_osc_umr.packed_mode != MCA_OSC_UMR_PACKED_OFF) &&
+        (mca_osc_umr_packed_init(w) != OMPI_SUCCESS)) {
+        /* no packed path on this window: the key protocol's answers give
+         * no destination (every origin then finds none) */
+        MCA_OSC_UMR_VERBOSE(5, "window %p: no packed path", (void*)win);
+    }
     rc = comm->c_coll->coll_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm,
                                       comm->c_coll->coll_allreduce_module);
     if ((rc != OMPI_SUCCESS) || !all_ok) {
         if (ok) {
+            mca_osc_umr_packed_fini(w);
             mca_osc_umr_keys_fini(w, 0);
         }
         goto plain;
@@ -151,6 +161,7 @@ static void mca_osc_umr_module_release(mca_osc_umr_win_t *w)
     ompi_win_t *win = w->win;
 
     mca_osc_umr_keys_fini(w, 1);
+    mca_osc_umr_packed_fini(w);
     *win->w_osc_module = w->real;
     mca_osc_umr_win_remove(w);
     if (--mca_osc_umr.nwins == 0) {

@@ -6,9 +6,11 @@
  * osc/umr: put and get (see osc_umr_rma.h).
  */
 #include "osc_umr_rma.h"
+#include "osc_umr_redo.h"
 #include "osc_umr_choose.h"
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
+#include "osc_umr_packed.h"
 #include "common_umr.h"
 #include "common_umr_dtype.h"
 #include "common_umr_keys.h"
@@ -21,111 +23,12 @@
 
 #include <stdlib.h>
 
-/* One zero-copy operation in flight; kept on failure to be redone. */
-typedef struct mca_osc_umr_op {
-    opal_list_item_t        super;     /* in w->failed */
-    uct_completion_t        comp;
-    mca_osc_umr_win_t       *w;
-    mca_osc_umr_key_t       *key;
-    mca_common_umr_region_t *region;
-    int                     is_put;
-    int                     target;
-    void                    *origin_addr;
-    umr_ompi_osc_count_t    origin_count, target_count;
-    ompi_datatype_t         *origin_dt, *target_dt;
-    ptrdiff_t               target_disp;
-    ompi_request_t          *req;      /* MPI_Rput/MPI_Rget: the user's */
-    ompi_request_t          *redo_req; /* the wrapped module's, when redone */
-} mca_osc_umr_op_t;
-
-/* ---------------------------------------------------------------- requests
- * MPI_Rput/MPI_Rget requests of zero-copy operations: complete when the
- * operation is (local and remote completion at once). */
-
-static int mca_osc_umr_request_free(ompi_request_t **req_p)
-{
-    ompi_request_t *req = *req_p;
-
-    if (!REQUEST_COMPLETE(req)) {
-        return MPI_ERR_REQUEST;
-    }
-    OMPI_REQUEST_FINI(req);
-    OBJ_RELEASE(req);
-    *req_p = MPI_REQUEST_NULL;
-    return OMPI_SUCCESS;
-}
-
-static int mca_osc_umr_request_cancel(ompi_request_t *req, int complete)
-{
-    return MPI_ERR_REQUEST;   /* as osc/rdma: RMA requests are not cancelled */
-}
-
-static ompi_request_t *mca_osc_umr_request_new(ompi_win_t *win)
-{
-    ompi_request_t *req = OBJ_NEW(ompi_request_t);
-
-    if (req == NULL) {
-        return NULL;
-    }
-    OMPI_REQUEST_INIT(req, false);
-    req->req_type                  = OMPI_REQUEST_WIN;
-    req->req_status._cancelled     = 0;
-    req->req_free                  = mca_osc_umr_request_free;
-    req->req_cancel                = mca_osc_umr_request_cancel;
-    req->req_mpi_object.win        = win;
-    req->req_state                 = OMPI_REQUEST_ACTIVE;
-    return req;
-}
-
-static void mca_osc_umr_request_done(ompi_request_t *req, int error)
-{
-    req->req_status.MPI_ERROR = error;
-    ompi_request_complete(req, true);
-}
-
-/* Redo a failed operation through the wrapped module (an MPI_Rput/MPI_Rget
- * through its request form: op->redo_req). */
-static int mca_osc_umr_op_redo(mca_osc_umr_op_t *op)
-{
-    mca_osc_umr_win_t *w = op->w;
-
-    if (op->req != NULL) {
-        return op->is_put ?
-               w->real.osc_rput(op->origin_addr, op->origin_count,
-                                op->origin_dt, op->target, op->target_disp,
-                                op->target_count, op->target_dt, w->win,
-                                &op->redo_req) :
-               w->real.osc_rget(op->origin_addr, op->origin_count,
-                                op->origin_dt, op->target, op->target_disp,
-                                op->target_count, op->target_dt, w->win,
-                                &op->redo_req);
-    }
-    return op->is_put ?
-           w->real.osc_put(op->origin_addr, op->origin_count, op->origin_dt,
-                           op->target, op->target_disp, op->target_count,
-                           op->target_dt, w->win) :
-           w->real.osc_get(op->origin_addr, op->origin_count, op->origin_dt,
-                           op->target, op->target_disp, op->target_count,
-                           op->target_dt, w->win);
-}
-
-static void mca_osc_umr_op_free(mca_osc_umr_op_t *op, int error)
-{
-    if (op->req != NULL) {
-        mca_osc_umr_request_done(op->req, error);
-    }
-    OMPI_DATATYPE_RELEASE(op->origin_dt);
-    OMPI_DATATYPE_RELEASE(op->target_dt);
-    OBJ_DESTRUCT(&op->super);
-    free(op);
-}
-
 static void mca_osc_umr_op_done(uct_completion_t *comp)
 {
     mca_osc_umr_op_t *op  = ucs_container_of(comp, mca_osc_umr_op_t, comp);
     mca_osc_umr_win_t *w  = op->w;
 
-    --w->inflight[op->target];
+    --w->inflight[op->call.target];
     --w->inflight_total;
     mca_common_umr_region_put(op->region);
     op->region = NULL;
@@ -137,7 +40,8 @@ static void mca_osc_umr_op_done(uct_completion_t *comp)
      * key is not used again */
     ++mca_osc_umr.cnt.zcopy_errors;
     MCA_OSC_UMR_VERBOSE(1, "%s to %d failed (%s): redone through the wrapped "
-                        "module", op->is_put ? "put" : "get", op->target,
+                        "module", op->call.is_put ? "put" : "get",
+                        op->call.target,
                         ucs_status_string(comp->status));
     mca_osc_umr_key_refuse(op->key);
     opal_list_append(&w->failed, &op->super);
@@ -156,15 +60,15 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
     for (tries = 0; tries < 1000; ++tries) {
         /* called, not taken by address: the module that defines them is
          * loaded by common_umr_rail.c after this component (lazy binding) */
-        if (op->is_put) {
+        if (op->call.is_put) {
             status = uct_umr_ep_put_layout(peer->ep, op->region->memh,
-                                           op->origin_addr, layout,
-                                           op->origin_count, 0, length, 0,
+                                           op->call.origin_addr, layout,
+                                           op->call.origin_count, 0, length, 0,
                                            op->key->rkey, &op->comp);
         } else {
             status = uct_umr_ep_get_layout(peer->ep, op->region->memh,
-                                           op->origin_addr, layout,
-                                           op->origin_count, 0, length, 0,
+                                           op->call.origin_addr, layout,
+                                           op->call.origin_count, 0, length, 0,
                                            op->key->rkey, &op->comp);
         }
         if (status != UCS_ERR_NO_RESOURCE) {
@@ -176,22 +80,28 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op,
 }
 
 /* Start the operation zero-copy: 1 (taken; *op_p the operation in flight,
- * or NULL when it completed at once), or 0 (the caller uses the wrapped
- * module). */
-static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
-                                 void *origin_addr,
-                                 umr_ompi_osc_count_t origin_count,
-                                 ompi_datatype_t *origin_dt, int target,
-                                 ptrdiff_t target_disp,
-                                 umr_ompi_osc_count_t target_count,
-                                 ompi_datatype_t *target_dt,
-                                 mca_osc_umr_op_t **op_p)
+ * or NULL when it completed at once), packed: 2 (*pop_p in flight), or 0
+ * (the caller uses the wrapped module). */
+static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w,
+                                 const mca_osc_umr_call_t *c,
+                                 mca_osc_umr_op_t **op_p,
+                                 struct mca_osc_umr_pop **pop_p)
 {
+    int is_put                          = c->is_put;
+    int target                          = c->target;
+    void *origin_addr                   = c->origin_addr;
+    umr_ompi_osc_count_t origin_count   = c->origin_count;
+    umr_ompi_osc_count_t target_count   = c->target_count;
+    ompi_datatype_t *origin_dt          = c->origin_dt;
+    ompi_datatype_t *target_dt          = c->target_dt;
+    ptrdiff_t target_disp               = c->target_disp;
+    int choice = MCA_COMMON_UMR_COST_ZCOPY;
     const umr_mpi_dtype_t *oinfo, *tinfo;
     mca_common_umr_peer_t *peer;
     mca_common_umr_region_t *region;
     mca_osc_umr_key_t *key;
     mca_osc_umr_op_t *op;
+    const char *why = NULL;
     ucs_status_t status;
     size_t length;
 
@@ -233,10 +143,14 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     if (peer == NULL) {
         goto real;
     }
-    if ((mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) &&
-        !mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
-                            origin_count, tinfo, target_count)) {
-        goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+    if (mca_osc_umr.packed_mode == MCA_OSC_UMR_PACKED_ON) {
+        choice = MCA_COMMON_UMR_COST_PACKED;
+    } else if (mca_osc_umr.zcopy_mode == MCA_OSC_UMR_ZCOPY_AUTO) {
+        choice = mca_osc_umr_choose(w, peer, target, is_put, length, oinfo,
+                                    origin_count, tinfo, target_count);
+        if (choice == MCA_COMMON_UMR_COST_PASS) {
+            goto pass;   /* the wrapped module is as fast (osc_umr_choose.h) */
+        }
     }
     if (w->dynamic) {
         /* a detach the target told us about drops its keys first */
@@ -247,37 +161,41 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
     }
     key = mca_osc_umr_key_get(w, peer, target, target_disp, target_dt,
                               tinfo->layout, target_count);
+    if (choice == MCA_COMMON_UMR_COST_PACKED) {
+        /* the key's packed destination; no endpoint needed */
+        if (key == NULL) {
+            goto pass;
+        }
+        *pop_p = mca_osc_umr_packed_start(w, key, c, oinfo, length);
+        if (*pop_p == NULL) {
+            goto pass;
+        }
+        return 2;
+    }
     if ((key == NULL) || !peer->ready) {
         goto pass;
     }
+    /* a put only reads the origin buffer */
     if (mca_common_umr_region_acquire(peer->rail, origin_addr, oinfo->layout,
-                                      origin_count, &region) != OMPI_SUCCESS) {
+                                      origin_count,
+                                      is_put ? PROT_READ :
+                                               PROT_READ | PROT_WRITE,
+                                      &region, &why) != OMPI_SUCCESS) {
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: the origin's memory: %s: through "
+                            "the wrapped module", is_put ? "put" : "get",
+                            target, why);
         goto pass;
     }
-    op = malloc(sizeof(*op));
+    op = mca_osc_umr_op_new(w, c, NULL);
     if (op == NULL) {
         mca_common_umr_region_put(region);
         goto pass;
     }
-    OBJ_CONSTRUCT(&op->super, opal_list_item_t);
     op->comp.func     = mca_osc_umr_op_done;
     op->comp.count    = 1;
     op->comp.status   = UCS_OK;
-    op->w             = w;
     op->key           = key;
     op->region        = region;
-    op->is_put        = is_put;
-    op->target        = target;
-    op->origin_addr   = origin_addr;
-    op->origin_count  = origin_count;
-    op->origin_dt     = origin_dt;
-    op->target_count  = target_count;
-    op->target_dt     = target_dt;
-    op->target_disp   = target_disp;
-    op->req           = NULL;
-    op->redo_req      = NULL;
-    OMPI_DATATYPE_RETAIN(origin_dt);
-    OMPI_DATATYPE_RETAIN(target_dt);
     status = mca_osc_umr_op_post(op, peer, oinfo->layout, length);
     if (status == UCS_INPROGRESS) {
         ++w->inflight[target];
@@ -287,6 +205,18 @@ static int mca_osc_umr_rma_start(mca_osc_umr_win_t *w, int is_put,
         mca_common_umr_region_put(region);
         mca_osc_umr_op_free(op, OMPI_SUCCESS);
         *op_p = NULL;
+    } else if ((status == UCS_ERR_EXCEEDS_LIMIT) ||
+               (status == UCS_ERR_NO_RESOURCE)) {
+        /* the origin's layout gets no key now (the key pool's keys in use,
+         * or beyond what a key takes): a decision, this operation passes
+         * through; the target's key stays */
+        MCA_OSC_UMR_VERBOSE(10, "%s to %d: no origin key (%s): through the "
+                            "wrapped module", is_put ? "put" : "get", target,
+                            ucs_status_string(status));
+        ++mca_osc_umr.cnt.keys_short;
+        mca_common_umr_region_put(region);
+        mca_osc_umr_op_free(op, OMPI_SUCCESS);
+        goto pass;
     } else {
         MCA_OSC_UMR_VERBOSE(1, "%s to %d not posted (%s): through the wrapped "
                             "module", is_put ? "put" : "get", target,
@@ -353,7 +283,14 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                            ompi_request_t **req_p)
 {
     mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    mca_osc_umr_op_t *op;
+    const mca_osc_umr_call_t c = {
+        .is_put = is_put, .target = target, .origin_addr = origin_addr,
+        .origin_count = origin_count, .target_count = target_count,
+        .origin_dt = origin_dt, .target_dt = target_dt,
+        .target_disp = target_disp
+    };
+    struct mca_osc_umr_pop *pop = NULL;
+    mca_osc_umr_op_t *op = NULL;
     ompi_request_t *req;
 
     if (OPAL_UNLIKELY((origin_count > 0) &&
@@ -369,9 +306,7 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
                             (long)w->extents[target].disp_unit);
         return OMPI_ERR_RMA_RANGE;
     }
-    if (mca_osc_umr_rma_start(w, is_put, origin_addr, origin_count, origin_dt,
-                              target, target_disp, target_count, target_dt,
-                              &op)) {
+    if (mca_osc_umr_rma_start(w, &c, &op, &pop)) {
         if (req_p == NULL) {
             return OMPI_SUCCESS;
         }
@@ -382,27 +317,16 @@ static int mca_osc_umr_rma(int is_put, void *origin_addr,
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         *req_p = req;
-        if (op != NULL) {
+        if (pop != NULL) {
+            mca_osc_umr_packed_set_req(pop, req);
+        } else if (op != NULL) {
             op->req = req;
         } else {
             mca_osc_umr_request_done(req, OMPI_SUCCESS);
         }
         return OMPI_SUCCESS;
     }
-    if (req_p != NULL) {
-        return is_put ?
-               w->real.osc_rput(origin_addr, origin_count, origin_dt, target,
-                                target_disp, target_count, target_dt, win,
-                                req_p) :
-               w->real.osc_rget(origin_addr, origin_count, origin_dt, target,
-                                target_disp, target_count, target_dt, win,
-                                req_p);
-    }
-    return is_put ?
-           w->real.osc_put(origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win) :
-           w->real.osc_get(origin_addr, origin_count, origin_dt, target,
-                           target_disp, target_count, target_dt, win);
+    return mca_osc_umr_call_real(w, &c, req_p);
 }
 
 int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
@@ -445,44 +369,6 @@ int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
                            target_disp, target_count, target_dt, win, request);
 }
 
-/* A failed operation with a request: redone through the wrapped module's
- * request form; the user's request completes with that one. 1 when done. */
-static int mca_osc_umr_op_redo_step(mca_osc_umr_op_t *op, int wait)
-{
-    int rc;
-
-    if (op->redo_req == NULL) {
-        rc = mca_osc_umr_op_redo(op);
-        if ((rc != OMPI_SUCCESS) || (op->redo_req == NULL)) {
-            mca_osc_umr_op_free(op, (rc != OMPI_SUCCESS) ? rc : OMPI_SUCCESS);
-            return 1;
-        }
-    }
-    if (wait) {
-        ompi_request_wait_completion(op->redo_req);
-    } else if (!REQUEST_COMPLETE(op->redo_req)) {
-        return 0;
-    }
-    rc = op->redo_req->req_status.MPI_ERROR;
-    ompi_request_free(&op->redo_req);
-    mca_osc_umr_op_free(op, rc);
-    return 1;
-}
-
-void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w)
-{
-    mca_osc_umr_op_t *op, *next;
-
-    OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
-        if (op->req != NULL) {
-            opal_list_remove_item(&w->failed, &op->super);
-            if (!mca_osc_umr_op_redo_step(op, 0)) {
-                opal_list_append(&w->failed, &op->super);  /* later */
-            }
-        }
-    }
-}
-
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
 {
     mca_osc_umr_op_t *op, *next;
@@ -490,8 +376,10 @@ void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target)
     while (((target < 0) ? w->inflight_total : w->inflight[target]) > 0) {
         uct_worker_progress(mca_common_umr_rails.worker);
     }
+    /* refused packed operations join the failed ones */
+    mca_osc_umr_packed_wait(w, target);
     OPAL_LIST_FOREACH_SAFE(op, next, &w->failed, mca_osc_umr_op_t) {
-        if ((target < 0) || (op->target == target)) {
+        if ((target < 0) || (op->call.target == target)) {
             opal_list_remove_item(&w->failed, &op->super);
             if (op->req != NULL) {
                 (void)mca_osc_umr_op_redo_step(op, 1);

@@ -29,6 +29,17 @@
 
 BEGIN_C_DECLS
 
+/* One put/get as the user called it: what zero-copy and packed operations
+ * keep to redo it through the wrapped module. */
+typedef struct mca_osc_umr_call {
+    int                  is_put;
+    int                  target;
+    void                 *origin_addr;
+    umr_ompi_osc_count_t origin_count, target_count;
+    ompi_datatype_t      *origin_dt, *target_dt;
+    ptrdiff_t            target_disp;
+} mca_osc_umr_call_t;
+
 int mca_osc_umr_put(const void *origin_addr, umr_ompi_osc_count_t origin_count,
                     ompi_datatype_t *origin_dt, int target,
                     ptrdiff_t target_disp, umr_ompi_osc_count_t target_count,
@@ -49,12 +60,8 @@ int mca_osc_umr_rget(void *origin_addr, umr_ompi_osc_count_t origin_count,
                      ompi_datatype_t *target_dt, ompi_win_t *win,
                      ompi_request_t **request);
 
-/* From progress: failed MPI_Rput/MPI_Rget operations are redone through the
- * wrapped module's request form, and their requests completed with it. */
-void mca_osc_umr_rma_progress(mca_osc_umr_win_t *w);
-
-/* Wait for the operations in flight to `target` (-1: all), then redo the
- * failed ones through the wrapped module. */
+/* Wait for the operations in flight to `target` (-1: all), zero-copy and
+ * packed, then redo the failed ones through the wrapped module. */
 void mca_osc_umr_rma_complete(mca_osc_umr_win_t *w, int target);
 
 END_C_DECLS

@@ -44,7 +44,8 @@ static int mca_osc_umr_win_register(mca_osc_umr_win_t *w)
     }
     for (i = 0; i < mca_common_umr_rails.nrails; ++i) {
         if (mca_common_umr_region_get(&mca_common_umr_rails.rails[i], w->base,
-                                      w->len, &w->regions[i]) != OMPI_SUCCESS) {
+                                      w->len, PROT_READ | PROT_WRITE,
+                                      &w->regions[i], NULL) != OMPI_SUCCESS) {
             w->regions[i] = NULL;
             return OMPI_ERROR;
         }

@@ -111,6 +111,9 @@ typedef struct mca_osc_umr_win {
     int8_t                  *choice;
     uint64_t                *inflight;       /* zero-copy ops per target */
     uint64_t                inflight_total;
+
+    /* the packed path, both sides (osc_umr_packed_priv.h) */
+    struct mca_osc_umr_packed *pk;
 } mca_osc_umr_win_t;
 
 /* A window's state: the window memory registered on every rail, the

@@ -30,6 +30,10 @@
 #define MCA_OSC_UMR_TAG_KANS    (-0x700012)
 #define MCA_OSC_UMR_TAG_INVAL   (-0x700013)
 #define MCA_OSC_UMR_TAG_KDESC   (-0x700014)
+#define MCA_OSC_UMR_TAG_PKT     (-0x700015)   /* packed: origin -> target */
+#define MCA_OSC_UMR_TAG_PDATA   (-0x700016)   /* ... a put's bytes apart */
+#define MCA_OSC_UMR_TAG_PACK    (-0x700017)   /* target -> origin: acks */
+#define MCA_OSC_UMR_TAG_PGET    (-0x700018)   /* ... a get's packed bytes */
 
 #define MCA_OSC_UMR_KREQ_SIZE   4096
 #define MCA_OSC_UMR_KREQ_MAGIC  0x6f7363756d72326bull   /* "osc umr2k" */
@@ -72,11 +76,18 @@ enum {
     MCA_OSC_UMR_KANS_NO_KEY         /* registration or layout key failed */
 };
 
+/* No packed destination (osc_umr_packed.h) with this key. */
+#define MCA_OSC_UMR_KANS_NO_HANDLE UINT32_MAX
+
 typedef struct mca_osc_umr_kans {
     uint64_t id;
     int32_t  status;
     uint16_t rkey_len;
     uint16_t pad;
+    uint32_t handle;      /* the target's packed destination of this
+                             (displacement, layout, count), or
+                             MCA_OSC_UMR_KANS_NO_HANDLE */
+    uint32_t pad2;
     uint8_t  rkey[MCA_OSC_UMR_KANS_RKEY];
 } mca_osc_umr_kans_t;
 
@@ -91,5 +102,52 @@ typedef struct mca_osc_umr_inval {
     uint64_t base;        /* the detached region (for the trace) */
     uint64_t len;
 } mca_osc_umr_inval_t;
+
+/* The packed path (osc_umr_packed.h): a put or get whose blocks are too
+ * small for zero-copy moves as one message of packed bytes. The origin
+ * sends a header on MCA_OSC_UMR_TAG_PKT naming the packed destination the
+ * target gave with the key (the answer's `handle`: window address, layout
+ * and count, checked in the window when the key was made); a put's bytes
+ * follow in the same message up to MCA_OSC_UMR_PKT_INLINE bytes, or
+ * right after it on MCA_OSC_UMR_TAG_PDATA. The target takes each origin's
+ * headers in order: it unpacks a put into the window and acknowledges on
+ * MCA_OSC_UMR_TAG_PACK (cumulative: every put of that origin up to `seq`;
+ * `refused` counts the puts it could not take, which the origin redoes
+ * through the wrapped module), or packs a get's bytes from the window and
+ * sends them on MCA_OSC_UMR_TAG_PGET (zero bytes: refused). */
+#define MCA_OSC_UMR_PKT_SIZE    4096
+#define MCA_OSC_UMR_PKT_MAGIC   0x6f7363756d723370ull   /* "osc umr3p" */
+#define MCA_OSC_UMR_PACK_MAGIC  0x6f7363756d723361ull   /* "osc umr3a" */
+
+enum {
+    MCA_OSC_UMR_PKT_PUT       = 1,   /* bytes in this message */
+    MCA_OSC_UMR_PKT_PUT_APART = 2,   /* bytes on MCA_OSC_UMR_TAG_PDATA */
+    MCA_OSC_UMR_PKT_GET       = 3
+};
+
+typedef struct mca_osc_umr_pkt {
+    uint64_t magic;
+    uint64_t seq;         /* the origin's count of packed ops to this
+                             target on this window, this one included */
+    uint64_t len;         /* packed bytes */
+    uint32_t handle;      /* the target's packed destination */
+    uint32_t op;          /* MCA_OSC_UMR_PKT_* */
+    /* MCA_OSC_UMR_PKT_PUT: len bytes follow */
+} mca_osc_umr_pkt_t;
+
+/* A put's bytes that go with the header: the whole within the PML's
+ * eager size (4 KiB on btl/vader) with room for the PML's own header. */
+#define MCA_OSC_UMR_PKT_INLINE  \
+    (MCA_OSC_UMR_PKT_SIZE - sizeof(mca_osc_umr_pkt_t) - 64)
+
+typedef struct mca_osc_umr_pack {
+    uint64_t magic;
+    uint64_t seq;         /* every packed op of this origin up to seq is
+                             done at the target */
+    uint64_t refused;     /* puts of this origin the target refused, in
+                             all (the origin redoes those it has not seen
+                             acknowledged: a put written twice is the
+                             same put) */
+} mca_osc_umr_pack_t;
 
 #endif

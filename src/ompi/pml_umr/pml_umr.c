@@ -3,14 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr: the component's state (pml_umr.h), below every object.
+ * pml/umr: the component's state (pml_umr.h), below every object. The
+ * parameters' defaults are set where they are registered
+ * (pml_umr_component.c).
  */
 #include "pml_umr.h"
-#include "pml_umr_choose.h"
-#include "pml_umr_wire.h"
 
-mca_pml_umr_globals_t mca_pml_umr = {
-    .enable     = 1,
-    .zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO,
-    .min_size   = MCA_PML_UMR_CTL_SIZE,
-};
+mca_pml_umr_globals_t mca_pml_umr;

@@ -113,14 +113,8 @@ typedef struct mca_pml_umr_globals {
     char                   *devices;        /* common_umr_devices.h */
     char                   *max_conns_param;/* budget of connected peers */
     int                    max_conns;       /* parsed (common_umr_peer.h) */
-    int                    priority;
     int                    recv_inplace;    /* MCA_PML_UMR_INPLACE_*: hook the
                                                wrapped PML's receives */
-    char                   *test_version;   /* level 9: the release to act as
-                                               (tests of the version check) */
-    int                    bench;           /* level 9: the benchmarks may
-                                               take pml/umr out of the call
-                                               path (pml_umr_component.c) */
     /* state */
     const mca_base_component_t *self;       /* mca_pml_umr_component */
     int                    output;

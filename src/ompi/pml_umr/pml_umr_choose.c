@@ -81,12 +81,12 @@ int mca_pml_umr_choose_zcopy(const umr_mpi_dtype_t *dt, size_t count,
      * sender's bounds make on Open MPI's size and extent before decoding
      * (mca_pml_umr_choose_is_dense, mca_pml_umr_choose_bounds_of) */
     density = mca_pml_umr_choose_is_dense(dt->size, dt->extent) ? 1.0 : 0.0;
-    return mca_common_umr_cost_prefer_zcopy(mca_pml_umr_choose_costs(), eng,
-                                            peer->same_host ?
-                                            MCA_COMMON_UMR_COST_LOCAL :
-                                            MCA_COMMON_UMR_COST_REMOTE,
-                                            dt->size * count,
-                                            dt->num_blocks * count, density);
+    return (peer->reconnect ? mca_common_umr_cost_prefer_zcopy_connect :
+                              mca_common_umr_cost_prefer_zcopy)(
+            mca_pml_umr_choose_costs(), eng,
+            peer->same_host ? MCA_COMMON_UMR_COST_LOCAL :
+                              MCA_COMMON_UMR_COST_REMOTE,
+            dt->size * count, dt->num_blocks * count, density);
 }
 
 int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
@@ -114,7 +114,8 @@ int mca_pml_umr_choose_recv(size_t bytes, size_t sblocks, size_t rblocks,
      * than send blocks are charged at the send blocks' cost) */
     z = c->pml[scope].ctrl_ns +
         mca_common_umr_cost_rma(c, eng, MCA_COMMON_UMR_COST_GET, bytes,
-                                sblocks, rblocks, density);
+                                sblocks, rblocks, density) +
+        (peer->reconnect ? mca_common_umr_cost_connect(c, eng, scope) : 0);
     p = 0.5 * (mca_common_umr_cost_pml(c, scope, bytes,
                                        (double)bytes / sblocks) +
                mca_common_umr_cost_pml(c, scope, bytes,
@@ -148,14 +149,6 @@ static size_t mca_pml_umr_choose_min_win(const mca_common_umr_cost_t *c,
     }
     x = ceil(-a / b);
     return (x >= (double)SIZE_MAX) ? SIZE_MAX : (size_t)x;
-}
-
-void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
-                               size_t min_size, size_t *min_bytes,
-                               double *min_block)
-{
-    mca_pml_umr_choose_bounds_of(engine, same_host, mode, min_size,
-                                 MCA_PML_UMR_CHOOSE_ANY, min_bytes, min_block);
 }
 
 void mca_pml_umr_choose_bounds_of(const char *engine, int same_host, int mode,

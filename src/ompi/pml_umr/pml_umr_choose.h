@@ -32,6 +32,9 @@ typedef struct mca_pml_umr_choose_peer {
     const char *engine;           /* "sw" or "mlx5" */
     int         same_host;
     const char *pml;              /* the wrapped PML: "ob1", "ucx", "cm" */
+    int         reconnect;        /* the message must connect the peer at a
+                                     full budget first: its cost is charged
+                                     (mca_common_umr_peer_reconnects) */
 } mca_pml_umr_choose_peer_t;
 
 /*
@@ -95,21 +98,17 @@ enum {
 };
 
 /*
- * What a message must at least have for mca_pml_umr_choose_zcopy() to
- * choose zero-copy to a peer on `engine` (same host or not), under `mode`,
- * for messages of at least `min_size` bytes: `*min_bytes` packed bytes and
- * a mean contiguous block of `*min_block` bytes (SIZE_MAX / HUGE_VAL: never).
- * So the sender passes a message through from what Open MPI knows of its
- * datatype, before any decoding (pml_umr_send.c). Computed once from the
- * costs: a mean block below every block size at which zero-copy can win for
- * some message size, or fewer bytes than any winning message has, cannot
- * win. mca_pml_umr_choose_bounds_of(): the same for types of one density
- * class only (`dens`: MCA_PML_UMR_CHOOSE_*), which Open MPI's size and
- * extent tell as well.
+ * What a message of a type of density class `dens` (MCA_PML_UMR_CHOOSE_*,
+ * which Open MPI's size and extent tell; _ANY: either) must at least have
+ * for mca_pml_umr_choose_zcopy() to choose zero-copy to a peer on `engine`
+ * (same host or not), under `mode`, for messages of at least `min_size`
+ * bytes: `*min_bytes` packed bytes and a mean contiguous block of
+ * `*min_block` bytes (SIZE_MAX / HUGE_VAL: never). So the sender passes a
+ * message through from what Open MPI knows of its datatype, before any
+ * decoding (pml_umr_send.c). Computed once from the costs: a mean block
+ * below every block size at which zero-copy can win for some message size,
+ * or fewer bytes than any winning message has, cannot win.
  */
-void mca_pml_umr_choose_bounds(const char *engine, int same_host, int mode,
-                               size_t min_size, size_t *min_bytes,
-                               double *min_block);
 void mca_pml_umr_choose_bounds_of(const char *engine, int same_host, int mode,
                                   size_t min_size, int dens,
                                   size_t *min_bytes, double *min_block);

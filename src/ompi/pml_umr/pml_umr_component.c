@@ -18,14 +18,15 @@
  */
 #include "pml_umr.h"
 #include "pml_umr_choose.h"
-#include "pml_umr_fault.h"
 #include "pml_umr_hook.h"
 #include "pml_umr_module.h"
 #include "pml_umr_recv.h"
 #include "pml_umr_request.h"
 #include "pml_umr_send.h"
+#include "pml_umr_test.h"
 #include "pml_umr_wire.h"
 #include "common_umr.h"
+#include "common_umr_env.h"
 #include "common_umr_help.h"
 #include "common_umr_peer.h"
 #include "common_umr_progress.h"
@@ -96,8 +97,11 @@ static int mca_pml_umr_component_register(void)
     mca_pml_umr.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
             "Verbosity: 1 prints the counters of each rank at MPI_Finalize "
-            "(\"pml_umr: rank N: zcopy_sends ...\"), 10 and up trace the "
-            "protocol", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
+            "(\"pml_umr: rank N: zcopy_sends ...\"), why a job or a peer "
+            "passes through and the budget of connected peers; 2 the costs "
+            "of the zero-copy choice; 5 the rails and the UCT module opened; "
+            "10 peers and registrations; 20 each control message and decline",
+            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_pml_umr.verbose);
 
     mca_pml_umr.zcopy_mode = MCA_PML_UMR_ZCOPY_AUTO;
@@ -169,25 +173,14 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4,
             &mca_pml_umr.max_conns_param);
 
-    /* Testing only (level 9): what the shipped component does is the same
-     * with the defaults. */
-    mca_pml_umr.test_version = "";
-    mca_common_umr_param(c, "test_version",
-            "Testing only: check the Open MPI release as if this one were "
-            "running (empty: the running release)",
-            MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9,
-            &mca_pml_umr.test_version);
-    mca_common_umr_fault_register(c, &mca_pml_umr_faults,
-            "the receiver's zero-copy path (connect .. completion), to "
-            "test the fallback to the wrapped PML, and the sender's "
-            "(ctlsend: posting the control message; pml_umr_fault.h)");
-    mca_pml_umr.bench = 0;
-    mca_common_umr_param(c, "bench",
-            "Benchmarks only: allow the benchmark programs to take pml/umr "
-            "out of the call path between messages "
-            "(mca_pml_umr_bench_interpose, the \"direct\" rows of "
-            "bench_mpi_ddt)",
-            MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &mca_pml_umr.bench);
+    /* the test variant's parameters (pml_umr_test.h) */
+    mca_pml_umr_test_register(c);
+
+    /* the transport's variables count as used before pml ucx's UCP
+     * worker looks for unused ones (common_umr_env.h) */
+    if (mca_pml_umr.enable && mca_common_umr_ucx_tls_allows()) {
+        mca_common_umr_env_claim();
+    }
 
     /* listed by ompi_info; registered again once interposed, because the
      * framework deregisters a closed component's variables */
@@ -202,10 +195,10 @@ static int mca_pml_umr_component_register(void)
  * string, e.g. "5.0.7", the same macro at build time), and only when the
  * classes it uses have the sizes it was compiled with (src/compat/
  * umr_ompi_abi.h: a rebuild of the release with other options may change
- * them). pml_umr_test_version (level 9) lets the tests fake a mismatch. */
+ * them). The test variant may fake a mismatch (pml_umr_test.h). */
 static int mca_pml_umr_version_ok(void)
 {
-    const char *running = mca_pml_umr.test_version;
+    const char *running = mca_pml_umr_test_version();
     static const struct {
         const char        *name;
         size_t            size;
@@ -216,7 +209,7 @@ static int mca_pml_umr_version_ok(void)
     };
     size_t i;
 
-    if ((running == NULL) || (running[0] == '\0')) {
+    if (running == NULL) {
         running = ompi_version_string;
     }
     if (strcmp(running, OMPI_IDENT_STRING)) {
@@ -303,7 +296,8 @@ static int mca_pml_umr_counters_print(void)
                     "acks_posted %lu "
                     "retired %lu "
                     "conns_max %lu disconnects %lu budget_passthrough %lu "
-                    "rails_retired %lu",
+                    "rails_retired %lu rails_reopened %lu keys_reclaimed %lu "
+                    "mem_regs %lu",
                     ompi_comm_rank(&ompi_mpi_comm_world.comm),
                     c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes, c->escapes,
                     c->recv_checked, c->passthrough_sends, s->connects,
@@ -315,7 +309,8 @@ static int mca_pml_umr_counters_print(void)
                     c->acks_posted,
                     s->retired,
                     s->conns_max, s->disconnects, s->budget_passthrough,
-                    s->rails_retired);
+                    s->rails_retired, s->rails_reopened, s->keys_reclaimed,
+                    mca_common_umr_rails_mem_regs());
     }
     return OMPI_SUCCESS;
 }
@@ -460,8 +455,7 @@ static int mca_pml_umr_interpose(void)
                "ucx") ? OMPI_ERR_BUFFER : OMPI_ERROR;
     mca_pml_umr_choose_load();
     mca_pml_umr_choose_thresholds();
-    mca_common_umr_fault_init(&mca_pml_umr_faults);
-    mca_common_umr_peers_norail = mca_pml_umr_fault(MCA_PML_UMR_FAULT_NORAIL);
+    mca_pml_umr_test_init();
 
     mca_pml_umr_module_build(&mca_pml_umr.real, &mca_pml_umr_module);
     mca_pml = mca_pml_umr_module;
@@ -475,24 +469,6 @@ static int mca_pml_umr_interpose(void)
     MCA_PML_UMR_VERBOSE(5, "interposed in front of pml %s",
                         mca_pml_umr.real_component.pmlm_version.mca_component_name);
     return OMPI_SUCCESS;
-}
-
-/* For benchmarks (bench_mpi_ddt's "direct" mode): take pml/umr out of the
- * call path (on = 0), so that the wrapped PML's entry points are called
- * directly, or put it back (on = 1), in the same job: the same memory, the
- * same processes, side by side. Only between messages, with every rank
- * switching before the next message (a barrier). Returns the previous state,
- * or -1 when pml/umr is not interposed. Looked up with dlsym. */
-OMPI_DECLSPEC int mca_pml_umr_bench_interpose(int on)
-{
-    int prev;
-
-    if (!mca_pml_umr.active || !mca_pml_umr.bench) {
-        return -1;
-    }
-    prev = (mca_pml.pml_send == mca_pml_umr_send);
-    mca_pml = on ? mca_pml_umr_module : mca_pml_umr.real;
-    return prev;
 }
 
 static int mca_pml_umr_component_close(void)

@@ -3,10 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr fault injection (see pml_umr_fault.h).
+ * pml/umr fault injection: its points (see pml_umr_fault.h; the test
+ * variant's only).
  */
 #include "pml_umr_fault.h"
-#include "common_umr.h"
 
 static const char *const mca_pml_umr_fault_names[MCA_PML_UMR_FAULT_NUM] = {
     "connect", "key", "mdwait", "post", "completion", "ctlsend",

@@ -3,10 +3,14 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * pml/umr fault injection, for the tests of the fallback: the level-9 MCA
- * parameter pml_umr_test_fault names points of the receiver's zero-copy
- * path that then fail as the transport fails there (empty, the default:
- * none, one load and a branch at each point):
+ * pml/umr fault injection, in its test variant only (configure.ac:
+ * UMR_TEST_HOOKS; pml_umr_fault.c is compiled into hooks/mca_pml_umr.la
+ * alone: what is installed has none, and there mca_pml_umr_fault() is 0,
+ * which the compiler drops; pml_umr_test.h has the variant's parameters).
+ *
+ * pml_umr_test_fault, for the tests of the fallback: it names points of
+ * the receiver's zero-copy path that then fail as the transport fails
+ * there (empty, the default: none, one load and a branch at each point):
  *   connect     the endpoint handshake fails (a failed connect)
  *   key         the receive registration / layout key cannot be made (key
  *               exhaustion)
@@ -32,7 +36,7 @@
 #ifndef MCA_PML_UMR_FAULT_H_
 #define MCA_PML_UMR_FAULT_H_
 
-#include "common_umr.h"
+#include "common_umr_fault.h"
 
 enum {
     MCA_PML_UMR_FAULT_CONNECT,
@@ -46,8 +50,10 @@ enum {
     MCA_PML_UMR_FAULT_NUM
 };
 
+#if UMR_TEST_HOOKS
+
 /* Registered, parsed and named in the help by libmca_common_umr
- * (common_umr.h): the points are this file's. */
+ * (common_umr_fault.h; pml_umr_test.c): the points are this file's. */
 extern mca_common_umr_fault_t mca_pml_umr_faults;
 
 /* Whether the zero-copy path fails at `point` now. */
@@ -55,5 +61,14 @@ static inline int mca_pml_umr_fault(int point)
 {
     return mca_common_umr_fault_at(&mca_pml_umr_faults, point);
 }
+
+#else
+
+static inline int mca_pml_umr_fault(int point)
+{
+    return 0;
+}
+
+#endif
 
 #endif

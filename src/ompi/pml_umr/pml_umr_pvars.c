@@ -66,6 +66,9 @@ void mca_pml_umr_pvars_register(void)
          "of a connection (budget full, every connected peer busy; or a "
          "disconnect under way): of fallbacks and declined",
          &mca_common_umr.cnt.budget_passthrough, MCA_BASE_PVAR_CLASS_COUNTER},
+        {"keys_reclaimed", "Idle layout keys given back because the key "
+         "pool ran short (least recently used first)",
+         &mca_common_umr.cnt.keys_reclaimed, MCA_BASE_PVAR_CLASS_COUNTER},
         {"errors", "Zero-copy transfers that failed", NULL,
          MCA_BASE_PVAR_CLASS_COUNTER},
     };

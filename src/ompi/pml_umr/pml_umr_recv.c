@@ -50,12 +50,12 @@ static void mca_pml_umr_recv_finish(mca_pml_umr_request_t *req, int zcopy)
         req->peer_held = 0;
         mca_common_umr_peer_release(req->peer);
     }
-    if (!zcopy) {
-    } else if ((req->error == MPI_SUCCESS) ||
-               (req->error == MPI_ERR_TRUNCATE)) {
-        ++mca_pml_umr.cnt.zcopy_recvs;
-    } else {
-        ++mca_pml_umr.cnt.errors;
+    if (zcopy) {
+        if ((req->error == MPI_SUCCESS) || (req->error == MPI_ERR_TRUNCATE)) {
+            ++mca_pml_umr.cnt.zcopy_recvs;
+        } else {
+            ++mca_pml_umr.cnt.errors;
+        }
     }
     mca_common_umr_progress_ref(-1);
     mca_pml_umr_request_mpi_complete(req);
@@ -172,13 +172,10 @@ static void mca_pml_umr_recv_get_done(uct_completion_t *comp)
         mca_pml_umr_fault(MCA_PML_UMR_FAULT_COMPLETION)) {
         comp->status = UCS_ERR_IO_ERROR;
     }
-    if (req->region != NULL) {
-        mca_common_umr_region_put(req->region);
-        req->region = NULL;
-    } else {
-        mca_common_umr_mem_dereg(req->peer->rail, req->memh);
-    }
-    req->memh = NULL;
+    /* the receive's memory handle is its region's (mca_pml_umr_recv_get) */
+    mca_common_umr_region_put(req->region);
+    req->region = NULL;
+    req->memh   = NULL;
     uct_umr_ep_rkey_release(req->peer->ep, req->rkey);
     req->has_rkey = 0;
     if (comp->status != UCS_OK) {
@@ -195,6 +192,8 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
     const umr_mpi_dtype_t *info = mca_common_umr_dtype_get(req->dt);
     mca_common_umr_rail_t *rail    = req->peer->rail;
     size_t capacity             = req->dt->super.size * req->count;
+    const char *why             = NULL;
+    int rc                      = OMPI_ERROR;
     ucs_status_t status;
 
     req->length = req->ctl.length;
@@ -220,10 +219,11 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         if (mca_pml_umr_fault(MCA_PML_UMR_FAULT_KEY)) {
             status = UCS_ERR_NO_RESOURCE;
         } else {
-            status = (mca_common_umr_region_acquire(rail, req->buf,
-                                                    info->layout, req->count,
-                                                    &req->region) ==
-                      OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
+            rc     = mca_common_umr_region_acquire(rail, req->buf,
+                                                   info->layout, req->count,
+                                                   PROT_READ | PROT_WRITE,
+                                                   &req->region, &why);
+            status = (rc == OMPI_SUCCESS) ? UCS_OK : UCS_ERR_NO_MEMORY;
             if (status == UCS_OK) {
                 req->memh = req->region->memh;
             }
@@ -231,6 +231,16 @@ static void mca_pml_umr_recv_get(mca_pml_umr_request_t *req)
         if (status != UCS_OK) {
             req->memh   = NULL;
             req->region = NULL;
+            if ((rc == OMPI_ERR_NOT_AVAILABLE) ||
+                (rc == OMPI_ERR_TEMP_OUT_OF_RESOURCE)) {
+                /* the receive's memory does not register (a type over
+                 * separate allocations, from MPI_BOTTOM): declined, not a
+                 * fault (the peer stays) */
+                MCA_PML_UMR_VERBOSE(20, "receive layout gets no key (%s): "
+                                    "%lu bytes declined", why,
+                                    (unsigned long)req->length);
+                goto decline;
+            }
             goto err_rkey;
         }
     }
@@ -429,6 +439,7 @@ static int mca_pml_umr_recv_choose(mca_pml_umr_request_t *req)
     cp.engine    = req->peer->rail->is_sw ? "sw" : "mlx5";
     cp.same_host = req->peer->rail->is_sw;
     cp.pml       = mca_pml_umr.real_component.pmlm_version.mca_component_name;
+    cp.reconnect = mca_common_umr_peer_reconnects(req->peer);
     return mca_pml_umr_choose_recv(req->ctl.length, req->ctl.sblocks, rblocks,
                                    density, &cp, mca_pml_umr.zcopy_mode);
 }

@@ -35,6 +35,7 @@ static int mca_pml_umr_dtype_memo(mca_common_umr_dtype_slot_t *slot,
     }
     cp.engine           = (e == 0) ? "sw" : "mlx5";
     cp.same_host        = (e == 0);
+    cp.reconnect        = 0;        /* a connected peer's choice */
     cp.pml              = mca_pml_umr.real_component.pmlm_version.
                           mca_component_name;
     slot->memo[e]       = (signed char)mca_pml_umr_choose_zcopy(
@@ -70,9 +71,21 @@ static int mca_pml_umr_dtype_choose(mca_common_umr_dtype_slot_t *slot,
                                     size_t count,
                                     const mca_common_umr_peer_t *peer)
 {
+    mca_pml_umr_choose_peer_t cp;
     int e = peer->rail->is_sw ? 0 : 1;
 
     if (mca_pml_umr_dtype_memo(slot, count, e)) {
+        if (OPAL_UNLIKELY(mca_common_umr_peer_reconnects(peer))) {
+            /* worth a connection at the budget? (not remembered: the
+             * peer's, not the type's) */
+            cp.engine    = (e == 0) ? "sw" : "mlx5";
+            cp.same_host = (e == 0);
+            cp.pml       = mca_pml_umr.real_component.pmlm_version.
+                           mca_component_name;
+            cp.reconnect = 1;
+            return mca_pml_umr_choose_zcopy(slot->info, count, &cp,
+                                            mca_pml_umr.zcopy_mode);
+        }
         return 1;
     }
     mca_pml_umr_dtype_pass(slot, count, e);
@@ -635,17 +648,37 @@ static int mca_pml_umr_send_inner_cb(ompi_request_t *inner)
     return 0;
 }
 
-/* Zero-copy was chosen, but nothing was sent yet and the message passes
- * through: its layout key could not be made (rc OMPI_ERR_NOT_AVAILABLE:
- * beyond the rail's key budget, or the key pool is dry) or the peer is not
- * reachable. Counted once, in fallbacks, with one line a process. A layout
- * over the budget stays over it: this type and count pass through from now
- * on, without another try. Never for an escape (it would go raw): that goes
- * keyless, or fails (mca_pml_umr_send_escape_fail). */
-static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
-                                                     int rc)
+/* Whether `why` was said before (a few distinct reasons a process), and
+ * it is now. */
+static int mca_pml_umr_send_said(const char *why)
 {
-    static int said;
+    static const char *said[8];
+    int i;
+
+    for (i = 0; (i < 8) && (said[i] != NULL); ++i) {
+        if (said[i] == why) {
+            return 1;
+        }
+    }
+    if (i < 8) {
+        said[i] = why;
+    }
+    return i == 8;
+}
+
+/* Zero-copy was chosen, but nothing was sent yet and the message passes
+ * through, counted once in fallbacks, with one line a process for each
+ * reason (`why`): its layout cannot get a key on this rail (rc
+ * OMPI_ERR_NOT_AVAILABLE, common_umr_keys.h: beyond what a key takes,
+ * memory that does not register as one region), which stays so: this type
+ * and count pass through from now on, without another try; not now (the
+ * key pool's keys in use; every connected peer busy: the budget,
+ * pml_umr_max_conns); or the peer is not reachable. Never for an escape (it
+ * would go raw): that goes keyless, or fails
+ * (mca_pml_umr_send_escape_fail). */
+static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
+                                                     int rc, const char *why)
+{
     mca_common_umr_dtype_slot_t *slot;
     int e = req->peer->rail->is_sw ? 0 : 1;
 
@@ -654,21 +687,25 @@ static UCS_F_NOINLINE void mca_pml_umr_send_fallback(mca_pml_umr_request_t *req,
         (NULL != (slot = mca_common_umr_dtype_lookup(req->dt)))) {
         mca_pml_umr_dtype_pass(slot, req->count, e);
     }
-    if (!said) {
-        said = 1;
-        MCA_PML_UMR_VERBOSE(1, "rank %d: %s: falling back to pml %s for such "
-                            "messages (counted in fallbacks)",
-                            ompi_comm_rank(&ompi_mpi_comm_world.comm),
-                            (rc == OMPI_ERR_NOT_AVAILABLE) ?
-                            "a layout beyond the key budget or the key pool "
-                            "(UCX_MLX5_UMR_MKEY_POOL_SIZE)" :
-                            (rc == OMPI_ERR_OUT_OF_RESOURCE) ?
-                            "every connected peer busy (the budget, "
-                            "pml_umr_max_conns)" :
-                            "a peer not reachable zero-copy",
-                            mca_pml_umr.real_component.pmlm_version.
-                            mca_component_name);
+    if (why == NULL) {
+        why = (rc == OMPI_ERR_OUT_OF_RESOURCE) ?
+              "every connected peer is busy (the budget, pml_umr_max_conns)" :
+              "the peer is not reachable zero-copy";
     }
+    if (mca_pml_umr_send_said(why)) {
+        return;
+    }
+    MCA_PML_UMR_VERBOSE(1, "rank %d: %s%s: %s through pml %s (counted in "
+                        "fallbacks)",
+                        ompi_comm_rank(&ompi_mpi_comm_world.comm),
+                        (rc == OMPI_ERR_NOT_AVAILABLE) ? "a layout that gets "
+                        "no key on this rail: " :
+                        (rc == OMPI_ERR_TEMP_OUT_OF_RESOURCE) ? "no layout key "
+                        "now: " : "", why,
+                        (rc == OMPI_ERR_NOT_AVAILABLE) ? "that type and count "
+                        "pass" : "such messages pass",
+                        mca_pml_umr.real_component.pmlm_version.
+                        mca_component_name);
 }
 
 static int mca_pml_umr_send_fb_cb(ompi_request_t *fb)
@@ -762,6 +799,7 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
 {
     mca_common_umr_peer_t *peer = req->peer;
     mca_pml_umr_ctl_t *ctl      = &req->ctl;
+    const char *why             = NULL;
     int keyless = 0;
     size_t addr_len;
     int rc;
@@ -770,13 +808,15 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
         goto keyless;   /* an escape of a type without a layout, too */
     }
     /* the region and its layout key: registered once, reused */
+    /* the peer only reads it (which a read-only mapping allows) */
     rc = mca_common_umr_lkey_acquire(peer->rail, req->buf, info->layout,
-                                     req->count, &req->region, &req->lkey);
+                                     req->count, PROT_READ, &req->region,
+                                     &req->lkey, &why);
     if (rc != OMPI_SUCCESS) {
         if (mca_pml_umr_send_is_escape(req)) {
             goto keyless;
         }
-        mca_pml_umr_send_fallback(req, rc);
+        mca_pml_umr_send_fallback(req, rc, why);
         return MCA_PML_UMR_SEND_PASS;
     }
     /* the endpoint, and its address while the peer is not connected */
@@ -815,7 +855,8 @@ fill:
     ctl->seq = req->seq;
     if (mca_pml_umr_ack_post(peer->world_rank) != OMPI_SUCCESS) {
         mca_pml_umr_send_unwait(req);
-        rc = OMPI_ERROR;
+        rc  = OMPI_ERROR;
+        why = "no memory to receive its ack";
         goto err_dereg;
     }
     req->events = 2;
@@ -863,7 +904,7 @@ err_dereg:
         return mca_pml_umr_send_escape_fail(req);
     }
     /* OMPI_ERR_OUT_OF_RESOURCE: no connection within the budget now */
-    mca_pml_umr_send_fallback(req, rc);
+    mca_pml_umr_send_fallback(req, rc, why);
     return MCA_PML_UMR_SEND_PASS;
 }
 

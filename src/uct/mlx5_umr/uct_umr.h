@@ -14,9 +14,6 @@
 #define UCT_UMR_H_
 
 #include "umr_layout.h"
-#ifndef UMR_LAYOUT_NO_DEPRECATED
-#include "uct_umr_layout.h"   /* the former uct_umr_layout_* names */
-#endif
 
 #include <uct/api/uct.h>
 
@@ -45,17 +42,51 @@ extern "C" {
  * as well: uct_iov_t.buffer is the byte offset into the packed stream,
  * (void*)(uintptr_t)off.
  *
- * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA), and
- * UCT_MD_MEM_FLAG_HIDE_ERRORS: a layout beyond the limits or the key pool
- * (UCS_ERR_EXCEEDS_LIMIT) is then logged at debug level only, for callers
- * that fall back.
+ * `base` may be NULL when the layout's displacements are addresses (an MPI
+ * type built with MPI_Get_address, sent from MPI_BOTTOM).
+ *
+ * flags: UCT_MD_MEM_ACCESS_* (0 means UCT_MD_MEM_ACCESS_RMA; the key and
+ * the span get the access asked and no more: UCT_MD_MEM_ACCESS_REMOTE_GET
+ * alone registers memory the process may only read, a PROT_READ mapping),
+ * and UCT_MD_MEM_FLAG_HIDE_ERRORS: what the caller falls back on (a layout
+ * beyond the limits or the key pool, memory that does not register) is
+ * then logged at debug level only.
  * Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md, NULL/empty layout,
- * count 0), UCS_ERR_EXCEEDS_LIMIT (no UMR plan fits the device limits),
- * UCS_ERR_NO_RESOURCE (key pool exhausted), UCS_ERR_IO_ERROR (UMR failed).
+ * count 0), UCS_ERR_EXCEEDS_LIMIT (no UMR plan fits the device limits, or
+ * the plan needs more keys than the pool has: never), UCS_ERR_NO_RESOURCE
+ * (the pool's keys are in use, by registrations or operations: not now;
+ * idle registrations are reclaimed first, uct_umr_md_reclaim_set), an
+ * error of the memory registration of the layout's span (its pages are not
+ * all accessible: a layout over separate allocations), UCS_ERR_IO_ERROR
+ * (UMR failed), UCS_ERR_UNSUPPORTED (a UMR of this md failed before: no
+ * layout key is configured on it any more, the callers fall back).
  */
 ucs_status_t uct_umr_mem_reg(uct_md_h md, void *base,
                              const umr_layout_t *layout, size_t count,
                              unsigned flags, uct_mem_h *memh_p);
+
+/* Memory handles one uct_umr_mem_reg_over may take. */
+#define UCT_UMR_MEM_REG_MAX_MEMHS 64
+
+/**
+ * As uct_umr_mem_reg, over memory the caller registered already: every
+ * block of the `count` elements lies in one of `memhs` (contiguous handles
+ * of uct_md_mem_reg on the same md; blocks in different handles are joined
+ * in the one key), whose pinned pages the keys address. Nothing is
+ * registered again: no second pin, no second set of translation entries.
+ * The handles must stay registered until this one is deregistered.
+ *
+ * flags: as uct_umr_mem_reg; the access asked must be within each handle's
+ * (a key for remote reads over memory registered with
+ * UCT_MD_MEM_ACCESS_REMOTE_GET alone, not one for remote writes).
+ * Errors: as uct_umr_mem_reg, and UCS_ERR_INVALID_PARAM when a block lies
+ * in none of the handles, a handle is a layout handle, the access is beyond
+ * a handle's, or num_memhs is not 1 .. UCT_UMR_MEM_REG_MAX_MEMHS.
+ */
+ucs_status_t uct_umr_mem_reg_over(uct_md_h md, void *base,
+                                  const umr_layout_t *layout, size_t count,
+                                  const uct_mem_h *memhs, unsigned num_memhs,
+                                  unsigned flags, uct_mem_h *memh_p);
 
 /** Memory domain counters (indirect key pool). */
 typedef struct uct_umr_md_stats {
@@ -64,9 +95,32 @@ typedef struct uct_umr_md_stats {
     uint64_t mkeys_free;        /* keys waiting in the pool */
     uint64_t layout_regs;       /* layout registrations */
     uint64_t umr_posted;        /* UMRs posted by the md */
+    uint64_t mem_regs;          /* memory registrations: uct_md_mem_reg and
+                                   the span of a uct_umr_mem_reg (each pins
+                                   its pages and takes translation entries
+                                   on a NIC) */
+    uint64_t umr_failed;        /* UMRs that completed in error (the md's
+                                   and its endpoints'): after the first,
+                                   no layout key is configured on the md
+                                   any more and layouts fall back */
 } uct_umr_md_stats_t;
 
 ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
+
+/**
+ * Layout registrations a caller keeps for reuse while no operation uses
+ * them (a cache of keys) hold keys of the md's indirect key pool. When the
+ * pool runs short (a registration, or an endpoint's local key, needs more
+ * keys than are free), the md calls `func(arg)` to get them back: it
+ * deregisters the caller's least recently used idle layout registration and
+ * returns 1, or returns 0 when none is idle; the md asks again until the
+ * need is met. Called from inside uct_umr_mem_reg and the endpoints'
+ * layout operations on this md, never from another thread. One per md
+ * (NULL removes it). Errors: UCS_ERR_INVALID_PARAM (not an mlx5_umr md).
+ */
+typedef int (*uct_umr_md_reclaim_func_t)(void *arg);
+ucs_status_t uct_umr_md_reclaim_set(uct_md_h md, uct_umr_md_reclaim_func_t func,
+                                    void *arg);
 
 /**
  * Put/get between a local layout over registered contiguous memory and a
@@ -83,8 +137,11 @@ ucs_status_t uct_umr_md_get_stats(uct_md_h md, uct_umr_md_stats_t *stats);
  *
  * Returns like uct_ep_put_zcopy: UCS_INPROGRESS (comp is called from
  * progress), UCS_OK (done, length 0), UCS_ERR_NO_RESOURCE (retry or
- * pending_add), UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh,
- * range outside the layout, memh or remote key) or another error.
+ * pending_add), UCS_ERR_EXCEEDS_LIMIT (the local layout gets no key: beyond
+ * the limits, or the key pool held by registrations in use; found before
+ * anything moved, not logged as an error: move the data another way),
+ * UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh, range outside
+ * the layout, memh or remote key) or another error.
  */
 ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
                                    const umr_layout_t *layout,

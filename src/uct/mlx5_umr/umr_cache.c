@@ -20,6 +20,7 @@ khint32_t uct_mlx5_umr_cache_entry_hash(const uct_mlx5_umr_cache_entry_t *e)
     return (khint32_t)(e->hash ^ (e->hash >> 32));
 }
 
+#if UMR_TEST_HOOKS
 /* Identity comparisons made by lookups and inserts, all caches of the
  * process: what a test counts to show that a lookup compares O(1) entries
  * whatever the number cached (a list scan compared up to all of them). */
@@ -30,10 +31,15 @@ unsigned long uct_mlx5_umr_cache_compares(void)
     return uct_mlx5_umr_cache_num_compares;
 }
 
+#  define UCT_MLX5_UMR_CACHE_COUNT_COMPARE() (++uct_mlx5_umr_cache_num_compares)
+#else
+#  define UCT_MLX5_UMR_CACHE_COUNT_COMPARE()
+#endif
+
 int uct_mlx5_umr_cache_entry_equal(const uct_mlx5_umr_cache_entry_t *a,
                                    const uct_mlx5_umr_cache_entry_t *b)
 {
-    ++uct_mlx5_umr_cache_num_compares;
+    UCT_MLX5_UMR_CACHE_COUNT_COMPARE();
     return (a->hash == b->hash) && (a->blob_len == b->blob_len) &&
            !memcmp(a->blob, b->blob, a->blob_len) &&
            ((a->layout == NULL) == (b->layout == NULL)) &&

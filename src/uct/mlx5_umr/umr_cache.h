@@ -58,8 +58,11 @@ int uct_mlx5_umr_cache_entry_equal(const uct_mlx5_umr_cache_entry_t *a,
 
 KHASH_TYPE(uct_mlx5_umr_cache, uct_mlx5_umr_cache_entry_t*, char);
 
-/* Entry comparisons made so far by all key caches of the process (tests). */
+#if UMR_TEST_HOOKS
+/* Entry comparisons made so far by all key caches of the process: the
+ * test variant's only (configure.ac: UMR_TEST_HOOKS). */
 unsigned long uct_mlx5_umr_cache_compares(void);
+#endif
 
 
 typedef struct uct_mlx5_umr_cache {

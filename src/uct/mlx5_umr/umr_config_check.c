@@ -120,8 +120,9 @@ void uct_mlx5_umr_config_check_env(uct_component_t *component)
         m.best_dist = SIZE_MAX;
         m.known     = 0;
         uct_mlx5_umr_config_match(&m, component->md_config.table, "");
-        /* the test build's fault knob (engine/engine_fault.h) */
-        m.known = m.known || !strcmp(var, UMR_ENG_FAULT_ENV);
+        /* the test variant's fault knob (engine/engine_fault.h) */
+        m.known = m.known ||
+                  (UMR_TEST_HOOKS && !strcmp(var, UMR_ENG_FAULT_ENV));
         ucs_list_for_each(tl, &component->tl_list, list) {
             uct_mlx5_umr_config_match(&m, tl->config.table, "");
         }

@@ -345,7 +345,8 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                               const uint32_t *lkeys, unsigned frags,
                               const void *blob, size_t blob_len,
                               const umr_layout_t *layout,
-                              const uint64_t *memh_ids, unsigned num_memhs)
+                              const uint64_t *memh_ids, unsigned num_memhs,
+                              unsigned access)
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
     uct_mlx5_umr_cache_entry_t *entry;
@@ -353,8 +354,13 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     unsigned next;
     int on_ep_qp;
 
-    /* an RDMA-only endpoint QP (EP_UMR=n) takes no UMR */
-    on_ep_qp = iface->config.ep_umr &&
+    if (iface->md->umr_broken != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;   /* said once, when it broke */
+    }
+
+    /* an RDMA-only endpoint QP (EP_UMR=n) takes no UMR; nor does a device
+     * whose UMR needs a fence rdma-core cannot give (md's QP, waited for) */
+    on_ep_qp = iface->config.ep_umr && !iface->md->caps.umr_wait &&
                (frags + plan->num_keys <= iface->config.tx_queue_len);
     if (on_ep_qp && !uct_mlx5_umr_ep_has_slots(ep, frags + plan->num_keys)) {
         return uct_mlx5_umr_ep_no_resource(ep);
@@ -371,16 +377,14 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
         /* the RDMA posted after the UMRs is fenced behind them by the QP */
         next   = 0;
         status = uct_mlx5_umr_key_post(iface->md, ep->qp, plan, base, lkeys,
-                                       entry->mkeys,
-                                       UMR_ENG_ACCESS_LOCAL_WRITE,
-                                       (uintptr_t)op, &next);
+                                       entry->mkeys, access, (uintptr_t)op,
+                                       &next);
         while (next-- > 0) {
             uct_mlx5_umr_ep_wr_posted(ep, op);
         }
     } else {
         status = uct_mlx5_umr_key_configure(iface->md, plan, base, lkeys,
-                                            entry->mkeys,
-                                            UMR_ENG_ACCESS_LOCAL_WRITE);
+                                            entry->mkeys, access);
     }
     if (status != UCS_OK) {
         ucs_log((status == UCS_ERR_NO_RESOURCE) ? UCS_LOG_LEVEL_DEBUG :

@@ -130,7 +130,8 @@ ucs_status_t uct_mlx5_umr_ep_op_post(uct_mlx5_umr_ep_t *ep,
                                      uint64_t remote_addr, uint32_t rkey);
 
 /* A new cached local key for op, configured from a lowered plan (entries
- * over memory through lkeys[entry.mem] at base): on this QP when its queue
+ * over memory through lkeys[entry.mem] at base) with `access` (local write
+ * when its memory was registered for it): on this QP when its queue
  * can ever hold the plan's UMRs next to the RDMA's frags WRs, else on the
  * md's QP (umr_key.h). The cache entry, identified by (blob, layout) and
  * dropped when one of memh_ids is deregistered, is held by op; on failure
@@ -142,7 +143,8 @@ uct_mlx5_umr_ep_key_configure(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
                               const uint32_t *lkeys, unsigned frags,
                               const void *blob, size_t blob_len,
                               const umr_layout_t *layout,
-                              const uint64_t *memh_ids, unsigned num_memhs);
+                              const uint64_t *memh_ids, unsigned num_memhs,
+                              unsigned access);
 
 /* Pack fallback through a bounce buffer: a write packs [offset, +length) of
  * the layout now, a read scatters it at completion (from a copy of the

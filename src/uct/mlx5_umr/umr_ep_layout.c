@@ -67,7 +67,8 @@ uct_mlx5_umr_ep_layout_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
     status = uct_mlx5_umr_ep_key_configure(ep, op, plan, base,
                                            &memh->mr->lkey, frags, &blob,
                                            sizeof(blob), layout, &memh->id,
-                                           1);
+                                           1, memh->access &
+                                              UMR_ENG_ACCESS_LOCAL_WRITE);
     if (status == UCS_OK) {
         memh->flags |= UCT_MLX5_UMR_MEMH_FLAG_CACHED;
     }
@@ -114,6 +115,14 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    if ((opcode == UMR_ENG_OP_RDMA_READ) &&
+        !(memh->access & UMR_ENG_ACCESS_LOCAL_WRITE)) {
+        ucs_error("mlx5_umr ep %p: get_layout into memory handle %p, which "
+                  "was registered without UCT_MD_MEM_ACCESS_LOCAL_WRITE", ep,
+                  memh);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     /* every byte the elements touch must lie inside the memory handle */
     if ((umr_layout_total_size(layout, count, &total) != UCS_OK) ||
         (umr_layout_span(layout, count, &span_lb, &span_ub) != UCS_OK)) {
@@ -148,7 +157,10 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return status;
     }
 
-    pack = uct_mlx5_umr_ep_should_pack(
+    /* no UMR on this device any more: a copy where one can serve */
+    pack = ((iface->md->umr_broken != UCS_OK) &&
+            (length <= iface->config.seg_size)) ||
+           uct_mlx5_umr_ep_should_pack(
             iface, length,
             (double)umr_layout_size(layout) /
             ucs_max(umr_layout_num_blocks(layout), 1));

@@ -198,6 +198,7 @@ uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
 {
     uct_mlx5_umr_iface_t *iface = uct_mlx5_umr_ep_iface(ep);
     const umr_eng_sge_t *sge    = scratch->sge;
+    unsigned access             = UMR_ENG_ACCESS_LOCAL_WRITE;
     uct_mlx5_umr_cache_entry_t *entry;
     umr_layout_plan_t *plan;
     ucs_status_t status;
@@ -224,9 +225,16 @@ uct_mlx5_umr_ep_zcopy_list_key(uct_mlx5_umr_ep_t *ep, uct_mlx5_umr_op_t *op,
         return status;
     }
 
+    /* local write only when all of its memory was registered for it */
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].memh != UCT_MEM_HANDLE_NULL) {
+            access &= ((uct_mlx5_umr_memh_t*)iov[i].memh)->access;
+        }
+    }
     status = uct_mlx5_umr_ep_key_configure(ep, op, plan, NULL, scratch->lkeys,
                                            frags, sge, num_sge * sizeof(*sge),
-                                           NULL, scratch->memh_ids, num_sge);
+                                           NULL, scratch->memh_ids, num_sge,
+                                           access);
     umr_layout_plan_free(plan);
     if (status != UCS_OK) {
         return status;
@@ -317,9 +325,13 @@ uct_mlx5_umr_ep_zcopy(uct_mlx5_umr_ep_t *ep, umr_eng_opcode_t opcode,
     }
 
     if (ucs_unlikely(tmp_reg)) {
+        /* a put only reads it: write access would fail on memory the
+         * process may only read */
         status = iface->eng->mr_reg(iface->md->dev, iov[0].buffer,
                                     iov[0].length,
-                                    UMR_ENG_ACCESS_LOCAL_WRITE, &op->tmp_mr);
+                                    (opcode == UMR_ENG_OP_RDMA_READ) ?
+                                    UMR_ENG_ACCESS_LOCAL_WRITE : 0,
+                                    &op->tmp_mr);
         if (status != UCS_OK) {
             ucs_error("mlx5_umr ep %p: registering %p+%zu failed: %s", ep,
                       iov[0].buffer, iov[0].length,

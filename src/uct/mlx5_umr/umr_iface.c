@@ -399,6 +399,9 @@ unsigned uct_mlx5_umr_iface_progress(uct_iface_h tl_iface)
                     umr_eng_opcode_str(wcs[i].opcode),
                     umr_eng_wc_status_str(wcs[i].status));
             failed = 1;
+            if (wcs[i].opcode == UMR_ENG_OP_UMR) {
+                uct_mlx5_umr_md_umr_failed(iface->md, wcs[i].status);
+            }
         }
         uct_mlx5_umr_ep_wr_done(op, status);
     }

@@ -10,6 +10,7 @@
 #include "umr_key.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/sys/math.h>
 
 
 /* Post the UMR configuring `mkey` as plan key `key`. */
@@ -68,17 +69,18 @@ uct_mlx5_umr_key_post_one(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
                                   wr_id, UMR_ENG_WR_SIGNALED);
 }
 
-ucs_status_t uct_mlx5_umr_key_post(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
-                                   const umr_layout_plan_t *plan, void *base,
-                                   const uint32_t *lkeys,
-                                   uct_mlx5_umr_mkey_t *const *mkeys,
-                                   unsigned access, uint64_t wr_id,
-                                   unsigned *next_p)
+/* Post plan keys *next_p .. end - 1 (see uct_mlx5_umr_key_post). */
+static ucs_status_t
+uct_mlx5_umr_key_post_until(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                            const umr_layout_plan_t *plan, void *base,
+                            const uint32_t *lkeys,
+                            uct_mlx5_umr_mkey_t *const *mkeys, unsigned access,
+                            uint64_t wr_id, unsigned *next_p, unsigned end)
 {
     ucs_status_t status;
 
     /* children first: a parent entry reads its child's current key */
-    for (; *next_p < plan->num_keys; ++(*next_p)) {
+    for (; *next_p < end; ++(*next_p)) {
         status = uct_mlx5_umr_key_post_one(md, qp, &plan->keys[*next_p], base,
                                            lkeys, mkeys, mkeys[*next_p],
                                            access, wr_id);
@@ -90,27 +92,55 @@ ucs_status_t uct_mlx5_umr_key_post(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
     return UCS_OK;
 }
 
+ucs_status_t uct_mlx5_umr_key_post(uct_mlx5_umr_md_t *md, umr_eng_qp_t *qp,
+                                   const umr_layout_plan_t *plan, void *base,
+                                   const uint32_t *lkeys,
+                                   uct_mlx5_umr_mkey_t *const *mkeys,
+                                   unsigned access, uint64_t wr_id,
+                                   unsigned *next_p)
+{
+    return uct_mlx5_umr_key_post_until(md, qp, plan, base, lkeys, mkeys,
+                                       access, wr_id, next_p, plan->num_keys);
+}
+
 ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
                                         const umr_layout_plan_t *plan,
                                         void *base, const uint32_t *lkeys,
                                         uct_mlx5_umr_mkey_t *const *mkeys,
                                         unsigned access)
 {
-    unsigned next = 0, outstanding = 0, posted;
+    unsigned next = 0, outstanding = 0, posted, end;
     ucs_status_t status, wstatus;
+
+    if (md->umr_broken != UCS_OK) {
+        return UCS_ERR_UNSUPPORTED;   /* said once, when it broke */
+    }
 
     status = uct_mlx5_umr_qp_get(&md->umr);
     if (status != UCS_OK) {
         return status;
     }
 
+    md->umr.wc_error = UMR_ENG_WC_SUCCESS;
     for (;;) {
+        /* a device whose UMR fence rdma-core cannot give: one UMR at a
+         * time, each waited for (caps.umr_wait) */
+        end    = md->caps.umr_wait ? ucs_min(next + 1, plan->num_keys) :
+                                     plan->num_keys;
         posted = next;
-        status = uct_mlx5_umr_key_post(md, md->umr.qp, plan, base, lkeys,
-                                       mkeys, access, md->umr.sn++, &next);
+        status = uct_mlx5_umr_key_post_until(md, md->umr.qp, plan, base,
+                                             lkeys, mkeys, access,
+                                             md->umr.sn++, &next, end);
         posted                 = next - posted;
         outstanding           += posted;
         md->stats.umr_posted  += posted;
+        if ((status == UCS_OK) && (next < plan->num_keys)) {
+            status = uct_mlx5_umr_qp_wait(&md->umr, &outstanding, 0);
+            if (status != UCS_OK) {
+                break;
+            }
+            continue;
+        }
         if ((status != UCS_ERR_NO_RESOURCE) || (outstanding == 0)) {
             break;
         }
@@ -121,7 +151,7 @@ ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
         }
     }
 
-    if (status != UCS_OK) {
+    if ((status != UCS_OK) && (md->umr.wc_error == UMR_ENG_WC_SUCCESS)) {
         ucs_error("mlx5_umr md %p: posting UMR for key %u/%u failed: %s", md,
                   next + 1, plan->num_keys, ucs_status_string(status));
     }
@@ -129,6 +159,9 @@ ucs_status_t uct_mlx5_umr_key_configure(uct_mlx5_umr_md_t *md,
     wstatus = uct_mlx5_umr_qp_wait(&md->umr, &outstanding, 0);
     if (status == UCS_OK) {
         status = wstatus;
+    }
+    if (md->umr.wc_error != UMR_ENG_WC_SUCCESS) {
+        uct_mlx5_umr_md_umr_failed(md, md->umr.wc_error);
     }
     if (wstatus != UCS_OK) {
         /* the caller fails with wstatus either way. After a timeout too:

@@ -236,7 +236,15 @@ uint64_t uct_mlx5_umr_hash(const void *buf, size_t len)
     return h;
 }
 
-/* Ask the ep caches for an idle key; 1 if one came back to the pool. */
+/* The owner of layout registrations deregisters its least recently used
+ * idle one (uct_umr_md_reclaim_set); 1 if it did. */
+static int uct_mlx5_umr_md_reclaim_reg(uct_mlx5_umr_md_t *md)
+{
+    return (md->reclaim.func != NULL) && md->reclaim.func(md->reclaim.arg);
+}
+
+/* Ask the ep caches, then the owner of registrations, for an idle key; 1
+ * if one came back to the pool. */
 static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
 {
     uct_mlx5_umr_md_listener_t *listener;
@@ -247,6 +255,11 @@ static int uct_mlx5_umr_md_mkey_reclaim(uct_mlx5_umr_md_t *md)
             if (md->stats.mkeys_free > num_free) {
                 return 1;
             }
+        }
+    }
+    while (uct_mlx5_umr_md_reclaim_reg(md)) {
+        if (md->stats.mkeys_free > num_free) {
+            return 1;
         }
     }
     return 0;
@@ -260,11 +273,26 @@ ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
         return UCS_OK;
     }
 
+    if (num_mkeys > md->config.mkey_pool_size) {
+        ucs_log(level, "mlx5_umr md %p: the layout needs %u indirect keys, "
+                "more than UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise it", md,
+                num_mkeys, md->config.mkey_pool_size);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    while ((md->mkeys_reg + num_mkeys > md->config.mkey_pool_size) &&
+           uct_mlx5_umr_md_reclaim_reg(md)) {
+    }
+    if (md->mkeys_reg + num_mkeys <= md->config.mkey_pool_size) {
+        return UCS_OK;
+    }
+
     ucs_log(level, "mlx5_umr md %p: the layout needs %u indirect keys and "
-            "layout registrations hold %u of UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: "
-            "raise UCX_MLX5_UMR_MKEY_POOL_SIZE (or deregister layouts)", md,
-            num_mkeys, md->mkeys_reg, md->config.mkey_pool_size);
-    return UCS_ERR_EXCEEDS_LIMIT;
+            "layout registrations in use hold %u of "
+            "UCX_MLX5_UMR_MKEY_POOL_SIZE=%u: raise UCX_MLX5_UMR_MKEY_POOL_SIZE "
+            "(or deregister layouts)", md, num_mkeys, md->mkeys_reg,
+            md->config.mkey_pool_size);
+    return UCS_ERR_NO_RESOURCE;
 }
 
 /* Invalidate the dirty keys of the pool (LOCAL_INV on the md's QP, as many
@@ -440,24 +468,38 @@ void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md)
         for (i = 0; i < n; ++i) {
             switch (events[i].type) {
             case UMR_ENG_EVENT_PORT_ERR:
+                if (md->failed == UCS_OK) {
+                    md->failed    = UCS_ERR_UNREACHABLE;
+                    md->port_down = 1;
+                    ucs_diag("mlx5_umr md %s: port down: the rail is retired "
+                             "until the port is up again, its endpoints fail "
+                             "and no peer is reachable through it",
+                             md->caps.name);
+                }
+                break;
             case UMR_ENG_EVENT_ADDR_CHANGE:
             case UMR_ENG_EVENT_DEVICE_FATAL:
-                if (md->failed == UCS_OK) {
-                    md->failed = UCS_ERR_UNREACHABLE;
+                if ((md->failed == UCS_OK) || md->port_down) {
                     ucs_diag("mlx5_umr md %s: %s: the rail is retired, its "
                              "endpoints fail and no peer is reachable "
                              "through it", md->caps.name,
-                             (events[i].type == UMR_ENG_EVENT_PORT_ERR) ?
-                             "port down" :
                              (events[i].type == UMR_ENG_EVENT_ADDR_CHANGE) ?
                              "our address changed (peers address the old "
                              "one)" : "device fatal error");
                 }
+                md->failed    = UCS_ERR_UNREACHABLE;
+                md->port_down = 0;      /* for good */
                 break;
             case UMR_ENG_EVENT_PORT_ACTIVE:
-                if (md->failed != UCS_OK) {
-                    ucs_diag("mlx5_umr md %s: port up again; the rail stays "
-                             "retired", md->caps.name);
+                /* the address is ours still (the engine checked): the
+                 * rail takes new connections; the endpoints that failed
+                 * stay failed */
+                if (md->port_down) {
+                    md->failed    = UCS_OK;
+                    md->port_down = 0;
+                    ucs_diag("mlx5_umr md %s: port up again, our address "
+                             "unchanged: new connections are possible",
+                             md->caps.name);
                 }
                 break;
             default:
@@ -475,10 +517,13 @@ void uct_mlx5_umr_md_check_events_slow(uct_mlx5_umr_md_t *md)
 
 unsigned uct_mlx5_umr_md_access(unsigned flags)
 {
-    unsigned access = UMR_ENG_ACCESS_LOCAL_WRITE;
+    unsigned access = 0;
 
     if (!(flags & UCT_MD_MEM_ACCESS_ALL)) {
         flags |= UCT_MD_MEM_ACCESS_RMA;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_LOCAL_WRITE) {
+        access |= UMR_ENG_ACCESS_LOCAL_WRITE;
     }
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
         access |= UMR_ENG_ACCESS_REMOTE_WRITE;
@@ -489,16 +534,19 @@ unsigned uct_mlx5_umr_md_access(unsigned flags)
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC) {
         access |= UMR_ENG_ACCESS_REMOTE_ATOMIC;
     }
+    /* only what is asked: write access pins the pages for writing, which
+     * the kernel refuses on a read-only mapping (ib_umem_get). Remote
+     * writes and atomics need local write too (ib_check_mr_access). */
+    if (access & (UMR_ENG_ACCESS_REMOTE_WRITE | UMR_ENG_ACCESS_REMOTE_ATOMIC)) {
+        access |= UMR_ENG_ACCESS_LOCAL_WRITE;
+    }
     return access;
 }
 
-static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
-                                         size_t length,
-                                         umr_uct_mem_reg_arg_t flags_arg,
-                                         uct_mem_h *memh_p)
+ucs_status_t uct_mlx5_umr_memh_reg(uct_mlx5_umr_md_t *md, void *address,
+                                   size_t length, unsigned flags,
+                                   uct_mlx5_umr_memh_t **memh_p)
 {
-    uct_mlx5_umr_md_t *md = ucs_derived_of(uct_md, uct_mlx5_umr_md_t);
-    unsigned flags        = umr_uct_mem_reg_flags(flags_arg);
     uct_mlx5_umr_memh_t *memh;
     ucs_status_t status;
 
@@ -513,8 +561,9 @@ static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
         return UCS_ERR_NO_MEMORY;
     }
 
-    status = md->eng->mr_reg(md->dev, address, length,
-                             uct_mlx5_umr_md_access(flags), &memh->mr);
+    memh->access = uct_mlx5_umr_md_access(flags);
+    status       = md->eng->mr_reg(md->dev, address, length, memh->access,
+                                   &memh->mr);
     if (status != UCS_OK) {
         uct_md_log_mem_reg_error(flags, "mlx5_umr: mr_reg(%p, %zu) failed: %s",
                                  address, length, ucs_status_string(status));
@@ -525,8 +574,20 @@ static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
     memh->id     = md->next_memh_id++;
     memh->base   = address;
     memh->length = length;
+    ++md->stats.mem_regs;
     *memh_p      = memh;
     return UCS_OK;
+}
+
+static ucs_status_t uct_mlx5_umr_mem_reg(uct_md_h uct_md, void *address,
+                                         size_t length,
+                                         umr_uct_mem_reg_arg_t flags_arg,
+                                         uct_mem_h *memh_p)
+{
+    return uct_mlx5_umr_memh_reg(ucs_derived_of(uct_md, uct_mlx5_umr_md_t),
+                                 address, length,
+                                 umr_uct_mem_reg_flags(flags_arg),
+                                 (uct_mlx5_umr_memh_t**)memh_p);
 }
 
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
@@ -544,6 +605,9 @@ void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh)
     }
     if (memh->mr != NULL) {
         md->eng->mr_dereg(md->dev, memh->mr);
+    }
+    if (memh->span != NULL) {
+        uct_mlx5_umr_memh_free(md, memh->span);
     }
     if (memh->layout != NULL) {
         umr_layout_free(memh->layout);
@@ -729,6 +793,22 @@ static ucs_status_t uct_mlx5_umr_md_query(uct_md_h uct_md,
     return UCS_OK;
 }
 
+void uct_mlx5_umr_md_umr_failed(uct_mlx5_umr_md_t *md,
+                                umr_eng_wc_status_t status)
+{
+    if (status == UMR_ENG_WC_WR_FLUSH_ERR) {
+        return;     /* its QP had failed before: not the UMR's fault */
+    }
+
+    ++md->stats.umr_failed;
+    if (md->umr_broken == UCS_OK) {
+        md->umr_broken = umr_eng_wc_status_to_ucs(status);
+        ucs_diag("mlx5_umr md %s: a UMR completed with %s: layouts fall back "
+                 "on this device from now on", md->caps.name,
+                 umr_eng_wc_status_str(status));
+    }
+}
+
 ucs_status_t uct_umr_md_get_stats(uct_md_h uct_md, uct_umr_md_stats_t *stats)
 {
     uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
@@ -740,6 +820,22 @@ ucs_status_t uct_umr_md_get_stats(uct_md_h uct_md, uct_umr_md_stats_t *stats)
     }
 
     *stats = md->stats;
+    return UCS_OK;
+}
+
+ucs_status_t uct_umr_md_reclaim_set(uct_md_h uct_md,
+                                    uct_umr_md_reclaim_func_t func, void *arg)
+{
+    uct_mlx5_umr_md_t *md = uct_mlx5_umr_md_from_handle(uct_md);
+
+    if (md == NULL) {
+        ucs_error("uct_umr_md_reclaim_set: md %p is not an mlx5_umr memory "
+                  "domain", uct_md);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    md->reclaim.func = func;
+    md->reclaim.arg  = arg;
     return UCS_OK;
 }
 
@@ -834,7 +930,7 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
 
     md->super.ops       = &uct_mlx5_umr_md_ops;
     md->super.component = &uct_mlx5_umr_component;
-    /* the test build may inject faults around it (engine_fault.h) */
+    /* the test variant may inject faults around it (engine_fault.h) */
     md->eng             = umr_eng_fault_wrap(
                                   uct_mlx5_umr_md_engine_of(md_name));
     md->next_memh_id    = 1;
@@ -843,6 +939,8 @@ ucs_status_t uct_mlx5_umr_md_open(uct_component_t *component,
     ucs_list_head_init(&md->listeners);
     ucs_list_head_init(&md->event_listeners);
     md->failed          = UCS_OK;
+    md->port_down       = 0;
+    md->umr_broken      = UCS_OK;
     md->events_checked  = ucs_get_time();
 
     md->config.mkey_pool_size = config->mkey_pool_size;

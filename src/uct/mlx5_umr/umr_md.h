@@ -82,7 +82,11 @@ enum {
 typedef struct uct_mlx5_umr_memh {
     uint64_t            id;          /* unique per md, never reused */
     unsigned            flags;
-    umr_eng_mr_t        *mr;         /* contiguous memory (layout: its span) */
+    unsigned            access;      /* UMR_ENG_ACCESS_* it was registered
+                                        with (a layout: of its keys) */
+    umr_eng_mr_t        *mr;         /* contiguous memory (NULL: a layout) */
+    struct uct_mlx5_umr_memh *span;  /* a layout of uct_umr_mem_reg: the
+                                        span it registered itself */
     void                *base;       /* contig: address; layout: base */
     uint64_t            length;      /* contig: bytes; layout: packed bytes */
     /* layout only */
@@ -126,10 +130,21 @@ typedef struct uct_mlx5_umr_md {
     ucs_list_link_t       dirty_mkeys; /* configured: LOCAL_INV first */
     ucs_list_link_t       listeners;
     ucs_list_link_t       event_listeners;
+    struct {
+        uct_umr_md_reclaim_func_t func;  /* the owner of layout
+                                            registrations gives idle ones
+                                            back (uct_umr_md_reclaim_set) */
+        void                      *arg;
+    } reclaim;
     ucs_time_t            events_checked; /* when events were last read */
     ucs_status_t          failed;     /* the rail is retired (port down,
                                          address changed): UCS_OK while
                                          it works */
+    int                   port_down;  /* retired for a port down only:
+                                         PORT_ACTIVE brings it back */
+    ucs_status_t          umr_broken; /* a UMR completed in error: no
+                                         layout key is configured any more
+                                         (UCS_OK while UMRs work) */
     struct {
         unsigned          mkey_pool_size;
         unsigned          umr_queue_len;
@@ -205,18 +220,28 @@ ucs_status_t uct_mlx5_umr_md_mkey_get(uct_mlx5_umr_md_t *md,
 void uct_mlx5_umr_md_mkey_put(uct_mlx5_umr_md_t *md,
                               uct_mlx5_umr_mkey_t *mkey);
 
-/* Can num_mkeys keys ever be taken at once, with the keys registrations
- * hold? Else UCS_ERR_EXCEEDS_LIMIT, logged at `level` (error, or debug
- * for a caller that asked to hide errors) with the variable to raise. */
+/* Can num_mkeys keys be taken now, beside the keys registrations hold
+ * (idle ones given back by their owner first, uct_umr_md_reclaim_set)?
+ * Else UCS_ERR_EXCEEDS_LIMIT (more than the whole pool: never) or
+ * UCS_ERR_NO_RESOURCE (registrations in use hold the rest), logged at
+ * `level` (error, or debug for a caller that asked to hide errors) with the
+ * variable to raise. */
 ucs_status_t uct_mlx5_umr_md_mkeys_check_log(uct_mlx5_umr_md_t *md,
                                              unsigned num_mkeys,
                                              ucs_log_level_t level);
 
+/* The same for an endpoint's local key: one that cannot be had now is the
+ * caller's to handle (it moves the data another way: not an error line),
+ * and not worth waiting for (registrations in use may hold the pool as
+ * long as a window lives): UCS_ERR_EXCEEDS_LIMIT either way. */
 static inline ucs_status_t
 uct_mlx5_umr_md_mkeys_check(uct_mlx5_umr_md_t *md, unsigned num_mkeys)
 {
-    return uct_mlx5_umr_md_mkeys_check_log(md, num_mkeys,
-                                           UCS_LOG_LEVEL_ERROR);
+    ucs_status_t status;
+
+    status = uct_mlx5_umr_md_mkeys_check_log(md, num_mkeys,
+                                             UCS_LOG_LEVEL_DEBUG);
+    return (status == UCS_ERR_NO_RESOURCE) ? UCS_ERR_EXCEEDS_LIMIT : status;
 }
 
 void uct_mlx5_umr_md_listener_add(uct_mlx5_umr_md_t *md,
@@ -257,6 +282,11 @@ unsigned uct_mlx5_umr_md_access(unsigned flags);
 void uct_mlx5_umr_md_mkey_discard(uct_mlx5_umr_md_t *md,
                                   uct_mlx5_umr_mkey_t *mkey);
 
+/* Register contiguous memory (uct_md_mem_reg), `flags` as there. */
+ucs_status_t uct_mlx5_umr_memh_reg(uct_mlx5_umr_md_t *md, void *address,
+                                   size_t length, unsigned flags,
+                                   uct_mlx5_umr_memh_t **memh_p);
+
 /* Free a memory handle and everything it holds. */
 void uct_mlx5_umr_memh_free(uct_mlx5_umr_md_t *md, uct_mlx5_umr_memh_t *memh);
 
@@ -266,5 +296,12 @@ void uct_mlx5_umr_config_check_env(uct_component_t *component);
 
 /* Engine device name of an md resource name (they are equal). */
 const umr_eng_ops_t *uct_mlx5_umr_md_engine_of(const char *md_name);
+
+/* A UMR of the md or of one of its endpoints completed with `status`: the
+ * first error other than a flush marks the layout path broken (counter
+ * umr_failed, one diagnostic line); later layouts fall back without posting
+ * a UMR, instead of failing one and resetting a QP each. */
+void uct_mlx5_umr_md_umr_failed(uct_mlx5_umr_md_t *md,
+                                umr_eng_wc_status_t status);
 
 #endif

@@ -123,7 +123,7 @@ ucs_status_t uct_mlx5_umr_qp_wait(uct_mlx5_umr_qp_t *qp, unsigned *outstanding,
     int i, n;
 
     if (UMR_ENG_FAULT(UMR_ENG_FAULT_MDWAIT) && (*outstanding > until)) {
-        /* (test build) as a real timeout: the UMRs are still posted */
+        /* (test variant) as a real timeout: the UMRs are still posted */
         ucs_error("mlx5_umr md %p: timed out waiting for %u UMRs (injected)",
                   qp->md, *outstanding);
         return UCS_ERR_TIMED_OUT;
@@ -137,10 +137,14 @@ ucs_status_t uct_mlx5_umr_qp_wait(uct_mlx5_umr_qp_t *qp, unsigned *outstanding,
         for (i = 0; i < n; ++i) {
             --(*outstanding);
             if ((wc[i].status != UMR_ENG_WC_SUCCESS) && (status == UCS_OK)) {
-                ucs_error("mlx5_umr md %p: %s wr_id %" PRIu64 " failed: %s",
-                          qp->md, umr_eng_opcode_str(wc[i].opcode),
-                          wc[i].wr_id, umr_eng_wc_status_str(wc[i].status));
+                /* the caller says what follows (a UMR: once, umr_key.c) */
+                ucs_diag("mlx5_umr md %p: %s wr_id %" PRIu64 " failed: %s",
+                         qp->md, umr_eng_opcode_str(wc[i].opcode),
+                         wc[i].wr_id, umr_eng_wc_status_str(wc[i].status));
                 status = umr_eng_wc_status_to_ucs(wc[i].status);
+                if (qp->wc_error == UMR_ENG_WC_SUCCESS) {
+                    qp->wc_error = wc[i].status;
+                }
             }
         }
 

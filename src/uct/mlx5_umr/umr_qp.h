@@ -52,6 +52,9 @@ typedef struct uct_mlx5_umr_qp {
     umr_eng_cq_t             *cq;
     umr_eng_qp_t             *qp;     /* NULL after a failed re-creation */
     uint64_t                 sn;      /* wr_id of the next work request */
+    umr_eng_wc_status_t      wc_error; /* the first failed completion the
+                                          waits saw since the caller reset
+                                          it to SUCCESS */
     uct_mlx5_umr_qp_config_t config;
 } uct_mlx5_umr_qp_t;
 

@@ -136,6 +136,11 @@ typedef struct umr_eng_caps {
     uint32_t max_list;          /* entries per UMR list (inline); also the
                                    descriptors of an indirect key */
     uint32_t max_depth;         /* levels of keys over keys (1: none) */
+    uint32_t umr_wait;          /* 1: a UMR must have completed before a
+                                   work request that uses its key, or
+                                   another UMR, is posted (the device asks
+                                   a fence the backend cannot give); 0: the
+                                   QP orders them */
     uint64_t max_ilv_bytes;     /* bytes one interleaved key may address */
     uint64_t max_list_bytes;    /* bytes one list key may address */
     uint32_t max_bytes_count;   /* 16-bit field limit */
@@ -187,10 +192,11 @@ typedef struct umr_eng_dev_params {
 typedef enum {
     UMR_ENG_EVENT_PORT_ERR,     /* the port went down: no QP of the device
                                    reaches anyone any more */
-    UMR_ENG_EVENT_PORT_ACTIVE,  /* the port is up again */
-    UMR_ENG_EVENT_ADDR_CHANGE,  /* our address changed (LID, GID, pkey, a
-                                   subnet manager re-registration): peers
-                                   address us by the old one */
+    UMR_ENG_EVENT_PORT_ACTIVE,  /* the port is up again, our address as
+                                   it was */
+    UMR_ENG_EVENT_ADDR_CHANGE,  /* our address changed (the LID, the GID or
+                                   pkey in use, read again after a port
+                                   event): peers address us by the old one */
     UMR_ENG_EVENT_QP_FAILED,    /* one QP (event.qp) is in error: fatal,
                                    request or access error */
     UMR_ENG_EVENT_DEVICE_FATAL, /* the device is gone */

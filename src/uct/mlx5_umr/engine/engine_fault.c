@@ -7,7 +7,7 @@
  */
 #include "engine_fault.h"
 
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
 
 #include <ucs/debug/log.h>
 

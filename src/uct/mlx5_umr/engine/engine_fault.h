@@ -3,9 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * Fault injection inside the engines, for tests only: compiled in when
- * configure was given --enable-test-faults (contrib/build.sh, the test
- * build), absent from any other build. There, the environment variable
+ * Fault injection inside the engines, for tests only: compiled into the
+ * test variant of the transport (configure.ac: UMR_TEST_HOOKS; hooks/
+ * libuct_mlx5_umr.la and the layers the gtest suites link), absent from
+ * what is installed. There, the environment variable
  *
  *   UCX_MLX5_UMR_TEST_FAULT=point[:after_n]
  *
@@ -43,7 +44,7 @@ typedef enum {
 
 #define UMR_ENG_FAULT_ENV "UCX_MLX5_UMR_TEST_FAULT"
 
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
 
 extern int umr_eng_fault_point;   /* -1: none */
 

@@ -82,7 +82,9 @@ extern "C" {
  * rounded up to a multiple of 4 (verbs.c _mlx5dv_create_mkey). */
 #define UMR_ENG_MLX5_MAX_MKEY_ENTRIES (UINT16_MAX & ~3u)
 
-/* Keys over keys the engine lets the layout engine build. */
+/* Keys over keys the engine lets the layout engine build at most: the
+ * device's max_indirection may allow fewer (engine_mlx5_hca.c), never
+ * more. */
 #define UMR_ENG_MLX5_MAX_DEPTH        4
 
 /* 16-bit bytes_count and stride (bytes_count + bytes_skip) fields. */
@@ -147,6 +149,32 @@ typedef struct UCS_S_PACKED umr_eng_mlx5_qp_addr {
                                    max_rd_atomic is at most this */
 } umr_eng_mlx5_qp_addr_t;
 
+/* The fence a device asks on a UMR WQE: the HCA capability umr_fence
+ * (engine_mlx5_hca.c). */
+enum {
+    UMR_ENG_MLX5_FENCE_STRONG = 0,
+    UMR_ENG_MLX5_FENCE_SMALL  = 1,
+    UMR_ENG_MLX5_FENCE_NONE   = 2
+};
+
+/* What the device says of UMR and indirect keys (DEVX QUERY_HCA_CAP,
+ * engine_mlx5_hca.c); when the query fails, what is safe on any device. */
+typedef struct umr_eng_mlx5_hca_caps {
+    int      queried;                    /* the device answered */
+    char     error[64];                  /* why not */
+    uint8_t  umr_fence;                  /* UMR_ENG_MLX5_FENCE_* */
+    uint8_t  max_indirection;            /* levels of indirect keys */
+    uint8_t  log_max_klm_list_size;      /* descriptors of a key, log2 */
+    uint8_t  umr_modify_atomic_disabled; /* a UMR may not touch atomics */
+    uint8_t  umr_indirect_mkey_disabled;
+    uint8_t  atomic;                     /* the device does atomics */
+    uint8_t  ooo_sl_mask_cap;            /* the vport context says which
+                                            SLs route adaptively */
+    int      ooo_sl_mask_read;           /* IB: ooo_sl_mask was read */
+    uint16_t ooo_sl_mask;                /* SLs with adaptive routing (out
+                                            of order delivery) */
+} umr_eng_mlx5_hca_caps_t;
+
 typedef struct umr_eng_mlx5_dev {
     struct ibv_context  *ctx;
     struct ibv_pd       *pd;
@@ -170,6 +198,7 @@ typedef struct umr_eng_mlx5_dev {
     uint32_t            max_send_wqebb;     /* basic blocks a send queue may
                                                have (the device's max_qp_wr:
                                                rdma-core's max_send_wqebb) */
+    umr_eng_mlx5_hca_caps_t hca;            /* read at open */
     /* the RC connection (umr_eng_dev_params_t, resolved) */
     uint16_t            pkey_index;
     uint16_t            pkey;
@@ -270,6 +299,18 @@ ucs_status_t umr_eng_mlx5_qp_connect(umr_eng_qp_t *qp,
                                      const void *remote_dev_addr,
                                      const void *remote_qp_addr);
 void         umr_eng_mlx5_qp_fail(umr_eng_qp_t *qp);
+
+/* engine_mlx5_hca.c */
+void         umr_eng_mlx5_hca_caps_unknown(umr_eng_mlx5_hca_caps_t *hca);
+void         umr_eng_mlx5_hca_caps_query(struct ibv_context *ctx,
+                                         const char *name,
+                                         umr_eng_mlx5_hca_caps_t *hca);
+/* IB: the SLs of `port` that route adaptively, as UCX reads them
+ * (uct_ib_mlx5_devx_query_ooo_sl_mask); hca->ooo_sl_mask_read says if. */
+void         umr_eng_mlx5_hca_query_ooo_sl(struct ibv_context *ctx,
+                                           const char *name, uint8_t port,
+                                           umr_eng_mlx5_hca_caps_t *hca);
+const char   *umr_eng_mlx5_fence_str(unsigned fence);
 
 /* engine_mlx5_dev.c: asynchronous events */
 int          umr_eng_mlx5_dev_poll_events(umr_eng_dev_t *dev,

@@ -171,19 +171,58 @@ static void umr_eng_mlx5_gid_kind(const struct ibv_gid_entry *entry,
     *family  = umr_eng_mlx5_gid_is_ipv4(&entry->gid) ? 4 : 6;
 }
 
-/* RoCE: the GID UCX would pick (ib_device.c uct_ib_device_select_gid):
- * RoCE v2 IPv4, RoCE v2 IPv6, RoCE v1 IPv4, RoCE v1 IPv6, the first entry
- * of each kind; or the index asked for. Its version and family go into the
- * device address: peers of another version or family are not reachable. */
+/* fe80::/10: not routed off its subnet */
+static int umr_eng_mlx5_gid_is_link_local(const union ibv_gid *gid)
+{
+    return (gid->raw[0] == 0xfe) && ((gid->raw[1] & 0xc0) == 0x80);
+}
+
+/* Whether a GID table entry works: an address handle from it to itself
+ * can be created (the kernel resolves the destination through the entry's
+ * netdev), as UCX checks (ib_device.c uct_ib_device_test_roce_gid_index,
+ * 1.13.1:1109, 1.21.0:974). */
+static int umr_eng_mlx5_gid_works(umr_eng_mlx5_dev_t *dev, int index,
+                                  const union ibv_gid *gid)
+{
+    struct ibv_ah_attr ah_attr;
+    struct ibv_ah *ah;
+
+    memset(&ah_attr, 0, sizeof(ah_attr));
+    ah_attr.port_num       = dev->port_num;
+    ah_attr.is_global      = 1;
+    ah_attr.grh.dgid       = *gid;
+    ah_attr.grh.sgid_index = index;
+    ah_attr.grh.hop_limit  = 255;
+    ah_attr.grh.flow_label = 1;
+    ah_attr.dlid           = 0xc000;  /* UCT_IB_ROCE_UDP_SRC_PORT_BASE */
+    ah = ibv_create_ah(dev->pd, &ah_attr);
+    if (ah == NULL) {
+        ucs_debug("%s:%u: GID index %d does not work: ibv_create_ah() "
+                  "failed: %m", dev->caps.name, dev->port_num, index);
+        return 0;
+    }
+    ibv_destroy_ah(ah);
+    return 1;
+}
+
+/* RoCE: the GID UCX picks (ib_device.c uct_ib_device_select_gid, roce_prio
+ * of 1.21.0:1155): RoCE v2 IPv4, v2 global IPv6, v2 link-local IPv6, v1
+ * IPv4, v1 global IPv6, v1 link-local IPv6 - a link-local GID reaches no
+ * other subnet, so an IPv6-only host on a routed fabric needs its global
+ * one -, the first working entry (an address handle, above) of each kind;
+ * or the index asked for (UCX_MLX5_UMR_GID_INDEX, as UCX_IB_GID_INDEX). Its
+ * version and family go into the device address: peers of another version
+ * or family are not reachable. */
 static ucs_status_t
 umr_eng_mlx5_dev_select_gid(umr_eng_mlx5_dev_t *dev, const char *name,
                             int req_index, int gid_tbl_len)
 {
     static const struct {
-        uint8_t version, family;
+        uint8_t version, family, link_local;
     } prio[] = {
-        {UMR_ENG_MLX5_GID_ROCE_V2, 4}, {UMR_ENG_MLX5_GID_ROCE_V2, 6},
-        {UMR_ENG_MLX5_GID_ROCE_V1, 4}, {UMR_ENG_MLX5_GID_ROCE_V1, 6}
+        {UMR_ENG_MLX5_GID_ROCE_V2, 4, 0}, {UMR_ENG_MLX5_GID_ROCE_V2, 6, 0},
+        {UMR_ENG_MLX5_GID_ROCE_V2, 6, 1}, {UMR_ENG_MLX5_GID_ROCE_V1, 4, 0},
+        {UMR_ENG_MLX5_GID_ROCE_V1, 6, 0}, {UMR_ENG_MLX5_GID_ROCE_V1, 6, 1}
     };
     struct ibv_gid_entry entry;
     uint8_t version, family;
@@ -211,15 +250,20 @@ umr_eng_mlx5_dev_select_gid(umr_eng_mlx5_dev_t *dev, const char *name,
                 continue;
             }
             umr_eng_mlx5_gid_kind(&entry, &version, &family);
-            if ((version == prio[p].version) && (family == prio[p].family)) {
-                dev->gid_index   = i;
-                dev->gid         = entry.gid;
-                dev->gid_version = version;
-                dev->gid_family  = family;
-                ucs_debug("%s:%u: using GID index %d (RoCE v%u, IPv%u)", name,
-                          dev->port_num, i, version, family);
-                return UCS_OK;
+            if ((version != prio[p].version) || (family != prio[p].family) ||
+                ((family == 6) && (prio[p].link_local !=
+                                   umr_eng_mlx5_gid_is_link_local(&entry.gid))) ||
+                !umr_eng_mlx5_gid_works(dev, i, &entry.gid)) {
+                continue;
             }
+            dev->gid_index   = i;
+            dev->gid         = entry.gid;
+            dev->gid_version = version;
+            dev->gid_family  = family;
+            ucs_debug("%s:%u: using GID index %d (RoCE v%u, IPv%u%s)", name,
+                      dev->port_num, i, version, family,
+                      prio[p].link_local ? ", link-local" : "");
+            return UCS_OK;
         }
     }
 
@@ -382,7 +426,12 @@ static void umr_eng_mlx5_dev_fill_caps(umr_eng_mlx5_dev_t *dev,
     snprintf(caps->name, sizeof(caps->name), "%s", name);
     caps->max_interleaved = dev->max_list - 1;
     caps->max_list        = dev->max_list;
-    caps->max_depth       = UMR_ENG_MLX5_MAX_DEPTH;
+    /* what the device follows (kernel odp.c: max_indirection levels) */
+    caps->max_depth       = ucs_min(dev->hca.max_indirection,
+                                    UMR_ENG_MLX5_MAX_DEPTH);
+    /* rdma-core cannot fence a UMR strongly (engine_mlx5_hca.c): then each
+     * UMR is waited for */
+    caps->umr_wait        = (dev->hca.umr_fence == UMR_ENG_MLX5_FENCE_STRONG);
     caps->max_ilv_bytes   = UMR_ENG_MLX5_MAX_ILV_BYTES;
     caps->max_list_bytes  = UMR_ENG_MLX5_MAX_LIST_BYTES;
     caps->max_bytes_count = UMR_ENG_MLX5_MAX_BYTES_COUNT;
@@ -531,6 +580,37 @@ out:
     return status;
 }
 
+/* The UMR capabilities of the device (engine_mlx5_hca.c) and what they
+ * bound: the entries of one key (log_max_klm_list_size). A device that
+ * follows no indirect key cannot serve layouts. */
+static ucs_status_t umr_eng_mlx5_dev_read_hca(umr_eng_mlx5_dev_t *dev,
+                                              const char *name)
+{
+    umr_eng_mlx5_hca_caps_query(dev->ctx, name, &dev->hca);
+    if (!dev->hca.queried) {
+        return UCS_OK;
+    }
+
+    if ((dev->hca.max_indirection == 0) ||
+        dev->hca.umr_indirect_mkey_disabled) {
+        ucs_diag("%s: the device takes no indirect keys (max_indirection %u, "
+                 "umr_indirect_mkey_disabled %u)", name,
+                 dev->hca.max_indirection, dev->hca.umr_indirect_mkey_disabled);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if ((dev->hca.log_max_klm_list_size < 6) &&
+        ((1u << dev->hca.log_max_klm_list_size) < dev->max_list)) {
+        dev->max_list = 1u << dev->hca.log_max_klm_list_size;
+        if (dev->max_list < 2) {
+            ucs_diag("%s: a key takes %u descriptor(s): no room for UMR", name,
+                     dev->max_list);
+            return UCS_ERR_UNSUPPORTED;
+        }
+    }
+    return UCS_OK;
+}
+
 /* The CPUs near the device and its NUMA node, from the device's sysfs
  * directory (device/local_cpus, device/numa_node), as UCX reads them
  * (ib_device.c uct_ib_device_get_locality); all CPUs when absent. */
@@ -622,6 +702,15 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         goto err_close;
     }
 
+    /* the GID choice creates address handles */
+    dev->pd = ibv_alloc_pd(dev->ctx);
+    if (dev->pd == NULL) {
+        ucs_error("%s: ibv_alloc_pd() failed: %m", name);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_close;
+    }
+    snprintf(dev->caps.name, sizeof(dev->caps.name), "%s", name);
+
     dev->link_layer = (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) ?
                       IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
     dev->active_mtu = port_attr.active_mtu;
@@ -630,7 +719,7 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
         status = umr_eng_mlx5_dev_select_gid(dev, name, params->gid_index,
                                              port_attr.gid_tbl_len);
         if (status != UCS_OK) {
-            goto err_close;
+            goto err_dealloc_pd;
         }
     } else {
         /* IB: GID 0 carries the subnet prefix used for reachability */
@@ -641,18 +730,18 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
             ucs_error("%s:%u: ibv_query_gid(0) failed: %m", name,
                       dev->port_num);
             status = UCS_ERR_IO_ERROR;
-            goto err_close;
+            goto err_dealloc_pd;
         }
     }
 
     status = umr_eng_mlx5_dev_select_pkey(dev, name, params->pkey,
                                           port_attr.pkey_tbl_len);
     if (status != UCS_OK) {
-        goto err_close;
+        goto err_dealloc_pd;
     }
     status = umr_eng_mlx5_dev_set_qos(dev, name, params);
     if (status != UCS_OK) {
-        goto err_close;
+        goto err_dealloc_pd;
     }
 
     /* read depths: what we send at once (initiator) is bounded again by
@@ -660,13 +749,6 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
     dev->max_rd_atomic      = ucs_min(dattr.orig_attr.max_qp_init_rd_atom,
                                       16);
     dev->max_dest_rd_atomic = ucs_min(dattr.orig_attr.max_qp_rd_atom, 16);
-
-    dev->pd = ibv_alloc_pd(dev->ctx);
-    if (dev->pd == NULL) {
-        ucs_error("%s: ibv_alloc_pd() failed: %m", name);
-        status = UCS_ERR_NO_MEMORY;
-        goto err_close;
-    }
 
     status = umr_eng_mlx5_dev_probe_update_tag(dev, name);
     if (status != UCS_OK) {
@@ -676,6 +758,15 @@ ucs_status_t umr_eng_mlx5_dev_open(const char *name,
     status = umr_eng_mlx5_dev_probe_wqe(dev, name);
     if (status != UCS_OK) {
         goto err_dealloc_pd;
+    }
+
+    status = umr_eng_mlx5_dev_read_hca(dev, name);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
+    }
+    if (dev->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+        umr_eng_mlx5_hca_query_ooo_sl(dev->ctx, name, dev->port_num,
+                                      &dev->hca);
     }
 
     umr_eng_mlx5_dev_fill_caps(dev, name, &dattr, &port_attr);
@@ -779,80 +870,6 @@ int umr_eng_mlx5_dev_is_reachable(umr_eng_dev_t *ndev,
     return 1;
 }
 
-/* Async events (finding 7 of issue 19), as UCX's uct_ib_async_event_handler
- * reads them (ib_device.c), but from the transport's progress and never
- * blocking (the fd is O_NONBLOCK since dev_open). QP events name the
- * engine QP (its ibv_qp's qp_context); port events count for our port. */
-int umr_eng_mlx5_dev_poll_events(umr_eng_dev_t *ndev, umr_eng_event_t *events,
-                                 int max)
-{
-    umr_eng_mlx5_dev_t *dev = (umr_eng_mlx5_dev_t*)ndev;
-    struct ibv_async_event ev;
-    umr_eng_event_t *out;
-    int n = 0;
-
-    while (n < max) {
-        if (ibv_get_async_event(dev->ctx, &ev) != 0) {
-            if ((errno != EAGAIN) && (errno != EWOULDBLOCK)) {
-                ucs_warn("%s: ibv_get_async_event() failed: %m",
-                         dev->caps.name);
-            }
-            break;
-        }
-
-        out       = &events[n];
-        out->raw  = ev.event_type;
-        out->qp   = NULL;
-        out->type = UMR_ENG_EVENT_OTHER;
-        switch (ev.event_type) {
-        case IBV_EVENT_QP_FATAL:
-        case IBV_EVENT_QP_REQ_ERR:
-        case IBV_EVENT_QP_ACCESS_ERR:
-            out->type = UMR_ENG_EVENT_QP_FAILED;
-            out->qp   = (ev.element.qp != NULL) ?
-                        ev.element.qp->qp_context : NULL;
-            ucs_diag("%s: %s on QP 0x%x", dev->caps.name,
-                     ibv_event_type_str(ev.event_type),
-                     (ev.element.qp != NULL) ? ev.element.qp->qp_num : 0);
-            if (out->qp == NULL) {
-                out->type = UMR_ENG_EVENT_OTHER;  /* not one of ours */
-            }
-            break;
-        case IBV_EVENT_PORT_ERR:
-        case IBV_EVENT_PORT_ACTIVE:
-        case IBV_EVENT_LID_CHANGE:
-        case IBV_EVENT_PKEY_CHANGE:
-        case IBV_EVENT_GID_CHANGE:
-        case IBV_EVENT_SM_CHANGE:
-        case IBV_EVENT_CLIENT_REREGISTER:
-            ucs_diag("%s: %s on port %d", dev->caps.name,
-                     ibv_event_type_str(ev.event_type), ev.element.port_num);
-            if (ev.element.port_num != dev->port_num) {
-                break;
-            }
-            out->type = (ev.event_type == IBV_EVENT_PORT_ERR) ?
-                        UMR_ENG_EVENT_PORT_ERR :
-                        (ev.event_type == IBV_EVENT_PORT_ACTIVE) ?
-                        UMR_ENG_EVENT_PORT_ACTIVE :
-                        (ev.event_type == IBV_EVENT_SM_CHANGE) ?
-                        UMR_ENG_EVENT_OTHER : UMR_ENG_EVENT_ADDR_CHANGE;
-            break;
-        case IBV_EVENT_DEVICE_FATAL:
-            ucs_error("%s: %s", dev->caps.name,
-                      ibv_event_type_str(ev.event_type));
-            out->type = UMR_ENG_EVENT_DEVICE_FATAL;
-            break;
-        default:
-            ucs_debug("%s: async event %s", dev->caps.name,
-                      ibv_event_type_str(ev.event_type));
-            break;
-        }
-        ibv_ack_async_event(&ev);
-        ++n;
-    }
-    return n;
-}
-
 static const char *umr_eng_mlx5_gid_version_str(uint8_t version)
 {
     return (version == UMR_ENG_MLX5_GID_ROCE_V2) ? "RoCE v2" :
@@ -879,8 +896,32 @@ void umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *ndev, void *stream)
             "created, of at most 1024)\n", dev->wqe_bbs * UMR_ENG_MLX5_WQE_BB);
     fprintf(f, "umr_list_entries %u\n", c->max_list);
     fprintf(f, "umr_interleaved_entries %u\n", c->max_interleaved);
-    fprintf(f, "umr_nesting_depth %u (assumed: no device capability "
-            "reports it; the rdma-core model chose it too)\n", c->max_depth);
+    if (dev->hca.queried) {
+        fprintf(f, "hca_caps read (DEVX QUERY_HCA_CAP)\n");
+    } else {
+        fprintf(f, "hca_caps not read (DEVX QUERY_HCA_CAP: %s): the safe "
+                "choices below\n", dev->hca.error);
+    }
+    fprintf(f, "umr_fence %s (%u)\n", umr_eng_mlx5_fence_str(dev->hca.umr_fence),
+            dev->hca.umr_fence);
+    fprintf(f, "umr_ordering %s\n", c->umr_wait ?
+            "wait for each UMR's completion (rdma-core cannot fence a UMR "
+            "strongly)" :
+            (dev->hca.umr_fence == UMR_ENG_MLX5_FENCE_SMALL) ?
+            "fenced (IBV_SEND_FENCE on a UMR behind work in flight), local "
+            "keys on the endpoint's QP" :
+            "no fence needed, local keys on the endpoint's QP");
+    fprintf(f, "max_indirection %u\n", dev->hca.max_indirection);
+    fprintf(f, "umr_nesting_depth %u (min of max_indirection and %u)\n",
+            c->max_depth, UMR_ENG_MLX5_MAX_DEPTH);
+    fprintf(f, "log_max_klm_list_size %u\n", dev->hca.log_max_klm_list_size);
+    fprintf(f, "umr_modify_atomic_disabled %u%s\n",
+            dev->hca.umr_modify_atomic_disabled,
+            dev->hca.umr_modify_atomic_disabled ?
+            " (rdma-core sets the atomic bit of every UMR's mask: expect the "
+            "first UMR to fail and layouts to fall back; no key asks atomic "
+            "access)" : "");
+    fprintf(f, "atomic %u\n", dev->hca.atomic);
     fprintf(f, "mkey_update_tag %s\n", dev->update_tag ?
             "yes (one key a tag)" : "no (a ring of keys)");
     fprintf(f, "max_qp_wr %u (work requests of a UMR-capable send queue)\n",
@@ -898,6 +939,16 @@ void umr_eng_mlx5_dev_print_facts(umr_eng_dev_t *ndev, void *stream)
     fprintf(f, "traffic_class %u (DSCP %u)\n", dev->traffic_class,
             dev->traffic_class >> 2);
     fprintf(f, "sl %u\n", dev->sl);
+    if (dev->hca.ooo_sl_mask_read) {
+        fprintf(f, "ooo_sl_mask 0x%04x (SLs with adaptive routing; sl %u: "
+                "%s)\n", dev->hca.ooo_sl_mask, dev->sl,
+                (dev->hca.ooo_sl_mask & (1u << dev->sl)) ?
+                "adaptive, packets may arrive out of order" : "in order");
+    } else {
+        fprintf(f, "ooo_sl_mask not reported (%s)\n",
+                (dev->link_layer == IBV_LINK_LAYER_ETHERNET) ? "RoCE" :
+                "no vport capability");
+    }
     fprintf(f, "hop_limit %u\n", dev->hop_limit);
     fprintf(f, "flow_label 0x%x\n", dev->flow_label);
     fprintf(f, "timeout %u (4.096 us * 2^%u per try), retry_count %u, "

@@ -37,8 +37,10 @@ ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *ndev, void *addr,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    /* refusals of the memory (too long, not pinnable): the caller says
+     * what they mean (an error, or a fallback) */
     if (length > dev->caps.max_mr_size) {
-        ucs_error("%s: mr_reg: length %zu exceeds max_mr_size %lu",
+        ucs_debug("%s: mr_reg: length %zu exceeds max_mr_size %lu",
                   dev->caps.name, length, dev->caps.max_mr_size);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
@@ -52,10 +54,11 @@ ucs_status_t umr_eng_mlx5_mr_reg(umr_eng_dev_t *ndev, void *addr,
     ibv_access = (int)access;
     mr->mr     = ibv_reg_mr(dev->pd, addr, length, ibv_access);
     if (mr->mr == NULL) {
-        /* EFAULT: the kernel could not pin the range (ib_umem_get) */
+        /* EFAULT: the kernel could not pin the range (ib_umem_get). The
+         * caller logs it as its flags say (a fallback hides it) */
         status = (errno == ENOMEM) ? UCS_ERR_NO_MEMORY :
                  (errno == EFAULT) ? UCS_ERR_INVALID_ADDR : UCS_ERR_IO_ERROR;
-        ucs_error("%s: ibv_reg_mr(%p, %zu, access 0x%x) failed: %m",
+        ucs_debug("%s: ibv_reg_mr(%p, %zu, access 0x%x) failed: %m",
                   dev->caps.name, addr, length, access);
         ucs_free(mr);
         return status;

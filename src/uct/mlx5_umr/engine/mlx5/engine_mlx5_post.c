@@ -127,6 +127,14 @@ static ucs_status_t umr_eng_mlx5_umr_check(umr_eng_mlx5_qp_t *qp,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    if ((access & UMR_ENG_ACCESS_REMOTE_ATOMIC) &&
+        qp->dev->hca.umr_modify_atomic_disabled) {
+        ucs_error("%s: %s: REMOTE_ATOMIC access on a UMR key: the device "
+                  "does not let a UMR set it (umr_modify_atomic_disabled)",
+                  qp->dev->caps.name, what);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
     if (num == 0) {
         ucs_error("%s: %s: no entries", qp->dev->caps.name, what);
         return UCS_ERR_INVALID_PARAM;
@@ -202,6 +210,21 @@ static ucs_status_t umr_eng_mlx5_wr_end(umr_eng_mlx5_qp_t *qp,
 
     ++qp->sq_head;
     return UCS_OK;
+}
+
+/* The fence a UMR WQE (LOCAL_INV included) carries: the device asks one
+ * (umr_fence small or strong) against the work before it on the QP; the
+ * kernel puts it on its own UMRs, rdma-core only with IBV_SEND_FENCE (the
+ * small fence and the fence, engine_mlx5_hca.c). Nothing in flight: none
+ * needed. A strong fence rdma-core cannot give: the transport then waits
+ * for each UMR (caps.umr_wait), and the fence still orders what it can. */
+static unsigned umr_eng_mlx5_umr_fence(umr_eng_mlx5_qp_t *qp, unsigned flags)
+{
+    if ((qp->dev->hca.umr_fence != UMR_ENG_MLX5_FENCE_NONE) &&
+        (qp->sq_head != qp->sq_tail)) {
+        return flags | UMR_ENG_WR_FENCE;
+    }
+    return flags;
 }
 
 /* Each UMR moves the key's tag to the next value, or, without UPDATE_TAG
@@ -280,7 +303,8 @@ umr_eng_mlx5_umr_post(umr_eng_mlx5_qp_t *qp, umr_eng_mlx5_mkey_t *mkey,
 
     hw_mkey = umr_eng_mlx5_mkey_next(mkey, &index);
     wr      = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_UMR);
-    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE, flags);
+    umr_eng_mlx5_wr_begin(qp, wr, IBV_SEND_INLINE,
+                          umr_eng_mlx5_umr_fence(qp, flags));
     if (entries != NULL) {
         mlx5dv_wr_mr_interleaved(qp->mqpx, hw_mkey, access, repeat, num,
                                  (struct mlx5dv_mr_interleaved*)entries);
@@ -432,7 +456,7 @@ ucs_status_t umr_eng_mlx5_post_local_inv(umr_eng_qp_t *nqp,
     }
 
     wr = umr_eng_mlx5_slot_get(qp, wr_id, UMR_ENG_OP_LOCAL_INV);
-    umr_eng_mlx5_wr_begin(qp, wr, 0, flags);
+    umr_eng_mlx5_wr_begin(qp, wr, 0, umr_eng_mlx5_umr_fence(qp, flags));
     ibv_wr_local_inv(qp->qpx, umkey->lkey);
     return umr_eng_mlx5_wr_end(qp, what);
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
  * A NIC pins every page of a memory region at registration and refuses one
  * it cannot access. Do the same: read one byte of every page of the range
  * (cross-memory attach on ourselves never faults), a batch of pages a call.
+ * The caller says what a refusal means (an error, or a fallback).
  */
 static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
 {
@@ -49,7 +51,7 @@ static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
         ret          = process_vm_readv(getpid(), &liov, 1, riov, n, 0);
         if (ret != (ssize_t)n) {
             i = (ret > 0) ? (unsigned)ret : 0;
-            ucs_error("sw engine: mr_reg: [%p, %p) is not readable: the page "
+            ucs_debug("sw engine: mr_reg: [%p, %p) is not readable: the page "
                       "at %p is not accessible (%s)", addr,
                       UCS_PTR_BYTE_OFFSET(addr, length),
                       (void*)ucs_align_down((uintptr_t)riov[i].iov_base, page),
@@ -59,6 +61,29 @@ static ucs_status_t umr_eng_sw_mr_probe(void *addr, size_t length)
     }
 
     return UCS_OK;
+}
+
+/*
+ * Write access pins the pages for writing (kernel ib_umem_get: FOLL_WRITE
+ * when ib_access_writable), which the kernel refuses where the process may
+ * not write (a PROT_READ mapping, an mprotect'ed range): EFAULT. Read
+ * access pins any readable page.
+ */
+static ucs_status_t umr_eng_sw_mr_probe_write(void *addr, size_t length,
+                                              unsigned access)
+{
+    uintptr_t start = (uintptr_t)addr;
+
+    if (!(access & (UMR_ENG_ACCESS_LOCAL_WRITE | UMR_ENG_ACCESS_REMOTE_WRITE |
+                    UMR_ENG_ACCESS_REMOTE_ATOMIC)) ||
+        (ucs_get_mem_prot(start, start + length) & PROT_WRITE)) {
+        return UCS_OK;
+    }
+
+    ucs_debug("sw engine: mr_reg: [%p, %p) is not writable: write access "
+              "0x%x refused (register it for remote reads only)", addr,
+              UCS_PTR_BYTE_OFFSET(addr, length), access);
+    return UCS_ERR_INVALID_ADDR;
 }
 
 ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
@@ -93,6 +118,9 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
     }
 
     status = umr_eng_sw_mr_probe(addr, length);
+    if (status == UCS_OK) {
+        status = umr_eng_sw_mr_probe_write(addr, length, access);
+    }
     if (status != UCS_OK) {
         return status;
     }
