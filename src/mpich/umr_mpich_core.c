@@ -299,7 +299,10 @@ int umr_mpich_core_start(void)
     if ((umr_mpich_addrs_gather(b->world_size) != MPI_SUCCESS) || !up) {
         return -1;
     }
-    umr_mpi_peers_budget(max_conns, UMR_MPICH_ENV_PREFIX "MAX_CONNS");
+    if (umr_mpi_peers_open(max_conns, UMR_MPICH_ENV_PREFIX "MAX_CONNS") !=
+        UCS_OK) {
+        return -1;
+    }
     umr_mpich_types_open();
     umr_mpi_proto_init(&umr_mpich_xfer_ops);
     umr_mpich.p2p = !!(umr_mpi_rails.flags & UMR_MPI_ADDR_P2P);
