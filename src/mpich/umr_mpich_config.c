@@ -2,6 +2,8 @@
  * Copyright (c) 2026, The mlx5_umr developers
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include "umr_config.h"
+
 #include "umr_mpich_config.h"
 
 #include <ucs/config/parser.h>
@@ -68,8 +70,63 @@ static ucs_config_field_t umr_mpich_config_table[] = {
      "zcopy_sends ...\"); 5: rails and choices; 10: peers",
      ucs_offsetof(umr_mpich_config_t, verbose), UMR_MPICH_CONFIG_TYPE_LEVEL},
 
+    {"DEVICES", "",
+     "the mlx5_umr devices that become rails, as the core takes them: empty "
+     "(sw and the first mlx5 device), a list (sw,mlx5_1), dev:port, ^ to "
+     "exclude (^sw)",
+     ucs_offsetof(umr_mpich_config_t, devices), UCS_CONFIG_TYPE_STRING},
+
+    {"MAX_CONNS", "auto",
+     "peers connected at once (auto: from the devices' queue pairs and the "
+     "ranks of the host; unlimited; a count)",
+     ucs_offsetof(umr_mpich_config_t, max_conns), UCS_CONFIG_TYPE_STRING},
+
+    {"UCT_MODULE", "",
+     "the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; empty: the one "
+     "installed beside the library",
+     ucs_offsetof(umr_mpich_config_t, uct_module), UCS_CONFIG_TYPE_STRING},
+
+#if UMR_TEST_FAULTS
+    /* test builds only (configure --enable-test-faults) */
+    {"TEST_FAULT", "",
+     "test builds: zero-copy path points that fail (the core's test faults): "
+     "a comma list of connect, key, mdwait, post, completion, ctlsend, "
+     "ackpost, norail",
+     ucs_offsetof(umr_mpich_config_t, test_fault), UCS_CONFIG_TYPE_STRING},
+#endif
+
     {NULL}
 };
+
+#if UMR_TEST_FAULTS
+/* the core's points (umr_mpi.h), in its order */
+static const char *umr_mpich_fault_names[] = {
+    "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
+    "norail", NULL
+};
+
+/* UMR_MPICH_TEST_FAULT as the core's mask; -1: a name it does not know */
+static int umr_mpich_config_faults(const char *list, unsigned *mask)
+{
+    char *copy = strdup(list), *tok, *save = NULL;
+    int i, ret = 0;
+
+    *mask = 0;
+    for (tok = strtok_r(copy, ",", &save); (tok != NULL) && (ret == 0);
+         tok = strtok_r(NULL, ",", &save)) {
+        for (i = 0; (umr_mpich_fault_names[i] != NULL) &&
+                    strcmp(tok, umr_mpich_fault_names[i]); ++i) {
+        }
+        if (umr_mpich_fault_names[i] == NULL) {
+            ret = -1;
+        } else {
+            *mask |= 1u << i;
+        }
+    }
+    free(copy);
+    return ret;
+}
+#endif
 
 static int umr_mpich_config_known(const char *var, size_t len)
 {
@@ -139,6 +196,15 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
         f->parser.read(f->dfl_value, (char*)cfg + f->offset, f->parser.arg);
         ret = -1;
     }
+#if UMR_TEST_FAULTS
+    if ((ret == 0) &&
+        (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
+        snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
+                 "valid (expected a comma list of connect, key, mdwait, post, "
+                 "completion, ctlsend, ackpost, norail)", cfg->test_fault);
+        ret = -1;
+    }
+#endif
     umr_mpich_config_unknown(warn, warn_len);
     return ret;
 }

@@ -23,6 +23,11 @@ typedef struct umr_mpich_config {
                              UCS_MEMUNITS_INF: none) */
     char     *cost_file;  /* measured costs ("": the host's default) */
     unsigned verbose;     /* 1: counters at MPI_Finalize */
+    char     *devices;    /* the devices that become rails ("": auto) */
+    char     *max_conns;  /* the budget of connected peers ("auto") */
+    char     *uct_module; /* the UCT module ("": beside the library) */
+    char     *test_fault; /* test builds: the core's fault points */
+    unsigned fault_mask;  /* and as its mask (umr_mpi_set_faults) */
 } umr_mpich_config_t;
 
 /* Read the environment into `cfg` (defaults first). 0, or -1 with the

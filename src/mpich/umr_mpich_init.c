@@ -16,6 +16,12 @@
 #include "umr_config.h"
 
 #include "umr_mpich.h"
+#include "umr_mpich_core.h"
+#include "umr_mpich_held.h"
+
+#include "umr_mpi.h"
+#include "umr_mpi_dtype.h"
+#include "umr_mpi_wire.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,21 +64,58 @@ static void umr_mpich_start(int provided)
         }
         return;
     }
+    umr_mpich.started = 1;
+    if (umr_mpich.cfg.min_size < UMR_MPI_CTL_SIZE) {
+        umr_mpich.cfg.min_size = UMR_MPI_CTL_SIZE;
+    }
+    if (umr_mpich_core_start() != 0) {
+        if (umr_mpich.cfg.verbose >= 1) {
+            umr_mpich_line("no rail (UCX_TLS, UMR_MPICH_DEVICES, the UCT "
+                           "module): everything passes through");
+        }
+        return;
+    }
+    umr_mpich.thread = pthread_self();
     umr_mpich.active = 1;
+}
+
+static void umr_mpich_counters(void)
+{
+    const umr_mpi_counters_t *c = &umr_mpi.cnt;
+    umr_mpi_dtype_stats_t ds;
+
+    umr_mpi_dtype_cache_stats(&ds);
+    umr_mpich_line("zcopy_sends %lu zcopy_recvs %lu zcopy_bytes %lu "
+                   "passthrough_sends %lu connects %lu reg_hits %lu "
+                   "reg_misses %lu lkey_hits %lu lkey_misses %lu keys_live %lu "
+                   "errors %lu held %d fallbacks %lu decoded %lu declined %lu "
+                   "fault_declines %lu fallback_sends %lu acks_dropped %lu "
+                   "acks_posted %lu retired %lu conns_max %lu disconnects %lu "
+                   "budget_passthrough %lu rails_retired %lu decided_send %lu "
+                   "decided_recv %lu computed %lu",
+                   c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes,
+                   umr_mpich.cnt.passthrough_sends, c->connects, c->reg_hits,
+                   c->reg_misses, c->lkey_hits, c->lkey_misses, c->keys_live,
+                   c->errors, umr_mpich_held_count, c->fallbacks,
+                   ds.decoded + ds.unsupported, c->declined,
+                   c->fault_declines, c->fallback_sends, c->acks_dropped,
+                   c->acks_posted, c->retired, c->conns_max, c->disconnects,
+                   c->budget_passthrough, c->rails_retired, c->decided_send,
+                   c->decided_recv, c->computed);
 }
 
 static void umr_mpich_stop(void)
 {
-    const umr_mpich_counters_t *c = &umr_mpich.cnt;
-
     if (!umr_mpich.active) {
         return;
     }
+    umr_mpich.active  = 0;
+    umr_mpich.p2p     = 0;
+    umr_mpich.started = 0;
+    umr_mpich_core_stop();
     if (umr_mpich.cfg.verbose >= 1) {
-        umr_mpich_line("zcopy_sends 0 zcopy_recvs 0 zcopy_bytes 0 "
-                       "passthrough_sends %lu", (unsigned long)c->passthrough_sends);
+        umr_mpich_counters();
     }
-    umr_mpich.active = 0;
 }
 
 int MPI_Init(int *argc, char ***argv)

@@ -31,14 +31,13 @@
     _(Send_init) _(Bsend_init) _(Ssend_init) _(Rsend_init) _(Recv_init) \
     _(Send_init_c) _(Bsend_init_c) _(Ssend_init_c) _(Rsend_init_c) \
     _(Recv_init_c) _(Start) _(Startall) _(Request_free) _(Cancel) \
+    _(Request_get_status) _(Type_free) \
     _(Recv) _(Irecv) _(Recv_c) _(Irecv_c) \
     _(Sendrecv) _(Sendrecv_c) _(Sendrecv_replace) _(Sendrecv_replace_c) \
     _(Isendrecv) _(Isendrecv_c) _(Isendrecv_replace) \
     _(Isendrecv_replace_c) \
     _(Probe) _(Iprobe) _(Mprobe) _(Improbe) \
     _(Mrecv) _(Imrecv) _(Mrecv_c) _(Imrecv_c) \
-    _(Put) _(Get) _(Rput) _(Rget) _(Put_c) _(Get_c) _(Rput_c) _(Rget_c) \
-    _(Win_create) _(Win_create_c) _(Win_create_dynamic) \
     _(Alltoallw) _(Alltoallw_c) \
     _(Neighbor_alltoallw) _(Neighbor_alltoallw_c)
 

@@ -9,7 +9,11 @@
 top_builddir=${top_builddir:-../..}
 top_builddir=$(cd "$top_builddir" && pwd)
 mpiexec=${MPIEXEC:-mpiexec.mpich}
+# the launcher run() starts: mpiexec, or contrib/mpirun-model.sh --mpich ...
+# -- (test_mpich_model.sh)
+launcher=("$mpiexec")
 umr_lib=$top_builddir/src/mpich/.libs/libumr_mpich.so
+umr_module=$top_builddir/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so
 
 export UCX_MLX5_UMR_ENGINE=sw UCX_WARN_UNUSED_ENV_VARS=n
 # the library's environment (mpiexec -genv pairs); sanitizer builds
@@ -19,7 +23,8 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
     export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
     umr_preload=$UMR_PRELOAD_EXTRA:$umr_lib
 fi
-umr_env=(-genv LD_PRELOAD "$umr_preload" -genv UMR_MPICH_VERBOSE 1)
+umr_env=(-genv LD_PRELOAD "$umr_preload" -genv UMR_MPICH_VERBOSE 1
+         -genv UMR_MPICH_UCT_MODULE "$umr_module")
 
 # run FILE NP [mpiexec args..] [-- program args..]: $prog under mpiexec
 # -n NP, killed after $run_timeout s (scaled by UMR_TEST_TIME_MULTIPLIER);
@@ -35,7 +40,7 @@ run() {
     limit=$(( ${run_timeout:-300} * ${UMR_TEST_TIME_MULTIPLIER:-1} ))
     rm -rf "$file.ranks"
     for r in $(seq 0 $((np - 1))); do mkdir -p "$file.ranks/rank.$r"; done
-    timeout "$limit" "$mpiexec" -n "$np" "${args[@]}" \
+    timeout "$limit" "${launcher[@]}" -n "$np" "${args[@]}" \
         -outfile-pattern "$file.ranks/rank.%r/stdout" \
         -errfile-pattern "$file.ranks/rank.%r/stderr" \
         "$prog" "$@" </dev/null >"$file.ranks/launcher" 2>&1 || rc=$?
