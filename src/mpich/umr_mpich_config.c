@@ -86,8 +86,8 @@ static ucs_config_field_t umr_mpich_config_table[] = {
      "installed beside the library",
      ucs_offsetof(umr_mpich_config_t, uct_module), UCS_CONFIG_TYPE_STRING},
 
-#if UMR_TEST_FAULTS
-    /* test builds only (configure --enable-test-faults) */
+#if UMR_TEST_HOOKS
+    /* the test variant only (hooks/, built by make check) */
     {"TEST_FAULT", "",
      "test builds: zero-copy path points that fail (the core's test faults): "
      "a comma list of connect, key, mdwait, post, completion, ctlsend, "
@@ -98,7 +98,7 @@ static ucs_config_field_t umr_mpich_config_table[] = {
     {NULL}
 };
 
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
 /* the core's points (umr_mpi.h), in its order */
 static const char *umr_mpich_fault_names[] = {
     "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
@@ -196,7 +196,7 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
         f->parser.read(f->dfl_value, (char*)cfg + f->offset, f->parser.arg);
         ret = -1;
     }
-#if UMR_TEST_FAULTS
+#if UMR_TEST_HOOKS
     if ((ret == 0) &&
         (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
         snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "

@@ -314,6 +314,7 @@ void umr_mpich_core_stop(void)
     umr_mpi_peers_quiesce();
     umr_mpich_types_close();
     umr_mpi_proto_fini();
+    umr_mpi_peers_close();     /* the endpoints, before their rails */
     umr_mpi_rails_release();
     umr_mpi_rails_close();
     umr_mpich_comm_fini();

@@ -25,6 +25,14 @@ if [ -n "${UMR_PRELOAD_EXTRA:-}" ]; then
 fi
 umr_env=(-genv LD_PRELOAD "$umr_preload" -genv UMR_MPICH_VERBOSE 1
          -genv UMR_MPICH_UCT_MODULE "$umr_module")
+# the test variant (hooks/, built by make check: the core's test faults,
+# UMR_MPICH_TEST_FAULT), in the same environment
+umr_hooks_lib=$top_builddir/src/mpich/hooks/.libs/libumr_mpich.so
+umr_hooks_env=(-genv LD_PRELOAD "${umr_preload%$umr_lib}$umr_hooks_lib"
+               -genv UMR_MPICH_VERBOSE 1 -genv UMR_MPICH_UCT_MODULE "$umr_module")
+hooks_built() {
+    [ -f "$umr_hooks_lib" ] || { echo "no $umr_hooks_lib (make check builds it: make -C src/mpich hooks)"; return 1; }
+}
 
 # run FILE NP [mpiexec args..] [-- program args..]: $prog under mpiexec
 # -n NP, killed after $run_timeout s (scaled by UMR_TEST_TIME_MULTIPLIER);

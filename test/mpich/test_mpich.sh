@@ -129,11 +129,10 @@ check neighbor_periodic neighbor_periodic
 # rank prints what it printed without the library.
 fault() {   # point
     local got=$out/fault-$1 r sum=0 ret=0
-    [ "${UMR_TEST_FAULTS:-no}" = yes ] ||
-        { echo "not a test build (configure --enable-test-faults)"; return 77; }
+    hooks_built || return 1
     plain p2p 2 || return 1
     prog=$PWD/p2p_test
-    run "$got" 2 "${umr_env[@]}" -genv UMR_MPICH_ZCOPY on \
+    run "$got" 2 "${umr_hooks_env[@]}" -genv UMR_MPICH_ZCOPY on \
         -genv UMR_MPICH_TEST_FAULT "$1" -- $p2p_cases ||
         { echo "job failed ($got)"; tail -20 "$got"; return 1; }
     same_checks "$out/plain-p2p-2" "$got" && counters_each_rank "$got" &&
@@ -185,7 +184,9 @@ refused() {   # var value
     local got=$out/refused-$1 r n
     plain p2p 2 || return 1
     prog=$PWD/p2p_test
-    run "$got" 2 "${umr_env[@]}" -genv "$1" "$2" -- $p2p_cases ||
+    local env=("${umr_env[@]}")
+    [ -z "${lib_env+x}" ] || env=("${lib_env[@]}")   # the caller's library
+    run "$got" 2 "${env[@]}" -genv "$1" "$2" -- $p2p_cases ||
         { tail -20 "$got"; return 1; }
     same_checks "$out/plain-p2p-2" "$got" || return 1
     for r in 0 1; do
@@ -224,8 +225,8 @@ disabled() {
 check disabled disabled
 
 refused_fault() {
-    [ "${UMR_TEST_FAULTS:-no}" = yes ] ||
-        { echo "not a test build (configure --enable-test-faults)"; return 77; }
+    hooks_built || return 1
+    local lib_env=("${umr_hooks_env[@]}")
     refused UMR_MPICH_TEST_FAULT key,bogus
 }
 check refused_test_fault refused_fault
