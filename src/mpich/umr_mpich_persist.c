@@ -146,6 +146,7 @@ static int umr_mpich_persist_start(umr_mpich_persist_t *p, MPI_Request *x)
             umr_mpich_recv_take(p->buf, p->count, p->type, p->peer, p->tag,
                                 p->comm, &req, NULL, &rc);
     if (!taken) {
+        umr_mpich.cnt.passthrough_sends += (p->mode >= 0);
         umr_mpich_persist_slot(p, NULL);
         *x = p->handle;
         return umr_mpich_next()->Start(x);
