@@ -112,3 +112,22 @@ counters_each_rank() {
         [ "$n" -eq 1 ] || { echo "rank $r: $n counter lines"; return 1; }
     done
 }
+
+# field FILE R NAME: rank R's value NAME on its "layouts rank R:" line
+# (mpich_layouts)
+field() {
+    rank_lines "$1" "$2" | grep -a "^layouts rank $2: " | tr ' ' '\n' |
+        grep -A1 -x "$3" | tail -1
+}
+
+# all_right FILE: every rank of an mpich_layouts job ended its messages
+# without a failed check, having received as many as it sent
+all_right() {   # file
+    local r
+    grep -q "$failed_lines" "$1" && { grep -h "$failed_lines" "$1" | head -10; return 1; }
+    for r in $(seq 0 $(($(nranks "$1") - 1))); do
+        [ "$(field "$1" $r errors)" = 0 ] && [ "$(field "$1" $r sent)" -gt 0 ] &&
+            [ "$(field "$1" $r received)" = "$(field "$1" $r sent)" ] ||
+            { echo "rank $r:"; rank_lines "$1" $r | grep "^layouts"; return 1; }
+    done
+}

@@ -36,23 +36,6 @@ prog=$PWD/mpich_layouts
 seeds="1 2 3"
 msgs=120
 
-# field FILE R NAME: rank R's value NAME on its "layouts rank R:" line
-field() {
-    rank_lines "$1" "$2" | grep -a "^layouts rank $2: " | tr ' ' '\n' |
-        grep -A1 -x "$3" | tail -1
-}
-
-# every rank ended its messages without a failed check
-all_right() {   # file
-    local r
-    grep -q "$failed_lines" "$1" && { grep -h "$failed_lines" "$1" | head -10; return 1; }
-    for r in $(seq 0 $(($(nranks "$1") - 1))); do
-        [ "$(field "$1" $r errors)" = 0 ] && [ "$(field "$1" $r sent)" -gt 0 ] &&
-            [ "$(field "$1" $r received)" = "$(field "$1" $r sent)" ] ||
-            { echo "rank $r:"; rank_lines "$1" $r | grep "^layouts"; return 1; }
-    done
-}
-
 # counters of every rank: each send zero-copy or passed through, no error,
 # nothing left registered or held
 accounted() {   # file

@@ -9,7 +9,9 @@
 # bench_mpi_apps particles and transpose) print the same check lines on
 # every rank as without the library, over IB and RoCE v2, at np 2 (two
 # hosts) and np 4 (two ranks a host); every rank moved messages zero-copy
-# and ended with no registration, no held message and no error.
+# and ended with no registration, no held message and no error; seeded
+# random layouts (mpich_layouts) arrive as MPICH's MPI_Pack/MPI_Unpack
+# say, every message above 4160 B zero-copy.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -53,11 +55,29 @@ apps() {   # link np
     done_line="APP transpose .* ok" one transpose "$1" "$2" bench_mpi_apps -a transpose -r 5
 }
 
+# seeded random layouts (mpich_layouts, as test_mpich_layouts.sh): every
+# byte as MPICH's MPI_Pack/MPI_Unpack say on every rank, and every message
+# above the control message's size zero-copy over the model
+layouts() {   # link np
+    local got=$out/layouts-$1-$2 r
+    prog=$PWD/mpich_layouts
+    launcher=("$top_srcdir/contrib/mpirun-model.sh" --mpich --no-build --link "$1" --)
+    run "$got" "$2" -- -s 7 -n 60 || { echo "job failed ($got)"; tail -20 "$got"; return 1; }
+    all_right "$got" && counters_each_rank "$got" || return 1
+    for r in $(seq 0 $(($2 - 1))); do
+        [ "$(counter "$got" $r zcopy_sends)" = "$(field "$got" $r big)" ] &&
+            [ "$(field "$got" $r big)" -gt 0 ] && [ "$(counter "$got" $r errors)" = 0 ] &&
+            [ "$(counter "$got" $r keys_live)" = 0 ] ||
+            { echo "rank $r: big $(field "$got" $r big)"; rank_lines "$got" $r | grep "umr_mpich: rank"; return 1; }
+    done
+}
+
 for link in ib roce; do
     for np in 2 4; do
         # shellcheck disable=SC2086
         check "p2p_${link}_np$np" one p2p "$link" "$np" p2p_test $p2p_cases
         check "apps_${link}_np$np" apps "$link" "$np"
+        check "layouts_${link}_np$np" layouts "$link" "$np"
     done
 done
 finish
