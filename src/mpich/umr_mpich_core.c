@@ -269,7 +269,7 @@ int umr_mpich_core_start(void)
         .flags         = UMR_MPI_ADDR_P2P
     };
     char msg[768];
-    int max_conns, up;
+    int max_conns, up, costs;
 
     PMPI_Comm_rank(MPI_COMM_WORLD, &b->world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &b->world_size);
@@ -287,9 +287,11 @@ int umr_mpich_core_start(void)
                                      "MAX_CONNS", &max_conns) == UCS_OK) &&
          (umr_mpi_rails_open(&rp) == UCS_OK);
     if (up) {
-        if (umr_mpi_choice_init(cfg->zcopy, cfg->min_size, cfg->cost_file,
-                                "mpich", msg, sizeof(msg)) < 0) {
-            umr_mpich_line("%s", msg);
+        costs = umr_mpi_choice_init(cfg->zcopy, cfg->min_size,
+                                    cfg->cost_file, "mpich", msg, sizeof(msg));
+        /* a bad file, or one the user named that is not there */
+        if ((costs < 0) || ((costs > 0) && (cfg->cost_file[0] != '\0'))) {
+            umr_mpich_line(UMR_MPICH_ENV_PREFIX "COST_FILE: %s", msg);
         } else {
             UMR_MPI_VERBOSE(2, "%s", msg);
         }

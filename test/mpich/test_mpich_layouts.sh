@@ -22,7 +22,9 @@
 #    UMR_MPICH_TEST_FAULT: connect, key, post, completion): the data still
 #    right, and fallbacks counted (a control message MPICH cannot send,
 #    ctlsend, is the send's error, as under pml/umr: not a fallback);
-#  - without the library: the program's own checks hold (the reference).
+#  - without the library: the program's own checks hold (the reference);
+#  - UMR_MPICH_COST_FILE naming no file, or a file with a bad line: one
+#    line a rank naming the variable, the built-in costs, the data right.
 # Results in GoogleTest's format.
 #
 set -u
@@ -135,12 +137,30 @@ fault() {   # point
     [ "$sum" -gt 0 ] || { echo "no fallback"; grep "umr_mpich: rank" "$f"; return 1; }
 }
 
+# a costs file named that is not there, or one with a bad line: one line a
+# rank naming UMR_MPICH_COST_FILE (and the line), the built-in costs
+# (nothing zero-copy on the sw engine), the data right
+cost_file_refused() {   # name file line-pattern
+    local f=$out/cost-file-$1 r
+    job "$f" 2 1 "${umr_env[@]}" -genv UMR_MPICH_COST_FILE "$2" && all_right "$f" || return 1
+    for r in 0 1; do
+        [ "$(rank_lines "$f" $r | grep -c "^umr_mpich: rank $r: UMR_MPICH_COST_FILE: $3")" = 1 ] &&
+            [ "$(rank_lines "$f" $r | grep -c "^umr_mpich: rank $r: UMR_MPICH_COST_FILE")" = 1 ] &&
+            [ "$(counter "$f" $r zcopy_sends)" = 0 ] ||
+            { echo "rank $r:"; rank_lines "$f" $r | grep "umr_mpich"; return 1; }
+    done
+}
+printf 'version = 1\nengine.sw.get.dense.op_ns = fast\n' >"$out/bad-costs.conf"
+
 for np in 2 4; do
     check "plain_np$np" plain $np
     check "forced_np$np" forced $np
     check "by_cost_np$np" by_cost $np
     check "defaults_np$np" defaults $np
 done
+check cost_file_missing cost_file_refused missing "$out/no-such-costs.conf" \
+    "no costs file $out/no-such-costs.conf: built-in constants"
+check cost_file_bad cost_file_refused bad "$out/bad-costs.conf" "$out/bad-costs.conf:2: "
 for point in connect key post completion; do
     check "fault_$point" fault $point
 done
