@@ -165,7 +165,8 @@ check linked linked
 stacked() {
     local tool=$PWD/.libs/libpmpi_count.so r a b
     prog=$PWD/p2p_test
-    run "$out/tool" 2 -genv LD_PRELOAD "$tool" -- halo modes probe ||
+    # (sanitizer builds: their runtimes first, as for the library)
+    run "$out/tool" 2 -genv LD_PRELOAD "${UMR_PRELOAD_EXTRA:+$UMR_PRELOAD_EXTRA:}$tool" -- halo modes probe ||
         { tail "$out/tool"; return 1; }
     run "$out/stacked" 2 "${umr_env[@]}" -genv LD_PRELOAD "$umr_preload:$tool" \
         -- halo modes probe || { tail "$out/stacked"; return 1; }
