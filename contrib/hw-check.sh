@@ -203,9 +203,6 @@ if selected facts; then
 fi
 
 # ---- between two hosts (--peer) -------------------------------------------------
-# umr_peer_check links the build's libuct_mlx5_umr and uses no pml/umr: an
-# installed or test-variant pml/umr would load a second copy of the module,
-# whose registration with UCX then binds to the first copy's and loops
 rm -f "$logs/peer.txt"
 peer_prog=$BUILD_DIR/test/bench/umr_peer_check
 if [ -z "$peer" ] || ! selected peer; then
@@ -215,16 +212,14 @@ elif [ ! -x "$peer_prog" ]; then
 elif [ $on_model -eq 1 ]; then
     # two simulated hosts of the model (UMR_MODEL_* set them)
     step "between two hosts" "$logs/peer.txt" env BUILD_DIR="$BUILD_DIR" \
-        OMPI_MCA_pml_umr_enable=0 \
         contrib/mpirun-model.sh --no-build --hosts 2 -- -np 2 "$peer_prog" -d "$dev"
     skip "calibration across hosts" "rehearsal on the model: it measures a NIC"
 elif [ $rehearsal -eq 1 ]; then
     skip "between two hosts" "rehearsal on the sw engine: it needs two hosts with a ConnectX (HW_CHECK_ENGINE=model rehearses it)"
 else
     step "between two hosts" "$logs/peer.txt" env UCX_MLX5_UMR_ENGINE=mlx5 \
-        OMPI_MCA_pml_umr_enable=0 \
         mpirun --allow-run-as-root -np 2 --host "$(hostname -s),$peer" \
-        -x UCX_MLX5_UMR_ENGINE -x OMPI_MCA_pml_umr_enable "$peer_prog" -d "$dev"
+        -x UCX_MLX5_UMR_ENGINE "$peer_prog" -d "$dev"
 fi
 if [ $on_model -eq 1 ]; then
     only=facts    # the other steps need a NIC or the sw engine

@@ -5,7 +5,8 @@
 # The built module loads into a stock UCX through LD_PRELOAD:
 #  - ucx_info -d lists the mlx5_umr transport,
 #  - ucx_info -c -f documents the UCX_MLX5_UMR_* variables,
-#  - a module whose ABI guard fails registers nothing and says why.
+#  - a module whose ABI guard fails registers nothing and says why,
+#  - a second copy of the module in the same process stays out.
 # Prints results in GoogleTest's format so the summary can count them.
 #
 set -u
@@ -53,6 +54,22 @@ skewed_module_refuses() {
     grep -q "mlx5_umr: not registering" <<<"$out" || { echo "no refusal line:"; echo "$out" | head; return 1; }
 }
 
+# Two copies of the module in one process (a program linking one, an
+# installed or HPC-X's one loaded beside it): the second copy's symbols bind
+# to the first's, so its registration must stay out, not put the first
+# copy's entries on UCX's lists twice (a cycle: ucx_info never ended).
+two_copies_register_once() {
+    local out copy rc=0
+    copy=$(mktemp -d)/libuct_mlx5_umr.so
+    cp -L "$module" "$copy"
+    out=$(UCX_MLX5_UMR_ENGINE=sw LD_PRELOAD=$preload$module:$copy \
+          timeout "$(test_seconds 60)" $ucx_info -d 2>&1) || rc=$?
+    rm -rf "$(dirname "$copy")"
+    [ $rc -eq 0 ] || { echo "ucx_info with two copies: exit $rc (124: it never ended)"; return 1; }
+    [ "$(grep -c "Component: mlx5_umr" <<<"$out")" = 1 ] ||
+        { echo "'Component: mlx5_umr' not listed once:"; grep "Component:" <<<"$out"; return 1; }
+}
+
 # Loading the module never changes what UCP picks: with every transport
 # allowed, the endpoint's lanes are the same with and without the module.
 ucp_lanes_unchanged() {
@@ -72,6 +89,7 @@ check lists_transport lists_transport
 check stock_ucx_does_not_list_it stock_ucx_does_not_list_it
 check documents_variables documents_variables
 check skewed_module_refuses skewed_module_refuses
+check two_copies_register_once two_copies_register_once
 check ucp_lanes_unchanged ucp_lanes_unchanged
 
 finish

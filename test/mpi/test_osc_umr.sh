@@ -280,9 +280,9 @@ costs_choice() {   # loses|wins pml
     same_checks "$ref" "$f" || return 1
     # (lines of the core's choice: the prefix of the component that opened
     # it, pml_umr or osc_umr)
-    osc=$(sed -n "s|.*_umr: costs for osc/\([a-z0-9]*\) from $cfile.*|\1|p" "$f" | head -1)
-    [ -n "$osc" ] && [ "$(grep -c "_umr: costs for osc/$osc from $cfile" "$f")" -ge 2 ] ||
-        { echo "no 'costs for osc/... from $cfile' line on each rank"; grep "_umr: .*cost" "$f"; return 1; }
+    osc=$(sed -n "s|.*osc_umr: costs for osc/\([a-z0-9]*\) from $cfile.*|\1|p" "$f" | head -1)
+    [ -n "$osc" ] && [ "$(grep -c "osc_umr: costs for osc/$osc from $cfile" "$f")" -ge 2 ] ||
+        { echo "no 'costs for osc/... from $cfile' line on each rank"; grep "osc_umr: .*cost" "$f"; return 1; }
     counter_each_rank "$f" windows_wrapped 2 && counter_each_rank "$f" zcopy_errors 2 0 ||
         return 1
     if [ "$how" = loses ]; then
@@ -290,13 +290,13 @@ costs_choice() {   # loses|wins pml
             counter_each_rank "$f" $c 2 0 || return 1
         done
         counter_each_rank "$f" passthrough 2 &&
-            grep -q "_umr: [a-z]* to [01]: .* ns (sw engine) against [0-9]* ns through osc/$osc (local, .*): through the wrapped module" "$f" ||
+            grep -q "osc_umr: [a-z]* to [01]: .* ns (sw engine) against [0-9]* ns through osc/$osc (local, .*): through the wrapped module" "$f" ||
             { echo "no estimates in the trace"; return 1; }
     else
         for c in zcopy_puts zcopy_gets key_ready; do
             counter_each_rank "$f" $c 2 || return 1
         done
-        grep -q "_umr: [a-z]* to [01]: .* ns (sw engine) against [0-9]* ns through osc/$osc (local, .*): zero-copy" "$f" ||
+        grep -q "osc_umr: [a-z]* to [01]: .* ns (sw engine) against [0-9]* ns through osc/$osc (local, .*): zero-copy" "$f" ||
             { echo "no estimates in the trace"; return 1; }
     fi
 }

@@ -25,10 +25,11 @@ void umr_mpi_init(const umr_mpi_binding_t *b, int verbose)
     umr_mpi.verbose = verbose;
 }
 
-/* `fmt` after the binding's name, into `line`. */
-static void umr_mpi_line(char *line, size_t len, const char *fmt, va_list ap)
+/* `fmt` after `who`, into `line`. */
+static void umr_mpi_line(char *line, size_t len, const char *who,
+                         const char *fmt, va_list ap)
 {
-    size_t n = (size_t)snprintf(line, len, "%s: ", umr_mpi.b->name);
+    size_t n = (size_t)snprintf(line, len, "%s: ", who);
 
     vsnprintf(line + n, len - n, fmt, ap);
 }
@@ -39,7 +40,20 @@ void umr_mpi_log(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    umr_mpi_line(line, sizeof(line), fmt, ap);
+    umr_mpi_line(line, sizeof(line), umr_mpi.b->name, fmt, ap);
+    va_end(ap);
+    umr_mpi.b->log(line);
+}
+
+void umr_mpi_log_rma(const char *fmt, ...)
+{
+    const char *who = (umr_mpi.b->rma_name != NULL) ? umr_mpi.b->rma_name :
+                      umr_mpi.b->name;
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    umr_mpi_line(line, sizeof(line), who, fmt, ap);
     va_end(ap);
     umr_mpi.b->log(line);
 }
@@ -80,7 +94,7 @@ void umr_mpi_warn(const char *topic, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    umr_mpi_line(text, sizeof(text), fmt, ap);
+    umr_mpi_line(text, sizeof(text), umr_mpi.b->name, fmt, ap);
     va_end(ap);
     umr_mpi.b->warn(topic, text);
 }

@@ -127,10 +127,18 @@ void umr_mpi_init(const umr_mpi_binding_t *b, int verbose);
 /* A log line at `level` (written when umr_mpi.verbose >= level), prefixed
  * with the binding's name. */
 void umr_mpi_log(const char *fmt, ...) UCS_F_PRINTF(1, 2);
-#define UMR_MPI_VERBOSE(_lvl, _fmt, ...) \
+#define UMR_MPI_VERBOSE(_lvl, ...) \
+    UMR_MPI_VERBOSE_TO(umr_mpi_log, _lvl, __VA_ARGS__)
+
+/* The same for one-sided choices, prefixed with the binding's rma_name. */
+void umr_mpi_log_rma(const char *fmt, ...) UCS_F_PRINTF(1, 2);
+#define UMR_MPI_RMA_VERBOSE(_lvl, ...) \
+    UMR_MPI_VERBOSE_TO(umr_mpi_log_rma, _lvl, __VA_ARGS__)
+
+#define UMR_MPI_VERBOSE_TO(_log, _lvl, _fmt, ...) \
     do { \
         if (ucs_unlikely(umr_mpi.verbose >= (_lvl))) { \
-            umr_mpi_log(_fmt, ## __VA_ARGS__); \
+            _log(_fmt, ## __VA_ARGS__); \
         } \
     } while (0)
 

@@ -91,6 +91,8 @@ struct umr_mpi_comp {
  * pml/umr and osc/umr share one, through libmca_common_umr). */
 typedef struct umr_mpi_binding {
     const char *name;        /* first word of every log line ("pml_umr") */
+    const char *rma_name;    /* that of the lines of one-sided choices
+                                ("osc_umr"); NULL: `name` */
     const char *version;     /* what peers must run to talk to us: the MPI
                                 release and anything of the binding's that
                                 goes on the wire (umr_mpi_rail.h) */

@@ -501,16 +501,16 @@ int umr_mpi_choice_osc(const char *osc_name, size_t sw_max_block,
                                sizeof(err));
     c->measured = (rc == 0) && c->cost.osc[UMR_MPI_COST_LOCAL].measured;
     if (rc < 0) {
-        UMR_MPI_VERBOSE(1, "costs file rejected (%s): built-in rule", err);
+        UMR_MPI_RMA_VERBOSE(1, "costs file rejected (%s): built-in rule", err);
     } else if (rc > 0) {
-        UMR_MPI_VERBOSE(5, "no costs file %s: built-in rule (blocks up to "
-                        "%zu B on the sw engine)", path, sw_max_block);
+        UMR_MPI_RMA_VERBOSE(5, "no costs file %s: built-in rule (blocks up to "
+                            "%zu B on the sw engine)", path, sw_max_block);
     } else if (!c->measured) {
-        UMR_MPI_VERBOSE(5, "costs file %s has no osc.%s figures: built-in "
-                        "rule (blocks up to %zu B on the sw engine)", path,
-                        osc_name, sw_max_block);
+        UMR_MPI_RMA_VERBOSE(5, "costs file %s has no osc.%s figures: built-in "
+                            "rule (blocks up to %zu B on the sw engine)", path,
+                            osc_name, sw_max_block);
     } else {
-        UMR_MPI_VERBOSE(5, "costs for osc/%s from %s", osc_name, path);
+        UMR_MPI_RMA_VERBOSE(5, "costs for osc/%s from %s", osc_name, path);
     }
     return umr_mpi_choice.nosc++;
 }
@@ -568,14 +568,15 @@ static int umr_mpi_choice_rma_prefer(int op, const umr_mpi_choice_osc_t *c,
 
     if ((c == NULL) || !c->measured) {
         choice = umr_mpi_choice_rma_builtin(c, peer, mean, 1, 1);
-        UMR_MPI_VERBOSE(10, "%s to %d: %zu bytes, mean block %zu B: %s "
-                        "(built-in rule: no osc figures, sw engine packed up "
-                        "to %zu B blocks, zero-copy up to %zu B)",
-                        (op == UMR_MPI_OP_PUT) ? "put" : "get",
-                        peer->world_rank, length, mean,
-                        umr_mpi_choice_rma_str(choice),
-                        (c != NULL) ? c->packed_max_block : 0,
-                        (c != NULL) ? c->sw_max_block : 0);
+        UMR_MPI_RMA_VERBOSE(10, "%s to %d: %zu bytes, mean block %zu B: %s "
+                            "(built-in rule: no osc figures, sw engine "
+                            "packed up to %zu B blocks, zero-copy up to "
+                            "%zu B)",
+                            (op == UMR_MPI_OP_PUT) ? "put" : "get",
+                            peer->world_rank, length, mean,
+                            umr_mpi_choice_rma_str(choice),
+                            (c != NULL) ? c->packed_max_block : 0,
+                            (c != NULL) ? c->sw_max_block : 0);
         return choice;
     }
     density = (tinfo->extent > 0) ?
@@ -593,14 +594,14 @@ static int umr_mpi_choice_rma_prefer(int op, const umr_mpi_choice_osc_t *c,
     if (k >= 0) {
         snprintf(packed, sizeof(packed), ", packed %.0f ns,", k);
     }
-    UMR_MPI_VERBOSE(10, "%s to %d: %zu bytes, %zu target / %zu origin "
-                    "blocks: zero-copy %.0f ns (%s engine)%s against %.0f ns "
-                    "through osc/%s (%s, %zu B blocks): %s",
-                    (op == UMR_MPI_OP_PUT) ? "put" : "get", peer->world_rank,
-                    length, rblocks, lblocks, z,
-                    peer->rail->is_sw ? "sw" : "mlx5", packed, p, c->name,
-                    (scope == UMR_MPI_COST_LOCAL) ? "local" : "remote", mean,
-                    umr_mpi_choice_rma_str(choice));
+    UMR_MPI_RMA_VERBOSE(10, "%s to %d: %zu bytes, %zu target / %zu origin "
+                        "blocks: zero-copy %.0f ns (%s engine)%s against "
+                        "%.0f ns through osc/%s (%s, %zu B blocks): %s",
+                        (op == UMR_MPI_OP_PUT) ? "put" : "get",
+                        peer->world_rank, length, rblocks, lblocks, z,
+                        peer->rail->is_sw ? "sw" : "mlx5", packed, p, c->name,
+                        (scope == UMR_MPI_COST_LOCAL) ? "local" : "remote",
+                        mean, umr_mpi_choice_rma_str(choice));
     return choice;
 }
 

@@ -391,12 +391,17 @@ ucs_status_t umr_mpi_region_acquire(umr_mpi_rail_t *rail, void *base,
                                     const char **why_p)
 {
     ptrdiff_t lo, hi;
+    ucs_status_t status;
 
     if (umr_mpi_dtype_span(t, count, &lo, &hi) != 0) {
         return umr_mpi_keys_refusal(UCS_ERR_INVALID_ADDR, 0, why_p);
     }
-    return umr_mpi_region_get(rail, (char*)base + lo, hi - lo, prot, region_p,
-                              why_p);
+    status = umr_mpi_region_get(rail, (char*)base + lo, hi - lo, prot,
+                                region_p, why_p);
+    /* memory that does not register is the type's when its displacements
+     * are addresses (MPI_BOTTOM), else this buffer's alone */
+    return ((status == UCS_ERR_EXCEEDS_LIMIT) && (base != NULL)) ?
+           UCS_ERR_UNSUPPORTED : status;
 }
 
 ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,

@@ -22,6 +22,9 @@
  * beyond the limits of a key, memory that does not register as one region)
  * or UCS_ERR_NO_RESOURCE (not now: the key pool's keys in use, out of
  * memory), with a reason for the caller's one line, and log nothing;
+ * the _acquire calls say UCS_ERR_UNSUPPORTED where the memory of one
+ * buffer does not register (a read-only shared mapping on Linux < 6.2):
+ * that buffer's messages, not the type's, pass;
  * another error only when the rail fails.
  */
 #ifndef UMR_MPI_KEYS_H_

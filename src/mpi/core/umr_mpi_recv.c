@@ -182,6 +182,7 @@ static void umr_mpi_recv_get(umr_mpi_xfer_t *x)
                                             x->count, PROT_READ | PROT_WRITE,
                                             &x->region, &why);
             if ((status == UCS_ERR_EXCEEDS_LIMIT) ||
+                (status == UCS_ERR_UNSUPPORTED) ||
                 (status == UCS_ERR_NO_RESOURCE)) {
                 /* the receive's memory does not register (a type over
                  * separate allocations, from MPI_BOTTOM): declined, not a

@@ -364,8 +364,10 @@ static int umr_mpi_send_said(const char *why)
  * through, counted once in fallbacks, with one line a process for each
  * reason (`why`): its layout cannot get a key on this rail
  * (UCS_ERR_EXCEEDS_LIMIT, umr_mpi_keys.h: beyond what a key takes, memory
- * that does not register as one region), which stays so: this type and
- * count pass through from now on, without another try; not now
+ * of an MPI_BOTTOM type that does not register as one region), which stays
+ * so: this type and count pass through from now on, without another try;
+ * this buffer's memory does not register (UCS_ERR_UNSUPPORTED: this
+ * message alone); not now
  * (UCS_ERR_NO_RESOURCE: the key pool's keys in use; every connected peer
  * busy: the budget); or the peer is not reachable. Never for an escape (it
  * would go raw): that goes keyless, or fails (umr_mpi_send_escape_fail). */

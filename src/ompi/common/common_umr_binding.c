@@ -443,6 +443,7 @@ int mca_common_umr_open(const char *who, int output, int verbose,
     mca_common_umr.output = output;
     mca_common_umr.who    = who;
     b->name         = who;
+    b->rma_name     = "osc_umr";
     b->version      = OMPI_VERSION;
     b->world_rank   = (int)ompi_proc_local()->super.proc_name.vpid;
     b->world_size   = ompi_proc_world_size();

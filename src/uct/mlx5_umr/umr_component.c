@@ -19,6 +19,9 @@
 
 #include <uct/base/uct_component.h>
 
+#include <dlfcn.h>
+#include <string.h>
+
 
 uct_component_t uct_mlx5_umr_component = {
     .query_md_resources = uct_mlx5_umr_query_md_resources,
@@ -48,7 +51,32 @@ uct_component_t uct_mlx5_umr_component = {
 
 static int uct_mlx5_umr_registered;
 
+/* Another copy of this module (a second file of it: an installed one beside
+ * the one a program links, HPC-X's beside ours) registered the component
+ * already. Its symbols interpose ours, so registering again would put the
+ * first copy's entries on UCX's lists twice and make them cycles. */
+static int uct_mlx5_umr_registered_elsewhere(void)
+{
+    uct_component_t *component;
+
+    ucs_list_for_each(component, &uct_components_list, list) {
+        if (!strcmp(component->name, UCT_MLX5_UMR_NAME)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 UCS_STATIC_INIT {
+    Dl_info self;
+
+    if (uct_mlx5_umr_registered_elsewhere()) {
+        ucs_debug("mlx5_umr: another copy of the module is registered "
+                  "already: this copy (%s) stays out",
+                  dladdr((void*)uct_mlx5_umr_registered_elsewhere, &self) ?
+                  self.dli_fname : "?");
+        return;
+    }
     if (!uct_mlx5_umr_abi_check()) {
         return; /* the guard logged why */
     }
