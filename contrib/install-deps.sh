@@ -21,6 +21,8 @@ packages=(
     libibverbs-dev ibverbs-providers      # rdma-core: mlx5dv.h, libmlx5
     ibverbs-utils                         # ibv_devinfo (contrib/hw-check.sh)
     libopenmpi-dev openmpi-bin            # MPI benchmarks and tests
+    mpich libmpich-dev                    # libumr_mpich.so (MPICH-family
+                                          # binding) and its tests
     libpmix-dev                           # <pmix.h>: Open MPI 5+'s internal headers
                                           # include it (unstable's libopenmpi-dev
                                           # does not depend on it)

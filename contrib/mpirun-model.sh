@@ -9,8 +9,8 @@
 # not for timing: the model moves bytes with cross-memory attach.
 #
 # usage: contrib/mpirun-model.sh [--link ib|roce] [--hosts N]
-#            [--host H=SPEC]... [--auto] [--output DIR] [--no-build]
-#            [--] MPIRUN-ARGS... PROGRAM [ARGS...]
+#            [--host H=SPEC]... [--auto] [--output DIR] [--mpich]
+#            [--no-build] [--] MPIRUN-ARGS... PROGRAM [ARGS...]
 #   --link     link layer of every host (default ib; roce: RoCE v2 with
 #              IPv4 and RoCE v1 GIDs, as a RoCE port has)
 #   --hosts N  simulated hosts (default 2); ranks are spread in blocks:
@@ -27,6 +27,12 @@
 #              ConnectX path
 #   --output DIR  keep each rank's output in DIR/rank.N/{stdout,stderr}
 #              (default: a temporary directory, removed at the end)
+#   --mpich    an MPICH job instead (a program built with mpicc.mpich):
+#              mpiexec.mpich with MPIRUN-ARGS as its own, the test variant
+#              of libumr_mpich.so preloaded after the model,
+#              UMR_MPICH_DEVICES=mlx5_0, UMR_MPICH_ZCOPY=on (--auto: auto),
+#              UMR_MPICH_VERBOSE=1; the ranks' output as Hydra's options
+#              (-outfile-pattern) say, no per-rank files or counters here
 #   --no-build use BUILD_DIR as it is
 # Every peer, one on the same simulated host too, uses the mlx5 engine
 # (pml_umr_devices=mlx5_0; OMPI_MCA_pml_umr_devices= empty: the automatic
@@ -50,9 +56,9 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$top/build}
 
-link=ib hosts=2 zcopy=on build=1 output=
+link=ib hosts=2 zcopy=on build=1 output= mpich=0
 host_specs=()
-usage() { sed -n '2,47p' "$0"; exit "${1:-1}"; }
+usage() { sed -n '2,53p' "$0"; exit "${1:-1}"; }
 while [ $# -gt 0 ]; do
     case $1 in
     --link)     link=${2:-}; shift 2 ;;
@@ -60,6 +66,7 @@ while [ $# -gt 0 ]; do
     --host)     host_specs+=("${2:-}"); shift 2 ;;
     --auto)     zcopy=auto; shift ;;
     --output)   output=${2:-}; shift 2 ;;
+    --mpich)    mpich=1; shift ;;
     --no-build) build=0; shift ;;
     -h|--help)  usage 0 ;;
     --)         shift; break ;;
@@ -99,8 +106,10 @@ if [ $build -eq 1 ]; then
     make -C "$BUILD_DIR/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
         { echo "mpirun-model: building the model failed (was rdma-core found?)"; exit 1; }
 fi
-for f in "$lib" "$module" "$pml"; do
-    [ -f "$f" ] || { echo "mpirun-model: no $f (configure found no rdma-core or Open MPI?)"; exit 1; }
+binding=$pml
+[ $mpich -eq 0 ] || binding=$BUILD_DIR/src/mpich/hooks/.libs/libumr_mpich.so
+for f in "$lib" "$module" "$binding"; do
+    [ -f "$f" ] || { echo "mpirun-model: no $f (configure found no rdma-core, Open MPI or MPICH?)"; exit 1; }
 done
 
 # ---- the environment ---------------------------------------------------------
@@ -145,6 +154,20 @@ done
 preload="$lib${LD_PRELOAD:+ $LD_PRELOAD}"
 # sanitizer builds (contrib/run-sanitizers.sh): their runtimes come first
 [ -z "${UMR_PRELOAD_EXTRA:-}" ] || preload="${UMR_PRELOAD_EXTRA//:/ } $preload"
+
+if [ $mpich -eq 1 ]; then
+    # the ranks only (-genv): the model, then the binding
+    echo "mpirun-model: $hosts simulated host(s), link $link, libumr_mpich.so on the" \
+         "mlx5 engine for every peer (UMR_MPICH_DEVICES=${UMR_MPICH_DEVICES-mlx5_0}," \
+         "UMR_MPICH_ZCOPY=${UMR_MPICH_ZCOPY:-$zcopy}), rdma-core model $(basename "$lib")"
+    mpiexec.mpich -genv LD_PRELOAD "${preload// /:}:$binding" \
+        -genv UMR_MPICH_DEVICES "${UMR_MPICH_DEVICES-mlx5_0}" \
+        -genv UMR_MPICH_ZCOPY "${UMR_MPICH_ZCOPY:-$zcopy}" \
+        -genv UMR_MPICH_VERBOSE "${UMR_MPICH_VERBOSE:-1}" \
+        -genv UMR_MPICH_UCT_MODULE "${UMR_MPICH_UCT_MODULE:-$module}" \
+        "$@" </dev/null
+    exit $?
+fi
 
 mpirun=(mpirun --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)

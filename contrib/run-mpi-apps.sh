@@ -4,14 +4,18 @@
 #
 # Whole MPI programs with and without pml/umr (test/bench/bench_mpi_apps:
 # a fresh indexed type per message received with MPI_Probe, a transpose
-# whose two sides differ), over ob1 and ucx, at each -np, the runs of a
+# whose two sides differ), over ob1 and ucx, and with and without
+# libumr_mpich.so under MPICH ("mpich": the same program built with
+# mpicc.mpich, test/mpich, run by mpiexec.mpich), at each -np, the runs of a
 # configuration interleaved with the runs without pml/umr (A B B A ...),
 # the best of each: "never slower" on programs written by others, as a
 # whole-program time. The sw engine: no NIC figures.
 #
-# usage: contrib/run-mpi-apps.sh [--runs N] [--np "2 4"] [--pml "ob1 ucx"]
+# usage: contrib/run-mpi-apps.sh [--runs N] [--np "2 4"]
+#                                [--pml "ob1 ucx mpich"]
 #                                [--no-build] [-- bench_mpi_apps args]
-#   PML_UMR_COST_FILE=FILE   pml/umr's costs file (default: the one it finds)
+#   PML_UMR_COST_FILE=FILE   pml/umr's and libumr_mpich.so's costs file
+#                            (default: the one each finds)
 #   UMR_APPS_ENV="VAR=V .."  more environment for the pml/umr runs
 #   APPS_ENV="VAR=V .."      more environment for both sides, e.g.
 #                            "MALLOC_TRIM_THRESHOLD_=268435456
@@ -32,6 +36,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/mpi-apps}
 runs=5; nps="2 4"; pmls="ob1 ucx"; build=1
+command -v mpiexec.mpich >/dev/null && pmls="$pmls mpich"
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs=$2; shift ;;
@@ -48,6 +53,14 @@ if [ $build = 1 ]; then
     "$top/contrib/build.sh" >/dev/null
     make -C "$BUILD_DIR" bench >/dev/null
 fi
+if [[ " $pmls " == *" mpich "* ]]; then
+    make -C "$BUILD_DIR/test/mpich" bench_mpi_apps >/dev/null
+fi
+mpich_prog=$BUILD_DIR/test/mpich/bench_mpi_apps
+mpich_env=(-genv LD_PRELOAD "$BUILD_DIR/src/mpich/.libs/libumr_mpich.so"
+           -genv UMR_MPICH_UCT_MODULE "$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+           -genv UMR_MPICH_VERBOSE 1)
+[ -z "${PML_UMR_COST_FILE:-}" ] || mpich_env+=(-genv UMR_MPICH_COST_FILE "$PML_UMR_COST_FILE")
 prog=$BUILD_DIR/test/bench/bench_mpi_apps
 umr_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
 [ -x "$prog" ] && [ -f "$umr_so" ] ||
@@ -71,8 +84,27 @@ apps_env=(${APPS_ENV:-})
 for v in "${apps_env[@]}"; do mpirun+=(-x "$v"); done
 ucx=(--mca pml_ucx_tls any --mca pml_ucx_devices any)
 
+# MPICH alone, or with libumr_mpich.so preloaded (UMR_APPS_ENV and APPS_ENV
+# as -genv pairs)
+one_mpich() {   # file, np, umr(0|1), args...
+    local f=$1 np=$2 umr=$3 e=() v; shift 3
+    for v in "${apps_env[@]}"; do e+=(-genv "${v%%=*}" "${v#*=}"); done
+    if [ "$umr" = 1 ]; then
+        e+=("${mpich_env[@]}")
+        for v in ${UMR_APPS_ENV:-}; do e+=(-genv "${v%%=*}" "${v#*=}"); done
+    fi
+    mpiexec.mpich -n "$np" "${e[@]}" "$mpich_prog" "$@" </dev/null >"$f" 2>&1 ||
+        { tail -20 "$f"; echo "run-mpi-apps: failed: $f" >&2; exit 1; }
+    grep -q '^APP .* ok$' "$f" || { tail "$f"; exit 1; }
+    awk '/^APP/ {print $8}' "$f"
+}
+
 one() {   # file, np, pml, umr(0|1), args...
     local f=$1 np=$2 pml=$3 umr=$4 e=() o=(); shift 4
+    if [ "$pml" = mpich ]; then
+        one_mpich "$f" "$np" "$umr" "$@"
+        return
+    fi
     if [ "$umr" = 1 ]; then
         for v in "${umr_env[@]}"; do e+=(-x "$v"); done
         o=(--mca pml "$pml,umr")
@@ -112,7 +144,7 @@ for np in $nps; do
         echo "RESULT $app np $np $pml plain $bp umr $bu ratio $(awk -v p="$bp" -v u="$bu" 'BEGIN {printf "%.3f", p / u}')" \
              "median_ratio $(awk -v p="$mp" -v u="$mu" 'BEGIN {printf "%.3f", p / u}')" \
              "(plain ${plain[*]}; umr ${umr[*]})"
-        grep -h 'pml_umr: rank' "$d/umr.$runs" | sed 's/^/    /' | head -4
+        grep -h 'pml_umr: rank\|umr_mpich: rank' "$d/umr.$runs" | sed 's/^/    /' | head -4
     done
 done
 echo "run-mpi-apps: load $(cut -d' ' -f1-3 /proc/loadavg) after"

@@ -70,7 +70,7 @@ stop_busy
 sed -n '/^\(PASS\|FAIL\|SKIP\|ERROR\|XFAIL\|XPASS\):/p' check.out
 if [ $status -ne 0 ]; then
     # Show the failing programs' logs, briefly.
-    for trs in test/gtest/*.trs test/model/*.trs test/mpi/*.trs test/contrib/*.trs; do
+    for trs in test/gtest/*.trs test/model/*.trs test/mpi/*.trs test/mpich/*.trs test/contrib/*.trs; do
         [ -e "$trs" ] || continue   # a suite that did not run
         grep -q '^:test-result: PASS' "$trs" && continue
         echo "==== ${trs%.trs}.log (tail)"; tail -40 "${trs%.trs}.log"
@@ -88,7 +88,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
 fi
 
 MAKE_CHECK_FAILED=$check_failed "$top/contrib/test-summary.sh" \
-    "$build/test/gtest" "$build/test/model" "$build/test/mpi" "$build/test/contrib" \
+    "$build/test/gtest" "$build/test/model" "$build/test/mpi" "$build/test/mpich" \
+    "$build/test/contrib" \
     >"$build/summary.out" 2>&1 || status=1
 cat "$build/summary.out"
 host_line=$(grep '^tests: ' "$build/summary.out" | tail -1)

@@ -20,7 +20,7 @@ COPYRIGHT = "Copyright (c) 2026, The mlx5_umr developers"
 C_LIKE = (".c", ".h", ".cc", ".inl", ".map")
 HASH_LIKE = (".sh", ".py", ".am", ".m4", ".ac", ".txt", ".supp", ".in",
              "run")
-SKIP_DIRS = {".git", "build", "ucx-src", "ompi-src", "autom4te.cache",
+SKIP_DIRS = {".git", "build", "ucx-src", "ompi-src", "mpich-src", "autom4te.cache",
              "config", ".libs", ".deps", "seeds_layout", "lib"}
 GENERATED = {"libtool.m4", "ltoptions.m4", "ltsugar.m4", "ltversion.m4",
              "lt~obsolete.m4", "aclocal.m4", "Makefile.in", "umr_config.h",

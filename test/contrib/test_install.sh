@@ -9,7 +9,9 @@
 # P/share/mlx5_umr/mlx5_umr-env.sh makes an MPI job load pml/umr from P,
 # which finds the UCT module installed beside it (no pml_umr_uct_module);
 # the build tree's build-env.sh does the same from the build tree, without
-# Open MPI trying to open the objects beside the component.
+# Open MPI trying to open the objects beside the component; where the MPICH
+# binding is built, libumr_mpich.so is installed in the prefix's libdir,
+# and nothing else of it (no libtool archive).
 # What is installed carries no test hook (configure.ac: UMR_TEST_HOOKS):
 # its libraries export no symbol the build's test variants (hooks/) add,
 # ompi_info lists none of their parameters, and a job given the test
@@ -28,6 +30,7 @@ make -s -C "$top_builddir" install-dirs >"$out/dirs"
 dir() { sed -n "s/^$1 //p" "$out/dirs"; }
 prefix=$(dir prefix)
 have_ompi=$([ -n "$(dir componentdir)" ] && echo yes || echo no)
+have_mpich=$([ -n "$(dir mpich_mpicc)" ] && echo yes || echo no)
 
 # DIR is below PREFIX (or is it)
 below() { case $1/ in "$2"/*) return 0 ;; esac; return 1; }
@@ -51,6 +54,10 @@ destdir_stays_below_the_prefix() {
         [ -f "$d$(dir componentdir)/mca_pml_umr.so" ] || { echo "no pml/umr"; bad=1; }
         [ -f "$d$(dir componentdir)/mca_osc_umr.so" ] || { echo "no osc/umr"; bad=1; }
         ls "$d$(dir componentdir)"/*.la >/dev/null 2>&1 && { echo "a .la beside the components"; bad=1; }
+    fi
+    if [ "$have_mpich" = yes ]; then
+        [ -f "$d$(dir libdir)/libumr_mpich.so" ] || { echo "no libumr_mpich.so"; bad=1; }
+        [ -f "$d$(dir libdir)/libumr_mpich.la" ] && { echo "libumr_mpich.la installed"; bad=1; }
     fi
     return $bad
 }
@@ -81,7 +88,7 @@ prefix_install_touches_nothing_outside() {
         >"$out/prefix.log" 2>&1 || { tail -20 "$out/prefix.log"; return 1; }
     grep -A12 'make install puts' "$out/prefix.log" | sed 's/^configure: //'
     for d in src/layout src/uct/mlx5_umr src/mpi/core src/mpi/decode \
-             src/ompi/common src/ompi/pml_umr src/ompi/osc_umr; do
+             src/ompi/common src/ompi/pml_umr src/ompi/osc_umr src/mpich; do
         make -s -C "$b/$d" -j2 install >>"$out/prefix.log" 2>&1 ||
             { tail -20 "$out/prefix.log"; return 1; }
     done
@@ -94,6 +101,8 @@ prefix_install_touches_nothing_outside() {
     [ -f "$p/lib/ucx/libuct_mlx5_umr.so" ] || { echo "no module in $p/lib/ucx"; return 1; }
     [ "$have_ompi" = no ] || [ -f "$p/lib/openmpi/mca_pml_umr.so" ] ||
         { echo "no pml/umr in $p/lib/openmpi"; return 1; }
+    [ "$have_mpich" = no ] || [ -f "$p/lib/libumr_mpich.so" ] ||
+        { echo "no libumr_mpich.so in $p/lib"; return 1; }
 }
 
 # an MPI job in which pml/umr, found through ENVFILE, sends zero-copy with

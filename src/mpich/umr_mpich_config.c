@@ -1,0 +1,219 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "umr_config.h"
+
+#include "umr_mpich_config.h"
+
+#include <ucs/config/parser.h>
+#include <ucs/sys/compiler_def.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+/* UMR_MPICH_ZCOPY: the core's modes, in their order (umr_mpi_choice.h) */
+static const char *umr_mpich_zcopy_names[] = {"auto", "on", "off", NULL};
+
+/* A whole number >= 0, all of it ("4x", "-1" refused: UCX's unsigned
+ * parser takes both). */
+static int umr_mpich_config_sscanf_level(const char *buf, void *dest,
+                                         const void *arg)
+{
+    unsigned long v;
+    char *end;
+
+    if ((buf[0] < '0') || (buf[0] > '9')) {
+        return 0;
+    }
+    v = strtoul(buf, &end, 10);
+    if ((*end != '\0') || (v > INT_MAX)) {
+        return 0;
+    }
+    *(unsigned*)dest = v;
+    return 1;
+}
+
+#define UMR_MPICH_CONFIG_TYPE_LEVEL \
+    {umr_mpich_config_sscanf_level, ucs_config_sprintf_uint, \
+     ucs_config_clone_uint, ucs_config_release_nop, ucs_config_help_generic, \
+     "a whole number >= 0"}
+
+static ucs_config_field_t umr_mpich_config_table[] = {
+    {"ENABLE", "y",
+     "0 (n): the job runs exactly as without libumr_mpich.so",
+     ucs_offsetof(umr_mpich_config_t, enable), UCS_CONFIG_TYPE_BOOL},
+
+    {"ZCOPY", "auto",
+     "auto: per message, from the measured costs of both ways; on: every "
+     "eligible message (tests); off: everything passes through",
+     ucs_offsetof(umr_mpich_config_t, zcopy),
+     UCS_CONFIG_TYPE_ENUM(umr_mpich_zcopy_names)},
+
+    /* the control message's size: a smaller message cannot be one */
+    {"MIN_SIZE", "4160",
+     "smallest message (packed bytes) moved zero-copy; values below the "
+     "control message size (4160) are raised to it; inf: none",
+     ucs_offsetof(umr_mpich_config_t, min_size), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"COST_FILE", "",
+     "measured costs for ZCOPY=auto (contrib/umr-calibrate.sh writes them); "
+     "empty: the host's default file",
+     ucs_offsetof(umr_mpich_config_t, cost_file), UCS_CONFIG_TYPE_STRING},
+
+    {"VERBOSE", "0",
+     "1: each rank's counters at MPI_Finalize (\"umr_mpich: rank N: "
+     "zcopy_sends ...\"); 5: rails and choices; 10: peers",
+     ucs_offsetof(umr_mpich_config_t, verbose), UMR_MPICH_CONFIG_TYPE_LEVEL},
+
+    {"DEVICES", "",
+     "the mlx5_umr devices that become rails, as the core takes them: empty "
+     "(sw and the first mlx5 device), a list (sw,mlx5_1), dev:port, ^ to "
+     "exclude (^sw)",
+     ucs_offsetof(umr_mpich_config_t, devices), UCS_CONFIG_TYPE_STRING},
+
+    {"MAX_CONNS", "auto",
+     "peers connected at once (auto: from the devices' queue pairs and the "
+     "ranks of the host; unlimited; a count)",
+     ucs_offsetof(umr_mpich_config_t, max_conns), UCS_CONFIG_TYPE_STRING},
+
+    {"UCT_MODULE", "",
+     "the mlx5_umr UCT module (libuct_mlx5_umr.so) to load; empty: the one "
+     "installed beside the library",
+     ucs_offsetof(umr_mpich_config_t, uct_module), UCS_CONFIG_TYPE_STRING},
+
+#if UMR_TEST_HOOKS
+    /* the test variant only (hooks/, built by make check) */
+    {"TEST_FAULT", "",
+     "test builds: zero-copy path points that fail (the core's test faults): "
+     "a comma list of connect, key, mdwait, post, completion, ctlsend, "
+     "ackpost, norail",
+     ucs_offsetof(umr_mpich_config_t, test_fault), UCS_CONFIG_TYPE_STRING},
+#endif
+
+    {NULL}
+};
+
+#if UMR_TEST_HOOKS
+/* the core's points (umr_mpi.h), in its order */
+static const char *umr_mpich_fault_names[] = {
+    "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
+    "norail", NULL
+};
+
+/* UMR_MPICH_TEST_FAULT as the core's mask; -1: a name it does not know */
+static int umr_mpich_config_faults(const char *list, unsigned *mask)
+{
+    char *copy = strdup(list), *tok, *save = NULL;
+    int i, ret = 0;
+
+    *mask = 0;
+    for (tok = strtok_r(copy, ",", &save); (tok != NULL) && (ret == 0);
+         tok = strtok_r(NULL, ",", &save)) {
+        for (i = 0; (umr_mpich_fault_names[i] != NULL) &&
+                    strcmp(tok, umr_mpich_fault_names[i]); ++i) {
+        }
+        if (umr_mpich_fault_names[i] == NULL) {
+            ret = -1;
+        } else {
+            *mask |= 1u << i;
+        }
+    }
+    free(copy);
+    return ret;
+}
+#endif
+
+static int umr_mpich_config_known(const char *var, size_t len)
+{
+    const ucs_config_field_t *f;
+
+    for (f = umr_mpich_config_table; f->name != NULL; ++f) {
+        if ((strlen(f->name) == len) && !strncmp(var, f->name, len)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* an UMR_MPICH_* variable of the environment that is not in the table */
+static void umr_mpich_config_unknown(char *warn, size_t len)
+{
+    const size_t plen = strlen(UMR_MPICH_ENV_PREFIX);
+    const ucs_config_field_t *f;
+    char **e;
+    size_t n;
+
+    warn[0] = '\0';
+    for (e = environ; (e != NULL) && (*e != NULL); ++e) {
+        if (strncmp(*e, UMR_MPICH_ENV_PREFIX, plen) ||
+            umr_mpich_config_known(*e + plen, strcspn(*e + plen, "="))) {
+            continue;
+        }
+        n = snprintf(warn, len, "unknown variable %.*s (known:",
+                     (int)strcspn(*e, "="), *e);
+        for (f = umr_mpich_config_table; (f->name != NULL) && (n < len); ++f) {
+            n += snprintf(warn + n, len - n, " %s%s", UMR_MPICH_ENV_PREFIX,
+                          f->name);
+        }
+        if (n < len) {
+            snprintf(warn + n, len - n, ")");
+        }
+        return;
+    }
+}
+
+int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
+                          char *warn, size_t warn_len)
+{
+    const ucs_config_field_t *f;
+    char var[64], syntax[128];
+    const char *value;
+    int ret = 0;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (f = umr_mpich_config_table; f->name != NULL; ++f) {
+        f->parser.read(f->dfl_value, (char*)cfg + f->offset, f->parser.arg);
+    }
+    for (f = umr_mpich_config_table; (f->name != NULL) && (ret == 0); ++f) {
+        snprintf(var, sizeof(var), UMR_MPICH_ENV_PREFIX "%s", f->name);
+        value = getenv(var);
+        if (value == NULL) {
+            continue;
+        }
+        f->parser.release((char*)cfg + f->offset, f->parser.arg);
+        if (f->parser.read(value, (char*)cfg + f->offset, f->parser.arg) == 1) {
+            continue;
+        }
+        f->parser.help(syntax, sizeof(syntax), f->parser.arg);
+        snprintf(err, err_len, "%s='%s' is not valid (expected %s)", var,
+                 value, syntax);
+        /* the default again: nothing half-parsed stays */
+        f->parser.read(f->dfl_value, (char*)cfg + f->offset, f->parser.arg);
+        ret = -1;
+    }
+#if UMR_TEST_HOOKS
+    if ((ret == 0) &&
+        (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
+        snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
+                 "valid (expected a comma list of connect, key, mdwait, post, "
+                 "completion, ctlsend, ackpost, norail)", cfg->test_fault);
+        ret = -1;
+    }
+#endif
+    umr_mpich_config_unknown(warn, warn_len);
+    return ret;
+}
+
+void umr_mpich_config_release(umr_mpich_config_t *cfg)
+{
+    const ucs_config_field_t *f;
+
+    for (f = umr_mpich_config_table; f->name != NULL; ++f) {
+        f->parser.release((char*)cfg + f->offset, f->parser.arg);
+    }
+}
