@@ -5,6 +5,7 @@
 #include "umr_config.h"
 
 #include "umr_mpich_core.h"
+#include "umr_mpich_count.h"
 #include "umr_mpich.h"
 #include "umr_mpich_comm.h"
 #include "umr_mpich_req.h"
@@ -73,50 +74,52 @@ static void umr_mpich_ireq_done(umr_mpich_watch_t *w, MPI_Status *st)
     free(r);
 }
 
-static int umr_mpich_isend(const void *buf, size_t len, int peer,
-                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp)
+/* an internal message on the private communicator, sent (`send`) or
+ * received: its request, or NULL (*rc_p: the MPI's error) */
+static umr_mpich_ireq_t *umr_mpich_ipost(int send, void *buf, size_t len,
+                                         int peer, umr_mpi_msg_kind_t kind,
+                                         umr_mpi_comp_t *comp, int *rc_p)
 {
     umr_mpich_ireq_t *r = malloc(sizeof(*r));
     MPI_Request req;
-    int rc;
 
     if (r == NULL) {
-        return MPI_ERR_NO_MEM;
+        *rc_p = MPI_ERR_NO_MEM;
+        return NULL;
     }
-    rc = PMPI_Isend(buf, (int)len, MPI_BYTE, peer, umr_mpich_tag(kind),
-                    umr_mpich_comm_private, &req);
-    if (rc != MPI_SUCCESS) {
+    *rc_p = umr_mpich_ipost_n(send, buf, (MPI_Count)len, MPI_BYTE, peer,
+                              umr_mpich_tag(kind), umr_mpich_comm_private,
+                              &req);
+    if (*rc_p != MPI_SUCCESS) {
         free(r);
-        return rc;
+        return NULL;
     }
     r->comp = comp;
     umr_mpich_watch_add(&r->w, umr_mpich_ireq_done, req);
-    return 0;
+    return r;
+}
+
+static int umr_mpich_isend(const void *buf, size_t len, int peer,
+                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp)
+{
+    int rc;
+
+    umr_mpich_ipost(1, (void*)buf, len, peer, kind, comp, &rc);
+    return rc;
 }
 
 static int umr_mpich_irecv(void *buf, size_t len, int peer,
                            umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp,
                            umr_mpi_req_h *req_p)
 {
-    umr_mpich_ireq_t *r = malloc(sizeof(*r));
-    MPI_Request req;
+    umr_mpich_ireq_t *r;
     int rc;
 
-    if (r == NULL) {
-        return MPI_ERR_NO_MEM;
-    }
-    rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, peer, umr_mpich_tag(kind),
-                    umr_mpich_comm_private, &req);
-    if (rc != MPI_SUCCESS) {
-        free(r);
-        return rc;
-    }
-    r->comp = comp;
-    if (req_p != NULL) {
+    r = umr_mpich_ipost(0, buf, len, peer, kind, comp, &rc);
+    if ((r != NULL) && (req_p != NULL)) {
         *req_p = (umr_mpi_req_h)r;
     }
-    umr_mpich_watch_add(&r->w, umr_mpich_ireq_done, req);
-    return 0;
+    return rc;
 }
 
 static void umr_mpich_cancel(umr_mpi_req_h h)

@@ -125,14 +125,9 @@ static int umr_mpich_persist_new(int rc, void *buf, MPI_Count count,
         return rc;   /* MPICH's alone */
     }
     umr_mpich_type_hold(type);
-    p->handle = *req;
-    p->buf    = buf;
-    p->count  = count;
-    p->type   = type;
-    p->peer   = peer;
-    p->tag    = tag;
-    p->comm   = comm;
-    p->mode   = mode;
+    *p = (umr_mpich_persist_t){.handle = *req, .buf = buf, .count = count,
+                               .type = type, .peer = peer, .tag = tag,
+                               .comm = comm, .mode = mode};
     kh_val(&umr_mpich_persist_handles, k) = p;
     ++umr_mpich_persist_count;
     return rc;
