@@ -685,9 +685,9 @@ static int uc_crossover(const char *path, const char *pml)
         fprintf(stderr, "umr_calibrate: %s\n", ret > 0 ? "no costs file" : err);
         return 1;
     }
-    printf("# pml/umr over %s with %s: smallest block size (powers of 2, "
+    printf("# %s over %s with %s: smallest block size (powers of 2, "
            "8 B .. 64 KiB) from which a vector message goes zero-copy\n",
-           pml, path);
+           strcmp(pml, "mpich") ? "pml/umr" : "libumr_mpich.so", pml, path);
     printf("%-6s %-7s %-9s", "engine", "scope", "density");
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
         printf(" %10zu KiB", sizes[i] >> 10);
