@@ -4,8 +4,8 @@
  */
 /**
  * libumr_mpich.so: persistent requests: MPI_Send_init and the other modes,
- * MPI_Recv_init, MPI_Start(all), MPI_Request_free, and their large-count
- * forms.
+ * MPI_Recv_init, MPI_Start(all), MPI_Request_free, their large-count forms,
+ * and MPI_Wait and MPI_Test of every kind for them.
  *
  * A persistent request is MPICH's own, made for the user's arguments: while
  * it is inactive the user holds it, and a start that the binding does not
