@@ -736,6 +736,42 @@ TEST(test_uct_ucp_lanes, hidden_from_feature_requests_by_default)
 
 class test_uct_xproc : public ::testing::Test {
 protected:
+    /* Refused calls fired nothing; the targets hold `want` (the contiguous
+     * one written as the test says, the layout one untouched by gets). */
+    void expect_refused_then(const test_comp &comp,
+                             const std::vector<bytes_t> &want) {
+        for (int i = 0; i < 5; ++i) {
+            m_s.progress();
+        }
+        EXPECT_EQ(0, comp.fired);
+        std::vector<bytes_t> got = dump();
+        EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
+        EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+    }
+
+    /* A layout put or get of one element: posted until accepted (progress
+     * on NO_RESOURCE), then waited for. */
+    ucs_status_t layout_op(int op, uct_mem_h memh, void *base,
+                           const umr_layout_t *l, size_t off, size_t len,
+                           uint64_t raddr, uct_rkey_t rkey) {
+        test_comp comp;
+        ucs_status_t st;
+        do {
+            st = (op == OP_PUT) ?
+                 uct_umr_ep_put_layout(m_ep, memh, base, l, 1, off, len,
+                                       raddr, rkey, &comp.uct) :
+                 uct_umr_ep_get_layout(m_ep, memh, base, l, 1, off, len,
+                                       raddr, rkey, &comp.uct);
+            if (st == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (st == UCS_ERR_NO_RESOURCE);
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+    }
+
     /* The usual pair of targets: region 0 contiguous (contig_len bytes),
      * region 1 a random layout of at least layout_min bytes, both filled
      * from rng; then start(). */
@@ -1544,14 +1580,7 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,   /* not an mlx5_umr ep */
               uct_umr_ep_put_layout(NULL, memh, base, rows, 1, 0, 8, m_va[0],
                                     m_rkeys[0].rkey, &comp.uct));
-    for (int i = 0; i < 5; ++i) {
-        m_s.progress();
-    }
-    EXPECT_EQ(0, comp.fired);
-
-    std::vector<bytes_t> got = dump();
-    EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
-    EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+    expect_refused_then(comp, want);
 
     /* dereg drops both cached keys; the ep gone, every key is pooled */
     ASSERT_UCS_OK(m_s.dereg(memh));
@@ -1611,22 +1640,7 @@ TEST_F(test_uct_xproc, local_layout_over_two_allocations)
 
     auto run_layout = [&](int op, void *base, size_t off, size_t n,
                           uint64_t raddr, uct_rkey_t rkey) {
-        test_comp comp;
-        ucs_status_t st;
-        do {
-            st = (op == OP_PUT) ?
-                 uct_umr_ep_put_layout(m_ep, lay, base, both, 1, off, n,
-                                       raddr, rkey, &comp.uct) :
-                 uct_umr_ep_get_layout(m_ep, lay, base, both, 1, off, n,
-                                       raddr, rkey, &comp.uct);
-            if (st == UCS_ERR_NO_RESOURCE) {
-                m_s.progress();
-            }
-        } while (st == UCS_ERR_NO_RESOURCE);
-        if (st != UCS_INPROGRESS) {
-            return st;
-        }
-        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+        return layout_op(op, lay, base, both, off, n, raddr, rkey);
     };
 
     std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
@@ -1669,14 +1683,7 @@ TEST_F(test_uct_xproc, local_layout_over_two_allocations)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               uct_umr_ep_put_layout(m_ep, lay, a, rows, 1, 0, 8, m_va[0],
                                     m_rkeys[0].rkey, &comp.uct));
-    for (int i = 0; i < 5; ++i) {
-        m_s.progress();
-    }
-    EXPECT_EQ(0, comp.fired);
-
-    std::vector<bytes_t> got = dump();
-    EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
-    EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+    expect_refused_then(comp, want);
 
     ASSERT_UCS_OK(m_s.dereg(lay));
     ASSERT_UCS_OK(m_s.dereg(ma));
@@ -2301,28 +2308,6 @@ TEST_F(test_uct_limits, tx_queue_never_fits)
  * the rdma-core model). */
 class test_uct_ep_rdma_only : public test_uct_xproc {
 protected:
-    /* post until accepted (progress on NO_RESOURCE), then wait */
-    ucs_status_t layout_op(int op, uct_mem_h memh, void *base,
-                           const umr_layout_t *l, size_t off, size_t len,
-                           uint64_t raddr, uct_rkey_t rkey) {
-        test_comp comp;
-        ucs_status_t st;
-        do {
-            st = (op == OP_PUT) ?
-                 uct_umr_ep_put_layout(m_ep, memh, base, l, 1, off, len,
-                                       raddr, rkey, &comp.uct) :
-                 uct_umr_ep_get_layout(m_ep, memh, base, l, 1, off, len,
-                                       raddr, rkey, &comp.uct);
-            if (st == UCS_ERR_NO_RESOURCE) {
-                m_s.progress();
-            }
-        } while (st == UCS_ERR_NO_RESOURCE);
-        if (st != UCS_INPROGRESS) {
-            return st;
-        }
-        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
-    }
-
     uint64_t md_umrs() {
         uct_umr_md_stats_t st;
         EXPECT_UCS_OK_(uct_umr_md_get_stats(m_s.md, &st));

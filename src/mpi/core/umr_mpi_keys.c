@@ -543,36 +543,14 @@ static void umr_mpi_regions_put(umr_mpi_region_t **regions, unsigned n)
     }
 }
 
-ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
-                                  const umr_mpi_dtype_t *t, size_t count,
-                                  int prot, umr_mpi_region_t **region_p,
-                                  umr_mpi_lkey_t **lkey_p, const char **why_p)
-{
-    umr_mpi_region_t *regions[UMR_MPI_MAX_ALLOCS];
-    ucs_status_t status;
-    unsigned n;
-
-    *region_p = NULL;
-    status    = umr_mpi_regions_acquire(rail, base, t, count, prot, regions,
-                                        &n, why_p);
-    if (status != UCS_OK) {
-        return status;
-    }
-    status = umr_mpi_lkey_get_over(regions, n, base, t->layout, count, prot,
-                                   lkey_p, why_p);
-    if (status != UCS_OK) {
-        umr_mpi_regions_put(regions, n);
-        return status;
-    }
-    *region_p = regions[0];
-    return UCS_OK;
-}
-
-ucs_status_t umr_mpi_local_acquire(umr_mpi_rail_t *rail, void *base,
-                                   const umr_mpi_dtype_t *t, size_t count,
-                                   int prot, umr_mpi_region_t **region_p,
-                                   umr_mpi_lkey_t **lkey_p,
-                                   const char **why_p)
+/* Regions and, where wanted or their allocations are several, the key
+ * joining them (umr_mpi_lkey_acquire, umr_mpi_local_acquire). */
+static ucs_status_t umr_mpi_keys_acquire(umr_mpi_rail_t *rail, void *base,
+                                         const umr_mpi_dtype_t *t,
+                                         size_t count, int prot, int want_key,
+                                         umr_mpi_region_t **region_p,
+                                         umr_mpi_lkey_t **lkey_p,
+                                         const char **why_p)
 {
     umr_mpi_region_t *regions[UMR_MPI_MAX_ALLOCS];
     ucs_status_t status;
@@ -582,18 +560,38 @@ ucs_status_t umr_mpi_local_acquire(umr_mpi_rail_t *rail, void *base,
     *lkey_p   = NULL;
     status    = umr_mpi_regions_acquire(rail, base, t, count, prot, regions,
                                         &n, why_p);
-    if ((status != UCS_OK) || (n == 1)) {
-        *region_p = regions[0];
+    if (status != UCS_OK) {
         return status;
     }
-    status = umr_mpi_lkey_get_over(regions, n, base, t->layout, count, prot,
-                                   lkey_p, why_p);
-    if (status != UCS_OK) {
-        umr_mpi_regions_put(regions, n);
-        return status;
+    if (want_key || (n > 1)) {
+        status = umr_mpi_lkey_get_over(regions, n, base, t->layout, count,
+                                       prot, lkey_p, why_p);
+        if (status != UCS_OK) {
+            umr_mpi_regions_put(regions, n);
+            return status;
+        }
     }
     *region_p = regions[0];
     return UCS_OK;
+}
+
+ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
+                                  const umr_mpi_dtype_t *t, size_t count,
+                                  int prot, umr_mpi_region_t **region_p,
+                                  umr_mpi_lkey_t **lkey_p, const char **why_p)
+{
+    return umr_mpi_keys_acquire(rail, base, t, count, prot, 1, region_p,
+                                lkey_p, why_p);
+}
+
+ucs_status_t umr_mpi_local_acquire(umr_mpi_rail_t *rail, void *base,
+                                   const umr_mpi_dtype_t *t, size_t count,
+                                   int prot, umr_mpi_region_t **region_p,
+                                   umr_mpi_lkey_t **lkey_p,
+                                   const char **why_p)
+{
+    return umr_mpi_keys_acquire(rail, base, t, count, prot, 0, region_p,
+                                lkey_p, why_p);
 }
 
 void umr_mpi_local_release(umr_mpi_region_t *region, umr_mpi_lkey_t *lkey)
