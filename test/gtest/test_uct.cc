@@ -2826,22 +2826,8 @@ protected:
 
     ucs_status_t run_layout(int op, uct_mem_h memh, void *base,
                             size_t len) {
-        test_comp comp;
-        ucs_status_t st;
-        do {
-            st = (op == OP_PUT) ?
-                 uct_umr_ep_put_layout(m_ep, memh, base, m_vec, 1, 0, len,
-                                       m_va[0], m_rkeys[0].rkey, &comp.uct) :
-                 uct_umr_ep_get_layout(m_ep, memh, base, m_vec, 1, 0, len,
-                                       m_va[0], m_rkeys[0].rkey, &comp.uct);
-            if (st == UCS_ERR_NO_RESOURCE) {
-                m_s.progress();
-            }
-        } while (st == UCS_ERR_NO_RESOURCE);
-        if (st != UCS_INPROGRESS) {
-            return st;
-        }
-        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+        return layout_op(op, memh, base, m_vec, 0, len, m_va[0],
+                         m_rkeys[0].rkey);
     }
 
     size_t            m_page = 0;
