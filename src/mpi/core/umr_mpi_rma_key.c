@@ -1,0 +1,231 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * mlx5_umr MPI core: the origin's target keys (umr_mpi_rma.h): the cache,
+ * the request, the answer.
+ */
+#include "umr_mpi_rma_priv.h"
+
+#include "uct_umr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A request on its way: freed when sent. */
+typedef struct umr_mpi_rma_kreq_buf {
+    umr_mpi_comp_t     comp;
+    umr_mpi_rma_kreq_t kreq;
+} umr_mpi_rma_kreq_buf_t;
+
+static void umr_mpi_rma_kreq_sent(umr_mpi_comp_t *comp,
+                                  const umr_mpi_status_t *status)
+{
+    free(ucs_container_of(comp, umr_mpi_rma_kreq_buf_t, comp));
+}
+
+/* The answer's receive completed (maybe inside the MPI): recorded, taken
+ * by progress. */
+static void umr_mpi_rma_kans_arrived(umr_mpi_comp_t *comp,
+                                     const umr_mpi_status_t *status)
+{
+    umr_mpi_rma_key_t *key = ucs_container_of(comp, umr_mpi_rma_key_t,
+                                              ans_comp);
+
+    key->ans_status = *status;
+    key->answered   = 1;
+}
+
+static uint64_t umr_mpi_rma_key_hash(int target, int64_t disp, size_t count,
+                                     const umr_layout_t *layout)
+{
+    uint64_t h = umr_layout_hash(layout);
+
+    h = (h ^ (uint64_t)target) * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (uint64_t)disp) * 0x9e3779b97f4a7c15ull;
+    return (h ^ count) * 0x9e3779b97f4a7c15ull;
+}
+
+/* Ask the target: 0, or -1 (nothing was sent: the key is refused). */
+static int umr_mpi_rma_key_ask(umr_mpi_rma_win_t *w, umr_mpi_rma_key_t *key)
+{
+    umr_mpi_rma_kreq_buf_t *b = malloc(sizeof(*b));
+    size_t alen = 0, apad, llen;
+    int rc;
+
+    if (b == NULL) {
+        return -1;
+    }
+    if (umr_mpi_peer_prepare(key->peer, b->kreq.data, &alen) != UCS_OK) {
+        free(b);
+        return -1;
+    }
+    apad = ucs_align_up_pow2(alen, 8);
+    if (umr_layout_encode(key->layout, b->kreq.data + apad,
+                          sizeof(b->kreq.data) - apad, &llen) != UCS_OK) {
+        UMR_MPI_RMA_VERBOSE(10, "target layout of %zu blocks does not fit a "
+                            "key request: through the MPI",
+                            umr_layout_num_blocks(key->layout));
+        free(b);
+        return -1;
+    }
+    umr_mpi_peer_pin(key->peer);
+    b->comp.cb           = umr_mpi_rma_kreq_sent;
+    b->kreq.magic        = UMR_MPI_RMA_KREQ_MAGIC;
+    b->kreq.id           = (uintptr_t)key;
+    b->kreq.disp         = key->disp;
+    b->kreq.count        = key->count;
+    b->kreq.origin       = w->rank;
+    b->kreq.addr_len     = (uint16_t)alen;
+    b->kreq.layout_len   = (uint16_t)llen;
+    key->ans_comp.cb     = umr_mpi_rma_kans_arrived;
+    /* answers from one target come in the order of the requests */
+    rc = w->ops->irecv(w->ctx, key->target, UMR_MPI_RMA_KANS, &key->ans,
+                       sizeof(key->ans), &key->ans_comp, &key->ans_req);
+    if (rc != 0) {
+        free(b);
+        return -1;
+    }
+    if (UMR_MPI_RMA_FAULT(UMR_MPI_RMA_FAULT_KREQ) ||
+        (w->ops->isend(w->ctx, key->target, UMR_MPI_RMA_KREQ, &b->kreq,
+                       UMR_MPI_RMA_KREQ_HDR + apad + llen, &b->comp) != 0)) {
+        /* the answer's receive never matches: cancelled, taken when its
+         * completion runs */
+        w->ops->cancel(key->ans_req);
+        key->ans_req = NULL;
+        ++w->pending;
+        free(b);
+        return -1;
+    }
+    ++w->sent[key->target];
+    ++w->pending;
+    ++umr_mpi_rma_cnt.key_requests;
+    UMR_MPI_RMA_VERBOSE(10, "asked target %d for a key (disp %ld, count %zu, "
+                        "%zu bytes of layout)", key->target, (long)key->disp,
+                        key->count, llen);
+    return 0;
+}
+
+umr_mpi_rma_key_t *umr_mpi_rma_key_get(umr_mpi_rma_win_t *w,
+                                       umr_mpi_peer_t *peer, int target,
+                                       int64_t disp, const umr_layout_t *layout,
+                                       size_t count)
+{
+    uint64_t h = umr_mpi_rma_key_hash(target, disp, count, layout);
+    umr_mpi_rma_key_t *key;
+    khiter_t it;
+    int ret;
+
+    it = kh_get(umr_mpi_rma_keys, &w->keys, h);
+    if (it != kh_end(&w->keys)) {
+        key = kh_val(&w->keys, it);
+        /* another access with the same hash: through the MPI */
+        return ((key->state == UMR_MPI_RMA_KEY_READY) &&
+                (key->target == target) && (key->disp == disp) &&
+                (key->count == count) &&
+                umr_layout_equal(key->layout, layout)) ? key : NULL;
+    }
+    key = calloc(1, sizeof(*key));
+    if (key == NULL) {
+        return NULL;
+    }
+    it = kh_put(umr_mpi_rma_keys, &w->keys, h, &ret);
+    if (ret < 0) {
+        free(key);
+        return NULL;
+    }
+    kh_val(&w->keys, it) = key;
+    key->w      = w;
+    key->peer   = peer;
+    key->target = target;
+    key->disp   = disp;
+    key->count  = count;
+    if ((umr_layout_dup(layout, &key->layout) != UCS_OK) ||
+        (umr_mpi_rma_key_ask(w, key) != 0)) {
+        key->state = UMR_MPI_RMA_KEY_REFUSED;
+        ++umr_mpi_rma_cnt.key_refused;
+    }
+    return NULL;
+}
+
+/* The answer of `key` arrived: ready, or refused. */
+static void umr_mpi_rma_key_answered(umr_mpi_rma_win_t *w,
+                                     umr_mpi_rma_key_t *key)
+{
+    const umr_mpi_status_t *s = &key->ans_status;
+    int ok = !s->cancelled && (s->error == 0) &&
+             (s->length == sizeof(key->ans));
+
+    key->answered = 0;
+    key->ans_req  = NULL;
+    --w->pending;
+    if (!s->cancelled) {
+        ++w->ans_taken[key->target];
+    }
+    if (key->state != UMR_MPI_RMA_KEY_PENDING) {
+        return;   /* refused already (the request was not sent) */
+    }
+    if (!ok || (key->ans.id != (uintptr_t)key) ||
+        (key->ans.status != UMR_MPI_RMA_KANS_OK) ||
+        (key->ans.rkey_len != key->peer->rail->rkey_size) ||
+        (uct_umr_ep_rkey_unpack(key->peer->ep, key->ans.rkey, &key->rkey) !=
+         UCS_OK)) {
+        UMR_MPI_RMA_VERBOSE(10, "target %d refused a key (status %d)",
+                            key->target, ok ? (int)key->ans.status : -1);
+        key->state = UMR_MPI_RMA_KEY_REFUSED;
+        ++umr_mpi_rma_cnt.key_refused;
+        return;
+    }
+    key->has_rkey = 1;
+    key->state    = UMR_MPI_RMA_KEY_READY;
+    ++umr_mpi_rma_cnt.key_ready;
+}
+
+void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w)
+{
+    umr_mpi_rma_key_t *key;
+
+    if (w->pending == 0) {
+        return;
+    }
+    kh_foreach_value(&w->keys, key, {
+        if (key->answered) {
+            umr_mpi_rma_key_answered(w, key);
+        }
+    });
+}
+
+void umr_mpi_rma_key_free(umr_mpi_rma_key_t *key)
+{
+    if (key->has_rkey) {
+        uct_umr_ep_rkey_release(key->peer->ep, key->rkey);
+    }
+    if (key->layout != NULL) {
+        umr_layout_free(key->layout);
+    }
+    free(key);
+}
+
+void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w)
+{
+    umr_mpi_rma_key_t *key;
+
+    /* the answers never sent: their receives cancelled, their completions
+     * awaited (they name the keys) */
+    kh_foreach_value(&w->keys, key, {
+        if ((key->ans_req != NULL) && !key->answered) {
+            w->ops->cancel(key->ans_req);
+        }
+    });
+    while (w->pending > 0) {
+        umr_mpi_rma_keys_progress(w);
+        if (w->pending > 0) {
+            umr_mpi.b->progress();
+        }
+    }
+    kh_foreach_value(&w->keys, key, {
+        umr_mpi_rma_key_free(key);
+    });
+    kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
+}

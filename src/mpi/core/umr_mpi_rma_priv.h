@@ -1,0 +1,32 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * mlx5_umr MPI core: what the files of the one-sided part share
+ * (umr_mpi_rma.h): the origin's keys (umr_mpi_rma_key.c), the target's
+ * answers (umr_mpi_rma_tgt.c), the window (umr_mpi_rma_win.c) and the
+ * operations (umr_mpi_rma_op.c).
+ */
+#ifndef UMR_MPI_RMA_PRIV_H_
+#define UMR_MPI_RMA_PRIV_H_
+
+#include "umr_mpi_rma.h"
+
+/* Origin: the ready key of this access, or NULL (asked for now when never
+ * seen; pending; refused); answers taken; the window's keys freed (the
+ * answers still on the way cancelled and awaited). */
+umr_mpi_rma_key_t *umr_mpi_rma_key_get(umr_mpi_rma_win_t *w,
+                                       umr_mpi_peer_t *peer, int target,
+                                       int64_t disp, const umr_layout_t *layout,
+                                       size_t count);
+void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w);
+void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w);
+
+/* Target: post the receive of requests; answer the one that arrived and
+ * post again; the keys given go back. */
+int  umr_mpi_rma_tgt_post(umr_mpi_rma_win_t *w);
+void umr_mpi_rma_tgt_progress(umr_mpi_rma_win_t *w);
+void umr_mpi_rma_tgt_close(umr_mpi_rma_win_t *w);
+
+#endif

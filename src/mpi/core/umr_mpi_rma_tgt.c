@@ -1,0 +1,229 @@
+/*
+ * Copyright (c) 2026, The mlx5_umr developers
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+/**
+ * mlx5_umr MPI core: the target's answers to key requests (umr_mpi_rma.h,
+ * umr_mpi_rma_wire.h).
+ */
+#include "umr_mpi_rma_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An answer on its way: freed when sent. */
+typedef struct umr_mpi_rma_kans_buf {
+    umr_mpi_comp_t     comp;
+    umr_mpi_rma_kans_t kans;
+} umr_mpi_rma_kans_buf_t;
+
+static const char *umr_mpi_rma_kans_str(int status)
+{
+    switch (status) {
+    case UMR_MPI_RMA_KANS_BAD_REQUEST:   return "malformed request";
+    case UMR_MPI_RMA_KANS_NO_PEER:       return "no rail to the origin";
+    case UMR_MPI_RMA_KANS_OUT_OF_WINDOW: return "bytes outside the window";
+    case UMR_MPI_RMA_KANS_NO_KEY:        return "no layout key";
+    default:                             return "ok";
+    }
+}
+
+static void umr_mpi_rma_kans_sent(umr_mpi_comp_t *comp,
+                                  const umr_mpi_status_t *status)
+{
+    free(ucs_container_of(comp, umr_mpi_rma_kans_buf_t, comp));
+}
+
+static void umr_mpi_rma_kreq_arrived(umr_mpi_comp_t *comp,
+                                     const umr_mpi_status_t *status)
+{
+    umr_mpi_rma_win_t *w = ucs_container_of(comp, umr_mpi_rma_win_t,
+                                            kreq_comp);
+
+    w->kreq_status  = *status;
+    w->kreq_arrived = 1;
+}
+
+int umr_mpi_rma_tgt_post(umr_mpi_rma_win_t *w)
+{
+    w->kreq_comp.cb = umr_mpi_rma_kreq_arrived;
+    if (w->ops->irecv(w->ctx, UMR_MPI_RMA_ANY, UMR_MPI_RMA_KREQ, &w->kreq,
+                      sizeof(w->kreq), &w->kreq_comp, &w->kreq_req) != 0) {
+        w->kreq_req = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The bytes `count` elements of `layout` touch at displacement `disp` lie
+ * in the window; *addr_p: where the first element starts. */
+static int umr_mpi_rma_in_window(const umr_mpi_rma_win_t *w, int64_t disp,
+                                 const umr_layout_t *layout, size_t count,
+                                 char **addr_p)
+{
+    ptrdiff_t off, rep, lo, hi;
+
+    if ((count == 0) || (count >= ((size_t)1 << 40)) ||
+        __builtin_mul_overflow((ptrdiff_t)disp, w->disp_unit, &off) ||
+        __builtin_mul_overflow((ptrdiff_t)(count - 1),
+                               umr_layout_extent(layout), &rep) ||
+        __builtin_add_overflow(umr_layout_true_lb(layout),
+                               (rep < 0) ? rep : 0, &lo) ||
+        __builtin_add_overflow(umr_layout_true_ub(layout),
+                               (rep > 0) ? rep : 0, &hi) ||
+        __builtin_add_overflow(off, lo, &lo) ||
+        __builtin_add_overflow(off, hi, &hi) || (hi <= lo)) {
+        return 0;
+    }
+    *addr_p = w->base + off;
+    return (lo >= 0) && (hi <= (ptrdiff_t)w->len);
+}
+
+/* The key of the request's access over the window, into `ans`. */
+static int umr_mpi_rma_tkey_make(umr_mpi_rma_win_t *w, umr_mpi_peer_t *peer,
+                                 const umr_mpi_rma_kreq_t *kreq, size_t apad,
+                                 umr_mpi_rma_kans_t *ans)
+{
+    umr_layout_t *layout = NULL;
+    umr_mpi_rma_tkey_t *tkey;
+    umr_mpi_dtype_t t;
+    const char *why = NULL;
+    int status      = UMR_MPI_RMA_KANS_OK;
+    char *addr;
+
+    if (umr_layout_decode(kreq->data + apad, kreq->layout_len, &layout) !=
+        UCS_OK) {
+        return UMR_MPI_RMA_KANS_BAD_REQUEST;
+    }
+    if (!umr_mpi_rma_in_window(w, kreq->disp, layout, kreq->count, &addr)) {
+        status = UMR_MPI_RMA_KANS_OUT_OF_WINDOW;
+        goto out;
+    }
+    if (w->ntkeys == w->tkeys_cap) {
+        size_t cap = w->tkeys_cap ? 2 * w->tkeys_cap : 16;
+
+        tkey = realloc(w->tkeys, cap * sizeof(*tkey));
+        if (tkey == NULL) {
+            status = UMR_MPI_RMA_KANS_NO_KEY;
+            goto out;
+        }
+        w->tkeys     = tkey;
+        w->tkeys_cap = cap;
+    }
+    tkey = &w->tkeys[w->ntkeys];
+    umr_mpi_dtype_of_layout(&t, layout);
+    if (UMR_MPI_RMA_FAULT(UMR_MPI_RMA_FAULT_TKEY) ||
+        (umr_mpi_lkey_acquire(peer->rail, addr, &t, kreq->count,
+                              PROT_READ | PROT_WRITE, &tkey->region,
+                              &tkey->lkey, &why) != UCS_OK)) {
+        UMR_MPI_RMA_VERBOSE(10, "no layout key over the window: %s",
+                            (why != NULL) ? why : "test fault");
+        status = UMR_MPI_RMA_KANS_NO_KEY;
+        goto out;
+    }
+    ++w->ntkeys;
+    ans->rkey_len = (uint16_t)peer->rail->rkey_size;
+    memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
+out:
+    umr_layout_free(layout);
+    return status;
+}
+
+/* Answer the request of `len` bytes in w->kreq. */
+static void umr_mpi_rma_tgt_answer(umr_mpi_rma_win_t *w, size_t len)
+{
+    const umr_mpi_rma_kreq_t *kreq = &w->kreq;
+    int src                        = kreq->origin;
+    umr_mpi_rma_kans_buf_t *b;
+    umr_mpi_peer_t *peer;
+    size_t apad;
+
+    if ((len < UMR_MPI_RMA_KREQ_HDR) || (src < 0) || (src >= w->size) ||
+        (src == w->rank)) {
+        UMR_MPI_RMA_VERBOSE(1, "key request of %zu bytes names no origin: "
+                            "dropped", len);
+        return;
+    }
+    ++w->taken[src];
+    b = malloc(sizeof(*b));
+    if (b == NULL) {
+        UMR_MPI_RMA_VERBOSE(1, "no memory to answer rank %d: that key is "
+                            "refused at the window's free", src);
+        return;
+    }
+    memset(&b->kans, 0, sizeof(b->kans));
+    b->comp.cb = umr_mpi_rma_kans_sent;
+    b->kans.id = kreq->id;
+    apad       = ucs_align_up_pow2((size_t)kreq->addr_len, 8);
+    if ((kreq->magic != UMR_MPI_RMA_KREQ_MAGIC) ||
+        (UMR_MPI_RMA_KREQ_HDR + apad + kreq->layout_len > len)) {
+        b->kans.status = UMR_MPI_RMA_KANS_BAD_REQUEST;
+    } else if ((NULL == (peer = umr_mpi_peer_get(w->world[src]))) ||
+               ((kreq->addr_len > 0) &&
+                (umr_mpi_peer_handshake(peer, kreq->data,
+                                        kreq->addr_len) < 0))) {
+        b->kans.status = UMR_MPI_RMA_KANS_NO_PEER;
+    } else {
+        /* the origin's RMA comes through this endpoint: never dropped */
+        umr_mpi_peer_pin(peer);
+        b->kans.status = umr_mpi_rma_tkey_make(w, peer, kreq, apad, &b->kans);
+    }
+    if (b->kans.status == UMR_MPI_RMA_KANS_OK) {
+        ++umr_mpi_rma_cnt.key_answers;
+    } else {
+        ++umr_mpi_rma_cnt.key_errors;
+        UMR_MPI_RMA_VERBOSE(1, "key request from rank %d refused: %s", src,
+                            umr_mpi_rma_kans_str(b->kans.status));
+    }
+    if (w->ops->isend(w->ctx, src, UMR_MPI_RMA_KANS, &b->kans,
+                      sizeof(b->kans), &b->comp) != 0) {
+        free(b);
+        UMR_MPI_RMA_VERBOSE(1, "answer to rank %d not sent: that key is "
+                            "refused at the window's free", src);
+        return;
+    }
+    ++w->answered[src];
+}
+
+void umr_mpi_rma_tgt_progress(umr_mpi_rma_win_t *w)
+{
+    if (!w->kreq_arrived) {
+        return;
+    }
+    w->kreq_arrived = 0;
+    w->kreq_req     = NULL;
+    if (w->kreq_status.cancelled) {
+        return;
+    }
+    if (w->kreq_status.error == 0) {
+        umr_mpi_rma_tgt_answer(w, w->kreq_status.length);
+    }
+    if (!w->closing && (umr_mpi_rma_tgt_post(w) != 0)) {
+        /* later requests stay unreceived: their origins refuse those keys
+         * at the window's free */
+        UMR_MPI_RMA_VERBOSE(1, "the receive of key requests cannot be "
+                            "posted again: no more keys given here");
+    }
+}
+
+void umr_mpi_rma_tgt_close(umr_mpi_rma_win_t *w)
+{
+    size_t i;
+
+    if (w->kreq_req != NULL) {
+        w->ops->cancel(w->kreq_req);
+        while (w->kreq_req != NULL) {
+            umr_mpi_rma_tgt_progress(w);
+            if (w->kreq_req != NULL) {
+                umr_mpi.b->progress();
+            }
+        }
+    }
+    /* the window is gone: its layout keys give their keys back now */
+    for (i = 0; i < w->ntkeys; ++i) {
+        umr_mpi_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
+    }
+    free(w->tkeys);
+    w->tkeys  = NULL;
+    w->ntkeys = 0;
+}
