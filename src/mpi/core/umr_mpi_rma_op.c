@@ -94,9 +94,19 @@ int umr_mpi_rma_start(umr_mpi_rma_win_t *w, umr_mpi_rma_op_t *op,
     op->comp.func   = umr_mpi_rma_op_done;
     op->comp.count  = 1;
     op->comp.status = UCS_OK;
-    status = (c->is_put ? uct_umr_ep_put_layout : uct_umr_ep_get_layout)(
-                 peer->ep, op->region->memh, c->origin_addr, c->oinfo->layout,
-                 c->ocount, 0, length, 0, key->rkey, &op->comp);
+    /* called, not taken by address: the core loads the module that
+     * defines them after it is loaded itself (lazy binding) */
+    if (c->is_put) {
+        status = uct_umr_ep_put_layout(peer->ep, op->region->memh,
+                                       c->origin_addr, c->oinfo->layout,
+                                       c->ocount, 0, length, 0, key->rkey,
+                                       &op->comp);
+    } else {
+        status = uct_umr_ep_get_layout(peer->ep, op->region->memh,
+                                       c->origin_addr, c->oinfo->layout,
+                                       c->ocount, 0, length, 0, key->rkey,
+                                       &op->comp);
+    }
     if ((status != UCS_INPROGRESS) && (status != UCS_OK)) {
         umr_mpi_region_put(op->region);
         op->region = NULL;
