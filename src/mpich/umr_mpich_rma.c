@@ -127,6 +127,7 @@ static int umr_mpich_rma_try(int is_put, void *origin_addr, int origin_count,
 {
     umr_mpich_win_t *uw = umr_mpich_win_find(win);
     umr_mpi_rma_call_t c;
+    umr_mpi_rma_key_t *key;
     umr_mpich_rma_op_t *op;
 
     if ((uw == NULL) || !umr_mpich.active || (origin_count <= 0) ||
@@ -145,8 +146,8 @@ static int umr_mpich_rma_try(int is_put, void *origin_addr, int origin_count,
     c.tinfo       = umr_mpi_dtype_get(target_type);
     c.tcount      = (size_t)target_count;
     c.mode        = umr_mpich.cfg.zcopy;
-    op = calloc(1, sizeof(*op));
-    if (op == NULL) {
+    key = umr_mpi_rma_ready(uw->core, &c);
+    if ((key == NULL) || (NULL == (op = calloc(1, sizeof(*op))))) {
         return 0;
     }
     op->core.done    = umr_mpich_rma_done;
@@ -163,7 +164,7 @@ static int umr_mpich_rma_try(int is_put, void *origin_addr, int origin_count,
     /* held before the start: its completion may run inside it */
     umr_mpich_type_hold(origin_type);
     umr_mpich_type_hold(target_type);
-    if (!umr_mpi_rma_start(uw->core, &op->core, &c)) {
+    if (!umr_mpi_rma_post(uw->core, &op->core, &c, key)) {
         umr_mpich_rma_op_free(op);
         return 0;
     }

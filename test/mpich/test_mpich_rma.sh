@@ -21,6 +21,12 @@
 #  - rma_test forced, np 2: every check line ok (it checks itself; without
 #    its out-of-window cases, which MPICH alone fails: it accepts a put past
 #    the window's end), zero-copy on every rank.
+#  - mpich_rma_layouts (seeded random vector, subarray and indexed targets
+#    of 8 B-2 KiB blocks, contiguous or vector origins of another shape,
+#    put/get/Rput/Rget in fence and lock_all epochs, each access three
+#    times), np 2 and 4 forced and np 2 at the defaults: every rank's window
+#    and get buffers, gaps and guards included, as MPI_Pack/MPI_Unpack say;
+#    forced, zero-copy on every rank.
 # Results in GoogleTest's format.
 #
 set -u
@@ -108,6 +114,21 @@ for fault in kreq tkey; do
     fi
 done
 unset done_line
+# mpich_rma_layouts checks itself: no failure, every rank
+layouts() {   # np want [mpiexec args]
+    local np=$1 want=$2 got=$out/umr-layouts-$1-$2 r
+    shift 2
+    job mpich_rma_layouts "$got" "$np" "$@" -- -s 5 -n 24 || return 1
+    for r in $(seq 0 $((np - 1))); do
+        rank_lines "$got" $r | grep -aq "^mpich_rma_layouts: rank $r: .* failures 0$" ||
+            { echo "rank $r:"; rank_lines "$got" $r | grep -a "FAIL\|mpich_rma_layouts"; return 1; }
+    done
+    [ "$want" = any ] || rma_each_rank "$got" "$want"
+}
+for np in 2 4; do
+    check "layouts_np${np}_forced" layouts $np zcopy "${umr_env[@]}" -genv UMR_MPICH_ZCOPY on
+done
+check layouts_np2_default layouts 2 any "${umr_env[@]}"
 check rma_np2_forced rma_self 2 zcopy "${umr_env[@]}" -genv UMR_MPICH_ZCOPY on
 
 finish

@@ -171,11 +171,19 @@ const int *umr_mpi_rma_answered(const umr_mpi_rma_win_t *w);
 void umr_mpi_rma_win_settle(umr_mpi_rma_win_t *w, const int *sent_here);
 void umr_mpi_rma_win_close(umr_mpi_rma_win_t *w, const int *answered_here);
 
-/* Start `c` zero-copy through `op` (the binding's, its `done` set): 1 taken
- * (`done` runs later, or has run already), 0 the binding hands it to the
- * MPI (no key yet, refused, the choice, no rail, a fault). */
-int umr_mpi_rma_start(umr_mpi_rma_win_t *w, umr_mpi_rma_op_t *op,
-                      const umr_mpi_rma_call_t *c);
+/* The ready key that carries `c` zero-copy, or NULL: the binding hands it
+ * to the MPI (not eligible, the choice, no key yet: asked for now, a
+ * refused one). Nothing allocated: the pass-through costs a few compares
+ * and two cache lookups. */
+umr_mpi_rma_key_t *umr_mpi_rma_ready(umr_mpi_rma_win_t *w,
+                                     const umr_mpi_rma_call_t *c);
+
+/* Start `c` zero-copy through `key` (umr_mpi_rma_ready's) and `op` (the
+ * binding's, its `done` set): 1 taken (`done` runs later, or has run
+ * already), 0 the binding hands it to the MPI (the origin's memory does
+ * not register, the transport refuses it now). */
+int umr_mpi_rma_post(umr_mpi_rma_win_t *w, umr_mpi_rma_op_t *op,
+                     const umr_mpi_rma_call_t *c, umr_mpi_rma_key_t *key);
 
 /* Progress until the operations in flight to `target` (-1: every target)
  * completed. */

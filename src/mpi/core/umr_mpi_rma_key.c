@@ -13,18 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A request on its way: freed when sent. */
-typedef struct umr_mpi_rma_kreq_buf {
-    umr_mpi_comp_t     comp;
-    umr_mpi_rma_kreq_t kreq;
-} umr_mpi_rma_kreq_buf_t;
-
-static void umr_mpi_rma_kreq_sent(umr_mpi_comp_t *comp,
-                                  const umr_mpi_status_t *status)
-{
-    free(ucs_container_of(comp, umr_mpi_rma_kreq_buf_t, comp));
-}
-
 /* The answer's receive completed (maybe inside the MPI): recorded, taken
  * by progress. */
 static void umr_mpi_rma_kans_arrived(umr_mpi_comp_t *comp,
@@ -50,52 +38,46 @@ static uint64_t umr_mpi_rma_key_hash(int target, int64_t disp, size_t count,
 /* Ask the target: 0, or -1 (nothing was sent: the key is refused). */
 static int umr_mpi_rma_key_ask(umr_mpi_rma_win_t *w, umr_mpi_rma_key_t *key)
 {
-    umr_mpi_rma_kreq_buf_t *b = malloc(sizeof(*b));
+    /* the layout first, where it goes after the longest address: one that
+     * does not fit is never asked for, nothing started for it */
+    static const size_t amax = ucs_align_up_pow2(UMR_MPI_PEER_ADDR_MAX, 8);
+    umr_mpi_rma_kreq_t kreq;
     size_t alen = 0, apad, llen;
-    int rc;
 
-    if (b == NULL) {
-        return -1;
-    }
-    if (umr_mpi_peer_prepare(key->peer, b->kreq.data, &alen) != UCS_OK) {
-        free(b);
-        return -1;
-    }
-    apad = ucs_align_up_pow2(alen, 8);
-    if (umr_layout_encode(key->layout, b->kreq.data + apad,
-                          sizeof(b->kreq.data) - apad, &llen) != UCS_OK) {
+    if (umr_layout_encode(key->layout, kreq.data + amax,
+                          sizeof(kreq.data) - amax, &llen) != UCS_OK) {
         UMR_MPI_RMA_VERBOSE(10, "target layout of %zu blocks does not fit a "
                             "key request: through the MPI",
                             umr_layout_num_blocks(key->layout));
-        free(b);
         return -1;
     }
+    if (umr_mpi_peer_prepare(key->peer, kreq.data, &alen) != UCS_OK) {
+        return -1;
+    }
+    apad = ucs_align_up_pow2(alen, 8);
+    memmove(kreq.data + apad, kreq.data + amax, llen);
     umr_mpi_peer_pin(key->peer);
-    b->comp.cb           = umr_mpi_rma_kreq_sent;
-    b->kreq.magic        = UMR_MPI_RMA_KREQ_MAGIC;
-    b->kreq.id           = (uintptr_t)key;
-    b->kreq.disp         = key->disp;
-    b->kreq.count        = key->count;
-    b->kreq.origin       = w->rank;
-    b->kreq.addr_len     = (uint16_t)alen;
-    b->kreq.layout_len   = (uint16_t)llen;
-    key->ans_comp.cb     = umr_mpi_rma_kans_arrived;
+    kreq.magic       = UMR_MPI_RMA_KREQ_MAGIC;
+    kreq.id          = (uintptr_t)key;
+    kreq.disp        = key->disp;
+    kreq.count       = key->count;
+    kreq.origin      = w->rank;
+    kreq.addr_len    = (uint16_t)alen;
+    kreq.layout_len  = (uint16_t)llen;
+    key->ans_comp.cb = umr_mpi_rma_kans_arrived;
     /* answers from one target come in the order of the requests */
-    rc = w->ops->irecv(w->ctx, key->target, UMR_MPI_RMA_KANS, &key->ans,
-                       sizeof(key->ans), &key->ans_comp, &key->ans_req);
-    if (rc != 0) {
-        free(b);
+    if (w->ops->irecv(w->ctx, key->target, UMR_MPI_RMA_KANS, &key->ans,
+                      sizeof(key->ans), &key->ans_comp, &key->ans_req) != 0) {
         return -1;
     }
     if (UMR_MPI_RMA_FAULT(UMR_MPI_RMA_FAULT_KREQ) ||
-        (w->ops->isend(w->ctx, key->target, UMR_MPI_RMA_KREQ, &b->kreq,
-                       UMR_MPI_RMA_KREQ_HDR + apad + llen, &b->comp) != 0)) {
+        (umr_mpi_rma_send_copy(w, key->target, UMR_MPI_RMA_KREQ, &kreq,
+                               UMR_MPI_RMA_KREQ_HDR + apad + llen) != 0)) {
         /* the answer's receive never matches: cancelled, taken when its
          * completion runs */
         w->ops->cancel(key->ans_req);
         key->ans_req = NULL;
         ++w->pending;
-        free(b);
         return -1;
     }
     ++w->sent[key->target];

@@ -56,28 +56,39 @@ static umr_mpi_peer_t *umr_mpi_rma_eligible(const umr_mpi_rma_win_t *w,
     return ((peer == NULL) || umr_mpi_peer_retired(peer)) ? NULL : peer;
 }
 
-int umr_mpi_rma_start(umr_mpi_rma_win_t *w, umr_mpi_rma_op_t *op,
-                      const umr_mpi_rma_call_t *c)
+umr_mpi_rma_key_t *umr_mpi_rma_ready(umr_mpi_rma_win_t *w,
+                                     const umr_mpi_rma_call_t *c)
 {
-    int op_kind = c->is_put ? UMR_MPI_OP_PUT : UMR_MPI_OP_GET;
     umr_mpi_rma_key_t *key;
     umr_mpi_peer_t *peer;
-    const char *why = NULL;
-    ucs_status_t status;
     size_t length;
 
     peer = umr_mpi_rma_eligible(w, c, &length);
     if ((peer == NULL) ||
-        (umr_mpi_choose_rma(op_kind, w->osc, c->mode, c->okey, c->oinfo,
-                            c->ocount, c->tkey, c->tinfo, c->tcount, peer) !=
+        (umr_mpi_choose_rma(c->is_put ? UMR_MPI_OP_PUT : UMR_MPI_OP_GET,
+                            w->osc, c->mode, c->okey, c->oinfo, c->ocount,
+                            c->tkey, c->tinfo, c->tcount, peer) !=
          UMR_MPI_ZCOPY)) {
         goto pass;
     }
     key = umr_mpi_rma_key_get(w, peer, c->target, c->disp, c->tinfo->layout,
                               c->tcount);
-    if ((key == NULL) || !peer->ready) {
-        goto pass;
+    if ((key != NULL) && peer->ready) {
+        return key;
     }
+pass:
+    ++umr_mpi_rma_cnt.rma_passthrough;
+    return NULL;
+}
+
+int umr_mpi_rma_post(umr_mpi_rma_win_t *w, umr_mpi_rma_op_t *op,
+                     const umr_mpi_rma_call_t *c, umr_mpi_rma_key_t *key)
+{
+    umr_mpi_peer_t *peer = key->peer;
+    size_t length        = c->oinfo->size * c->ocount;
+    const char *why      = NULL;
+    ucs_status_t status;
+
     /* a put only reads the origin buffer */
     if (umr_mpi_region_acquire(peer->rail, c->origin_addr, c->oinfo,
                                c->ocount, c->is_put ? PROT_READ :

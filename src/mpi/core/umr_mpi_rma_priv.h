@@ -13,6 +13,11 @@
 
 #include "umr_mpi_rma.h"
 
+/* A message of `len` bytes of `data` to `rank` of the window, sent from a
+ * copy: 0, or -1 (not sent). */
+int umr_mpi_rma_send_copy(umr_mpi_rma_win_t *w, int rank, int kind,
+                          const void *data, size_t len);
+
 /* Origin: the ready key of this access, or NULL (asked for now when never
  * seen; pending; refused); answers taken; the window's keys freed (the
  * answers still on the way cancelled and awaited). */

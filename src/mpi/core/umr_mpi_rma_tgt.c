@@ -11,12 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An answer on its way: freed when sent. */
-typedef struct umr_mpi_rma_kans_buf {
-    umr_mpi_comp_t     comp;
-    umr_mpi_rma_kans_t kans;
-} umr_mpi_rma_kans_buf_t;
-
 static const char *umr_mpi_rma_kans_str(int status)
 {
     switch (status) {
@@ -26,12 +20,6 @@ static const char *umr_mpi_rma_kans_str(int status)
     case UMR_MPI_RMA_KANS_NO_KEY:        return "no layout key";
     default:                             return "ok";
     }
-}
-
-static void umr_mpi_rma_kans_sent(umr_mpi_comp_t *comp,
-                                  const umr_mpi_status_t *status)
-{
-    free(ucs_container_of(comp, umr_mpi_rma_kans_buf_t, comp));
 }
 
 static void umr_mpi_rma_kreq_arrived(umr_mpi_comp_t *comp,
@@ -134,7 +122,7 @@ static void umr_mpi_rma_tgt_answer(umr_mpi_rma_win_t *w, size_t len)
 {
     const umr_mpi_rma_kreq_t *kreq = &w->kreq;
     int src                        = kreq->origin;
-    umr_mpi_rma_kans_buf_t *b;
+    umr_mpi_rma_kans_t ans;
     umr_mpi_peer_t *peer;
     size_t apad;
 
@@ -145,39 +133,31 @@ static void umr_mpi_rma_tgt_answer(umr_mpi_rma_win_t *w, size_t len)
         return;
     }
     ++w->taken[src];
-    b = malloc(sizeof(*b));
-    if (b == NULL) {
-        UMR_MPI_RMA_VERBOSE(1, "no memory to answer rank %d: that key is "
-                            "refused at the window's free", src);
-        return;
-    }
-    memset(&b->kans, 0, sizeof(b->kans));
-    b->comp.cb = umr_mpi_rma_kans_sent;
-    b->kans.id = kreq->id;
-    apad       = ucs_align_up_pow2((size_t)kreq->addr_len, 8);
+    memset(&ans, 0, sizeof(ans));
+    ans.id = kreq->id;
+    apad   = ucs_align_up_pow2((size_t)kreq->addr_len, 8);
     if ((kreq->magic != UMR_MPI_RMA_KREQ_MAGIC) ||
         (UMR_MPI_RMA_KREQ_HDR + apad + kreq->layout_len > len)) {
-        b->kans.status = UMR_MPI_RMA_KANS_BAD_REQUEST;
+        ans.status = UMR_MPI_RMA_KANS_BAD_REQUEST;
     } else if ((NULL == (peer = umr_mpi_peer_get(w->world[src]))) ||
                ((kreq->addr_len > 0) &&
                 (umr_mpi_peer_handshake(peer, kreq->data,
                                         kreq->addr_len) < 0))) {
-        b->kans.status = UMR_MPI_RMA_KANS_NO_PEER;
+        ans.status = UMR_MPI_RMA_KANS_NO_PEER;
     } else {
         /* the origin's RMA comes through this endpoint: never dropped */
         umr_mpi_peer_pin(peer);
-        b->kans.status = umr_mpi_rma_tkey_make(w, peer, kreq, apad, &b->kans);
+        ans.status = umr_mpi_rma_tkey_make(w, peer, kreq, apad, &ans);
     }
-    if (b->kans.status == UMR_MPI_RMA_KANS_OK) {
+    if (ans.status == UMR_MPI_RMA_KANS_OK) {
         ++umr_mpi_rma_cnt.key_answers;
     } else {
         ++umr_mpi_rma_cnt.key_errors;
         UMR_MPI_RMA_VERBOSE(1, "key request from rank %d refused: %s", src,
-                            umr_mpi_rma_kans_str(b->kans.status));
+                            umr_mpi_rma_kans_str(ans.status));
     }
-    if (w->ops->isend(w->ctx, src, UMR_MPI_RMA_KANS, &b->kans,
-                      sizeof(b->kans), &b->comp) != 0) {
-        free(b);
+    if (umr_mpi_rma_send_copy(w, src, UMR_MPI_RMA_KANS, &ans,
+                              sizeof(ans)) != 0) {
         UMR_MPI_RMA_VERBOSE(1, "answer to rank %d not sent: that key is "
                             "refused at the window's free", src);
         return;
