@@ -268,6 +268,9 @@ int main(int argc, char **argv)
                 compare(what, obuf, expect, olb + oextent + 2 * GUARD);
                 ++gets;
             }
+            /* no rank's next access before every check of this one (in
+             * passive epochs a zero-copy put lands at once) */
+            MPI_Barrier(MPI_COMM_WORLD);
         }
         free(obuf);
         free(expect);
