@@ -41,6 +41,7 @@
     _(Alltoallw) _(Alltoallw_c) \
     _(Neighbor_alltoallw) _(Neighbor_alltoallw_c) \
     _(Win_create) _(Win_allocate) _(Win_free) \
+    _(Win_create_dynamic) _(Win_attach) _(Win_detach) \
     _(Put) _(Get) _(Rput) _(Rget) \
     _(Win_fence) _(Win_unlock) _(Win_unlock_all) _(Win_flush) \
     _(Win_flush_all) _(Win_flush_local) _(Win_flush_local_all) \

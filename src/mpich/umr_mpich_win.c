@@ -4,7 +4,8 @@
  */
 /**
  * libumr_mpich.so: windows (umr_mpich_win.h): MPI_Win_create,
- * MPI_Win_allocate, MPI_Win_free, and the key protocol's channel.
+ * MPI_Win_allocate, MPI_Win_create_dynamic with MPI_Win_attach and
+ * MPI_Win_detach, MPI_Win_free, and the key protocol's channel.
  */
 #include "umr_config.h"
 
@@ -227,6 +228,43 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
         umr_mpich_win_open(*win, *(void**)baseptr, size, disp_unit, comm);
     }
     return rc;
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    int rc = umr_mpich_next()->Win_create_dynamic(info, comm, win);
+
+    if (rc == MPI_SUCCESS) {
+        /* no base: displacements are addresses (umr_mpi_rma.h) */
+        umr_mpich_win_open(*win, NULL, 0, 1, comm);
+    }
+    return rc;
+}
+
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    int rc = umr_mpich_next()->Win_attach(win, base, size);
+    umr_mpich_win_t *uw;
+
+    if ((rc == MPI_SUCCESS) && (size > 0) &&
+        (NULL != (uw = umr_mpich_win_find(win))) && uw->core->dynamic &&
+        (umr_mpi_rma_attach(uw->core, base, (size_t)size) != 0)) {
+        UMR_MPI_RMA_VERBOSE(1, "attach of %ld bytes not recorded: "
+                            "operations on them go to MPICH", (long)size);
+    }
+    return rc;
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    umr_mpich_win_t *uw = umr_mpich_win_find(win);
+
+    if ((uw != NULL) && uw->core->dynamic) {
+        /* this rank's operations first, then every origin's keys over it */
+        umr_mpich_win_complete(uw, -1);
+        umr_mpi_rma_detach(uw->core, (void*)base);
+    }
+    return umr_mpich_next()->Win_detach(win, base);
 }
 
 int MPI_Win_free(MPI_Win *win)

@@ -4,7 +4,7 @@
  */
 /**
  * libumr_mpich.so: what the binding keeps of a window (MPI_Win_create,
- * MPI_Win_allocate): the core's window (umr_mpi_rma.h) over a private
+ * MPI_Win_allocate, MPI_Win_create_dynamic): the core's window (umr_mpi_rma.h) over a private
  * duplicate of the window's communicator (its key requests and answers,
  * one tag each: no user message is there), and the operations that failed
  * in flight, done again through MPICH before the epoch ends. A window is

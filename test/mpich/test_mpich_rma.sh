@@ -8,8 +8,9 @@
 # 3D patches inside lock_all/flush/unlock_all, plus fence), rma_test
 # (vector, subarray, indexed, resized struct targets, contiguous and
 # derived origins, fence, lock/unlock, lock_all/flush, post/start/complete/
-# wait, Rput/Rget + MPI_Wait, created and allocated windows; every byte of
-# the window, gaps included, against MPI_Pack/MPI_Unpack). Per rank:
+# wait, Rput/Rget + MPI_Wait, created, allocated and dynamic windows,
+# attach/detach/re-attach; every byte of the window, gaps included, against
+# MPI_Pack/MPI_Unpack). Per rank:
 #  - forced (UMR_MPICH_ZCOPY=on), np 2 and 4: the same check lines as
 #    without the library, and zero-copy puts or gets with keys given and
 #    taken on every rank, no registration left;
@@ -20,7 +21,8 @@
 #    registration fails): the same lines, keys refused, nothing zero-copy;
 #  - rma_test forced, np 2: every check line ok (it checks itself; without
 #    its out-of-window cases, which MPICH alone fails: it accepts a put past
-#    the window's end), zero-copy on every rank.
+#    the window's end), zero-copy on every rank, and keys dropped at every
+#    origin when its target detached memory of the dynamic window.
 #  - mpich_rma_layouts (seeded random vector, subarray and indexed targets
 #    of 8 B-2 KiB blocks, contiguous or vector origins of another shape,
 #    put/get/Rput/Rget in fence and lock_all epochs, each access three
@@ -94,7 +96,12 @@ rma_self() {   # np want [mpiexec args]
             ! rank_lines "$got" $r | grep -aq "$failed_lines" ||
             { echo "rank $r:"; rank_lines "$got" $r | grep -a "$failed_lines"; return 1; }
     done
-    rma_each_rank "$got" "$want"
+    rma_each_rank "$got" "$want" || return 1
+    # its dynamic window's detach dropped keys at every origin
+    for r in $(seq 0 $((np - 1))); do
+        [ "$(rma_counter "$got" $r keys_dropped)" -gt 0 ] ||
+            { echo "rank $r: no key dropped at a detach"; return 1; }
+    done
 }
 
 done_line="osc_umr_armci: 0 failure(s)"

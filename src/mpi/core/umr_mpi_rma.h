@@ -41,10 +41,14 @@
 extern "C" {
 #endif
 
-/* The two kinds of the window's messages. */
+/* The kinds of the window's messages. */
 enum {
     UMR_MPI_RMA_KREQ,          /* origin -> target: a key request */
-    UMR_MPI_RMA_KANS           /* target -> origin: its answer */
+    UMR_MPI_RMA_KANS,          /* target -> origin: its answer */
+    UMR_MPI_RMA_INVAL,         /* dynamic: target -> origin: memory was
+                                  detached, drop my keys */
+    UMR_MPI_RMA_IACK,          /* origin -> target: dropped */
+    UMR_MPI_RMA_KINDS
 };
 #define UMR_MPI_RMA_ANY (-1)   /* irecv: from any rank of the window */
 
@@ -69,6 +73,7 @@ struct umr_mpi_rma_win;
 /* An origin's key of one target access. */
 typedef struct umr_mpi_rma_key {
     struct umr_mpi_rma_win *w;
+    ucs_list_link_t       stale;        /* dropped (dynamic windows) */
     umr_mpi_peer_t        *peer;
     int                   target;
     int                   state;
@@ -86,9 +91,16 @@ typedef struct umr_mpi_rma_key {
 
 /* A target key given to an origin. */
 typedef struct umr_mpi_rma_tkey {
-    umr_mpi_region_t *region;
+    umr_mpi_region_t *region;       /* NULL: dropped (detached) */
     umr_mpi_lkey_t   *lkey;
+    char             *att;          /* dynamic: its attached region */
 } umr_mpi_rma_tkey_t;
+
+/* Dynamic windows: memory attached here. */
+typedef struct umr_mpi_rma_att {
+    char   *base;
+    size_t len;
+} umr_mpi_rma_att_t;
 
 KHASH_MAP_INIT_INT64(umr_mpi_rma_keys, umr_mpi_rma_key_t*)
 
@@ -103,6 +115,20 @@ typedef struct umr_mpi_rma_win {
     int                      *world;     /* window rank -> world rank */
     int                      osc;        /* the choice's id (umr_mpi_choice_osc) */
     int                      closing;
+    /* dynamic windows (base NULL: displacements are addresses) */
+    int                      dynamic;
+    umr_mpi_rma_att_t        *att;
+    size_t                   natt, att_cap;
+    uint8_t                  *given;     /* keys given each origin since
+                                            the last detach */
+    uint64_t                 inval_buf[2]; /* detached base, target */
+    umr_mpi_comp_t           inval_comp;
+    umr_mpi_req_h            inval_req;  /* NULL: none posted */
+    umr_mpi_status_t         inval_status;
+    int                      inval_arrived;
+    int                      iacks_wanted;
+    umr_mpi_comp_t           iack_comp;  /* one for every ack awaited */
+    ucs_list_link_t          stale;      /* dropped keys, freed at close */
     /* target */
     umr_mpi_rma_kreq_t       kreq;       /* the posted receive's buffer */
     umr_mpi_comp_t           kreq_comp;
@@ -151,13 +177,22 @@ typedef struct umr_mpi_rma_call {
 } umr_mpi_rma_call_t;
 
 /* A window of `size` ranks (`world`: each one's world rank, copied) whose
- * memory here is [base, base + len); the receive of key requests posted.
+ * memory here is [base, base + len) (base NULL: a dynamic window, memory
+ * attached later); the receive of key requests posted.
  * NULL: out of memory, or the receive could not be posted. `osc`: the
  * choice's id of the binding's one-sided costs. */
 umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
                                         void *ctx, void *base, size_t len,
                                         ptrdiff_t disp_unit, int rank,
                                         int size, const int *world, int osc);
+
+/* Dynamic windows (umr_mpi_rma_win_open with base NULL): memory attached
+ * here (-1: not recorded, its keys are refused), and detached: the keys
+ * over it go back, and every origin given a key since the last detach drops
+ * the keys it holds for this rank before this returns (each answers from
+ * its progress). */
+int  umr_mpi_rma_attach(umr_mpi_rma_win_t *w, void *base, size_t len);
+void umr_mpi_rma_detach(umr_mpi_rma_win_t *w, void *base);
 
 /* The requests this rank sent each rank of the window (size entries). */
 const int *umr_mpi_rma_sent(const umr_mpi_rma_win_t *w);
@@ -201,6 +236,7 @@ typedef struct umr_mpi_rma_counters {
     uint64_t key_refused;      /* origin: refused, or never asked */
     uint64_t key_answers;      /* target: keys given */
     uint64_t key_errors;       /* target: requests refused */
+    uint64_t keys_dropped;     /* origin: dropped at a target's detach */
 } umr_mpi_rma_counters_t;
 
 extern umr_mpi_rma_counters_t umr_mpi_rma_cnt;

@@ -178,6 +178,30 @@ void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w)
     });
 }
 
+void umr_mpi_rma_keys_drop(umr_mpi_rma_win_t *w, int target)
+{
+    umr_mpi_rma_key_t *key;
+    khiter_t it;
+
+    for (it = kh_begin(&w->keys); it != kh_end(&w->keys); ++it) {
+        if (!kh_exist(&w->keys, it) ||
+            ((key = kh_val(&w->keys, it))->target != target)) {
+            continue;
+        }
+        if (key->state == UMR_MPI_RMA_KEY_PENDING) {
+            /* its answer may name the detached memory: refused when it
+             * comes, and that access goes to the MPI from now on */
+            key->state = UMR_MPI_RMA_KEY_REFUSED;
+            ++umr_mpi_rma_cnt.key_refused;
+            continue;
+        }
+        /* kept until the window goes: an operation in flight may use it */
+        kh_del(umr_mpi_rma_keys, &w->keys, it);
+        ucs_list_add_tail(&w->stale, &key->stale);
+        ++umr_mpi_rma_cnt.keys_dropped;
+    }
+}
+
 void umr_mpi_rma_key_free(umr_mpi_rma_key_t *key)
 {
     if (key->has_rkey) {
@@ -210,4 +234,8 @@ void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w)
         umr_mpi_rma_key_free(key);
     });
     kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
+    while (!ucs_list_is_empty(&w->stale)) {
+        key = ucs_list_extract_head(&w->stale, umr_mpi_rma_key_t, stale);
+        umr_mpi_rma_key_free(key);
+    }
 }

@@ -44,11 +44,14 @@ int umr_mpi_rma_tgt_post(umr_mpi_rma_win_t *w)
 }
 
 /* The bytes `count` elements of `layout` touch at displacement `disp` lie
- * in the window; *addr_p: where the first element starts. */
+ * in the window (dynamic: in one attached region, the displacement being an
+ * address); *addr_p: where the first element starts, *att_p: that region
+ * (NULL: a created window). */
 static int umr_mpi_rma_in_window(const umr_mpi_rma_win_t *w, int64_t disp,
                                  const umr_layout_t *layout, size_t count,
-                                 char **addr_p)
+                                 char **addr_p, char **att_p)
 {
+    const umr_mpi_rma_att_t *att;
     ptrdiff_t off, rep, lo, hi;
 
     if ((count == 0) || (count >= ((size_t)1 << 40)) ||
@@ -58,12 +61,30 @@ static int umr_mpi_rma_in_window(const umr_mpi_rma_win_t *w, int64_t disp,
         __builtin_add_overflow(umr_layout_true_lb(layout),
                                (rep < 0) ? rep : 0, &lo) ||
         __builtin_add_overflow(umr_layout_true_ub(layout),
-                               (rep > 0) ? rep : 0, &hi) ||
-        __builtin_add_overflow(off, lo, &lo) ||
-        __builtin_add_overflow(off, hi, &hi) || (hi <= lo)) {
+                               (rep > 0) ? rep : 0, &hi) || (hi <= lo)) {
+        return 0;
+    }
+    if (w->dynamic) {
+        /* addresses: no wrap-around, in one attached region */
+        if (((lo < 0) && ((uintptr_t)off < (uintptr_t)-lo)) ||
+            ((uintptr_t)off + (uintptr_t)hi < (uintptr_t)off)) {
+            return 0;
+        }
+        att = umr_mpi_rma_att_find(w, (uintptr_t)off + (uintptr_t)lo,
+                                   (uintptr_t)off + (uintptr_t)hi);
+        if (att == NULL) {
+            return 0;
+        }
+        *addr_p = (char*)(uintptr_t)off;
+        *att_p  = att->base;
+        return 1;
+    }
+    if (__builtin_add_overflow(off, lo, &lo) ||
+        __builtin_add_overflow(off, hi, &hi)) {
         return 0;
     }
     *addr_p = w->base + off;
+    *att_p  = NULL;
     return (lo >= 0) && (hi <= (ptrdiff_t)w->len);
 }
 
@@ -77,13 +98,14 @@ static int umr_mpi_rma_tkey_make(umr_mpi_rma_win_t *w, umr_mpi_peer_t *peer,
     umr_mpi_dtype_t t;
     const char *why = NULL;
     int status      = UMR_MPI_RMA_KANS_OK;
-    char *addr;
+    char *addr, *att;
 
     if (umr_layout_decode(kreq->data + apad, kreq->layout_len, &layout) !=
         UCS_OK) {
         return UMR_MPI_RMA_KANS_BAD_REQUEST;
     }
-    if (!umr_mpi_rma_in_window(w, kreq->disp, layout, kreq->count, &addr)) {
+    if (!umr_mpi_rma_in_window(w, kreq->disp, layout, kreq->count, &addr,
+                               &att)) {
         status = UMR_MPI_RMA_KANS_OUT_OF_WINDOW;
         goto out;
     }
@@ -109,6 +131,7 @@ static int umr_mpi_rma_tkey_make(umr_mpi_rma_win_t *w, umr_mpi_peer_t *peer,
         status = UMR_MPI_RMA_KANS_NO_KEY;
         goto out;
     }
+    tkey->att = att;
     ++w->ntkeys;
     ans->rkey_len = (uint16_t)peer->rail->rkey_size;
     memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
@@ -150,6 +173,9 @@ static void umr_mpi_rma_tgt_answer(umr_mpi_rma_win_t *w, size_t len)
         ans.status = umr_mpi_rma_tkey_make(w, peer, kreq, apad, &ans);
     }
     if (ans.status == UMR_MPI_RMA_KANS_OK) {
+        if (w->given != NULL) {
+            w->given[src] = 1;
+        }
         ++umr_mpi_rma_cnt.key_answers;
     } else {
         ++umr_mpi_rma_cnt.key_errors;
@@ -201,7 +227,9 @@ void umr_mpi_rma_tgt_close(umr_mpi_rma_win_t *w)
     }
     /* the window is gone: its layout keys give their keys back now */
     for (i = 0; i < w->ntkeys; ++i) {
-        umr_mpi_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
+        if (w->tkeys[i].region != NULL) {
+            umr_mpi_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
+        }
     }
     free(w->tkeys);
     w->tkeys  = NULL;

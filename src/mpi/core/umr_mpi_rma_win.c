@@ -61,6 +61,9 @@ static int umr_mpi_rma_poll(void)
     ucs_list_for_each(w, &umr_mpi_rma_wins, list) {
         umr_mpi_rma_tgt_progress(w);
         umr_mpi_rma_keys_progress(w);
+        if (w->dynamic) {
+            umr_mpi_rma_dyn_progress(w);
+        }
     }
     return 0;
 }
@@ -95,8 +98,19 @@ umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
     w->rank      = rank;
     w->size      = size;
     w->osc       = osc;
+    w->dynamic   = (base == NULL);
+    ucs_list_head_init(&w->stale);
     kh_init_inplace(umr_mpi_rma_keys, &w->keys);
+    if (w->dynamic && (umr_mpi_rma_dyn_open(w) != 0)) {
+        kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
+        free(w->world);
+        free(w);
+        return NULL;
+    }
     if (umr_mpi_rma_tgt_post(w) != 0) {
+        if (w->dynamic) {
+            umr_mpi_rma_dyn_close(w);
+        }
         kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
         free(w->world);
         free(w);
@@ -149,6 +163,9 @@ void umr_mpi_rma_win_close(umr_mpi_rma_win_t *w, const int *answered_here)
         umr_mpi.b->progress();
     }
     w->closing = 1;
+    if (w->dynamic) {
+        umr_mpi_rma_dyn_close(w);
+    }
     umr_mpi_rma_tgt_close(w);
     umr_mpi_rma_keys_close(w);
     ucs_list_del(&w->list);
