@@ -101,7 +101,7 @@ static int *umr_mpich_win_members(MPI_Comm comm, int size)
 }
 
 static void umr_mpich_win_open(MPI_Win win, void *base, MPI_Aint size,
-                               int disp_unit, MPI_Comm comm)
+                               int disp_unit, int dynamic, MPI_Comm comm)
 {
     umr_mpich_win_t *uw = NULL;
     int rank, nranks, ok, all_ok = 0, ret;
@@ -131,8 +131,8 @@ static void umr_mpich_win_open(MPI_Win win, void *base, MPI_Aint size,
         /* no packed path here: blocks up to UMR_MPICH_RMA_MIN_BLOCK go to
          * MPICH (its active messages beat a transfer per block) */
         uw->core = umr_mpi_rma_win_open(&umr_mpich_win_ops, uw, base,
-                                        (size_t)size, disp_unit, rank, nranks,
-                                        world,
+                                        (size_t)size, disp_unit, dynamic,
+                                        rank, nranks, world,
                                         umr_mpi_choice_osc("mpich", 0, 1,
                                             umr_mpich.cfg.rma_min_block));
         ok = (uw->core != NULL);
@@ -213,7 +213,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                                           win);
 
     if (rc == MPI_SUCCESS) {
-        umr_mpich_win_open(*win, base, size, disp_unit, comm);
+        umr_mpich_win_open(*win, base, size, disp_unit, 0, comm);
     }
     return rc;
 }
@@ -225,7 +225,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                                             baseptr, win);
 
     if (rc == MPI_SUCCESS) {
-        umr_mpich_win_open(*win, *(void**)baseptr, size, disp_unit, comm);
+        umr_mpich_win_open(*win, *(void**)baseptr, size, disp_unit, 0, comm);
     }
     return rc;
 }
@@ -235,8 +235,8 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     int rc = umr_mpich_next()->Win_create_dynamic(info, comm, win);
 
     if (rc == MPI_SUCCESS) {
-        /* no base: displacements are addresses (umr_mpi_rma.h) */
-        umr_mpich_win_open(*win, NULL, 0, 1, comm);
+        /* displacements are addresses (umr_mpi_rma.h) */
+        umr_mpich_win_open(*win, NULL, 0, 1, 1, comm);
     }
     return rc;
 }

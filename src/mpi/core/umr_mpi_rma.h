@@ -115,7 +115,7 @@ typedef struct umr_mpi_rma_win {
     int                      *world;     /* window rank -> world rank */
     int                      osc;        /* the choice's id (umr_mpi_choice_osc) */
     int                      closing;
-    /* dynamic windows (base NULL: displacements are addresses) */
+    /* dynamic windows (displacements are addresses) */
     int                      dynamic;
     umr_mpi_rma_att_t        *att;
     size_t                   natt, att_cap;
@@ -177,16 +177,17 @@ typedef struct umr_mpi_rma_call {
 } umr_mpi_rma_call_t;
 
 /* A window of `size` ranks (`world`: each one's world rank, copied) whose
- * memory here is [base, base + len) (base NULL: a dynamic window, memory
- * attached later); the receive of key requests posted.
+ * memory here is [base, base + len) (`dynamic`: none, memory attached
+ * later, displacements are addresses); the receive of key requests posted.
  * NULL: out of memory, or the receive could not be posted. `osc`: the
  * choice's id of the binding's one-sided costs. */
 umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
                                         void *ctx, void *base, size_t len,
-                                        ptrdiff_t disp_unit, int rank,
-                                        int size, const int *world, int osc);
+                                        ptrdiff_t disp_unit, int dynamic,
+                                        int rank, int size, const int *world,
+                                        int osc);
 
-/* Dynamic windows (umr_mpi_rma_win_open with base NULL): memory attached
+/* Dynamic windows (umr_mpi_rma_win_open's `dynamic`): memory attached
  * here (-1: not recorded, its keys are refused), and detached: the keys
  * over it go back, and every origin given a key since the last detach drops
  * the keys it holds for this rank before this returns (each answers from

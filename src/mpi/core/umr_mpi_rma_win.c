@@ -70,8 +70,9 @@ static int umr_mpi_rma_poll(void)
 
 umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
                                         void *ctx, void *base, size_t len,
-                                        ptrdiff_t disp_unit, int rank,
-                                        int size, const int *world, int osc)
+                                        ptrdiff_t disp_unit, int dynamic,
+                                        int rank, int size, const int *world,
+                                        int osc)
 {
     umr_mpi_rma_win_t *w = calloc(1, sizeof(*w));
 
@@ -98,7 +99,7 @@ umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
     w->rank      = rank;
     w->size      = size;
     w->osc       = osc;
-    w->dynamic   = (base == NULL);
+    w->dynamic   = dynamic;
     ucs_list_head_init(&w->stale);
     kh_init_inplace(umr_mpi_rma_keys, &w->keys);
     if (w->dynamic && (umr_mpi_rma_dyn_open(w) != 0)) {
