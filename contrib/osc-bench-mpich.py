@@ -48,6 +48,13 @@ def best(files, pick):
     return out
 
 
+def cells(times):
+    """The cells of `times` in the tables' order: window, target, put
+    first, origin, sync, block."""
+    return sorted(times, key=lambda k: (k[0], k[1], k[2] != "put", k[3],
+                                        k[4], k[5]))
+
+
 def fmt_block(b):
     return "%d KiB" % (b // 1024) if b >= 1024 else "%d B" % b
 
@@ -73,8 +80,7 @@ def main_umr(argv):
           "MPICH + libumr_mpich.so [us] | x |")
     print("|---|---|---|---|---|---|---|---|---|")
     low = []
-    for key in sorted(lib, key=lambda k: (k[0], k[1], k[2] != "put", k[3],
-                                           k[4], k[5])):
+    for key in cells(lib):
         if key not in mp:
             continue
         m, u = mp[key], lib[key]
@@ -110,8 +116,7 @@ def main(argv):
           "osc/umr [us] | MPICH [us] | osc/umr vs MPICH | osc/umr vs osc rdma |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     low = []
-    for key in sorted(umr, key=lambda k: (k[0], k[1], k[2] != "put", k[3],
-                                           k[4], k[5])):
+    for key in cells(umr):
         if key not in mp:
             continue
         u, r, m = umr[key], rdma[key], mp[key]

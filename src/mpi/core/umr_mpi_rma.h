@@ -70,6 +70,15 @@ enum {
 
 struct umr_mpi_rma_win;
 
+/* A receive of the window's: its completion (maybe inside the MPI) only
+ * recorded, taken by progress (umr_mpi_rma_rx_take). */
+typedef struct umr_mpi_rma_rx {
+    umr_mpi_comp_t   comp;
+    umr_mpi_req_h    req;       /* NULL: none posted */
+    umr_mpi_status_t status;
+    int              arrived;
+} umr_mpi_rma_rx_t;
+
 /* An origin's key of one target access. */
 typedef struct umr_mpi_rma_key {
     struct umr_mpi_rma_win *w;
@@ -82,10 +91,7 @@ typedef struct umr_mpi_rma_key {
     umr_layout_t          *layout;      /* own copy: part of the key */
     uct_rkey_t            rkey;
     int                   has_rkey;
-    umr_mpi_comp_t        ans_comp;
-    umr_mpi_req_h         ans_req;
-    umr_mpi_status_t      ans_status;
-    int                   answered;     /* ans_comp ran */
+    umr_mpi_rma_rx_t      ans_rx;       /* the answer's receive */
     umr_mpi_rma_kans_t    ans;
 } umr_mpi_rma_key_t;
 
@@ -122,19 +128,13 @@ typedef struct umr_mpi_rma_win {
     uint8_t                  *given;     /* keys given each origin since
                                             the last detach */
     uint64_t                 inval_buf[2]; /* detached base, target */
-    umr_mpi_comp_t           inval_comp;
-    umr_mpi_req_h            inval_req;  /* NULL: none posted */
-    umr_mpi_status_t         inval_status;
-    int                      inval_arrived;
+    umr_mpi_rma_rx_t         inval_rx;
     int                      iacks_wanted;
     umr_mpi_comp_t           iack_comp;  /* one for every ack awaited */
     ucs_list_link_t          stale;      /* dropped keys, freed at close */
     /* target */
     umr_mpi_rma_kreq_t       kreq;       /* the posted receive's buffer */
-    umr_mpi_comp_t           kreq_comp;
-    umr_mpi_req_h            kreq_req;   /* NULL: none posted */
-    umr_mpi_status_t         kreq_status;
-    int                      kreq_arrived;
+    umr_mpi_rma_rx_t         kreq_rx;
     umr_mpi_rma_tkey_t       *tkeys;
     size_t                   ntkeys, tkeys_cap;
     int                      *taken;     /* requests taken, per origin */

@@ -101,26 +101,11 @@ void umr_mpi_rma_detach(umr_mpi_rma_win_t *w, void *base)
     }
 }
 
-static void umr_mpi_rma_inval_arrived(umr_mpi_comp_t *comp,
-                                      const umr_mpi_status_t *status)
-{
-    umr_mpi_rma_win_t *w = ucs_container_of(comp, umr_mpi_rma_win_t,
-                                            inval_comp);
-
-    w->inval_status  = *status;
-    w->inval_arrived = 1;
-}
-
 static int umr_mpi_rma_inval_post(umr_mpi_rma_win_t *w)
 {
-    w->inval_comp.cb = umr_mpi_rma_inval_arrived;
-    if (w->ops->irecv(w->ctx, UMR_MPI_RMA_ANY, UMR_MPI_RMA_INVAL,
-                      &w->inval_buf, sizeof(w->inval_buf), &w->inval_comp,
-                      &w->inval_req) != 0) {
-        w->inval_req = NULL;
-        return -1;
-    }
-    return 0;
+    return umr_mpi_rma_rx_post(w, &w->inval_rx, UMR_MPI_RMA_ANY,
+                               UMR_MPI_RMA_INVAL, w->inval_buf,
+                               sizeof(w->inval_buf));
 }
 
 int umr_mpi_rma_dyn_open(umr_mpi_rma_win_t *w)
@@ -138,16 +123,11 @@ void umr_mpi_rma_dyn_progress(umr_mpi_rma_win_t *w)
 {
     int src = (int)w->inval_buf[1];
 
-    if (!w->inval_arrived) {
+    if (!umr_mpi_rma_rx_take(&w->inval_rx) || w->inval_rx.status.cancelled) {
         return;
     }
-    w->inval_arrived = 0;
-    w->inval_req     = NULL;
-    if (w->inval_status.cancelled) {
-        return;
-    }
-    if ((w->inval_status.error == 0) &&
-        (w->inval_status.length == sizeof(w->inval_buf)) && (src >= 0) &&
+    if ((w->inval_rx.status.error == 0) &&
+        (w->inval_rx.status.length == sizeof(w->inval_buf)) && (src >= 0) &&
         (src < w->size)) {
         /* the answers that came before it are older than it */
         umr_mpi_rma_keys_progress(w);
@@ -166,11 +146,11 @@ void umr_mpi_rma_dyn_progress(umr_mpi_rma_win_t *w)
 
 void umr_mpi_rma_dyn_close(umr_mpi_rma_win_t *w)
 {
-    if (w->inval_req != NULL) {
-        w->ops->cancel(w->inval_req);
-        while (w->inval_req != NULL) {
+    if (w->inval_rx.req != NULL) {
+        w->ops->cancel(w->inval_rx.req);
+        while (w->inval_rx.req != NULL) {
             umr_mpi_rma_dyn_progress(w);
-            if (w->inval_req != NULL) {
+            if (w->inval_rx.req != NULL) {
                 umr_mpi.b->progress();
             }
         }

@@ -13,18 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The answer's receive completed (maybe inside the MPI): recorded, taken
- * by progress. */
-static void umr_mpi_rma_kans_arrived(umr_mpi_comp_t *comp,
-                                     const umr_mpi_status_t *status)
-{
-    umr_mpi_rma_key_t *key = ucs_container_of(comp, umr_mpi_rma_key_t,
-                                              ans_comp);
-
-    key->ans_status = *status;
-    key->answered   = 1;
-}
-
 static uint64_t umr_mpi_rma_key_hash(int target, int64_t disp, size_t count,
                                      const umr_layout_t *layout)
 {
@@ -64,10 +52,9 @@ static int umr_mpi_rma_key_ask(umr_mpi_rma_win_t *w, umr_mpi_rma_key_t *key)
     kreq.origin      = w->rank;
     kreq.addr_len    = (uint16_t)alen;
     kreq.layout_len  = (uint16_t)llen;
-    key->ans_comp.cb = umr_mpi_rma_kans_arrived;
     /* answers from one target come in the order of the requests */
-    if (w->ops->irecv(w->ctx, key->target, UMR_MPI_RMA_KANS, &key->ans,
-                      sizeof(key->ans), &key->ans_comp, &key->ans_req) != 0) {
+    if (umr_mpi_rma_rx_post(w, &key->ans_rx, key->target, UMR_MPI_RMA_KANS,
+                            &key->ans, sizeof(key->ans)) != 0) {
         return -1;
     }
     if (UMR_MPI_RMA_FAULT(UMR_MPI_RMA_FAULT_KREQ) ||
@@ -75,8 +62,8 @@ static int umr_mpi_rma_key_ask(umr_mpi_rma_win_t *w, umr_mpi_rma_key_t *key)
                                UMR_MPI_RMA_KREQ_HDR + apad + llen) != 0)) {
         /* the answer's receive never matches: cancelled, taken when its
          * completion runs */
-        w->ops->cancel(key->ans_req);
-        key->ans_req = NULL;
+        w->ops->cancel(key->ans_rx.req);
+        key->ans_rx.req = NULL;
         ++w->pending;
         return -1;
     }
@@ -135,12 +122,10 @@ umr_mpi_rma_key_t *umr_mpi_rma_key_get(umr_mpi_rma_win_t *w,
 static void umr_mpi_rma_key_answered(umr_mpi_rma_win_t *w,
                                      umr_mpi_rma_key_t *key)
 {
-    const umr_mpi_status_t *s = &key->ans_status;
+    const umr_mpi_status_t *s = &key->ans_rx.status;
     int ok = !s->cancelled && (s->error == 0) &&
              (s->length == sizeof(key->ans));
 
-    key->answered = 0;
-    key->ans_req  = NULL;
     --w->pending;
     if (!s->cancelled) {
         ++w->ans_taken[key->target];
@@ -172,7 +157,7 @@ void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w)
         return;
     }
     kh_foreach_value(&w->keys, key, {
-        if (key->answered) {
+        if (umr_mpi_rma_rx_take(&key->ans_rx)) {
             umr_mpi_rma_key_answered(w, key);
         }
     });
@@ -220,8 +205,8 @@ void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w)
     /* the answers never sent: their receives cancelled, their completions
      * awaited (they name the keys) */
     kh_foreach_value(&w->keys, key, {
-        if ((key->ans_req != NULL) && !key->answered) {
-            w->ops->cancel(key->ans_req);
+        if ((key->ans_rx.req != NULL) && !key->ans_rx.arrived) {
+            w->ops->cancel(key->ans_rx.req);
         }
     });
     while (w->pending > 0) {

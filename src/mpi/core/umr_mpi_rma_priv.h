@@ -13,6 +13,12 @@
 
 #include "umr_mpi_rma.h"
 
+/* Post `rx` (kind, from `rank` or UMR_MPI_RMA_ANY, into `buf`): 0 or -1;
+ * whether it completed, taken now (then nothing is posted any more). */
+int umr_mpi_rma_rx_post(umr_mpi_rma_win_t *w, umr_mpi_rma_rx_t *rx,
+                        int rank, int kind, void *buf, size_t len);
+int umr_mpi_rma_rx_take(umr_mpi_rma_rx_t *rx);
+
 /* A message of `len` bytes of `data` to `rank` of the window, sent from a
  * copy: 0, or -1 (not sent). */
 int umr_mpi_rma_send_copy(umr_mpi_rma_win_t *w, int rank, int kind,

@@ -22,25 +22,10 @@ static const char *umr_mpi_rma_kans_str(int status)
     }
 }
 
-static void umr_mpi_rma_kreq_arrived(umr_mpi_comp_t *comp,
-                                     const umr_mpi_status_t *status)
-{
-    umr_mpi_rma_win_t *w = ucs_container_of(comp, umr_mpi_rma_win_t,
-                                            kreq_comp);
-
-    w->kreq_status  = *status;
-    w->kreq_arrived = 1;
-}
-
 int umr_mpi_rma_tgt_post(umr_mpi_rma_win_t *w)
 {
-    w->kreq_comp.cb = umr_mpi_rma_kreq_arrived;
-    if (w->ops->irecv(w->ctx, UMR_MPI_RMA_ANY, UMR_MPI_RMA_KREQ, &w->kreq,
-                      sizeof(w->kreq), &w->kreq_comp, &w->kreq_req) != 0) {
-        w->kreq_req = NULL;
-        return -1;
-    }
-    return 0;
+    return umr_mpi_rma_rx_post(w, &w->kreq_rx, UMR_MPI_RMA_ANY,
+                               UMR_MPI_RMA_KREQ, &w->kreq, sizeof(w->kreq));
 }
 
 /* The bytes `count` elements of `layout` touch at displacement `disp` lie
@@ -193,16 +178,11 @@ static void umr_mpi_rma_tgt_answer(umr_mpi_rma_win_t *w, size_t len)
 
 void umr_mpi_rma_tgt_progress(umr_mpi_rma_win_t *w)
 {
-    if (!w->kreq_arrived) {
+    if (!umr_mpi_rma_rx_take(&w->kreq_rx) || w->kreq_rx.status.cancelled) {
         return;
     }
-    w->kreq_arrived = 0;
-    w->kreq_req     = NULL;
-    if (w->kreq_status.cancelled) {
-        return;
-    }
-    if (w->kreq_status.error == 0) {
-        umr_mpi_rma_tgt_answer(w, w->kreq_status.length);
+    if (w->kreq_rx.status.error == 0) {
+        umr_mpi_rma_tgt_answer(w, w->kreq_rx.status.length);
     }
     if (!w->closing && (umr_mpi_rma_tgt_post(w) != 0)) {
         /* later requests stay unreceived: their origins refuse those keys
@@ -216,11 +196,11 @@ void umr_mpi_rma_tgt_close(umr_mpi_rma_win_t *w)
 {
     size_t i;
 
-    if (w->kreq_req != NULL) {
-        w->ops->cancel(w->kreq_req);
-        while (w->kreq_req != NULL) {
+    if (w->kreq_rx.req != NULL) {
+        w->ops->cancel(w->kreq_rx.req);
+        while (w->kreq_rx.req != NULL) {
             umr_mpi_rma_tgt_progress(w);
-            if (w->kreq_req != NULL) {
+            if (w->kreq_rx.req != NULL) {
                 umr_mpi.b->progress();
             }
         }

@@ -54,6 +54,38 @@ int umr_mpi_rma_send_copy(umr_mpi_rma_win_t *w, int rank, int kind,
     return 0;
 }
 
+static void umr_mpi_rma_rx_done(umr_mpi_comp_t *comp,
+                                const umr_mpi_status_t *status)
+{
+    umr_mpi_rma_rx_t *rx = ucs_container_of(comp, umr_mpi_rma_rx_t, comp);
+
+    rx->status  = *status;
+    rx->arrived = 1;
+}
+
+int umr_mpi_rma_rx_post(umr_mpi_rma_win_t *w, umr_mpi_rma_rx_t *rx,
+                        int rank, int kind, void *buf, size_t len)
+{
+    rx->comp.cb = umr_mpi_rma_rx_done;
+    rx->arrived = 0;
+    if (w->ops->irecv(w->ctx, rank, kind, buf, len, &rx->comp, &rx->req) !=
+        0) {
+        rx->req = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int umr_mpi_rma_rx_take(umr_mpi_rma_rx_t *rx)
+{
+    if (!rx->arrived) {
+        return 0;
+    }
+    rx->arrived = 0;
+    rx->req     = NULL;
+    return 1;
+}
+
 static int umr_mpi_rma_poll(void)
 {
     umr_mpi_rma_win_t *w;
@@ -150,7 +182,7 @@ static int umr_mpi_rma_reached(const int *have, const int *want, int size)
 void umr_mpi_rma_win_settle(umr_mpi_rma_win_t *w, const int *sent_here)
 {
     /* a target whose receive could not be posted again takes no more */
-    while ((sent_here != NULL) && (w->kreq_req != NULL) &&
+    while ((sent_here != NULL) && (w->kreq_rx.req != NULL) &&
            !umr_mpi_rma_reached(w->taken, sent_here, w->size)) {
         umr_mpi.b->progress();
     }
