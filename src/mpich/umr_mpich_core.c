@@ -10,6 +10,7 @@
 #include "umr_mpich_req.h"
 #include "umr_mpich_types.h"
 #include "umr_mpich_watch.h"
+#include "umr_mpich_win.h"
 
 #include "umr_mpi.h"
 #include "umr_mpi_choice.h"
@@ -328,6 +329,7 @@ int umr_mpich_core_start(void)
 
 void umr_mpich_core_stop(void)
 {
+    umr_mpich_wins_stop();
     umr_mpi_peers_quiesce();
     umr_mpich_types_close();
     umr_mpi_proto_fini();

@@ -189,6 +189,22 @@ static void umr_mpich_win_close(umr_mpich_win_t *uw)
     free(uw);
 }
 
+void umr_mpich_wins_stop(void)
+{
+    umr_mpich_win_t *uw;
+
+    /* windows the program did not free: each on its own (not collective:
+     * the others may have freed theirs), its receives cancelled */
+    kh_foreach_value(&umr_mpich_wins, uw, {
+        umr_mpich_win_complete(uw, -1);
+        umr_mpi_rma_win_close(uw->core, NULL);
+        PMPI_Comm_free(&uw->comm);
+        free(uw);
+    });
+    kh_destroy_inplace(umr_mpich_wins, &umr_mpich_wins);
+    kh_init_inplace(umr_mpich_wins, &umr_mpich_wins);
+}
+
 void umr_mpich_win_redo_add(umr_mpich_win_t *uw, ucs_list_link_t *op)
 {
     ucs_list_add_tail(&uw->redo, op);

@@ -35,6 +35,9 @@ umr_mpich_win_t *umr_mpich_win_find(MPI_Win win);
  * an epoch or a flush. */
 void umr_mpich_win_complete(umr_mpich_win_t *uw, int target);
 
+/* MPI_Finalize: the windows still open are closed, each rank's alone. */
+void umr_mpich_wins_stop(void);
+
 /* A failed operation waits there for umr_mpich_win_complete. */
 void umr_mpich_win_redo_add(umr_mpich_win_t *uw, ucs_list_link_t *op);
 /* Do one again (umr_mpich_rma.c); `req_p`: an Rput/Rget's request. */
