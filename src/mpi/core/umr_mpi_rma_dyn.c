@@ -146,15 +146,7 @@ void umr_mpi_rma_dyn_progress(umr_mpi_rma_win_t *w)
 
 void umr_mpi_rma_dyn_close(umr_mpi_rma_win_t *w)
 {
-    if (w->inval_rx.req != NULL) {
-        w->ops->cancel(w->inval_rx.req);
-        while (w->inval_rx.req != NULL) {
-            umr_mpi_rma_dyn_progress(w);
-            if (w->inval_rx.req != NULL) {
-                umr_mpi.b->progress();
-            }
-        }
-    }
+    umr_mpi_rma_rx_cancel(w, &w->inval_rx, umr_mpi_rma_dyn_progress);
     free(w->given);
     free(w->att);
     w->given = NULL;

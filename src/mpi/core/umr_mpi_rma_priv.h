@@ -18,6 +18,10 @@
 int umr_mpi_rma_rx_post(umr_mpi_rma_win_t *w, umr_mpi_rma_rx_t *rx,
                         int rank, int kind, void *buf, size_t len);
 int umr_mpi_rma_rx_take(umr_mpi_rma_rx_t *rx);
+/* Cancel `rx` if posted, and progress until `take` (the progress of its
+ * owner) took its completion. */
+void umr_mpi_rma_rx_cancel(umr_mpi_rma_win_t *w, umr_mpi_rma_rx_t *rx,
+                           void (*take)(umr_mpi_rma_win_t *w));
 
 /* A message of `len` bytes of `data` to `rank` of the window, sent from a
  * copy: 0, or -1 (not sent). */

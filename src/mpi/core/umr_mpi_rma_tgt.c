@@ -196,15 +196,7 @@ void umr_mpi_rma_tgt_close(umr_mpi_rma_win_t *w)
 {
     size_t i;
 
-    if (w->kreq_rx.req != NULL) {
-        w->ops->cancel(w->kreq_rx.req);
-        while (w->kreq_rx.req != NULL) {
-            umr_mpi_rma_tgt_progress(w);
-            if (w->kreq_rx.req != NULL) {
-                umr_mpi.b->progress();
-            }
-        }
-    }
+    umr_mpi_rma_rx_cancel(w, &w->kreq_rx, umr_mpi_rma_tgt_progress);
     /* the window is gone: its layout keys give their keys back now */
     for (i = 0; i < w->ntkeys; ++i) {
         if (w->tkeys[i].region != NULL) {

@@ -86,6 +86,21 @@ int umr_mpi_rma_rx_take(umr_mpi_rma_rx_t *rx)
     return 1;
 }
 
+void umr_mpi_rma_rx_cancel(umr_mpi_rma_win_t *w, umr_mpi_rma_rx_t *rx,
+                           void (*take)(umr_mpi_rma_win_t *w))
+{
+    if (rx->req == NULL) {
+        return;
+    }
+    w->ops->cancel(rx->req);
+    while (rx->req != NULL) {
+        take(w);
+        if (rx->req != NULL) {
+            umr_mpi.b->progress();
+        }
+    }
+}
+
 static int umr_mpi_rma_poll(void)
 {
     umr_mpi_rma_win_t *w;
