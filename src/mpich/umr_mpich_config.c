@@ -98,7 +98,7 @@ static ucs_config_field_t umr_mpich_config_table[] = {
     {"TEST_FAULT", "",
      "test builds: zero-copy path points that fail (the core's test faults): "
      "a comma list of connect, key, mdwait, post, completion, ctlsend, "
-     "ackpost, norail; kreq, tkey (one-sided key requests)",
+     "ackpost, norail; kreq, tkey, oreg, rmafail (one-sided)",
      ucs_offsetof(umr_mpich_config_t, test_fault), UCS_CONFIG_TYPE_STRING},
 #endif
 
@@ -111,7 +111,7 @@ static const char *umr_mpich_fault_names[] = {
     "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
     "norail",
     /* then the one-sided key protocol's (umr_mpi_rma.h), in its order */
-    "kreq", "tkey", NULL
+    "kreq", "tkey", "oreg", "rmafail", NULL
 };
 
 /* UMR_MPICH_TEST_FAULT as the core's mask; -1: a name it does not know */
@@ -210,7 +210,7 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
         (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
         snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
                  "valid (expected a comma list of connect, key, mdwait, post, "
-                 "completion, ctlsend, ackpost, norail, kreq, tkey)", cfg->test_fault);
+                 "completion, ctlsend, ackpost, norail, kreq, tkey, oreg, rmafail)", cfg->test_fault);
         ret = -1;
     }
 #endif

@@ -16,9 +16,12 @@
 #    taken on every rank, no registration left;
 #  - UMR_MPICH_ZCOPY=off: the same lines, no zero-copy operation, no key
 #    asked for;
-#  - a fault of the key protocol (the test variant, UMR_MPICH_TEST_FAULT):
-#    kreq (the origin's request not sent) and tkey (the target's
-#    registration fails): the same lines, keys refused, nothing zero-copy;
+#  - a fault (the test variant, UMR_MPICH_TEST_FAULT): kreq (the origin's
+#    key request not sent) and tkey (the target's registration fails): the
+#    same lines, keys refused, nothing zero-copy; oreg (the origin's memory
+#    does not register): the same lines, keys ready, every operation
+#    handed to MPICH; rmafail (each zero-copy operation completes in error):
+#    the same lines, every one of them done again through MPICH;
 #  - rma_test forced, np 2: every check line ok (it checks itself; without
 #    its out-of-window cases, which MPICH alone fails: it accepts a put past
 #    the window's end), zero-copy on every rank, and keys dropped at every
@@ -72,6 +75,9 @@ rma_each_rank() {   # file want
                      [ "$(rma_counter "$1" $r key_answers)" -gt 0 ] ;;
             none)    [ "$z" = 0 ] && [ "$(rma_counter "$1" $r key_requests)" = 0 ] ;;
             refused) [ "$z" = 0 ] && [ "$(rma_counter "$1" $r key_refused)" -gt 0 ] ;;
+            passed)  [ "$z" = 0 ] && [ "$(rma_counter "$1" $r key_ready)" -gt 0 ] &&
+                     [ "$(rma_counter "$1" $r rma_passthrough)" -gt 0 ] ;;
+            redone)  [ "$z" -gt 0 ] && [ "$(rma_counter "$1" $r rma_redone)" = "$z" ] ;;
         esac || { echo "rank $r: not $2:"; rank_lines "$1" $r | grep "umr_mpich: rank"; return 1; }
     done
 }
@@ -111,9 +117,10 @@ for np in 2 4; do
 done
 check armci_np2_off same_as_plain armci_test 2 none \
     "${umr_env[@]}" -genv UMR_MPICH_ZCOPY off
-for fault in kreq tkey; do
+declare -A fault_want=([kreq]=refused [tkey]=refused [oreg]=passed [rmafail]=redone)
+for fault in kreq tkey oreg rmafail; do
     if hooks_built; then
-        check "armci_np2_fault_$fault" same_as_plain armci_test 2 refused \
+        check "armci_np2_fault_$fault" same_as_plain armci_test 2 "${fault_want[$fault]}" \
             "${umr_hooks_env[@]}" -genv UMR_MPICH_ZCOPY on \
             -genv UMR_MPICH_TEST_FAULT $fault
     else

@@ -246,7 +246,10 @@ extern umr_mpi_rma_counters_t umr_mpi_rma_cnt;
  * request (umr_mpi_rma_set_faults); other builds have none. */
 enum {
     UMR_MPI_RMA_FAULT_KREQ = 1,     /* origin: the request is not sent */
-    UMR_MPI_RMA_FAULT_TKEY = 2      /* target: the key's registration fails */
+    UMR_MPI_RMA_FAULT_TKEY = 2,     /* target: the key's registration fails */
+    UMR_MPI_RMA_FAULT_OREG = 4,     /* origin: its memory does not register */
+    UMR_MPI_RMA_FAULT_FAIL = 8      /* origin: the operation completes in
+                                       error (after it moved the data) */
 };
 #if UMR_TEST_HOOKS
 extern unsigned umr_mpi_rma_faults;

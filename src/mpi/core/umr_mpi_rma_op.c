@@ -18,6 +18,9 @@ static void umr_mpi_rma_op_done(uct_completion_t *comp)
 
     --w->inflight[op->target];
     --w->inflight_total;
+    if (UMR_MPI_RMA_FAULT(UMR_MPI_RMA_FAULT_FAIL)) {
+        comp->status = UCS_ERR_IO_ERROR;
+    }
     umr_mpi_region_put(op->region);
     op->region = NULL;
     if (comp->status != UCS_OK) {
@@ -90,13 +93,14 @@ int umr_mpi_rma_post(umr_mpi_rma_win_t *w, umr_mpi_rma_op_t *op,
     ucs_status_t status;
 
     /* a put only reads the origin buffer */
-    if (umr_mpi_region_acquire(peer->rail, c->origin_addr, c->oinfo,
-                               c->ocount, c->is_put ? PROT_READ :
-                               PROT_READ | PROT_WRITE, &op->region,
-                               &why) != UCS_OK) {
+    if (UMR_MPI_RMA_FAULT(UMR_MPI_RMA_FAULT_OREG) ||
+        (umr_mpi_region_acquire(peer->rail, c->origin_addr, c->oinfo,
+                                c->ocount, c->is_put ? PROT_READ :
+                                PROT_READ | PROT_WRITE, &op->region,
+                                &why) != UCS_OK)) {
         UMR_MPI_RMA_VERBOSE(10, "origin memory of a %s to %d: %s: through "
                             "the MPI", c->is_put ? "put" : "get", c->target,
-                            why);
+                            (why != NULL) ? why : "test fault");
         goto pass;
     }
     op->w           = w;
