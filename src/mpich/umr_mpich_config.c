@@ -64,6 +64,13 @@ static ucs_config_field_t umr_mpich_config_table[] = {
      "control message size (4160) are raised to it; inf: none",
      ucs_offsetof(umr_mpich_config_t, min_size), UCS_CONFIG_TYPE_MEMUNITS},
 
+    {"RMA_MIN_BLOCK", "256",
+     "one-sided put and get (ZCOPY=auto, no measured osc.mpich costs): "
+     "operations whose mean contiguous block is at most this many bytes go "
+     "to MPICH on the sw engine",
+     ucs_offsetof(umr_mpich_config_t, rma_min_block),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {"COST_FILE", "",
      "measured costs for ZCOPY=auto (contrib/umr-calibrate.sh writes them); "
      "empty: the host's default file",
@@ -95,7 +102,7 @@ static ucs_config_field_t umr_mpich_config_table[] = {
     {"TEST_FAULT", "",
      "test builds: zero-copy path points that fail (the core's test faults): "
      "a comma list of connect, key, mdwait, post, completion, ctlsend, "
-     "ackpost, norail",
+     "ackpost, norail; kreq, tkey, oreg, rmafail (one-sided)",
      ucs_offsetof(umr_mpich_config_t, test_fault), UCS_CONFIG_TYPE_STRING},
 #endif
 
@@ -106,7 +113,9 @@ static ucs_config_field_t umr_mpich_config_table[] = {
 /* the core's points (umr_mpi.h), in its order */
 static const char *umr_mpich_fault_names[] = {
     "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
-    "norail", NULL
+    "norail",
+    /* then the one-sided key protocol's (umr_mpi_rma.h), in its order */
+    "kreq", "tkey", "oreg", "rmafail", NULL
 };
 
 /* UMR_MPICH_TEST_FAULT as the core's mask; -1: a name it does not know */
@@ -234,7 +243,7 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
         (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
         snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
                  "valid (expected a comma list of connect, key, mdwait, post, "
-                 "completion, ctlsend, ackpost, norail)", cfg->test_fault);
+                 "completion, ctlsend, ackpost, norail, kreq, tkey, oreg, rmafail)", cfg->test_fault);
         ret = -1;
     }
 #endif

@@ -11,6 +11,7 @@
 #include "umr_mpich_req.h"
 #include "umr_mpich_types.h"
 #include "umr_mpich_watch.h"
+#include "umr_mpich_win.h"
 
 #include "umr_mpi.h"
 #include "umr_mpi_choice.h"
@@ -18,6 +19,7 @@
 #include "umr_mpi_peer.h"
 #include "umr_mpi_proto.h"
 #include "umr_mpi_rail.h"
+#include "umr_mpi_rma.h"
 #include "umr_mpi_types.h"
 
 #include <stdio.h>
@@ -74,10 +76,10 @@ static void umr_mpich_ireq_done(umr_mpich_watch_t *w, MPI_Status *st)
     free(r);
 }
 
-/* an internal message on the private communicator, sent (`send`) or
- * received: its request, or NULL (*rc_p: the MPI's error) */
+/* a short message on `comm`, sent (`send`) or received: its request, or
+ * NULL (*rc_p: the MPI's error) */
 static umr_mpich_ireq_t *umr_mpich_ipost(int send, void *buf, size_t len,
-                                         int peer, umr_mpi_msg_kind_t kind,
+                                         int peer, int tag, MPI_Comm comm,
                                          umr_mpi_comp_t *comp, int *rc_p)
 {
     umr_mpich_ireq_t *r = malloc(sizeof(*r));
@@ -87,9 +89,8 @@ static umr_mpich_ireq_t *umr_mpich_ipost(int send, void *buf, size_t len,
         *rc_p = MPI_ERR_NO_MEM;
         return NULL;
     }
-    *rc_p = umr_mpich_ipost_n(send, buf, (MPI_Count)len, MPI_BYTE, peer,
-                              umr_mpich_tag(kind), umr_mpich_comm_private,
-                              &req);
+    *rc_p = umr_mpich_ipost_n(send, buf, (MPI_Count)len, MPI_BYTE, peer, tag,
+                              comm, &req);
     if (*rc_p != MPI_SUCCESS) {
         free(r);
         return NULL;
@@ -99,30 +100,45 @@ static umr_mpich_ireq_t *umr_mpich_ipost(int send, void *buf, size_t len,
     return r;
 }
 
-static int umr_mpich_isend(const void *buf, size_t len, int peer,
-                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp)
+int umr_mpich_msg_isend(const void *buf, size_t len, int peer, int tag,
+                        MPI_Comm comm, umr_mpi_comp_t *comp)
 {
     int rc;
 
-    umr_mpich_ipost(1, (void*)buf, len, peer, kind, comp, &rc);
+    umr_mpich_ipost(1, (void*)buf, len, peer, tag, comm, comp, &rc);
     return rc;
 }
 
-static int umr_mpich_irecv(void *buf, size_t len, int peer,
-                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp,
-                           umr_mpi_req_h *req_p)
+int umr_mpich_msg_irecv(void *buf, size_t len, int peer, int tag,
+                        MPI_Comm comm, umr_mpi_comp_t *comp,
+                        umr_mpi_req_h *req_p)
 {
     umr_mpich_ireq_t *r;
     int rc;
 
-    r = umr_mpich_ipost(0, buf, len, peer, kind, comp, &rc);
+    r = umr_mpich_ipost(0, buf, len, peer, tag, comm, comp, &rc);
     if ((r != NULL) && (req_p != NULL)) {
         *req_p = (umr_mpi_req_h)r;
     }
     return rc;
 }
 
-static void umr_mpich_cancel(umr_mpi_req_h h)
+static int umr_mpich_isend(const void *buf, size_t len, int peer,
+                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp)
+{
+    return umr_mpich_msg_isend(buf, len, peer, umr_mpich_tag(kind),
+                               umr_mpich_comm_private, comp);
+}
+
+static int umr_mpich_irecv(void *buf, size_t len, int peer,
+                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp,
+                           umr_mpi_req_h *req_p)
+{
+    return umr_mpich_msg_irecv(buf, len, peer, umr_mpich_tag(kind),
+                               umr_mpich_comm_private, comp, req_p);
+}
+
+void umr_mpich_msg_cancel(umr_mpi_req_h h)
 {
     umr_mpich_ireq_t *r = (umr_mpich_ireq_t*)h;
 
@@ -237,7 +253,7 @@ static umr_mpi_binding_t umr_mpich_binding = {
     .err_other    = MPI_ERR_OTHER,
     .isend        = umr_mpich_isend,
     .irecv        = umr_mpich_irecv,
-    .cancel       = umr_mpich_cancel,
+    .cancel       = umr_mpich_msg_cancel,
     .progress     = umr_mpich_progress,
     .progress_on  = umr_mpich_progress_on,
     .publish      = umr_mpich_publish,
@@ -285,7 +301,8 @@ int umr_mpich_core_start(void)
     /* (the collectives' decision needs it on every rank that started) */
     umr_mpich_comm_init();
     umr_mpi_init(b, (int)cfg->verbose);
-    umr_mpi_set_faults(cfg->fault_mask);
+    umr_mpi_set_faults(cfg->fault_mask & ((1u << UMR_MPI_FAULT_NUM) - 1));
+    umr_mpi_rma_set_faults(cfg->fault_mask >> UMR_MPI_FAULT_NUM);
     up = (umr_mpi_peers_budget_parse(cfg->max_conns, UMR_MPICH_ENV_PREFIX
                                      "MAX_CONNS", &max_conns) == UCS_OK) &&
          (umr_mpi_rails_open(&rp) == UCS_OK);
@@ -316,6 +333,7 @@ int umr_mpich_core_start(void)
 
 void umr_mpich_core_stop(void)
 {
+    umr_mpich_wins_stop();
     umr_mpi_peers_quiesce();
     umr_mpich_types_close();
     umr_mpi_proto_fini();
