@@ -2,21 +2,28 @@
 # Copyright (c) 2026, The mlx5_umr developers
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Calibrate pml/umr's and osc/umr's zero-copy choices on this host: run
-# test/bench/umr_calibrate (mpirun -np 2) under each PML pml/umr may wrap (and
-# the osc component Open MPI picks with it: osc.<component>.* figures; then
-# osc/umr's packed path, with osc/umr and pml/umr from the build loaded and
-# osc_umr_packed=on under the first PML: packed.* figures), and
-# write the costs file both components read (format:
-# src/mpi/core/umr_mpi_cost.h). Then print, per engine, the block sizes
+# Calibrate pml/umr's, osc/umr's and libumr_mpich.so's zero-copy choices on
+# this host: run test/bench/umr_calibrate (mpirun -np 2) under each PML
+# pml/umr may wrap (and the osc component Open MPI picks with it:
+# osc.<component>.* figures; then osc/umr's packed path, with osc/umr and
+# pml/umr from the build loaded and osc_umr_packed=on under the first PML:
+# packed.* figures), and the same program built with mpicc.mpich
+# (test/mpich/umr_calibrate_mpich) under mpiexec.mpich -n 2, MPICH alone:
+# MPICH's own costs of the messages libumr_mpich.so passes through
+# (pml.mpich.* figures, what UMR_MPICH_ZCOPY=auto weighs zero-copy against).
+# Writes the costs file all of them read (format:
+# src/mpi/core/umr_mpi_cost.h). Then prints, per engine, the block sizes
 # from which a message goes zero-copy.
 #
-# usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx] [--quick]
+# usage: contrib/umr-calibrate.sh [--out FILE] [--pml ob1,ucx,mpich] [--quick]
 #                                 [--device DEV] [--hosts HOST1,HOST2]
 #                                 [--no-build]
-#   --out    the costs file (default: the component's default,
+#   --out    the costs file (default: the components' and the MPICH
+#            binding's default,
 #            ${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<short hostname>.conf)
-#   --pml    the PMLs to measure (default ob1,ucx)
+#   --pml    the MPIs to measure: Open MPI's PMLs, and mpich for MPICH
+#            (default ob1,ucx, and mpich when mpiexec.mpich is installed);
+#            the engine figures come with the first
 #   --device the mlx5_umr device (md) the engine figures are measured on,
 #            e.g. mlx5_0 (default: the first one of the engine; sw has "sw")
 #   --quick  5 samples a point instead of 9
@@ -35,6 +42,7 @@ export BUILD_DIR=${BUILD_DIR:-$top/build}
 
 out="${XDG_CACHE_HOME:-$HOME/.cache}/mlx5_umr/costs-$(hostname -s).conf"
 pmls=ob1,ucx
+command -v mpiexec.mpich >/dev/null && pmls=$pmls,mpich
 quick=()
 device=()
 hosts=()
@@ -56,13 +64,19 @@ done
 if [ $build -eq 1 ]; then
     "$top/contrib/install-deps.sh" >/dev/null
     "$top/contrib/build.sh" >/dev/null
-    make -C "$BUILD_DIR" bench >/dev/null
+    [[ ,$pmls, != *,mpich,* ]] || make -C "$BUILD_DIR/test/mpich" umr_calibrate_mpich >/dev/null
+    [[ ,$pmls, != ,mpich, ]] || make -C "$BUILD_DIR" bench >/dev/null
 fi
 prog=$BUILD_DIR/test/bench/umr_calibrate
-if [ ! -x "$prog" ]; then
-    echo "umr-calibrate: $prog was not built (configure found no MPI?)" >&2
-    exit 1
-fi
+mpich_prog=$BUILD_DIR/test/mpich/umr_calibrate_mpich
+for p in ${pmls//,/ }; do
+    [ "$p" = mpich ] && want=$mpich_prog || want=$prog
+    if [ ! -x "$want" ]; then
+        echo "umr-calibrate: $want was not built (configure found no MPI" \
+             "for $p?)" >&2
+        exit 1
+    fi
+done
 
 export UCX_MLX5_UMR_ENGINE=${UCX_MLX5_UMR_ENGINE:-auto}
 # pml/umr itself stays out of the measurement (if it is installed)
@@ -76,6 +90,17 @@ echo "umr-calibrate: load $(cut -d' ' -f1-3 /proc/loadavg) before;" \
      "engine $UCX_MLX5_UMR_ENGINE${device[1]:+, device ${device[1]}}; PMLs $pmls"
 engine=("${device[@]}")
 for pml in ${pmls//,/ }; do
+    if [ "$pml" = mpich ]; then
+        # MPICH alone (no libumr_mpich.so): what passing through costs;
+        # its osc figures are not read by the binding
+        mpiexec=(mpiexec.mpich -n 2 ${hosts[1]:+-hosts "${hosts[1]}"}
+                 -genv UCX_MLX5_UMR_ENGINE "$UCX_MLX5_UMR_ENGINE")
+        echo "=== ${mpiexec[*]} $mpich_prog -O ${quick[*]} ${engine[*]}"
+        env -u LD_PRELOAD "${mpiexec[@]}" "$mpich_prog" -O "${quick[@]}" \
+            "${engine[@]}" -o "$tmp/$pml.conf"
+        engine=(-E)
+        continue
+    fi
     case "$pml" in
     ucx) opts=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any) ;;
     *)   opts=(--mca pml "$pml") ;;
@@ -89,8 +114,8 @@ done
 # osc/umr's packed path (needs its rails: pml/umr in front of the first PML)
 osc_so=$BUILD_DIR/src/ompi/osc_umr/.libs/mca_osc_umr.so
 pml_so=$BUILD_DIR/src/ompi/pml_umr/.libs/mca_pml_umr.so
-if [ -f "$osc_so" ] && [ -f "$pml_so" ]; then
-    pml=${pmls%%,*}
+pml=${pmls%%,*}
+if [ -f "$osc_so" ] && [ -f "$pml_so" ] && [ "$pml" != mpich ]; then
     mkdir -p "$tmp/components"
     ln -sf "$osc_so" "$pml_so" "$tmp/components/"
     pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
@@ -113,7 +138,7 @@ fi
 # Merge: the old file's keys not measured now, then the new ones.
 mkdir -p "$(dirname "$out")"
 {
-    echo "# pml/umr costs (contrib/umr-calibrate.sh, $(date '+%F %T'))"
+    echo "# mlx5_umr costs (contrib/umr-calibrate.sh, $(date '+%F %T'))"
     echo "version = 1"
     cat "$tmp"/*.conf | grep -v -e '^version' -e '^#' -e '^host' -e '^date' \
         >"$tmp/new"
@@ -131,5 +156,6 @@ mv "$tmp/merged" "$out"
 echo "umr-calibrate: wrote $out (load $(cut -d' ' -f1-3 /proc/loadavg) after)"
 echo
 for pml in ${pmls//,/ }; do
-    "$prog" --crossover "$out" "$pml"
+    [ -x "$prog" ] && p=$prog || p=$mpich_prog
+    "$p" --crossover "$out" "$pml"
 done

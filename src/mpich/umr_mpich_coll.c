@@ -128,8 +128,8 @@ static int umr_mpich_alltoallw(const void *sbuf, const void *scounts,
                                const void *sdispls,
                                const MPI_Datatype *stypes, void *rbuf,
                                const void *rcounts, const void *rdispls,
-                               const MPI_Datatype *rtypes, MPI_Comm dup,
-                               int large)
+                               const MPI_Datatype *rtypes, MPI_Comm comm,
+                               MPI_Comm dup, int large)
 {
     umr_mpich_xargs_t sa = {scounts, sdispls, large, 1};
     umr_mpich_xargs_t ra = {rcounts, rdispls, large, 1};
@@ -152,50 +152,15 @@ static int umr_mpich_alltoallw(const void *sbuf, const void *scounts,
     return rc;
 }
 
-int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                  const MPI_Datatype stypes[], void *rbuf,
-                  const int rcounts[], const int rdispls[],
-                  const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-    MPI_Comm dup;
-
-    if (!umr_mpich.started || (sbuf == MPI_IN_PLACE) ||
-        ((dup = umr_mpich_coll_comm(comm)) == MPI_COMM_NULL)) {
-        return umr_mpich_next()->Alltoallw(sbuf, scounts, sdispls, stypes,
-                                           rbuf, rcounts, rdispls, rtypes,
-                                           comm);
-    }
-    return umr_mpich_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                               rdispls, rtypes, dup, 0);
-}
-
-int MPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[],
-                    const MPI_Aint sdispls[], const MPI_Datatype stypes[],
-                    void *rbuf, const MPI_Count rcounts[],
-                    const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
-                    MPI_Comm comm)
-{
-    MPI_Comm dup;
-
-    if (!umr_mpich.started || (sbuf == MPI_IN_PLACE) ||
-        ((dup = umr_mpich_coll_comm(comm)) == MPI_COMM_NULL)) {
-        return umr_mpich_next()->Alltoallw_c(sbuf, scounts, sdispls, stypes,
-                                             rbuf, rcounts, rdispls, rtypes,
-                                             comm);
-    }
-    return umr_mpich_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                               rdispls, rtypes, dup, 1);
-}
-
 /* Cartesian neighbours in MPI's order (per dimension: the one below, the
  * one above); each message's tag is the receiver's slot for it, so that a
  * neighbour that is there twice (a periodic dimension of one or two
  * ranks) gets each message in its own slot. */
 static int umr_mpich_neighbor_alltoallw(const void *sbuf, const void *scounts,
-                                        const MPI_Aint *sdispls,
+                                        const void *sdispls,
                                         const MPI_Datatype *stypes,
                                         void *rbuf, const void *rcounts,
-                                        const MPI_Aint *rdispls,
+                                        const void *rdispls,
                                         const MPI_Datatype *rtypes,
                                         MPI_Comm comm, MPI_Comm dup,
                                         int large)
@@ -236,39 +201,41 @@ static MPI_Comm umr_mpich_neighbor_comm(MPI_Comm comm)
     return umr_mpich_coll_comm(comm);
 }
 
-int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[],
-                           const MPI_Aint sdispls[],
-                           const MPI_Datatype stypes[], void *rbuf,
-                           const int rcounts[], const MPI_Aint rdispls[],
-                           const MPI_Datatype rtypes[], MPI_Comm comm)
+/* the duplicate of `comm` an Alltoallw goes through, or MPI_COMM_NULL */
+static MPI_Comm umr_mpich_alltoallw_comm(MPI_Comm comm, const void *sbuf)
 {
-    MPI_Comm dup = umr_mpich_neighbor_comm(comm);
-
-    if (dup == MPI_COMM_NULL) {
-        return umr_mpich_next()->Neighbor_alltoallw(sbuf, scounts, sdispls,
-                                                    stypes, rbuf, rcounts,
-                                                    rdispls, rtypes, comm);
+    if (!umr_mpich.started || (sbuf == MPI_IN_PLACE)) {
+        return MPI_COMM_NULL;
     }
-    return umr_mpich_neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf,
-                                        rcounts, rdispls, rtypes, comm, dup,
-                                        0);
+    return umr_mpich_coll_comm(comm);
 }
 
-int MPI_Neighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
-                             const MPI_Aint sdispls[],
-                             const MPI_Datatype stypes[], void *rbuf,
-                             const MPI_Count rcounts[],
-                             const MPI_Aint rdispls[],
-                             const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-    MPI_Comm dup = umr_mpich_neighbor_comm(comm);
-
-    if (dup == MPI_COMM_NULL) {
-        return umr_mpich_next()->Neighbor_alltoallw_c(sbuf, scounts, sdispls,
-                                                      stypes, rbuf, rcounts,
-                                                      rdispls, rtypes, comm);
+/* MPI_<name>: its counts of type _cnt_t and displacements of _displ_t
+ * (_large: MPI_Count counts), MPICH's own unless `_dup` gives the
+ * duplicate the binding runs it on (`_run`) */
+#define UMR_MPICH_W_CALL(_name, _cnt_t, _displ_t, _large, _dup, _run) \
+    int MPI_##_name(const void *sbuf, const _cnt_t scounts[], \
+                    const _displ_t sdispls[], const MPI_Datatype stypes[], \
+                    void *rbuf, const _cnt_t rcounts[], \
+                    const _displ_t rdispls[], const MPI_Datatype rtypes[], \
+                    MPI_Comm comm) \
+    { \
+        MPI_Comm dup = _dup; \
+        \
+        if (dup == MPI_COMM_NULL) { \
+            return umr_mpich_next()->_name(sbuf, scounts, sdispls, stypes, \
+                                           rbuf, rcounts, rdispls, rtypes, \
+                                           comm); \
+        } \
+        return _run(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, \
+                    rtypes, comm, dup, _large); \
     }
-    return umr_mpich_neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf,
-                                        rcounts, rdispls, rtypes, comm, dup,
-                                        1);
-}
+
+UMR_MPICH_W_CALL(Alltoallw, int, int, 0,
+                 umr_mpich_alltoallw_comm(comm, sbuf), umr_mpich_alltoallw)
+UMR_MPICH_W_CALL(Alltoallw_c, MPI_Count, MPI_Aint, 1,
+                 umr_mpich_alltoallw_comm(comm, sbuf), umr_mpich_alltoallw)
+UMR_MPICH_W_CALL(Neighbor_alltoallw, int, MPI_Aint, 0,
+                 umr_mpich_neighbor_comm(comm), umr_mpich_neighbor_alltoallw)
+UMR_MPICH_W_CALL(Neighbor_alltoallw_c, MPI_Count, MPI_Aint, 1,
+                 umr_mpich_neighbor_comm(comm), umr_mpich_neighbor_alltoallw)

@@ -6,10 +6,14 @@
 
 #include "umr_mpich_config.h"
 
+#include "umr_ucs_compat.h"
+
 #include <ucs/config/parser.h>
+#include <ucs/debug/log_def.h>
 #include <ucs/sys/compiler_def.h>
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,33 +180,62 @@ static void umr_mpich_config_unknown(char *warn, size_t len)
     }
 }
 
-int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
-                          char *warn, size_t warn_len)
+/* UCS's parser reports a bad value by the table's name alone ("ZCOPY"):
+ * the binding's one line names the variable instead */
+static ucs_log_func_rc_t
+umr_mpich_config_quiet(const char *file, unsigned line, const char *function,
+                       ucs_log_level_t level,
+                       const ucs_log_component_config_t *comp_conf,
+                       const char *message, va_list ap)
+{
+    return (level <= UCS_LOG_LEVEL_ERROR) ? UCS_LOG_FUNC_RC_STOP :
+                                            UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* The variable UCS's parser refused: the first whose value does not
+ * parse, in `err`. */
+static void umr_mpich_config_refused(char *err, size_t err_len)
 {
     const ucs_config_field_t *f;
+    uint64_t scratch[8];   /* the largest field (a string: a pointer) */
     char var[64], syntax[128];
     const char *value;
-    int ret = 0;
 
-    memset(cfg, 0, sizeof(*cfg));
+    snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "* not valid");
     for (f = umr_mpich_config_table; f->name != NULL; ++f) {
-        f->parser.read(f->dfl_value, (char*)cfg + f->offset, f->parser.arg);
-    }
-    for (f = umr_mpich_config_table; (f->name != NULL) && (ret == 0); ++f) {
         snprintf(var, sizeof(var), UMR_MPICH_ENV_PREFIX "%s", f->name);
         value = getenv(var);
         if (value == NULL) {
             continue;
         }
-        f->parser.release((char*)cfg + f->offset, f->parser.arg);
-        if (f->parser.read(value, (char*)cfg + f->offset, f->parser.arg) == 1) {
+        if (f->parser.read(value, scratch, f->parser.arg) == 1) {
+            f->parser.release(scratch, f->parser.arg);
             continue;
         }
         f->parser.help(syntax, sizeof(syntax), f->parser.arg);
         snprintf(err, err_len, "%s='%s' is not valid (expected %s)", var,
                  value, syntax);
-        /* the default again: nothing half-parsed stays */
-        f->parser.read(f->dfl_value, (char*)cfg + f->offset, f->parser.arg);
+        return;
+    }
+}
+
+int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
+                          char *warn, size_t warn_len)
+{
+    ucs_status_t status;
+    int ret = 0;
+
+    memset(cfg, 0, sizeof(*cfg));
+    ucs_log_push_handler(umr_mpich_config_quiet);
+    status = umr_ucs_config_fill_opts(cfg, umr_mpich_config_table,
+                                      UMR_MPICH_ENV_TOP, UMR_MPICH_ENV_TABLE,
+                                      0);
+    ucs_log_pop_handler();
+    if (status != UCS_OK) {
+        umr_mpich_config_refused(err, err_len);
+        /* the defaults again (the parser released them): nothing
+         * half-parsed stays */
+        ucs_config_parser_set_default_values(cfg, umr_mpich_config_table);
         ret = -1;
     }
 #if UMR_TEST_HOOKS
@@ -220,9 +253,5 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
 
 void umr_mpich_config_release(umr_mpich_config_t *cfg)
 {
-    const ucs_config_field_t *f;
-
-    for (f = umr_mpich_config_table; f->name != NULL; ++f) {
-        f->parser.release((char*)cfg + f->offset, f->parser.arg);
-    }
+    ucs_config_parser_release_opts(cfg, umr_mpich_config_table);
 }

@@ -4,7 +4,7 @@
  */
 /**
  * libumr_mpich.so: its settings, one table of environment variables
- * (UMR_MPICH_*), parsed with UCX's value parsers. A bad value turns the
+ * (UMR_MPICH_*), read by UCS's configuration parser. A bad value turns the
  * binding off for the job (everything passes through) after one line
  * naming the variable; an unknown UMR_MPICH_* variable gets one line
  * naming the known ones. Documented in docs/mpich.md.
@@ -15,6 +15,10 @@
 #include <stddef.h>
 
 #define UMR_MPICH_ENV_PREFIX "UMR_MPICH_"
+/* as UCS's parser takes it: a prefix of one word ("UMR_MPICH_" would also
+ * read MPICH_*), then the table's */
+#define UMR_MPICH_ENV_TOP    "UMR_"
+#define UMR_MPICH_ENV_TABLE  "MPICH_"
 
 typedef struct umr_mpich_config {
     int      enable;      /* 0: the job runs as without the library */

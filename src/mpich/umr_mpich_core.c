@@ -5,6 +5,7 @@
 #include "umr_config.h"
 
 #include "umr_mpich_core.h"
+#include "umr_mpich_count.h"
 #include "umr_mpich.h"
 #include "umr_mpich_comm.h"
 #include "umr_mpich_req.h"
@@ -75,48 +76,51 @@ static void umr_mpich_ireq_done(umr_mpich_watch_t *w, MPI_Status *st)
     free(r);
 }
 
-int umr_mpich_msg_isend(const void *buf, size_t len, int peer, int tag,
-                        MPI_Comm comm, umr_mpi_comp_t *comp)
+/* a short message on `comm`, sent (`send`) or received: its request, or
+ * NULL (*rc_p: the MPI's error) */
+static umr_mpich_ireq_t *umr_mpich_ipost(int send, void *buf, size_t len,
+                                         int peer, int tag, MPI_Comm comm,
+                                         umr_mpi_comp_t *comp, int *rc_p)
 {
     umr_mpich_ireq_t *r = malloc(sizeof(*r));
     MPI_Request req;
-    int rc;
 
     if (r == NULL) {
-        return MPI_ERR_NO_MEM;
+        *rc_p = MPI_ERR_NO_MEM;
+        return NULL;
     }
-    rc = PMPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, comm, &req);
-    if (rc != MPI_SUCCESS) {
+    *rc_p = umr_mpich_ipost_n(send, buf, (MPI_Count)len, MPI_BYTE, peer, tag,
+                              comm, &req);
+    if (*rc_p != MPI_SUCCESS) {
         free(r);
-        return rc;
+        return NULL;
     }
     r->comp = comp;
     umr_mpich_watch_add(&r->w, umr_mpich_ireq_done, req);
-    return 0;
+    return r;
+}
+
+int umr_mpich_msg_isend(const void *buf, size_t len, int peer, int tag,
+                        MPI_Comm comm, umr_mpi_comp_t *comp)
+{
+    int rc;
+
+    umr_mpich_ipost(1, (void*)buf, len, peer, tag, comm, comp, &rc);
+    return rc;
 }
 
 int umr_mpich_msg_irecv(void *buf, size_t len, int peer, int tag,
                         MPI_Comm comm, umr_mpi_comp_t *comp,
                         umr_mpi_req_h *req_p)
 {
-    umr_mpich_ireq_t *r = malloc(sizeof(*r));
-    MPI_Request req;
+    umr_mpich_ireq_t *r;
     int rc;
 
-    if (r == NULL) {
-        return MPI_ERR_NO_MEM;
-    }
-    rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, comm, &req);
-    if (rc != MPI_SUCCESS) {
-        free(r);
-        return rc;
-    }
-    r->comp = comp;
-    if (req_p != NULL) {
+    r = umr_mpich_ipost(0, buf, len, peer, tag, comm, comp, &rc);
+    if ((r != NULL) && (req_p != NULL)) {
         *req_p = (umr_mpi_req_h)r;
     }
-    umr_mpich_watch_add(&r->w, umr_mpich_ireq_done, req);
-    return 0;
+    return rc;
 }
 
 static int umr_mpich_isend(const void *buf, size_t len, int peer,

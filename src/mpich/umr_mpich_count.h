@@ -22,22 +22,18 @@
 #pragma weak PMPI_Pack_size_c
 #pragma weak PMPI_Pack_c
 
-static inline int umr_mpich_isend_n(const void *buf, MPI_Count count,
-                                    MPI_Datatype type, int dst, int tag,
+/* A nonblocking send (`send`) of (buf, count, type) to `peer`, or a
+ * receive from it */
+static inline int umr_mpich_ipost_n(int send, void *buf, MPI_Count count,
+                                    MPI_Datatype type, int peer, int tag,
                                     MPI_Comm comm, MPI_Request *req)
 {
-    return (count <= INT_MAX) ?
-           PMPI_Isend(buf, (int)count, type, dst, tag, comm, req) :
-           PMPI_Isend_c(buf, count, type, dst, tag, comm, req);
-}
-
-static inline int umr_mpich_irecv_n(void *buf, MPI_Count count,
-                                    MPI_Datatype type, int src, int tag,
-                                    MPI_Comm comm, MPI_Request *req)
-{
-    return (count <= INT_MAX) ?
-           PMPI_Irecv(buf, (int)count, type, src, tag, comm, req) :
-           PMPI_Irecv_c(buf, count, type, src, tag, comm, req);
+    if (count <= INT_MAX) {
+        return send ? PMPI_Isend(buf, (int)count, type, peer, tag, comm, req) :
+                      PMPI_Irecv(buf, (int)count, type, peer, tag, comm, req);
+    }
+    return send ? PMPI_Isend_c(buf, count, type, peer, tag, comm, req) :
+                  PMPI_Irecv_c(buf, count, type, peer, tag, comm, req);
 }
 
 static inline int umr_mpich_imrecv_n(void *buf, MPI_Count count,

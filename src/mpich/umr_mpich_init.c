@@ -21,6 +21,7 @@
 
 #include "umr_mpi.h"
 #include "umr_mpi_dtype.h"
+#include "umr_mpi_rail.h"
 #include "umr_mpi_rma.h"
 #include "umr_mpi_wire.h"
 
@@ -80,7 +81,8 @@ static void umr_mpich_start(int provided)
     umr_mpich.active = 1;
 }
 
-static void umr_mpich_counters(void)
+/* `mem_regs`: the rails' registrations, counted before they close */
+static void umr_mpich_counters(uint64_t mem_regs)
 {
     const umr_mpi_counters_t *c = &umr_mpi.cnt;
     const umr_mpi_rma_counters_t *r = &umr_mpi_rma_cnt;
@@ -93,7 +95,8 @@ static void umr_mpich_counters(void)
                    "errors %lu held %d fallbacks %lu decoded %lu declined %lu "
                    "fault_declines %lu fallback_sends %lu acks_dropped %lu "
                    "acks_posted %lu retired %lu conns_max %lu disconnects %lu "
-                   "budget_passthrough %lu rails_retired %lu decided_send %lu "
+                   "budget_passthrough %lu rails_retired %lu rails_reopened %lu "
+                   "keys_reclaimed %lu mem_regs %lu decided_send %lu "
                    "decided_recv %lu computed %lu",
                    c->zcopy_sends, c->zcopy_recvs, c->zcopy_bytes,
                    umr_mpich.cnt.passthrough_sends, c->connects, c->reg_hits,
@@ -102,8 +105,9 @@ static void umr_mpich_counters(void)
                    ds.decoded + ds.unsupported, c->declined,
                    c->fault_declines, c->fallback_sends, c->acks_dropped,
                    c->acks_posted, c->retired, c->conns_max, c->disconnects,
-                   c->budget_passthrough, c->rails_retired, c->decided_send,
-                   c->decided_recv, c->computed);
+                   c->budget_passthrough, c->rails_retired, c->rails_reopened,
+                   c->keys_reclaimed, mem_regs,
+                   c->decided_send, c->decided_recv, c->computed);
     umr_mpich_line("zcopy_puts %lu zcopy_gets %lu rma_bytes %lu "
                    "rma_passthrough %lu rma_redone %lu key_requests %lu "
                    "key_ready %lu key_refused %lu key_answers %lu "
@@ -116,15 +120,18 @@ static void umr_mpich_counters(void)
 
 static void umr_mpich_stop(void)
 {
+    uint64_t mem_regs;
+
     if (!umr_mpich.active) {
         return;
     }
     umr_mpich.active  = 0;
     umr_mpich.p2p     = 0;
     umr_mpich.started = 0;
+    mem_regs          = umr_mpi_rails_mem_regs();
     umr_mpich_core_stop();
     if (umr_mpich.cfg.verbose >= 1) {
-        umr_mpich_counters();
+        umr_mpich_counters(mem_regs);
     }
 }
 

@@ -32,6 +32,8 @@
     _(Send_init_c) _(Bsend_init_c) _(Ssend_init_c) _(Rsend_init_c) \
     _(Recv_init_c) _(Start) _(Startall) _(Request_free) _(Cancel) \
     _(Request_get_status) _(Type_free) \
+    _(Wait) _(Test) _(Waitall) _(Testall) _(Waitany) _(Testany) \
+    _(Waitsome) _(Testsome) \
     _(Recv) _(Irecv) _(Recv_c) _(Irecv_c) \
     _(Sendrecv) _(Sendrecv_c) _(Sendrecv_replace) _(Sendrecv_replace_c) \
     _(Isendrecv) _(Isendrecv_c) _(Isendrecv_replace) \

@@ -4,20 +4,20 @@
  */
 /**
  * libumr_mpich.so: persistent requests: MPI_Send_init and the other modes,
- * MPI_Recv_init, MPI_Start(all), MPI_Request_free, and their large-count
- * forms.
+ * MPI_Recv_init, MPI_Start(all), MPI_Request_free, their large-count forms,
+ * and MPI_Wait and MPI_Test of every kind for them.
  *
  * A persistent request is MPICH's own, made for the user's arguments: while
  * it is inactive the user holds it, and a start that the binding does not
  * take is MPICH's start of it. A start the binding takes (a zero-copy send,
  * an escape, a receive it watches) is the binding's message, started like a
- * nonblocking one, and the user's variable holds its generalized request
- * until MPI_Wait or MPI_Test frees it: then MPICH sets the variable to
- * MPI_REQUEST_NULL, where an inactive persistent request would stay. The
- * binding finds the persistent request again by the variable's address
- * (MPI_Start, MPI_Startall and MPI_Request_free of it); a program that
- * compares the variable with MPI_REQUEST_NULL after its completion sees
- * that difference.
+ * nonblocking one: the user's variable holds its generalized request while
+ * it is active. MPICH frees that request in the MPI_Wait or MPI_Test of any
+ * kind that completes it and sets the variable to MPI_REQUEST_NULL; the
+ * binding's Wait and Test calls then put the persistent request back in the
+ * variable (found by its address), inactive, as MPI says: MPI_Start again,
+ * MPI_Request_free, a comparison with the handle MPI_Send_init gave all see
+ * the persistent request.
  */
 #include "umr_config.h"
 
@@ -52,6 +52,8 @@ KHASH_MAP_INIT_INT64(umr_mpich_by_slot, umr_mpich_persist_t*)
 static khash_t(umr_mpich_by_handle) umr_mpich_persist_handles;
 static khash_t(umr_mpich_by_slot)   umr_mpich_persist_slots;
 static int umr_mpich_persist_count;
+static int umr_mpich_persist_active;   /* with a slot: the binding's message
+                                          in the user's variable */
 
 /* the persistent request the user's variable `x` stands for, or NULL */
 static umr_mpich_persist_t *umr_mpich_persist_find(MPI_Request *x)
@@ -84,6 +86,7 @@ static void umr_mpich_persist_slot(umr_mpich_persist_t *p, MPI_Request *x)
     if (p->slot == x) {
         return;
     }
+    umr_mpich_persist_active += (x != NULL) - (p->slot != NULL);
     if (p->slot != NULL) {
         k = kh_get(umr_mpich_by_slot, &umr_mpich_persist_slots,
                    (uintptr_t)p->slot);
@@ -122,14 +125,9 @@ static int umr_mpich_persist_new(int rc, void *buf, MPI_Count count,
         return rc;   /* MPICH's alone */
     }
     umr_mpich_type_hold(type);
-    p->handle = *req;
-    p->buf    = buf;
-    p->count  = count;
-    p->type   = type;
-    p->peer   = peer;
-    p->tag    = tag;
-    p->comm   = comm;
-    p->mode   = mode;
+    *p = (umr_mpich_persist_t){.handle = *req, .buf = buf, .count = count,
+                               .type = type, .peer = peer, .tag = tag,
+                               .comm = comm, .mode = mode};
     kh_val(&umr_mpich_persist_handles, k) = p;
     ++umr_mpich_persist_count;
     return rc;
@@ -206,6 +204,91 @@ int MPI_Request_free(MPI_Request *x)
     free(p);
     *x = MPI_REQUEST_NULL;
     return rc;
+}
+
+/* ---- completion: the persistent request back in the user's variable ---- */
+
+/* After a Wait or Test call on the user's variables `reqs[0..n)`: each one
+ * MPICH set to MPI_REQUEST_NULL that held the binding's message for a
+ * persistent request holds that request again. */
+static int umr_mpich_persist_restore(int rc, int n, MPI_Request *reqs)
+{
+    umr_mpich_persist_t *p;
+    khiter_t k;
+    int i;
+
+    for (i = 0; (i < n) && (umr_mpich_persist_active > 0); ++i) {
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            continue;
+        }
+        k = kh_get(umr_mpich_by_slot, &umr_mpich_persist_slots,
+                   (uintptr_t)&reqs[i]);
+        if (k == kh_end(&umr_mpich_persist_slots)) {
+            continue;
+        }
+        p       = kh_val(&umr_mpich_persist_slots, k);
+        reqs[i] = p->handle;
+        umr_mpich_persist_slot(p, NULL);
+    }
+    return rc;
+}
+
+/* the call, then the restore when a persistent request is active in ours */
+#define UMR_MPICH_PERSIST_DONE(_n, _reqs, _call) \
+    return (umr_mpich_persist_active == 0) ? (_call) : \
+           umr_mpich_persist_restore((_call), (_n), (_reqs))
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    UMR_MPICH_PERSIST_DONE(1, req, umr_mpich_next()->Wait(req, status));
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    UMR_MPICH_PERSIST_DONE(1, req, umr_mpich_next()->Test(req, flag, status));
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+    UMR_MPICH_PERSIST_DONE(n, reqs,
+                           umr_mpich_next()->Waitall(n, reqs, statuses));
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    UMR_MPICH_PERSIST_DONE(n, reqs,
+                           umr_mpich_next()->Testall(n, reqs, flag,
+                                                     statuses));
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    UMR_MPICH_PERSIST_DONE(n, reqs,
+                           umr_mpich_next()->Waitany(n, reqs, index, status));
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
+                MPI_Status *status)
+{
+    UMR_MPICH_PERSIST_DONE(n, reqs,
+                           umr_mpich_next()->Testany(n, reqs, index, flag,
+                                                     status));
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    UMR_MPICH_PERSIST_DONE(n, reqs,
+                           umr_mpich_next()->Waitsome(n, reqs, outcount,
+                                                      indices, statuses));
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    UMR_MPICH_PERSIST_DONE(n, reqs,
+                           umr_mpich_next()->Testsome(n, reqs, outcount,
+                                                      indices, statuses));
 }
 
 /* ---- the persistent requests' makers ---------------------------------- */

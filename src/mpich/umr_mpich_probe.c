@@ -198,26 +198,19 @@ static int umr_mpich_mrecv(void *buf, MPI_Count count, MPI_Datatype type,
                    umr_mpich_next()->Imrecv(buf, (int)count, type, msg, req_p);
 }
 
-int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-              MPI_Status *status)
-{
-    return umr_mpich_mrecv(buf, count, type, msg, 0, NULL, status);
-}
+/* MPI_Mrecv and MPI_Imrecv, their counts of type _cnt_t (_large: MPI_Count;
+ * _sfx: their names' suffix) */
+#define UMR_MPICH_MRECV_CALLS(_cnt_t, _large, _sfx) \
+    int MPI_Mrecv##_sfx(void *buf, _cnt_t count, MPI_Datatype type, \
+                        MPI_Message *msg, MPI_Status *status) \
+    { \
+        return umr_mpich_mrecv(buf, count, type, msg, _large, NULL, status); \
+    } \
+    int MPI_Imrecv##_sfx(void *buf, _cnt_t count, MPI_Datatype type, \
+                         MPI_Message *msg, MPI_Request *req) \
+    { \
+        return umr_mpich_mrecv(buf, count, type, msg, _large, req, NULL); \
+    }
 
-int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype type,
-                MPI_Message *msg, MPI_Status *status)
-{
-    return umr_mpich_mrecv(buf, count, type, msg, 1, NULL, status);
-}
-
-int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-               MPI_Request *req)
-{
-    return umr_mpich_mrecv(buf, count, type, msg, 0, req, NULL);
-}
-
-int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype type,
-                 MPI_Message *msg, MPI_Request *req)
-{
-    return umr_mpich_mrecv(buf, count, type, msg, 1, req, NULL);
-}
+UMR_MPICH_MRECV_CALLS(int, 0, )
+UMR_MPICH_MRECV_CALLS(MPI_Count, 1, _c)

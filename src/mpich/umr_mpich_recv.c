@@ -226,7 +226,7 @@ int umr_mpich_recv_take(void *buf, MPI_Count count, MPI_Datatype type,
     if (r == NULL) {
         return 0;
     }
-    *rc_p = umr_mpich_irecv_n(buf, count, type, src, tag, comm, &req);
+    *rc_p = umr_mpich_ipost_n(0, buf, count, type, src, tag, comm, &req);
     if (*rc_p != MPI_SUCCESS) {
         umr_mpich_req_destroy(r);
         return 1;
@@ -256,42 +256,35 @@ int umr_mpich_recv(void *buf, MPI_Count count, MPI_Datatype type, int src,
                                            comm, req_p);
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag,
-             MPI_Comm comm, MPI_Status *status)
-{
-    return umr_mpich_recv(buf, count, type, src, tag, comm, 0, NULL, status);
-}
+/* MPI_Recv and MPI_Irecv, their counts of type _cnt_t (_large: MPI_Count;
+ * _sfx: their names' suffix) */
+#define UMR_MPICH_RECV_CALLS(_cnt_t, _large, _sfx) \
+    int MPI_Recv##_sfx(void *buf, _cnt_t count, MPI_Datatype type, int src, \
+                       int tag, MPI_Comm comm, MPI_Status *status) \
+    { \
+        return umr_mpich_recv(buf, count, type, src, tag, comm, _large, \
+                              NULL, status); \
+    } \
+    int MPI_Irecv##_sfx(void *buf, _cnt_t count, MPI_Datatype type, \
+                        int src, int tag, MPI_Comm comm, MPI_Request *req) \
+    { \
+        return umr_mpich_recv(buf, count, type, src, tag, comm, _large, req, \
+                              NULL); \
+    }
 
-int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int src,
-               int tag, MPI_Comm comm, MPI_Status *status)
-{
-    return umr_mpich_recv(buf, count, type, src, tag, comm, 1, NULL, status);
-}
-
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag,
-              MPI_Comm comm, MPI_Request *req)
-{
-    return umr_mpich_recv(buf, count, type, src, tag, comm, 0, req, NULL);
-}
-
-int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int src,
-                int tag, MPI_Comm comm, MPI_Request *req)
-{
-    return umr_mpich_recv(buf, count, type, src, tag, comm, 1, req, NULL);
-}
+UMR_MPICH_RECV_CALLS(int, 0, )
+UMR_MPICH_RECV_CALLS(MPI_Count, 1, _c)
 
 /* ---- send and receive at once --------------------------------------------- */
 
-/* Both halves through the binding's own send and receive; the two
- * requests waited for together (MPICH drives both). */
-static int umr_mpich_sendrecv(const void *sbuf, MPI_Count scount,
-                              MPI_Datatype stype, int dst, int stag,
-                              void *rbuf, MPI_Count rcount,
-                              MPI_Datatype rtype, int src, int rtag,
-                              MPI_Comm comm, int large, MPI_Status *status)
+/* The receive, then the send, through the binding's own (req: the two
+ * requests); the receive cancelled when the send fails. */
+static int umr_mpich_sendrecv_post(const void *sbuf, MPI_Count scount,
+                                   MPI_Datatype stype, int dst, int stag,
+                                   void *rbuf, MPI_Count rcount,
+                                   MPI_Datatype rtype, int src, int rtag,
+                                   MPI_Comm comm, int large, MPI_Request *req)
 {
-    MPI_Request req[2];
-    MPI_Status st[2];
     int rc;
 
     rc = umr_mpich_recv(rbuf, rcount, rtype, src, rtag, comm, large, &req[0],
@@ -304,6 +297,34 @@ static int umr_mpich_sendrecv(const void *sbuf, MPI_Count scount,
     if (rc != MPI_SUCCESS) {
         PMPI_Cancel(&req[0]);
         PMPI_Wait(&req[0], MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* The error of a pair completed together (st: the receive's, the send's) */
+static int umr_mpich_sendrecv_error(int rc, const MPI_Status *st)
+{
+    if (rc != MPI_ERR_IN_STATUS) {
+        return rc;
+    }
+    return (st[0].MPI_ERROR != MPI_SUCCESS) ? st[0].MPI_ERROR :
+                                              st[1].MPI_ERROR;
+}
+
+/* Both halves waited for together (MPICH drives both). */
+static int umr_mpich_sendrecv(const void *sbuf, MPI_Count scount,
+                              MPI_Datatype stype, int dst, int stag,
+                              void *rbuf, MPI_Count rcount,
+                              MPI_Datatype rtype, int src, int rtag,
+                              MPI_Comm comm, int large, MPI_Status *status)
+{
+    MPI_Request req[2];
+    MPI_Status st[2];
+    int rc;
+
+    rc = umr_mpich_sendrecv_post(sbuf, scount, stype, dst, stag, rbuf, rcount,
+                                 rtype, src, rtag, comm, large, req);
+    if (rc != MPI_SUCCESS) {
         return rc;
     }
     rc = PMPI_Waitall(2, req, st);
@@ -311,82 +332,7 @@ static int umr_mpich_sendrecv(const void *sbuf, MPI_Count scount,
         st[0].MPI_ERROR = status->MPI_ERROR;   /* a single completion */
         *status         = st[0];
     }
-    if (rc == MPI_ERR_IN_STATUS) {
-        rc = (st[0].MPI_ERROR != MPI_SUCCESS) ? st[0].MPI_ERROR :
-                                                st[1].MPI_ERROR;
-    }
-    return rc;
-}
-
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst,
-                 int stag, void *rbuf, int rcount, MPI_Datatype rtype, int src,
-                 int rtag, MPI_Comm comm, MPI_Status *status)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Sendrecv(sbuf, scount, stype, dst, stag, rbuf,
-                                          rcount, rtype, src, rtag, comm,
-                                          status);
-    }
-    return umr_mpich_sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount,
-                              rtype, src, rtag, comm, 0, status);
-}
-
-int MPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                   int dst, int stag, void *rbuf, MPI_Count rcount,
-                   MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
-                   MPI_Status *status)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Sendrecv_c(sbuf, scount, stype, dst, stag,
-                                            rbuf, rcount, rtype, src, rtag,
-                                            comm, status);
-    }
-    return umr_mpich_sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount,
-                              rtype, src, rtag, comm, 1, status);
-}
-
-/* The send's data packed first (the receive overwrites the buffer). */
-static int umr_mpich_sendrecv_replace(void *buf, MPI_Count count,
-                                      MPI_Datatype type, int dst, int stag,
-                                      int src, int rtag, MPI_Comm comm,
-                                      int large, MPI_Status *status)
-{
-    MPI_Count len;
-    void *copy;
-    int rc;
-
-    rc = umr_mpich_pack_n(buf, count, type, comm, &copy, &len);
-    if (rc == MPI_SUCCESS) {
-        rc = umr_mpich_sendrecv(copy, len, MPI_PACKED, dst, stag, buf, count,
-                                type, src, rtag, comm, large, status);
-        free(copy);
-    }
-    return rc;
-}
-
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst,
-                         int stag, int src, int rtag, MPI_Comm comm,
-                         MPI_Status *status)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Sendrecv_replace(buf, count, type, dst, stag,
-                                                  src, rtag, comm, status);
-    }
-    return umr_mpich_sendrecv_replace(buf, count, type, dst, stag, src, rtag,
-                                      comm, 0, status);
-}
-
-int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type,
-                           int dst, int stag, int src, int rtag,
-                           MPI_Comm comm, MPI_Status *status)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Sendrecv_replace_c(buf, count, type, dst,
-                                                    stag, src, rtag, comm,
-                                                    status);
-    }
-    return umr_mpich_sendrecv_replace(buf, count, type, dst, stag, src, rtag,
-                                      comm, 1, status);
+    return umr_mpich_sendrecv_error(rc, st);
 }
 
 /* ---- nonblocking send and receive at once ----------------------------- */
@@ -446,9 +392,7 @@ static int umr_mpich_pair_poll(void *state, MPI_Status *status)
         return MPI_SUCCESS;
     }
     p->st    = st[0];
-    p->error = (rc == MPI_ERR_IN_STATUS) ?
-               ((st[0].MPI_ERROR != MPI_SUCCESS) ? st[0].MPI_ERROR :
-                                                   st[1].MPI_ERROR) : rc;
+    p->error = umr_mpich_sendrecv_error(rc, st);
     free(p->copy);
     p->copy = NULL;
     p->done = 1;
@@ -462,12 +406,13 @@ static int umr_mpich_pair_wait(int count, void **states, double timeout,
     return umr_mpich_pair_poll(states[0], status);
 }
 
-static int umr_mpich_isendrecv(const void *sbuf, MPI_Count scount,
-                               MPI_Datatype stype, int dst, int stag,
-                               void *rbuf, MPI_Count rcount,
-                               MPI_Datatype rtype, int src, int rtag,
-                               MPI_Comm comm, int large, void *copy,
-                               MPI_Request *req)
+/* `copy`: the packed send of a replace, freed with the pair */
+static int umr_mpich_isendrecv_copy(const void *sbuf, MPI_Count scount,
+                                    MPI_Datatype stype, int dst, int stag,
+                                    void *rbuf, MPI_Count rcount,
+                                    MPI_Datatype rtype, int src, int rtag,
+                                    MPI_Comm comm, int large, void *copy,
+                                    MPI_Request *req)
 {
     umr_mpich_pair_t *p = calloc(1, sizeof(*p));
     int rc;
@@ -477,16 +422,9 @@ static int umr_mpich_isendrecv(const void *sbuf, MPI_Count scount,
         return MPI_ERR_NO_MEM;
     }
     p->copy = copy;
-    rc = umr_mpich_recv(rbuf, rcount, rtype, src, rtag, comm, large,
-                        &p->req[0], NULL);
+    rc = umr_mpich_sendrecv_post(sbuf, scount, stype, dst, stag, rbuf, rcount,
+                                 rtype, src, rtag, comm, large, p->req);
     if (rc != MPI_SUCCESS) {
-        goto err;
-    }
-    rc = umr_mpich_send(sbuf, scount, stype, dst, stag, comm,
-                        UMR_MPICH_MODE_STANDARD, large, &p->req[1]);
-    if (rc != MPI_SUCCESS) {
-        PMPI_Cancel(&p->req[0]);
-        PMPI_Wait(&p->req[0], MPI_STATUS_IGNORE);
         goto err;
     }
     rc = PMPIX_Grequest_start(umr_mpich_pair_query, umr_mpich_pair_free,
@@ -505,37 +443,23 @@ err:
     return rc;
 }
 
-int MPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst,
-                  int stag, void *rbuf, int rcount, MPI_Datatype rtype,
-                  int src, int rtag, MPI_Comm comm, MPI_Request *req)
+static int umr_mpich_isendrecv(const void *sbuf, MPI_Count scount,
+                               MPI_Datatype stype, int dst, int stag,
+                               void *rbuf, MPI_Count rcount,
+                               MPI_Datatype rtype, int src, int rtag,
+                               MPI_Comm comm, int large, MPI_Request *req)
 {
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Isendrecv(sbuf, scount, stype, dst, stag,
-                                           rbuf, rcount, rtype, src, rtag,
-                                           comm, req);
-    }
-    return umr_mpich_isendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount,
-                               rtype, src, rtag, comm, 0, NULL, req);
+    return umr_mpich_isendrecv_copy(sbuf, scount, stype, dst, stag, rbuf,
+                                    rcount, rtype, src, rtag, comm, large,
+                                    NULL, req);
 }
 
-int MPI_Isendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                    int dst, int stag, void *rbuf, MPI_Count rcount,
-                    MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
-                    MPI_Request *req)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Isendrecv_c(sbuf, scount, stype, dst, stag,
-                                             rbuf, rcount, rtype, src, rtag,
-                                             comm, req);
-    }
-    return umr_mpich_isendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount,
-                               rtype, src, rtag, comm, 1, NULL, req);
-}
-
-static int umr_mpich_isendrecv_replace(void *buf, MPI_Count count,
-                                       MPI_Datatype type, int dst, int stag,
-                                       int src, int rtag, MPI_Comm comm,
-                                       int large, MPI_Request *req)
+/* The send's data packed first (the receive overwrites the buffer);
+ * blocking (req NULL) or not */
+static int umr_mpich_replace(void *buf, MPI_Count count, MPI_Datatype type,
+                             int dst, int stag, int src, int rtag,
+                             MPI_Comm comm, int large, MPI_Request *req,
+                             MPI_Status *status)
 {
     MPI_Count len;
     void *copy;
@@ -545,31 +469,61 @@ static int umr_mpich_isendrecv_replace(void *buf, MPI_Count count,
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    return umr_mpich_isendrecv(copy, len, MPI_PACKED, dst, stag, buf, count,
-                               type, src, rtag, comm, large, copy, req);
+    if (req != NULL) {   /* the copy goes with the pair */
+        return umr_mpich_isendrecv_copy(copy, len, MPI_PACKED, dst, stag, buf,
+                                        count, type, src, rtag, comm, large,
+                                        copy, req);
+    }
+    rc = umr_mpich_sendrecv(copy, len, MPI_PACKED, dst, stag, buf, count,
+                            type, src, rtag, comm, large, status);
+    free(copy);
+    return rc;
 }
 
-int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dst,
-                          int stag, int src, int rtag, MPI_Comm comm,
-                          MPI_Request *req)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Isendrecv_replace(buf, count, type, dst, stag,
-                                                   src, rtag, comm, req);
-    }
-    return umr_mpich_isendrecv_replace(buf, count, type, dst, stag, src, rtag,
-                                       comm, 0, req);
-}
+/* ---- the calls: MPICH's own while the protocol is off ------------------- */
 
-int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type,
-                            int dst, int stag, int src, int rtag,
-                            MPI_Comm comm, MPI_Request *req)
-{
-    if (!umr_mpich.p2p) {
-        return umr_mpich_next()->Isendrecv_replace_c(buf, count, type, dst,
-                                                     stag, src, rtag, comm,
-                                                     req);
+/* MPI_<name>, its counts of type _cnt_t (_large: MPI_Count), its last
+ * argument a status or a request */
+#define UMR_MPICH_SENDRECV_CALL(_name, _cnt_t, _large, _last_t, _impl) \
+    int MPI_##_name(const void *sbuf, _cnt_t scount, MPI_Datatype stype, \
+                    int dst, int stag, void *rbuf, _cnt_t rcount, \
+                    MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, \
+                    _last_t last) \
+    { \
+        if (!umr_mpich.p2p) { \
+            return umr_mpich_next()->_name(sbuf, scount, stype, dst, stag, \
+                                           rbuf, rcount, rtype, src, rtag, \
+                                           comm, last); \
+        } \
+        return _impl(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, \
+                     src, rtag, comm, _large, last); \
     }
-    return umr_mpich_isendrecv_replace(buf, count, type, dst, stag, src, rtag,
-                                       comm, 1, req);
-}
+
+/* (the same: _req, _status the request or the status, from `last`) */
+#define UMR_MPICH_REPLACE_CALL(_name, _cnt_t, _large, _last_t, _req, \
+                               _status) \
+    int MPI_##_name(void *buf, _cnt_t count, MPI_Datatype type, int dst, \
+                    int stag, int src, int rtag, MPI_Comm comm, \
+                    _last_t last) \
+    { \
+        if (!umr_mpich.p2p) { \
+            return umr_mpich_next()->_name(buf, count, type, dst, stag, src, \
+                                           rtag, comm, last); \
+        } \
+        return umr_mpich_replace(buf, count, type, dst, stag, src, rtag, \
+                                 comm, _large, _req, _status); \
+    }
+
+UMR_MPICH_SENDRECV_CALL(Sendrecv, int, 0, MPI_Status*, umr_mpich_sendrecv)
+UMR_MPICH_SENDRECV_CALL(Sendrecv_c, MPI_Count, 1, MPI_Status*,
+                        umr_mpich_sendrecv)
+UMR_MPICH_SENDRECV_CALL(Isendrecv, int, 0, MPI_Request*, umr_mpich_isendrecv)
+UMR_MPICH_SENDRECV_CALL(Isendrecv_c, MPI_Count, 1, MPI_Request*,
+                        umr_mpich_isendrecv)
+UMR_MPICH_REPLACE_CALL(Sendrecv_replace, int, 0, MPI_Status*, NULL, last)
+UMR_MPICH_REPLACE_CALL(Sendrecv_replace_c, MPI_Count, 1, MPI_Status*, NULL,
+                       last)
+UMR_MPICH_REPLACE_CALL(Isendrecv_replace, int, 0, MPI_Request*, last,
+                       MPI_STATUS_IGNORE)
+UMR_MPICH_REPLACE_CALL(Isendrecv_replace_c, MPI_Count, 1, MPI_Request*, last,
+                       MPI_STATUS_IGNORE)

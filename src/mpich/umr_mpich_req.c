@@ -211,16 +211,18 @@ static int umr_mpich_ctl_send(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp)
     return 0;
 }
 
-/* a declined message, untouched, on the private communicator */
-static int umr_mpich_data_send(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp)
+/* a declined message's data, untouched, on the private communicator: sent
+ * (`send`) or received */
+static int umr_mpich_data_post(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp,
+                               int send)
 {
     umr_mpich_req_t *r = ucs_container_of(x, umr_mpich_req_t, x);
     MPI_Request req;
     int rc;
 
-    rc = umr_mpich_isend_n(x->buf, (MPI_Count)x->count, r->type, x->rank,
-                      umr_mpich_tag(UMR_MPI_MSG_DATA), umr_mpich_comm_private,
-                      &req);
+    rc = umr_mpich_ipost_n(send, x->buf, (MPI_Count)x->count, r->type,
+                           x->rank, umr_mpich_tag(UMR_MPI_MSG_DATA),
+                           umr_mpich_comm_private, &req);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -229,21 +231,14 @@ static int umr_mpich_data_send(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp)
     return 0;
 }
 
+static int umr_mpich_data_send(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp)
+{
+    return umr_mpich_data_post(x, comp, 1);
+}
+
 static int umr_mpich_data_recv(umr_mpi_xfer_t *x, umr_mpi_comp_t *comp)
 {
-    umr_mpich_req_t *r = ucs_container_of(x, umr_mpich_req_t, x);
-    MPI_Request req;
-    int rc;
-
-    rc = umr_mpich_irecv_n(x->buf, (MPI_Count)x->count, r->type, x->rank,
-                      umr_mpich_tag(UMR_MPI_MSG_DATA), umr_mpich_comm_private,
-                      &req);
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    r->dcomp = comp;
-    umr_mpich_watch_add(&r->wd, umr_mpich_data_done, req);
-    return 0;
+    return umr_mpich_data_post(x, comp, 0);
 }
 
 static void umr_mpich_peek(umr_mpi_xfer_t *x, void *out, size_t len)

@@ -29,42 +29,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the MPI's own send of that mode, blocking (req NULL) or not, int or
- * large count */
+/* the MPI's own send of that mode (UMR_MPICH_MODE_*), blocking (req NULL)
+ * or not, int or large count */
 static int umr_mpich_send_pass(const void *buf, MPI_Count count,
                                MPI_Datatype type, int dst, int tag,
                                MPI_Comm comm, int mode, int large,
                                MPI_Request *req)
 {
     const umr_mpich_next_t *n = umr_mpich_next();
-    int c                     = (int)count;
 
     ++umr_mpich.cnt.passthrough_sends;
-    switch (mode) {
-    case UMR_MPICH_MODE_BUFFERED:
-        return (req == NULL) ?
-               (large ? n->Bsend_c(buf, count, type, dst, tag, comm) :
-                        n->Bsend(buf, c, type, dst, tag, comm)) :
-               (large ? n->Ibsend_c(buf, count, type, dst, tag, comm, req) :
-                        n->Ibsend(buf, c, type, dst, tag, comm, req));
-    case UMR_MPICH_MODE_SYNC:
-        return (req == NULL) ?
-               (large ? n->Ssend_c(buf, count, type, dst, tag, comm) :
-                        n->Ssend(buf, c, type, dst, tag, comm)) :
-               (large ? n->Issend_c(buf, count, type, dst, tag, comm, req) :
-                        n->Issend(buf, c, type, dst, tag, comm, req));
-    case UMR_MPICH_MODE_READY:
-        return (req == NULL) ?
-               (large ? n->Rsend_c(buf, count, type, dst, tag, comm) :
-                        n->Rsend(buf, c, type, dst, tag, comm)) :
-               (large ? n->Irsend_c(buf, count, type, dst, tag, comm, req) :
-                        n->Irsend(buf, c, type, dst, tag, comm, req));
-    default:
-        return (req == NULL) ?
-               (large ? n->Send_c(buf, count, type, dst, tag, comm) :
-                        n->Send(buf, c, type, dst, tag, comm)) :
-               (large ? n->Isend_c(buf, count, type, dst, tag, comm, req) :
-                        n->Isend(buf, c, type, dst, tag, comm, req));
+    if ((req == NULL) && !large) {
+        __typeof__(PMPI_Send) *f[] = {n->Send, n->Bsend, n->Ssend, n->Rsend};
+        return f[mode](buf, (int)count, type, dst, tag, comm);
+    }
+    if (req == NULL) {
+        __typeof__(PMPI_Send_c) *f[] = {n->Send_c, n->Bsend_c, n->Ssend_c,
+                                        n->Rsend_c};
+        return f[mode](buf, count, type, dst, tag, comm);
+    }
+    if (!large) {
+        __typeof__(PMPI_Isend) *f[] = {n->Isend, n->Ibsend, n->Issend,
+                                       n->Irsend};
+        return f[mode](buf, (int)count, type, dst, tag, comm, req);
+    }
+    {
+        __typeof__(PMPI_Isend_c) *f[] = {n->Isend_c, n->Ibsend_c,
+                                         n->Issend_c, n->Irsend_c};
+        return f[mode](buf, count, type, dst, tag, comm, req);
     }
 }
 

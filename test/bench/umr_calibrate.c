@@ -16,7 +16,9 @@
  *       remote blocks + lentry * local blocks + byte * bytes, weighted by
  *       1/time. Every configuration's first transfer is verified.
  *   pml.<pml>.<scope>.ctrl_ns   a Z-byte message and a 16 B answer through
- *       the running PML (pml/umr's control message and ack)
+ *       the running PML (pml/umr's control message and ack); <pml> is
+ *       "mpich" when built against an MPICH-family MPI (test/mpich:
+ *       libumr_mpich.so's figures, MPICH itself carrying the messages)
  *   pml.<pml>.<scope>.ddt.<block>.{op,byte}_ns   MPI_Send/MPI_Recv of a
  *       vector of <block>-byte blocks (stride 2x) through the running PML,
  *       minus one 0-byte message: per byte from 1 MiB to 16 MiB, per
@@ -683,9 +685,9 @@ static int uc_crossover(const char *path, const char *pml)
         fprintf(stderr, "umr_calibrate: %s\n", ret > 0 ? "no costs file" : err);
         return 1;
     }
-    printf("# pml/umr over %s with %s: smallest block size (powers of 2, "
+    printf("# %s over %s with %s: smallest block size (powers of 2, "
            "8 B .. 64 KiB) from which a vector message goes zero-copy\n",
-           pml, path);
+           strcmp(pml, "mpich") ? "pml/umr" : "libumr_mpich.so", pml, path);
     printf("%-6s %-7s %-9s", "engine", "scope", "density");
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
         printf(" %10zu KiB", sizes[i] >> 10);
@@ -772,7 +774,13 @@ int main(int argc, char **argv)
     UC_MPI(MPI_Bcast(peer_host, sizeof(peer_host), MPI_CHAR, 1,
                      MPI_COMM_WORLD));
     scope = strcmp(host, peer_host) ? "remote" : "local";
+#ifdef MPICH_VERSION
+    /* built with an MPICH-family mpicc (test/mpich): MPICH's own costs,
+     * the ones libumr_mpich.so reads (pml.mpich.*) */
+    pml   = "mpich";
+#else
     pml   = umr_example_pml_name();
+#endif
     buf   = calloc(1, UC_BUF_BYTES);
     tmp   = malloc(2 * (16ul << 20));
     if ((buf == NULL) || (tmp == NULL)) {

@@ -430,11 +430,11 @@ static void probe(void)
 
 static void persistent(void)
 {
-    int n = 2048, it, i, right = (rank + 1) % nprocs,
+    int n = 2048, it, i, k, flag, idx[2], right = (rank + 1) % nprocs,
         left = (rank + nprocs - 1) % nprocs;
     double *v = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
     MPI_Datatype vec;
-    MPI_Request rq[2];
+    MPI_Request rq[2], made[2];
     uint64_t h = 0xcbf29ce484222325ull;
     long zc0 = zcopy_now();
 
@@ -442,7 +442,11 @@ static void persistent(void)
     MPI_Type_commit(&vec);
     MPI_Recv_init(w, 1, vec, left, 5, MPI_COMM_WORLD, &rq[0]);
     MPI_Send_init(v, 1, vec, right, 5, MPI_COMM_WORLD, &rq[1]);
-    for (it = 0; it < 5; ++it) {
+    made[0] = rq[0];
+    made[1] = rq[1];
+    /* each completion call in turn; after it the variables hold the
+     * persistent requests again (inactive), the handles MPI gave */
+    for (it = 0; it < 12; ++it) {
         fill(v, n, 10 + it);
         memset(w, 0, sizeof(double) * n);
         if (it % 2) {
@@ -451,7 +455,40 @@ static void persistent(void)
             MPI_Start(&rq[0]);
             MPI_Start(&rq[1]);
         }
-        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        switch (it % 6) {
+        case 0:
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            break;
+        case 1:
+            MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+            MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+            break;
+        case 2:
+            for (k = 0; k < 2; ++k) {
+                MPI_Waitany(2, rq, &idx[0], MPI_STATUS_IGNORE);
+            }
+            break;
+        case 3:
+            do {
+                MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
+            } while (!flag);
+            break;
+        case 4:
+            for (k = 0; k < 2; k += i) {
+                MPI_Waitsome(2, rq, &i, idx, MPI_STATUSES_IGNORE);
+            }
+            break;
+        default:
+            for (k = 0; k < 2; ++k) {
+                do {
+                    MPI_Test(&rq[k], &flag, MPI_STATUS_IGNORE);
+                } while (!flag);
+            }
+        }
+        CHECK((rq[0] == made[0]) && (rq[1] == made[1]),
+              "persistent it %d: the variables are not the persistent "
+              "requests after completion (%d %d)", it, rq[0] == made[0],
+              rq[1] == made[1]);
         for (i = 0; i < n; ++i) {
             double want = ((i % 64) < 32) ? val(left, i, 10 + it) : 0;
             if (w[i] != want) {

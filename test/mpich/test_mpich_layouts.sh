@@ -15,6 +15,10 @@
 #    passthrough_sends = sent), each decided once (decided_send = big);
 #  - the choice from a costs file by which the sw engine wins on large
 #    blocks only: both zero-copy messages and pass-throughs on every rank;
+#  - the costs file at its default path (no UMR_MPICH_COST_FILE: what
+#    contrib/umr-calibrate.sh writes), with figures of MPICH and of ob1:
+#    MPICH's decide (MPICH slow: both ways on every rank; MPICH free, ob1
+#    slow: nothing zero-copy, no connection);
 #  - defaults (the built-in costs, by which the sw engine never wins):
 #    nothing zero-copy, no connection (the protocol is off: persistent
 #    starts go to MPICH uncounted);
@@ -115,6 +119,39 @@ by_cost() {   # np
     done
 }
 
+# one file with MPICH's figures and ob1's, per byte `$1` and `$2` ns (the
+# engine's as in costs_file)
+two_mpis_file() {   # mpich-byte-ns ob1-byte-ns
+    costs_file | sed "s/^\(pml\.mpich\..*byte_ns\) = 1\$/\1 = $1/"
+    costs_file | grep '^pml\.' |
+        sed "s/^pml\.mpich\./pml.ob1./; s/byte_ns = 1\$/byte_ns = $2/"
+}
+
+# MPICH's figures, read from the default path, decide: MPICH at 1 ns a
+# byte, both ways on every rank; MPICH free and ob1 at 1 ns a byte,
+# nothing zero-copy, no connection
+default_path() {
+    local cache=$out/cache f r z
+    mkdir -p "$cache/mlx5_umr"
+    for slow in mpich ob1; do
+        f=$out/default-path-$slow
+        if [ $slow = mpich ]; then two_mpis_file 1 0; else two_mpis_file 0 1; fi \
+            >"$cache/mlx5_umr/costs-$(hostname -s).conf"
+        # (the protocol off: persistent starts go to MPICH uncounted)
+        job "$f" 2 1 "${umr_env[@]}" -genv XDG_CACHE_HOME "$cache" &&
+            all_right "$f" && counters_each_rank "$f" &&
+            { [ $slow = ob1 ] || accounted "$f"; } || return 1
+        for r in 0 1; do
+            z=$(counter "$f" $r zcopy_sends)
+            if [ $slow = mpich ]; then
+                [ "$z" -gt 0 ] && [ "$z" -lt "$(field "$f" $r big)" ]
+            else
+                [ "$z" = 0 ] && [ "$(counter "$f" $r connects)" = 0 ]
+            fi || { echo "rank $r ($slow slow): big $(field "$f" $r big)"; rank_lines "$f" $r | grep "umr_mpich: rank"; return 1; }
+        done
+    done
+}
+
 defaults() {   # np
     local f=$out/defaults-$1 r
     job "$f" "$1" 1 "${umr_env[@]}" && all_right "$f" && counters_each_rank "$f" || return 1
@@ -158,6 +195,7 @@ for np in 2 4; do
     check "by_cost_np$np" by_cost $np
     check "defaults_np$np" defaults $np
 done
+check default_path default_path
 check cost_file_missing cost_file_refused missing "$out/no-such-costs.conf" \
     "no costs file $out/no-such-costs.conf: built-in constants"
 check cost_file_bad cost_file_refused bad "$out/bad-costs.conf" "$out/bad-costs.conf:2: "
