@@ -5,6 +5,7 @@
 #include "umr_config.h"
 
 #include "umr_mpich_config.h"
+#include "umr_mpi.h"
 
 #include <ucs/config/parser.h>
 #include <ucs/sys/compiler_def.h>
@@ -98,36 +99,6 @@ static ucs_config_field_t umr_mpich_config_table[] = {
     {NULL}
 };
 
-#if UMR_TEST_HOOKS
-/* the core's points (umr_mpi.h), in its order */
-static const char *umr_mpich_fault_names[] = {
-    "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
-    "norail", NULL
-};
-
-/* UMR_MPICH_TEST_FAULT as the core's mask; -1: a name it does not know */
-static int umr_mpich_config_faults(const char *list, unsigned *mask)
-{
-    char *copy = strdup(list), *tok, *save = NULL;
-    int i, ret = 0;
-
-    *mask = 0;
-    for (tok = strtok_r(copy, ",", &save); (tok != NULL) && (ret == 0);
-         tok = strtok_r(NULL, ",", &save)) {
-        for (i = 0; (umr_mpich_fault_names[i] != NULL) &&
-                    strcmp(tok, umr_mpich_fault_names[i]); ++i) {
-        }
-        if (umr_mpich_fault_names[i] == NULL) {
-            ret = -1;
-        } else {
-            *mask |= 1u << i;
-        }
-    }
-    free(copy);
-    return ret;
-}
-#endif
-
 static int umr_mpich_config_known(const char *var, size_t len)
 {
     const ucs_config_field_t *f;
@@ -172,6 +143,9 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
 {
     const ucs_config_field_t *f;
     char var[64], syntax[128];
+#if UMR_TEST_HOOKS
+    char why[256];
+#endif
     const char *value;
     int ret = 0;
 
@@ -197,11 +171,13 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
         ret = -1;
     }
 #if UMR_TEST_HOOKS
+    /* the core's points, by their names there */
     if ((ret == 0) &&
-        (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
+        (umr_mpi_faults_parse(cfg->test_fault, umr_mpi_fault_names,
+                              UMR_MPI_FAULT_NUM, &cfg->fault_mask, why,
+                              sizeof(why)) != 0)) {
         snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
-                 "valid (expected a comma list of connect, key, mdwait, post, "
-                 "completion, ctlsend, ackpost, norail)", cfg->test_fault);
+                 "valid (expected a comma list: %s)", cfg->test_fault, why);
         ret = -1;
     }
 #endif

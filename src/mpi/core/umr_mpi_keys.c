@@ -288,19 +288,33 @@ void umr_mpi_region_put(umr_mpi_region_t *region)
 
 /* The layout key of (base, layout, count) over `region` (held by the
  * caller) for `prot`, made once; in use until umr_mpi_lkey_put. */
+/* Whether `lkey` is of the layout of `t`: the summary it matched last
+ * (ids are never reused), or the same contents (then it is `t`'s). */
+static int umr_mpi_lkey_is_of(umr_mpi_lkey_t *lkey, const umr_mpi_dtype_t *t)
+{
+    if ((t->id != 0) && (lkey->type_id == t->id)) {
+        return 1;
+    }
+    if (!umr_layout_equal(lkey->layout, t->layout)) {
+        return 0;
+    }
+    lkey->type_id = t->id;
+    return 1;
+}
+
 ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
-                              const umr_layout_t *layout, size_t count,
+                              const umr_mpi_dtype_t *t, size_t count,
                               int prot, umr_mpi_lkey_t **lkey_p,
                               const char **why_p)
 {
-    umr_mpi_rail_t *rail = region->rail;
+    const umr_layout_t *layout = t->layout;
+    umr_mpi_rail_t *rail       = region->rail;
     umr_mpi_lkey_t *lkey;
     ucs_status_t status;
 
     ucs_list_for_each(lkey, &region->lkeys, list) {
         if ((lkey->base == base) && (lkey->count == count) &&
-            ((lkey->prot & prot) == prot) &&
-            umr_layout_equal(lkey->layout, layout)) {
+            ((lkey->prot & prot) == prot) && umr_mpi_lkey_is_of(lkey, t)) {
             /* most recently used first */
             ucs_list_del(&lkey->list);
             ucs_list_add_head(&region->lkeys, &lkey->list);
@@ -358,11 +372,12 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
         status = umr_mpi_keys_refusal(status, 1, why_p);
         goto err_layout;
     }
-    lkey->region = region;
-    lkey->base   = base;
-    lkey->count  = count;
-    lkey->prot   = prot;
-    lkey->refs   = 1;
+    lkey->region  = region;
+    lkey->base    = base;
+    lkey->count   = count;
+    lkey->prot    = prot;
+    lkey->refs    = 1;
+    lkey->type_id = t->id;
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
     ++umr_mpi.cnt.keys_live;
@@ -416,7 +431,7 @@ ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
     if (status != UCS_OK) {
         return status;
     }
-    status = umr_mpi_lkey_get(*region_p, base, t->layout, count, prot, lkey_p,
+    status = umr_mpi_lkey_get(*region_p, base, t, count, prot, lkey_p,
                               why_p);
     if (status != UCS_OK) {
         umr_mpi_region_put(*region_p);

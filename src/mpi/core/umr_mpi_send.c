@@ -180,15 +180,12 @@ static void umr_mpi_ack_repost_run(umr_mpi_work_t *work)
  * others at 20); its receive is posted again. */
 static void umr_mpi_ack_drop(umr_mpi_ack_slot_t *slot)
 {
-    static int said;
-
     ++umr_mpi.cnt.acks_dropped;
-    UMR_MPI_VERBOSE(said ? 20 : 1, "rank %d: dropped an ack from rank %d "
-                    "that names no zero-copy send waiting for it (seq %llu, "
-                    "flags 0x%x; counted in acks_dropped)",
-                    umr_mpi.b->world_rank, slot->rank,
-                    (unsigned long long)slot->ack.seq, slot->ack.flags);
-    said = 1;
+    UMR_MPI_VERBOSE_FIRST("rank %d: dropped an ack from rank %d that names "
+                          "no zero-copy send waiting for it (seq %llu, flags "
+                          "0x%x; counted in acks_dropped)",
+                          umr_mpi.b->world_rank, slot->rank,
+                          (unsigned long long)slot->ack.seq, slot->ack.flags);
     if (umr_mpi_acks_closed) {
         umr_mpi_ack_slot_free(slot);   /* quiesced: not again */
         return;
@@ -435,15 +432,12 @@ static void umr_mpi_send_data_run(umr_mpi_work_t *work)
  * process at verbosity 1 (the others at 20). */
 static int umr_mpi_send_escape_fail(umr_mpi_xfer_t *x)
 {
-    static int said;
-
     ++umr_mpi.cnt.errors;
-    UMR_MPI_VERBOSE(said ? 20 : 1, "rank %d: an escape to rank %d (%d bytes "
-                    "that start with the magic) cannot be sent: out of "
-                    "memory for its ack; the send fails (counted in errors)",
-                    umr_mpi.b->world_rank, x->peer->world_rank,
-                    UMR_MPI_CTL_SIZE);
-    said = 1;
+    UMR_MPI_VERBOSE_FIRST("rank %d: an escape to rank %d (%d bytes that "
+                          "start with the magic) cannot be sent: out of "
+                          "memory for its ack; the send fails (counted in "
+                          "errors)", umr_mpi.b->world_rank,
+                          x->peer->world_rank, UMR_MPI_CTL_SIZE);
     return UMR_MPI_SEND_FAIL;
 }
 
