@@ -5,6 +5,7 @@
 osc rdma, osc/umr and MPICH side by side (contrib/run-osc-bench.sh).
 
 usage: osc-bench-mpich.py --ompi FILE... --mpich FILE...
+       osc-bench-mpich.py --mpich FILE... --mpich-umr FILE...
 
 The --ompi files are bench_osc_umr runs under Open MPI (columns umr[us]:
 the window with osc/umr in front, plain[us]: the window without it, osc
@@ -14,6 +15,11 @@ time is the best over the runs. Prints a Markdown table: the three times
 in us, osc/umr's speed against MPICH's (MPICH time / osc/umr time: >= 1
 means osc/umr is at least as fast) and against osc rdma's, and lists the
 cells below 0.95x of MPICH and, at 8-512 B blocks, below 2.5x of osc rdma.
+
+With --mpich-umr (runs of the MPICH build with libumr_mpich.so preloaded:
+both windows of a job the library's, the better of its two medians): MPICH
+alone against MPICH + libumr_mpich.so per cell, and the cells below target
+(2x MPICH at 4 KiB and 32 KiB blocks, 0.95x elsewhere).
 """
 import importlib.util
 import os
@@ -42,11 +48,59 @@ def best(files, pick):
     return out
 
 
+def cells(times):
+    """The cells of `times` in the tables' order: window, target, put
+    first, origin, sync, block."""
+    return sorted(times, key=lambda k: (k[0], k[1], k[2] != "put", k[3],
+                                        k[4], k[5]))
+
+
 def fmt_block(b):
     return "%d KiB" % (b // 1024) if b >= 1024 else "%d B" % b
 
 
+def files_after(argv, opt):
+    i = argv.index(opt)
+    out = []
+    for a in argv[i + 1:]:
+        if a.startswith("--"):
+            break
+        out.append(a)
+    return out
+
+
+def main_umr(argv):
+    mp = best(files_after(argv, "--mpich"), min)
+    lib = best(files_after(argv, "--mpich-umr"), min)
+    print("\n# best of %d MPICH and %d MPICH + libumr_mpich.so run(s); x = "
+          "MPICH's time / the library's (>= 1: as fast or faster)\n" %
+          (len(files_after(argv, "--mpich")),
+           len(files_after(argv, "--mpich-umr"))))
+    print("| window | target | op | origin | sync | block | MPICH [us] | "
+          "MPICH + libumr_mpich.so [us] | x |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    low = []
+    for key in cells(lib):
+        if key not in mp:
+            continue
+        m, u = mp[key], lib[key]
+        x = m / u
+        print("| %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.2fx |" %
+              (key[:5] + (fmt_block(key[5]), m, u, x)))
+        want = 2.0 if key[5] in (4096, 32768) else 0.95
+        if x < want:
+            low.append("%s: %.2fx of MPICH (target %.2fx)" %
+                       (" ".join(map(str, key)), x, want))
+    print()
+    print("# cells below target (2x MPICH at 4 KiB and 32 KiB, 0.95x "
+          "elsewhere): %d" % len(low))
+    for line in low:
+        print("#   " + line)
+
+
 def main(argv):
+    if "--mpich-umr" in argv and "--mpich" in argv:
+        return main_umr(argv)
     if "--ompi" not in argv or "--mpich" not in argv:
         sys.exit(__doc__)
     i, j = argv.index("--ompi"), argv.index("--mpich")
@@ -62,8 +116,7 @@ def main(argv):
           "osc/umr [us] | MPICH [us] | osc/umr vs MPICH | osc/umr vs osc rdma |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     low = []
-    for key in sorted(umr, key=lambda k: (k[0], k[1], k[2] != "put", k[3],
-                                           k[4], k[5])):
+    for key in cells(umr):
         if key not in mp:
             continue
         u, r, m = umr[key], rdma[key], mp[key]

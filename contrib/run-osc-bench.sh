@@ -26,8 +26,21 @@
 # against MPICH and against osc rdma. --runs N: N jobs of each, interleaved
 # (Open MPI, MPICH, Open MPI, ...), the best time of each cell taken.
 #
-# usage: contrib/run-osc-bench.sh [--no-build] [--no-mpich] [--runs N]
+# MPICH with libumr_mpich.so (--mpich-umr): the MPICH build run a third
+# time in each round, the library preloaded (UMR_MPICH_* from the
+# environment: ZCOPY=auto unless set), and a second table: MPICH alone
+# against MPICH + libumr_mpich.so per cell (both windows of a job are the
+# same there: the better of the two medians), with the cells below target
+# (2x MPICH at 4 KiB and 32 KiB blocks, 0.95x elsewhere). The one-sided
+# counters of each rank are in OUT/bench_osc_umr.mpich-umr-N.txt.
+#
+# --mpich-only: MPICH alone and MPICH + libumr_mpich.so, no Open MPI run.
+#
+# usage: contrib/run-osc-bench.sh [--no-build] [--no-mpich] [--mpich-umr]
+#                                 [--mpich-only] [--runs N]
 #                                 [-- bench_osc_umr arguments]
+#   e.g. contrib/run-osc-bench.sh --mpich-only --runs 3 -- -t vector \
+#            -w create -b 8,64,512,4096,32768
 #        (bench_osc_umr: -s bytes per operation, default 1 MiB; -r
 #        repetitions per window, default 6; -q a few block sizes;
 #        -t vector,subarray,indexed (default vector); -w
@@ -43,13 +56,15 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 out=${OUT:-$BUILD_DIR/osc-bench}
-build=1 mpich=1 runs=1
+build=1 mpich=1 mpich_umr=0 ompi=1 runs=1
 args=()
-usage="usage: $0 [--no-build] [--no-mpich] [--runs N] [-- bench_osc_umr arguments]"
+usage="usage: $0 [--no-build] [--no-mpich] [--mpich-umr] [--mpich-only] [--runs N] [-- bench_osc_umr arguments]"
 while [ $# -gt 0 ]; do
     case $1 in
         --no-build) build=0 ;;
         --no-mpich) mpich=0 ;;
+        --mpich-umr) mpich_umr=1 ;;
+        --mpich-only) mpich_umr=1 ompi=0 ;;
         --runs) shift; runs=${1:-}
                 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "--runs: a number >= 1" >&2; exit 2; } ;;
         --) shift; args=("$@"); break ;;
@@ -83,29 +98,48 @@ if [ $mpich -eq 1 ]; then
     mpicc.mpich -O2 -o "$mpich_prog" "$top/test/bench/bench_osc_umr.c"
     # Open MPI's variables mean nothing to MPICH; its own defaults
     mpich_cmd=(env -u OMPI_MCA_mca_base_component_path mpiexec.mpich -n 2 "$mpich_prog" "${args[@]}")
+    mpich_umr_cmd=(env -u OMPI_MCA_mca_base_component_path mpiexec.mpich -n 2
+                   -genv LD_PRELOAD "$BUILD_DIR/src/mpich/.libs/libumr_mpich.so"
+                   -genv UMR_MPICH_UCT_MODULE "$BUILD_DIR/src/uct/mlx5_umr/.libs/libuct_mlx5_umr.so"
+                   -genv UMR_MPICH_VERBOSE 1 "$mpich_prog" "${args[@]}")
 fi
 
 echo "# $(date -u '+%F %T UTC'), $(git -C "$top" rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# engine $UCX_MLX5_UMR_ENGINE: cross-memory attach between two processes of this host, NOT NIC figures"
 echo "# ratio = time through the window without osc/umr / time through osc/umr (same job, A B B A pairs)"
 echo "# ${cmd[*]}"
-ompi_files=() mpich_files=()
+ompi_files=() mpich_files=() mpich_umr_files=()
 for run in $(seq 1 "$runs"); do
-    f=$out/bench_osc_umr.txt
-    [ "$runs" -eq 1 ] || f=$out/bench_osc_umr-$run.txt
-    "${cmd[@]}" 2>&1 | tee "$f"
-    ompi_files+=("$f")
+    if [ $ompi -eq 1 ]; then
+        f=$out/bench_osc_umr.txt
+        [ "$runs" -eq 1 ] || f=$out/bench_osc_umr-$run.txt
+        "${cmd[@]}" 2>&1 | tee "$f"
+        ompi_files+=("$f")
+    fi
     if [ $mpich -eq 1 ]; then
         f=$out/bench_osc_umr.mpich-$run.txt
         echo "# MPICH, run $run: ${mpich_cmd[*]:3}"
         "${mpich_cmd[@]}" 2>&1 | tee "$f"
         mpich_files+=("$f")
+        if [ $mpich_umr -eq 1 ]; then
+            f=$out/bench_osc_umr.mpich-umr-$run.txt
+            echo "# MPICH + libumr_mpich.so, run $run: ${mpich_umr_cmd[*]:3}"
+            "${mpich_umr_cmd[@]}" 2>&1 | tee "$f"
+            mpich_umr_files+=("$f")
+        fi
     fi
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-/usr/bin/python3 "$top/contrib/osc-bench-report.py" "${ompi_files[0]}" "$out" ||
-    echo "# no plot (python3-matplotlib: contrib/install-deps.sh)"
+if [ $ompi -eq 1 ]; then
+    /usr/bin/python3 "$top/contrib/osc-bench-report.py" "${ompi_files[0]}" "$out" ||
+        echo "# no plot (python3-matplotlib: contrib/install-deps.sh)"
+fi
 if [ $mpich -eq 1 ]; then
-    /usr/bin/python3 "$top/contrib/osc-bench-mpich.py" --ompi "${ompi_files[@]}" \
-        --mpich "${mpich_files[@]}"
+    [ $ompi -eq 0 ] ||
+        /usr/bin/python3 "$top/contrib/osc-bench-mpich.py" --ompi "${ompi_files[@]}" \
+            --mpich "${mpich_files[@]}"
+    if [ $mpich_umr -eq 1 ]; then
+        /usr/bin/python3 "$top/contrib/osc-bench-mpich.py" --mpich "${mpich_files[@]}" \
+            --mpich-umr "${mpich_umr_files[@]}"
+    fi
 fi

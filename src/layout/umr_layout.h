@@ -124,6 +124,21 @@ const char *umr_layout_str(const umr_layout_t *layout, char *buf,
 /** Description of the last error in this thread ("" if none). */
 const char *umr_layout_last_error(void);
 
+/* ---- on the wire ------------------------------------------------------ */
+
+/**
+ * The layout as bytes another process of the same build rebuilds with
+ * umr_layout_decode (the same bytes in the same order, lb and extent):
+ * into `buf` (8-byte aligned, `max` bytes), its length in *len_p.
+ * UCS_ERR_EXCEEDS_LIMIT: longer than `max`; UCS_ERR_INVALID_PARAM: an
+ * empty layout. The decoder checks what it reads: bad bytes are
+ * UCS_ERR_INVALID_PARAM, never a crash.
+ */
+ucs_status_t umr_layout_encode(const umr_layout_t *layout, void *buf,
+                               size_t max, size_t *len_p);
+ucs_status_t umr_layout_decode(const void *buf, size_t len,
+                               umr_layout_t **layout_p);
+
 /* ---- CPU pack/unpack (the reference and the fallback path) ------------- */
 
 ucs_status_t umr_layout_pack(const umr_layout_t *layout, size_t count,

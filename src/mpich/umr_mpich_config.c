@@ -5,7 +5,7 @@
 #include "umr_config.h"
 
 #include "umr_mpich_config.h"
-#include "umr_mpi.h"
+#include "umr_mpi_rma.h"
 
 #include <ucs/config/parser.h>
 #include <ucs/sys/compiler_def.h>
@@ -61,6 +61,13 @@ static ucs_config_field_t umr_mpich_config_table[] = {
      "control message size (4160) are raised to it; inf: none",
      ucs_offsetof(umr_mpich_config_t, min_size), UCS_CONFIG_TYPE_MEMUNITS},
 
+    {"RMA_MIN_BLOCK", "256",
+     "one-sided put and get (ZCOPY=auto, no measured osc.mpich costs): "
+     "operations whose mean contiguous block is at most this many bytes go "
+     "to MPICH on the sw engine",
+     ucs_offsetof(umr_mpich_config_t, rma_min_block),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {"COST_FILE", "",
      "measured costs for ZCOPY=auto (contrib/umr-calibrate.sh writes them); "
      "empty: the host's default file",
@@ -92,12 +99,20 @@ static ucs_config_field_t umr_mpich_config_table[] = {
     {"TEST_FAULT", "",
      "test builds: zero-copy path points that fail (the core's test faults): "
      "a comma list of connect, key, mdwait, post, completion, ctlsend, "
-     "ackpost, norail",
+     "ackpost, norail; kreq, tkey, oreg, rmafail (one-sided)",
      ucs_offsetof(umr_mpich_config_t, test_fault), UCS_CONFIG_TYPE_STRING},
 #endif
 
     {NULL}
 };
+
+#if UMR_TEST_HOOKS
+/* the core's points (umr_mpi.h), then the one-sided key protocol's
+ * (umr_mpi_rma.h), each by its names there, in its order */
+static const char *const umr_mpich_fault_names[] = {
+    UMR_MPI_FAULT_NAMES, UMR_MPI_RMA_FAULT_NAMES
+};
+#endif
 
 static int umr_mpich_config_known(const char *var, size_t len)
 {
@@ -171,11 +186,10 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
         ret = -1;
     }
 #if UMR_TEST_HOOKS
-    /* the core's points, by their names there */
     if ((ret == 0) &&
-        (umr_mpi_faults_parse(cfg->test_fault, umr_mpi_fault_names,
-                              UMR_MPI_FAULT_NUM, &cfg->fault_mask, why,
-                              sizeof(why)) != 0)) {
+        (umr_mpi_faults_parse(cfg->test_fault, umr_mpich_fault_names,
+                              ucs_static_array_size(umr_mpich_fault_names),
+                              &cfg->fault_mask, why, sizeof(why)) != 0)) {
         snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
                  "valid (expected a comma list: %s)", cfg->test_fault, why);
         ret = -1;

@@ -21,6 +21,7 @@ typedef struct umr_mpich_config {
     int      zcopy;       /* UMR_MPI_ZCOPY_AUTO, _ON, _OFF */
     size_t   min_size;    /* smallest message moved zero-copy (bytes;
                              UCS_MEMUNITS_INF: none) */
+    size_t   rma_min_block; /* put/get: blocks up to it go to MPICH */
     char     *cost_file;  /* measured costs ("": the host's default) */
     unsigned verbose;     /* 1: counters at MPI_Finalize */
     char     *devices;    /* the devices that become rails ("": auto) */

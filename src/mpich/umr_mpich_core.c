@@ -10,6 +10,7 @@
 #include "umr_mpich_req.h"
 #include "umr_mpich_types.h"
 #include "umr_mpich_watch.h"
+#include "umr_mpich_win.h"
 
 #include "umr_mpi.h"
 #include "umr_mpi_choice.h"
@@ -17,6 +18,7 @@
 #include "umr_mpi_peer.h"
 #include "umr_mpi_proto.h"
 #include "umr_mpi_rail.h"
+#include "umr_mpi_rma.h"
 #include "umr_mpi_types.h"
 
 #include <stdio.h>
@@ -73,8 +75,8 @@ static void umr_mpich_ireq_done(umr_mpich_watch_t *w, MPI_Status *st)
     free(r);
 }
 
-static int umr_mpich_isend(const void *buf, size_t len, int peer,
-                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp)
+int umr_mpich_msg_isend(const void *buf, size_t len, int peer, int tag,
+                        MPI_Comm comm, umr_mpi_comp_t *comp)
 {
     umr_mpich_ireq_t *r = malloc(sizeof(*r));
     MPI_Request req;
@@ -83,8 +85,7 @@ static int umr_mpich_isend(const void *buf, size_t len, int peer,
     if (r == NULL) {
         return MPI_ERR_NO_MEM;
     }
-    rc = PMPI_Isend(buf, (int)len, MPI_BYTE, peer, umr_mpich_tag(kind),
-                    umr_mpich_comm_private, &req);
+    rc = PMPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, comm, &req);
     if (rc != MPI_SUCCESS) {
         free(r);
         return rc;
@@ -94,9 +95,9 @@ static int umr_mpich_isend(const void *buf, size_t len, int peer,
     return 0;
 }
 
-static int umr_mpich_irecv(void *buf, size_t len, int peer,
-                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp,
-                           umr_mpi_req_h *req_p)
+int umr_mpich_msg_irecv(void *buf, size_t len, int peer, int tag,
+                        MPI_Comm comm, umr_mpi_comp_t *comp,
+                        umr_mpi_req_h *req_p)
 {
     umr_mpich_ireq_t *r = malloc(sizeof(*r));
     MPI_Request req;
@@ -105,8 +106,7 @@ static int umr_mpich_irecv(void *buf, size_t len, int peer,
     if (r == NULL) {
         return MPI_ERR_NO_MEM;
     }
-    rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, peer, umr_mpich_tag(kind),
-                    umr_mpich_comm_private, &req);
+    rc = PMPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, comm, &req);
     if (rc != MPI_SUCCESS) {
         free(r);
         return rc;
@@ -119,7 +119,22 @@ static int umr_mpich_irecv(void *buf, size_t len, int peer,
     return 0;
 }
 
-static void umr_mpich_cancel(umr_mpi_req_h h)
+static int umr_mpich_isend(const void *buf, size_t len, int peer,
+                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp)
+{
+    return umr_mpich_msg_isend(buf, len, peer, umr_mpich_tag(kind),
+                               umr_mpich_comm_private, comp);
+}
+
+static int umr_mpich_irecv(void *buf, size_t len, int peer,
+                           umr_mpi_msg_kind_t kind, umr_mpi_comp_t *comp,
+                           umr_mpi_req_h *req_p)
+{
+    return umr_mpich_msg_irecv(buf, len, peer, umr_mpich_tag(kind),
+                               umr_mpich_comm_private, comp, req_p);
+}
+
+void umr_mpich_msg_cancel(umr_mpi_req_h h)
 {
     umr_mpich_ireq_t *r = (umr_mpich_ireq_t*)h;
 
@@ -234,7 +249,7 @@ static umr_mpi_binding_t umr_mpich_binding = {
     .err_other    = MPI_ERR_OTHER,
     .isend        = umr_mpich_isend,
     .irecv        = umr_mpich_irecv,
-    .cancel       = umr_mpich_cancel,
+    .cancel       = umr_mpich_msg_cancel,
     .progress     = umr_mpich_progress,
     .progress_on  = umr_mpich_progress_on,
     .publish      = umr_mpich_publish,
@@ -282,7 +297,8 @@ int umr_mpich_core_start(void)
     /* (the collectives' decision needs it on every rank that started) */
     umr_mpich_comm_init();
     umr_mpi_init(b, (int)cfg->verbose);
-    umr_mpi_set_faults(cfg->fault_mask);
+    umr_mpi_set_faults(cfg->fault_mask & ((1u << UMR_MPI_FAULT_NUM) - 1));
+    umr_mpi_rma_set_faults(cfg->fault_mask >> UMR_MPI_FAULT_NUM);
     up = (umr_mpi_peers_budget_parse(cfg->max_conns, UMR_MPICH_ENV_PREFIX
                                      "MAX_CONNS", &max_conns) == UCS_OK) &&
          (umr_mpi_rails_open(&rp) == UCS_OK);
@@ -313,6 +329,7 @@ int umr_mpich_core_start(void)
 
 void umr_mpich_core_stop(void)
 {
+    umr_mpich_wins_stop();
     umr_mpi_peers_quiesce();
     umr_mpich_types_close();
     umr_mpi_proto_fini();

@@ -50,6 +50,16 @@ static inline void umr_mpich_progress_if_wanted(void)
 extern MPI_Comm umr_mpich_comm_private;
 int umr_mpich_tag(umr_mpi_msg_kind_t kind);
 
+/* A short message of the binding's own on `comm` (`peer`, `tag`): the
+ * binding's isend / irecv / cancel (umr_mpi_binding.h) on any channel (the
+ * private communicator, a window's). */
+int  umr_mpich_msg_isend(const void *buf, size_t len, int peer, int tag,
+                         MPI_Comm comm, umr_mpi_comp_t *comp);
+int  umr_mpich_msg_irecv(void *buf, size_t len, int peer, int tag,
+                         MPI_Comm comm, umr_mpi_comp_t *comp,
+                         umr_mpi_req_h *req_p);
+void umr_mpich_msg_cancel(umr_mpi_req_h req);
+
 /* What the core reads of a completed MPI request. */
 void umr_mpich_status_of(const MPI_Status *st, umr_mpi_status_t *s);
 

@@ -21,6 +21,7 @@
 
 #include "umr_mpi.h"
 #include "umr_mpi_dtype.h"
+#include "umr_mpi_rma.h"
 #include "umr_mpi_wire.h"
 
 #include <stdarg.h>
@@ -82,6 +83,7 @@ static void umr_mpich_start(int provided)
 static void umr_mpich_counters(void)
 {
     const umr_mpi_counters_t *c = &umr_mpi.cnt;
+    const umr_mpi_rma_counters_t *r = &umr_mpi_rma_cnt;
     umr_mpi_dtype_stats_t ds;
 
     umr_mpi_dtype_cache_stats(&ds);
@@ -102,6 +104,14 @@ static void umr_mpich_counters(void)
                    c->acks_posted, c->retired, c->conns_max, c->disconnects,
                    c->budget_passthrough, c->rails_retired, c->decided_send,
                    c->decided_recv, c->computed);
+    umr_mpich_line("zcopy_puts %lu zcopy_gets %lu rma_bytes %lu "
+                   "rma_passthrough %lu rma_redone %lu key_requests %lu "
+                   "key_ready %lu key_refused %lu key_answers %lu "
+                   "key_errors %lu keys_dropped %lu decided_rma %lu",
+                   r->zcopy_puts, r->zcopy_gets, r->rma_bytes,
+                   r->rma_passthrough, r->rma_redone, r->key_requests,
+                   r->key_ready, r->key_refused, r->key_answers,
+                   r->key_errors, r->keys_dropped, c->decided_rma);
 }
 
 static void umr_mpich_stop(void)

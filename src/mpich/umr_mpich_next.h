@@ -39,7 +39,13 @@
     _(Probe) _(Iprobe) _(Mprobe) _(Improbe) \
     _(Mrecv) _(Imrecv) _(Mrecv_c) _(Imrecv_c) \
     _(Alltoallw) _(Alltoallw_c) \
-    _(Neighbor_alltoallw) _(Neighbor_alltoallw_c)
+    _(Neighbor_alltoallw) _(Neighbor_alltoallw_c) \
+    _(Win_create) _(Win_allocate) _(Win_free) \
+    _(Win_create_dynamic) _(Win_attach) _(Win_detach) \
+    _(Put) _(Get) _(Rput) _(Rget) \
+    _(Win_fence) _(Win_unlock) _(Win_unlock_all) _(Win_flush) \
+    _(Win_flush_all) _(Win_flush_local) _(Win_flush_local_all) \
+    _(Win_complete)
 
 typedef struct umr_mpich_next {
 #define UMR_MPICH_NEXT_FIELD(_name) __typeof__(PMPI_##_name) *_name;

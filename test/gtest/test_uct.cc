@@ -736,6 +736,42 @@ TEST(test_uct_ucp_lanes, hidden_from_feature_requests_by_default)
 
 class test_uct_xproc : public ::testing::Test {
 protected:
+    /* Refused calls fired nothing; the targets hold `want` (the contiguous
+     * one written as the test says, the layout one untouched by gets). */
+    void expect_refused_then(const test_comp &comp,
+                             const std::vector<bytes_t> &want) {
+        for (int i = 0; i < 5; ++i) {
+            m_s.progress();
+        }
+        EXPECT_EQ(0, comp.fired);
+        std::vector<bytes_t> got = dump();
+        EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
+        EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+    }
+
+    /* A layout put or get of one element: posted until accepted (progress
+     * on NO_RESOURCE), then waited for. */
+    ucs_status_t layout_op(int op, uct_mem_h memh, void *base,
+                           const umr_layout_t *l, size_t off, size_t len,
+                           uint64_t raddr, uct_rkey_t rkey) {
+        test_comp comp;
+        ucs_status_t st;
+        do {
+            st = (op == OP_PUT) ?
+                 uct_umr_ep_put_layout(m_ep, memh, base, l, 1, off, len,
+                                       raddr, rkey, &comp.uct) :
+                 uct_umr_ep_get_layout(m_ep, memh, base, l, 1, off, len,
+                                       raddr, rkey, &comp.uct);
+            if (st == UCS_ERR_NO_RESOURCE) {
+                m_s.progress();
+            }
+        } while (st == UCS_ERR_NO_RESOURCE);
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+    }
+
     /* The usual pair of targets: region 0 contiguous (contig_len bytes),
      * region 1 a random layout of at least layout_min bytes, both filled
      * from rng; then start(). */
@@ -1544,14 +1580,7 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,   /* not an mlx5_umr ep */
               uct_umr_ep_put_layout(NULL, memh, base, rows, 1, 0, 8, m_va[0],
                                     m_rkeys[0].rkey, &comp.uct));
-    for (int i = 0; i < 5; ++i) {
-        m_s.progress();
-    }
-    EXPECT_EQ(0, comp.fired);
-
-    std::vector<bytes_t> got = dump();
-    EXPECT_EQ(want[0], got[0]) << first_diff(got[0], want[0]);
-    EXPECT_EQ(want[1], got[1]) << "get must not write the target";
+    expect_refused_then(comp, want);
 
     /* dereg drops both cached keys; the ep gone, every key is pooled */
     ASSERT_UCS_OK(m_s.dereg(memh));
@@ -1564,6 +1593,105 @@ TEST_F(test_uct_xproc, local_layout_cache_halo_loop)
 
     umr_layout_free(rows);
     umr_layout_free(xface);
+}
+
+/* A local layout whose blocks lie in two allocations with unmapped memory
+ * between them (an MPI_BOTTOM struct of separate arrays): no contiguous
+ * handle covers it, so the caller registers each allocation, joins them in
+ * one layout handle (uct_umr_mem_reg_over) and passes that handle as the
+ * local side: its key serves, both ways, byte for byte; a layout handle of
+ * other elements is refused before anything moves. */
+TEST_F(test_uct_xproc, local_layout_over_two_allocations)
+{
+    uint64_t seed;
+    std::mt19937_64 rng = seeded_rng(&seed);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    start_contig_and_layout(rng, 64 * 1024, 2048);
+    ASSERT_FALSE(HasFatalFailure());
+
+    const size_t page = sysconf(_SC_PAGESIZE), len = 4 * page;
+    uint8_t *map = (uint8_t*)mmap(NULL, 3 * len, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, (void*)map);
+    ASSERT_EQ(0, munmap(map + len, len));   /* the hole between them */
+    uint8_t *a = map, *b = map + 2 * len;
+    for (size_t i = 0; i < len; ++i) {
+        a[i] = (uint8_t)rng();
+        b[i] = (uint8_t)rng();
+    }
+
+    /* 24 blocks of 128 B in each allocation, stride 160 */
+    umr_layout_t *rows, *both;
+    ASSERT_UCS_OK(umr_layout_vector(24, 128, 160, NULL, &rows));
+    const size_t bls[2]    = {1, 1};
+    const ptrdiff_t dps[2] = {16, (ptrdiff_t)(b - a) + 32};
+    const umr_layout_t *ts[2] = {rows, rows};
+    ASSERT_UCS_OK(umr_layout_struct(2, bls, dps, ts, &both));
+    const size_t total = umr_layout_size(both);
+
+    uct_mem_h ma, mb, lay, wide;
+    ASSERT_UCS_OK(m_s.reg(a, len, &ma));
+    ASSERT_UCS_OK(m_s.reg(b, len, &mb));
+    EXPECT_NE(UCS_OK, uct_umr_mem_reg(m_s.md, a, both, 1,
+                                      UCT_MD_MEM_FLAG_HIDE_ERRORS, &wide))
+            << "the span over the hole registered";
+    const uct_mem_h two[2] = {ma, mb};
+    ASSERT_UCS_OK(uct_umr_mem_reg_over(m_s.md, a, both, 1, two, 2, 0, &lay));
+
+    auto run_layout = [&](int op, void *base, size_t off, size_t n,
+                          uint64_t raddr, uct_rkey_t rkey) {
+        return layout_op(op, lay, base, both, off, n, raddr, rkey);
+    };
+
+    std::vector<bytes_t> want = {m_regions[0].init, m_regions[1].init};
+    bytes_t packed(total);
+    ASSERT_UCS_OK(umr_layout_pack(both, 1, a, packed.data()));
+    ASSERT_EQ(UCS_OK, run_layout(OP_PUT, a, 0, total, m_va[0] + 16,
+                                 m_rkeys[0].rkey));
+    memcpy(want[0].data() + GUARD + 16, packed.data(), total);
+    EXPECT_EQ(0u, ep_stats().cache_misses) << "the handle's key serves";
+
+    /* get part of the remote layout key's stream into both allocations */
+    bytes_t ba(a, a + len), bb(b, b + len);
+    size_t n    = std::min<size_t>(total - 100, m_regions[1].stream.size());
+    bytes_t src(n);
+    for (size_t k = 0; k < n; ++k) {
+        src[k] = m_regions[1].init[m_regions[1].stream[k]];
+    }
+    ASSERT_EQ(UCS_OK, run_layout(OP_GET, a, 100, n, 0, m_rkeys[1].rkey));
+    {
+        /* the reference: the same range unpacked into copies */
+        bytes_t want_ab(3 * len, 0);
+        memcpy(want_ab.data(), ba.data(), len);
+        memcpy(want_ab.data() + 2 * len, bb.data(), len);
+        umr_layout_t *both_here;
+        const ptrdiff_t dps_here[2] = {16, (ptrdiff_t)(2 * len) + 32};
+        ASSERT_UCS_OK(umr_layout_struct(2, bls, dps_here, ts, &both_here));
+        ASSERT_UCS_OK(umr_layout_unpack_range(both_here, 1, want_ab.data(),
+                                              100, n, src.data()));
+        umr_layout_free(both_here);
+        EXPECT_EQ(0, memcmp(want_ab.data(), a, len)) << "first allocation";
+        EXPECT_EQ(0, memcmp(want_ab.data() + 2 * len, b, len))
+                << "second allocation";
+    }
+
+    /* a layout handle of other elements: refused, nothing moves */
+    test_comp comp;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_ep_put_layout(m_ep, lay, a + 8, both, 1, 0, 8,
+                                    m_va[0], m_rkeys[0].rkey, &comp.uct));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_umr_ep_put_layout(m_ep, lay, a, rows, 1, 0, 8, m_va[0],
+                                    m_rkeys[0].rkey, &comp.uct));
+    expect_refused_then(comp, want);
+
+    ASSERT_UCS_OK(m_s.dereg(lay));
+    ASSERT_UCS_OK(m_s.dereg(ma));
+    ASSERT_UCS_OK(m_s.dereg(mb));
+    munmap(a, len);
+    munmap(b, len);
+    umr_layout_free(both);
+    umr_layout_free(rows);
 }
 
 /* Transfers longer than MAX_MSG are split into fragments, any local kind. */
@@ -2180,28 +2308,6 @@ TEST_F(test_uct_limits, tx_queue_never_fits)
  * the rdma-core model). */
 class test_uct_ep_rdma_only : public test_uct_xproc {
 protected:
-    /* post until accepted (progress on NO_RESOURCE), then wait */
-    ucs_status_t layout_op(int op, uct_mem_h memh, void *base,
-                           const umr_layout_t *l, size_t off, size_t len,
-                           uint64_t raddr, uct_rkey_t rkey) {
-        test_comp comp;
-        ucs_status_t st;
-        do {
-            st = (op == OP_PUT) ?
-                 uct_umr_ep_put_layout(m_ep, memh, base, l, 1, off, len,
-                                       raddr, rkey, &comp.uct) :
-                 uct_umr_ep_get_layout(m_ep, memh, base, l, 1, off, len,
-                                       raddr, rkey, &comp.uct);
-            if (st == UCS_ERR_NO_RESOURCE) {
-                m_s.progress();
-            }
-        } while (st == UCS_ERR_NO_RESOURCE);
-        if (st != UCS_INPROGRESS) {
-            return st;
-        }
-        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
-    }
-
     uint64_t md_umrs() {
         uct_umr_md_stats_t st;
         EXPECT_UCS_OK_(uct_umr_md_get_stats(m_s.md, &st));
@@ -2720,22 +2826,8 @@ protected:
 
     ucs_status_t run_layout(int op, uct_mem_h memh, void *base,
                             size_t len) {
-        test_comp comp;
-        ucs_status_t st;
-        do {
-            st = (op == OP_PUT) ?
-                 uct_umr_ep_put_layout(m_ep, memh, base, m_vec, 1, 0, len,
-                                       m_va[0], m_rkeys[0].rkey, &comp.uct) :
-                 uct_umr_ep_get_layout(m_ep, memh, base, m_vec, 1, 0, len,
-                                       m_va[0], m_rkeys[0].rkey, &comp.uct);
-            if (st == UCS_ERR_NO_RESOURCE) {
-                m_s.progress();
-            }
-        } while (st == UCS_ERR_NO_RESOURCE);
-        if (st != UCS_INPROGRESS) {
-            return st;
-        }
-        return m_s.wait(comp) ? comp.status : UCS_ERR_TIMED_OUT;
+        return layout_op(op, memh, base, m_vec, 0, len, m_va[0],
+                         m_rkeys[0].rkey);
     }
 
     size_t            m_page = 0;

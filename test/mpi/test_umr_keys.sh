@@ -6,16 +6,17 @@
 # output in its own files and compared per rank with the job without the
 # components, over ob1 and ucx:
 #  - types with absolute addresses (bottom: a struct of a heap array and an
-#    mmap'ed one, from MPI_BOTTOM, both ways; then a vector received into
-#    such a struct): every byte as without the components; at the default
-#    verbosity nothing but the program's own lines; at pml_umr_verbose 1
-#    one line a rank saying why (the memory it spans does not register as
-#    one region), and the counters: the struct's first message chosen
-#    zero-copy and passed through (fallbacks 1), its other 9 passed through
-#    by the kept verdict without another try (passthrough_sends), the
-#    vector's first one declined by the receiver (declined 1) and its other
-#    9 passed through; nothing received zero-copy, no peer retired, no
-#    error, keys_live 0;
+#    mmap'ed one, unmapped memory between them, from MPI_BOTTOM, both ways;
+#    then a vector received into such a struct): every byte as without the
+#    components; at the default verbosity nothing but the program's own
+#    lines; at pml_umr_verbose 1 every message zero-copy (each allocation
+#    registered on its own, one key joining them, the receiver's too), no
+#    fallback, no decline, keys_live 0;
+#  - a struct of 9 one-page allocations (scattered: more than one key
+#    joins): every byte as without the components; one line a rank saying
+#    why, the first message chosen zero-copy and passed through (fallbacks
+#    1), the other 9 passed through by the kept verdict without another
+#    try (passthrough_sends), nothing received zero-copy, no error;
 #  - ever new layouts (p2p: 40 indexed types of 150 irregular blocks, 4
 #    keys each, 3 messages each both ways) and ever new windows (win: 40
 #    windows over one buffer, each with a new indexed target type, 3 puts
@@ -26,8 +27,9 @@
 #    0 at the end. Before, keys of freed windows and idle keys of sends
 #    held the pool: UCX ERROR lines, refused keys, puts through the wrapped
 #    module;
-#  - the same on the mlx5 engine over the rdma-core model (two simulated
-#    hosts, contrib/mpirun-model.sh), where the mlx5 engine is built.
+#  - the same, and the struct over separate allocations, on the mlx5
+#    engine over the rdma-core model (two simulated hosts,
+#    contrib/mpirun-model.sh), where the mlx5 engine is built.
 # Results in GoogleTest's format.
 #
 set -u
@@ -111,7 +113,7 @@ only_lines() {   # file pattern
 }
 
 bottom() {   # pml
-    local pml=$1 ref=$out/ref-$1-2-bottom got=$out/bottom-$1 v1=$out/bottom-v1-$1 n
+    local pml=$1 ref=$out/ref-$1-2-bottom got=$out/bottom-$1 v1=$out/bottom-v1-$1
     plain "$pml" 2 bottom || { tail "$ref"; return 1; }
     run_ranks "$got" "${umr_env[@]}" "${forced[@]}" OMPI_MCA_pml_umr_verbose=0 \
         -- -np 2 $(pml_args "$pml" umr) -- bottom || { tail "$got"; return 1; }
@@ -120,13 +122,25 @@ bottom() {   # pml
     run_ranks "$v1" "${umr_env[@]}" "${forced[@]}" -- -np 2 \
         $(pml_args "$pml" umr) -- bottom || { tail "$v1"; return 1; }
     same_per_rank "$ref" "$v1" || return 1
+    only_lines "$v1" "^check \|$done_line\|pml_umr: rank [01]: \|pml_umr: budget of connected peers" &&
+        counters_are "$v1" pml_umr zcopy_sends == 20 zcopy_recvs == 20 \
+            fallbacks == 0 declined == 0 passthrough_sends == 0 retired == 0 \
+            keys_live == 0 errors == 0
+}
+
+scattered() {   # pml
+    local pml=$1 ref=$out/ref-$1-2-scattered v1=$out/scattered-v1-$1 n
+    plain "$pml" 2 scattered || { tail "$ref"; return 1; }
+    run_ranks "$v1" "${umr_env[@]}" "${forced[@]}" -- -np 2 \
+        $(pml_args "$pml" umr) -- scattered || { tail "$v1"; return 1; }
+    same_per_rank "$ref" "$v1" || return 1
     for r in 0 1; do
-        n=$(rank_lines "$v1" $r | grep -ac "pml_umr: rank $r: a layout that gets no key on this rail: the memory it spans does not register as one region")
+        n=$(rank_lines "$v1" $r | grep -ac "pml_umr: rank $r: a layout that gets no key on this rail: the memory it spans does not register, in one region nor in 8 allocations")
         [ "$n" -eq 1 ] || { echo "rank $r: $n lines saying why"; rank_lines "$v1" $r; return 1; }
     done
     only_lines "$v1" "^check \|$done_line\|pml_umr: rank [01]: \|pml_umr: budget of connected peers" &&
-        counters_are "$v1" pml_umr fallbacks == 1 passthrough_sends == 18 \
-            declined == 1 zcopy_recvs == 0 retired == 0 keys_live == 0 errors == 0
+        counters_are "$v1" pml_umr fallbacks == 1 passthrough_sends == 9 \
+            declined == 0 zcopy_recvs == 0 retired == 0 keys_live == 0 errors == 0
 }
 
 # every message zero-copy, every put after its window's first zero-copy (the
@@ -174,9 +188,29 @@ churn_model() {   # pml
     churned "$got"
 }
 
+# The struct over separate allocations on the model: each block of the
+# joined keys' UMR lists checked against its own allocation's memory key.
+bottom_model() {   # pml
+    local pml=$1 ref=$out/ref-$1-2-bottom got=$out/bottom-model-$1
+    local launcher=("$top_srcdir/contrib/mpirun-model.sh" --no-build --hosts 2 --)
+    make -C "$top_builddir/test/model" libumr_verbs_model.la >/dev/null 2>&1 ||
+        { echo "no rdma-core model in this build (no rdma-core)"; return 77; }
+    plain "$pml" 2 bottom || { tail "$ref"; return 1; }
+    run_ranks "$got" BUILD_DIR="$top_builddir" "${forced[@]}" \
+        -- -np 2 $(pml_args "$pml" umr) -- bottom || { tail "$got.launcher"; return 1; }
+    same_per_rank "$ref" "$got" || return 1
+    ! grep -a "UCX" "$got" || { echo "UCX spoke"; return 1; }
+    [ "$(grep -c 'per connected peer: mlx5_0 ' "$got")" -eq 2 ] ||
+        { echo "not on the model's mlx5 engine"; cat "$got.launcher"; return 1; }
+    counters_are "$got" pml_umr zcopy_sends == 20 zcopy_recvs == 20 \
+        fallbacks == 0 declined == 0 errors == 0 keys_live == 0
+}
+
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 for pml in ob1 ucx; do
     check bottom_$pml bottom $pml
+    check scattered_$pml scattered $pml
+    check bottom_model_$pml bottom_model $pml
     check churn_$pml churn $pml
     check churn_model_$pml churn_model $pml
 done

@@ -13,6 +13,8 @@
  *           MPI_BOTTOM and received the same way, ROUNDS times; then a
  *           vector sent from an ordinary buffer and received into such a
  *           struct (only the receiver's memory spans both)
+ *   scattered  a struct of 9 one-page allocations with an unmapped page
+ *           between each two, from MPI_BOTTOM both ways, ROUNDS times
  *   p2p     LAYOUTS ever new indexed types (irregular blocks of 32 to 64
  *           bytes: several keys each), each sent USES times both ways and
  *           freed
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define ROUNDS    10
 #define BLOCKS    150           /* blocks of a p2p or window layout */
@@ -144,6 +147,65 @@ static void bottom_case(void)
     free(flat);
 }
 
+/* ---- scattered: more allocations than one key joins ------------------- */
+
+#define SCAT_N    9             /* one page each, an unmapped page between */
+
+static void scattered_case(void)
+{
+    const size_t page = sysconf(_SC_PAGESIZE), per = page / sizeof(double);
+    const size_t len  = SCAT_N * page;
+    double *flat = malloc(len);
+    char *s = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *r = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int bl[SCAT_N];
+    MPI_Aint sdp[SCAT_N], rdp[SCAT_N];
+    MPI_Datatype ty[SCAT_N], stype, rtype;
+    MPI_Request req;
+    uint64_t h = 0;
+    int i, round;
+
+    CHECK((s != MAP_FAILED) && (r != MAP_FAILED), "mmap failed");
+    for (i = 0; i < SCAT_N; ++i) {
+        munmap(s + (2 * i + 1) * page, page);
+        munmap(r + (2 * i + 1) * page, page);
+        bl[i] = per;
+        ty[i] = MPI_DOUBLE;
+        MPI_Get_address(s + 2 * i * page, &sdp[i]);
+        MPI_Get_address(r + 2 * i * page, &rdp[i]);
+    }
+    MPI_Type_create_struct(SCAT_N, bl, sdp, ty, &stype);
+    MPI_Type_create_struct(SCAT_N, bl, rdp, ty, &rtype);
+    MPI_Type_commit(&stype);
+    MPI_Type_commit(&rtype);
+    for (round = 0; round < ROUNDS; ++round) {
+        check_fill(flat, len, rank, round);
+        for (i = 0; i < SCAT_N; ++i) {
+            memcpy(s + 2 * i * page, (char*)flat + i * page, page);
+            memset(r + 2 * i * page, 0, page);
+        }
+        MPI_Irecv(MPI_BOTTOM, 1, rtype, peer, round, MPI_COMM_WORLD, &req);
+        MPI_Send(MPI_BOTTOM, 1, stype, peer, round, MPI_COMM_WORLD);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (i = 0; i < SCAT_N; ++i) {
+            memcpy((char*)flat + i * page, r + 2 * i * page, page);
+        }
+        h ^= check_verify("scattered", flat, len, len / sizeof(double),
+                          MPI_DOUBLE, peer, len, len / sizeof(double),
+                          MPI_DOUBLE, round);
+    }
+    report("scattered", h);
+    MPI_Type_free(&stype);
+    MPI_Type_free(&rtype);
+    for (i = 0; i < SCAT_N; ++i) {
+        munmap(s + 2 * i * page, page);
+        munmap(r + 2 * i * page, page);
+    }
+    free(flat);
+}
+
 /* ---- ever new layouts --------------------------------------------------- */
 
 /* Layout `i`: BLOCKS blocks of 4 to 8 doubles at irregular gaps (no
@@ -247,6 +309,7 @@ static const struct {
     void       (*run)(void);
 } cases[] = {
     {"bottom", bottom_case},
+    {"scattered", scattered_case},
     {"p2p",    p2p_case},
     {"win",    win_case},
 };

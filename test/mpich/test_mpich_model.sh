@@ -11,7 +11,10 @@
 # hosts) and np 4 (two ranks a host); every rank moved messages zero-copy
 # and ended with no registration, no held message and no error; seeded
 # random layouts (mpich_layouts) arrive as MPICH's MPI_Pack/MPI_Unpack
-# say, every message above 4160 B zero-copy.
+# say, every message above 4160 B zero-copy; one-sided (armci_test:
+# strided get/put in lock_all/flush) prints the same check lines on every
+# rank as without the library, every rank moved puts or gets zero-copy
+# through target keys.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -72,6 +75,25 @@ layouts() {   # link np
     done
 }
 
+# one-sided: put and get through the target keys over the model
+rma() {   # link np
+    local got=$out/armci-$1-$2 ref=$out/plain-armci-$2 r n
+    prog=$PWD/armci_test
+    if [ ! -f "$ref" ]; then
+        launcher=("$mpiexec")
+        run "$ref" "$2" || { echo "the plain job failed"; tail "$ref"; rm -f "$ref"; return 1; }
+    fi
+    launcher=("$top_srcdir/contrib/mpirun-model.sh" --mpich --no-build --link "$1" --)
+    run "$got" "$2" || { echo "job failed ($got)"; tail -20 "$got"; return 1; }
+    done_line="osc_umr_armci: 0 failure(s)" same_checks "$ref" "$got" || return 1
+    for r in $(seq 0 $(($2 - 1))); do
+        n=$(rank_lines "$got" $r | grep -a "^umr_mpich: rank $r: .*zcopy_puts" |
+            awk '{ for (i = 1; i < NF; ++i) if ($i == "zcopy_puts" || $i == "zcopy_gets") s += $(i + 1) } END { print s + 0 }')
+        [ "$n" -gt 0 ] && [ "$(counter "$got" $r keys_live)" = 0 ] ||
+            { echo "rank $r:"; rank_lines "$got" $r | grep "umr_mpich: rank"; return 1; }
+    done
+}
+
 for link in ib roce; do
     for np in 2 4; do
         # shellcheck disable=SC2086
@@ -80,4 +102,5 @@ for link in ib roce; do
         check "layouts_${link}_np$np" layouts "$link" "$np"
     done
 done
+check rma_ib_np2 rma ib 2
 finish

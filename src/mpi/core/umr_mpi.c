@@ -110,15 +110,11 @@ void umr_mpi_set_faults(unsigned mask)
 
 #if UMR_TEST_HOOKS
 const char *const umr_mpi_fault_names[UMR_MPI_FAULT_NUM] = {
-    [UMR_MPI_FAULT_CONNECT]    = "connect",
-    [UMR_MPI_FAULT_KEY]        = "key",
-    [UMR_MPI_FAULT_MDWAIT]     = "mdwait",
-    [UMR_MPI_FAULT_POST]       = "post",
-    [UMR_MPI_FAULT_COMPLETION] = "completion",
-    [UMR_MPI_FAULT_CTLSEND]    = "ctlsend",
-    [UMR_MPI_FAULT_ACKPOST]    = "ackpost",
-    [UMR_MPI_FAULT_NORAIL]     = "norail"
+    UMR_MPI_FAULT_NAMES
 };
+_Static_assert(sizeof((const char*[]){UMR_MPI_FAULT_NAMES}) ==
+               UMR_MPI_FAULT_NUM * sizeof(const char*),
+               "a name for each fault point");
 
 int umr_mpi_faults_parse(const char *spec, const char *const *names, int n,
                          unsigned *mask, char *why, size_t len)

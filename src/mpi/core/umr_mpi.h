@@ -187,6 +187,8 @@ void umr_mpi_set_faults(unsigned mask);
  * parameter takes (Open MPI: pml_umr_test_fault; MPICH:
  * UMR_MPICH_TEST_FAULT). */
 extern const char *const umr_mpi_fault_names[UMR_MPI_FAULT_NUM];
+#define UMR_MPI_FAULT_NAMES "connect", "key", "mdwait", "post", \
+                            "completion", "ctlsend", "ackpost", "norail"
 /* A comma-separated list of fault names, among the `n` of `names` (the
  * core's above, or a binding's own points): 0 and its mask (bit i:
  * names[i]; "" or NULL: none), or -1 and `why` saying which is not one of

@@ -89,6 +89,7 @@ static ucs_status_t umr_mpi_region_reg(void *context,
     region->rail     = rail;
     region->nlkeys   = 0;
     region->uncached = (arg != NULL); /* see umr_mpi_region_get */
+    region->ndeferred = 0;
     ucs_list_head_init(&region->lkeys);
     /* memory that does not register is the caller's decision (it passes
      * through): its status, no error line */
@@ -105,15 +106,46 @@ static ucs_status_t umr_mpi_region_reg(void *context,
     return UCS_OK;
 }
 
+/* A put of a region that may come from inside the registration cache (a
+ * region's mem_dereg frees its layout keys, with the cache's lock held):
+ * done at the next umr_mpi_region_get, or at the rail's end. */
+static void umr_mpi_region_put_later(umr_mpi_region_t *region)
+{
+    if (region->ndeferred++ == 0) {
+        ucs_list_add_tail(&region->rail->deferred_puts, &region->deferred);
+    }
+}
+
+static void umr_mpi_keys_put_deferred(umr_mpi_rail_t *rail)
+{
+    umr_mpi_region_t *region;
+    unsigned n;
+
+    while (!ucs_list_is_empty(&rail->deferred_puts)) {
+        region = ucs_list_extract_head(&rail->deferred_puts,
+                                       umr_mpi_region_t, deferred);
+        n = region->ndeferred;
+        region->ndeferred = 0;
+        while (n-- > 0) {
+            umr_mpi_region_put(region);
+        }
+    }
+}
+
 static void umr_mpi_lkey_free(umr_mpi_region_t *region,
                               umr_mpi_lkey_t *lkey)
 {
+    unsigned i;
+
     if (lkey->refs == 0) {
         ucs_list_del(&lkey->idle);
     }
     ucs_list_del(&lkey->list);
     --region->nlkeys;
     uct_md_mem_dereg(region->rail->md, lkey->memh);
+    for (i = 0; i < lkey->nmore; ++i) {
+        umr_mpi_region_put_later(lkey->more[i]);
+    }
     umr_layout_free(lkey->layout);
     free(lkey);
     --umr_mpi.cnt.keys_live;
@@ -218,16 +250,30 @@ ucs_status_t umr_mpi_keys_init(umr_mpi_rail_t *rail)
 {
     rail->rcache       = NULL;   /* at the first registration */
     rail->rcache_tried = 0;
+    rail->nalloc_cuts  = 0;
     ucs_list_head_init(&rail->idle_lkeys);
+    ucs_list_head_init(&rail->deferred_puts);
+    ucs_list_head_init(&rail->alloc_cuts);
     return uct_umr_md_reclaim_set(rail->md, umr_mpi_keys_reclaim, rail);
 }
 
 void umr_mpi_keys_fini(umr_mpi_rail_t *rail)
 {
+    umr_mpi_lkey_t *lkey;
+
+    /* keys first: those joining allocations hold the regions of the
+     * others, which the cache would find in use */
+    while (!ucs_list_is_empty(&rail->idle_lkeys)) {
+        lkey = ucs_list_head(&rail->idle_lkeys, umr_mpi_lkey_t, idle);
+        umr_mpi_lkey_free(lkey->region, lkey);
+    }
+    umr_mpi_keys_put_deferred(rail);
+    umr_mpi_allocs_fini(rail);
     if (rail->rcache != NULL) {
         ucs_rcache_destroy(rail->rcache);
         rail->rcache = NULL;
     }
+    ucs_list_head_init(&rail->deferred_puts);   /* gone with the cache */
 }
 
 /* The cache keeps a region's protection: a region registered for reads
@@ -244,6 +290,9 @@ ucs_status_t umr_mpi_region_get(umr_mpi_rail_t *rail, void *lo, size_t len,
 
     if (ucs_unlikely(!rail->rcache_tried)) {
         umr_mpi_keys_cache(rail);
+    }
+    if (ucs_unlikely(!ucs_list_is_empty(&rail->deferred_puts))) {
+        umr_mpi_keys_put_deferred(rail);
     }
     if (rail->rcache == NULL) {
         region = calloc(1, sizeof(*region));
@@ -286,8 +335,34 @@ void umr_mpi_region_put(umr_mpi_region_t *region)
     ucs_rcache_region_put(region->rail->rcache, &region->super);
 }
 
-/* The layout key of (base, layout, count) over `region` (held by the
- * caller) for `prot`, made once; in use until umr_mpi_lkey_put. */
+/* The key joins these regions of other allocations. */
+static int umr_mpi_lkey_over(const umr_mpi_lkey_t *lkey,
+                             umr_mpi_region_t *const *more, unsigned nmore)
+{
+    return (lkey->nmore == nmore) &&
+           ((nmore == 0) ||
+            !memcmp(lkey->more, more, nmore * sizeof(*more)));
+}
+
+/* No operation holds the key, and memory of another allocation it joins is
+ * gone (unmapped: out of the cache, which has registered it anew): it
+ * would never be found again. */
+static int umr_mpi_lkey_stale(const umr_mpi_lkey_t *lkey)
+{
+    unsigned i;
+
+    if (lkey->refs > 0) {
+        return 0;
+    }
+    for (i = 0; i < lkey->nmore; ++i) {
+        if (!lkey->more[i]->uncached &&
+            !(lkey->more[i]->super.flags & UCS_RCACHE_REGION_FLAG_PGTABLE)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether `lkey` is of the layout of `t`: the summary it matched last
  * (ids are never reused), or the same contents (then it is `t`'s). */
 static int umr_mpi_lkey_is_of(umr_mpi_lkey_t *lkey, const umr_mpi_dtype_t *t)
@@ -302,19 +377,37 @@ static int umr_mpi_lkey_is_of(umr_mpi_lkey_t *lkey, const umr_mpi_dtype_t *t)
     return 1;
 }
 
-ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
-                              const umr_mpi_dtype_t *t, size_t count,
-                              int prot, umr_mpi_lkey_t **lkey_p,
-                              const char **why_p)
+/* The layout key of (base, the layout of `t`, count) over regions[0..n)
+ * (held by the caller; those after the first are the key's from now on)
+ * for `prot`, made once; in use until umr_mpi_lkey_put. */
+static ucs_status_t umr_mpi_lkey_get_over(umr_mpi_region_t **regions,
+                                          unsigned n, void *base,
+                                          const umr_mpi_dtype_t *t,
+                                          size_t count, int prot,
+                                          umr_mpi_lkey_t **lkey_p,
+                                          const char **why_p)
 {
     const umr_layout_t *layout = t->layout;
-    umr_mpi_rail_t *rail       = region->rail;
-    umr_mpi_lkey_t *lkey;
+    umr_mpi_region_t *region = regions[0];
+    umr_mpi_rail_t *rail     = region->rail;
+    uct_mem_h memhs[UMR_MPI_MAX_ALLOCS];
+    umr_mpi_lkey_t *lkey, *tmp;
     ucs_status_t status;
+    unsigned i;
 
-    ucs_list_for_each(lkey, &region->lkeys, list) {
+    ucs_list_for_each_safe(lkey, tmp, &region->lkeys, list) {
+        if (umr_mpi_lkey_stale(lkey)) {
+            umr_mpi_lkey_free(region, lkey);
+            continue;
+        }
         if ((lkey->base == base) && (lkey->count == count) &&
-            ((lkey->prot & prot) == prot) && umr_mpi_lkey_is_of(lkey, t)) {
+            ((lkey->prot & prot) == prot) &&
+            umr_mpi_lkey_over(lkey, regions + 1, n - 1) &&
+            umr_mpi_lkey_is_of(lkey, t)) {
+            /* the key holds the other regions already */
+            for (i = 1; i < n; ++i) {
+                umr_mpi_region_put(regions[i]);
+            }
             /* most recently used first */
             ucs_list_del(&lkey->list);
             ucs_list_add_head(&region->lkeys, &lkey->list);
@@ -345,11 +438,13 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
         status = umr_mpi_keys_refusal(status, 1, why_p);
         goto err_free;
     }
-    /* over the region's registration: its pages are pinned once. A layout
-     * beyond the key budget, or a dry key pool, is a status the caller
-     * falls back on, not an error line */
-    status = uct_umr_mem_reg_over(rail->md, base, layout, count,
-                                  &region->memh, 1,
+    /* over the regions' registrations: their pages are pinned once. A
+     * layout beyond the key budget, or a dry key pool, is a status the
+     * caller falls back on, not an error line */
+    for (i = 0; i < n; ++i) {
+        memhs[i] = regions[i]->memh;
+    }
+    status = uct_umr_mem_reg_over(rail->md, base, layout, count, memhs, n,
                                   umr_mpi_access(prot, UCT_MD_MEM_ACCESS_RMA) |
                                   UCT_MD_MEM_FLAG_HIDE_ERRORS, &lkey->memh);
     if (status != UCS_OK) {
@@ -372,12 +467,14 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
         status = umr_mpi_keys_refusal(status, 1, why_p);
         goto err_layout;
     }
-    lkey->region  = region;
-    lkey->base    = base;
-    lkey->count   = count;
-    lkey->prot    = prot;
+    lkey->region = region;
+    lkey->base   = base;
+    lkey->count  = count;
+    lkey->prot   = prot;
     lkey->refs    = 1;
     lkey->type_id = t->id;
+    lkey->nmore   = n - 1;
+    memcpy(lkey->more, regions + 1, (n - 1) * sizeof(*regions));
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
     ++umr_mpi.cnt.keys_live;
@@ -390,6 +487,15 @@ err_layout:
 err_free:
     free(lkey);
     return status;
+}
+
+ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
+                              const umr_mpi_dtype_t *t, size_t count,
+                              int prot, umr_mpi_lkey_t **lkey_p,
+                              const char **why_p)
+{
+    return umr_mpi_lkey_get_over(&region, 1, base, t, count, prot, lkey_p,
+                                 why_p);
 }
 
 void umr_mpi_lkey_put(umr_mpi_lkey_t *lkey)
@@ -419,25 +525,97 @@ ucs_status_t umr_mpi_region_acquire(umr_mpi_rail_t *rail, void *base,
            UCS_ERR_UNSUPPORTED : status;
 }
 
+/* The regions the bytes of (base, t, count) lie in, held: the one of its
+ * span, or those of its allocations (umr_mpi_allocs.h). */
+static ucs_status_t umr_mpi_regions_acquire(umr_mpi_rail_t *rail, void *base,
+                                            const umr_mpi_dtype_t *t,
+                                            size_t count, int prot,
+                                            umr_mpi_region_t **regions,
+                                            unsigned *n_p, const char **why_p)
+{
+    ucs_status_t status;
+
+    if (ucs_unlikely(!ucs_list_is_empty(&rail->alloc_cuts)) &&
+        (umr_mpi_allocs_acquire(rail, base, t->layout, count, prot, regions,
+                                n_p, NULL) == UCS_OK)) {
+        return UCS_OK;   /* cut before: the span is not tried again */
+    }
+    *n_p   = 1;
+    status = umr_mpi_region_acquire(rail, base, t, count, prot, regions,
+                                    why_p);
+    if (((status == UCS_ERR_EXCEEDS_LIMIT) ||
+         (status == UCS_ERR_UNSUPPORTED)) && (t->layout != NULL) &&
+        (umr_mpi_allocs_acquire(rail, base, t->layout, count, prot, regions,
+                                n_p, why_p) == UCS_OK)) {
+        return UCS_OK;
+    }
+    return status;   /* the span's refusal, with the cut's reason */
+}
+
+static void umr_mpi_regions_put(umr_mpi_region_t **regions, unsigned n)
+{
+    while (n-- > 0) {
+        umr_mpi_region_put(regions[n]);
+    }
+}
+
+/* Regions and, where wanted or their allocations are several, the key
+ * joining them (umr_mpi_lkey_acquire, umr_mpi_local_acquire). */
+static ucs_status_t umr_mpi_keys_acquire(umr_mpi_rail_t *rail, void *base,
+                                         const umr_mpi_dtype_t *t,
+                                         size_t count, int prot, int want_key,
+                                         umr_mpi_region_t **region_p,
+                                         umr_mpi_lkey_t **lkey_p,
+                                         const char **why_p)
+{
+    umr_mpi_region_t *regions[UMR_MPI_MAX_ALLOCS];
+    ucs_status_t status;
+    unsigned n;
+
+    *region_p = NULL;
+    *lkey_p   = NULL;
+    status    = umr_mpi_regions_acquire(rail, base, t, count, prot, regions,
+                                        &n, why_p);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (want_key || (n > 1)) {
+        status = umr_mpi_lkey_get_over(regions, n, base, t, count, prot,
+                                       lkey_p, why_p);
+        if (status != UCS_OK) {
+            umr_mpi_regions_put(regions, n);
+            return status;
+        }
+    }
+    *region_p = regions[0];
+    return UCS_OK;
+}
+
 ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
                                   const umr_mpi_dtype_t *t, size_t count,
                                   int prot, umr_mpi_region_t **region_p,
                                   umr_mpi_lkey_t **lkey_p, const char **why_p)
 {
-    ucs_status_t status;
+    return umr_mpi_keys_acquire(rail, base, t, count, prot, 1, region_p,
+                                lkey_p, why_p);
+}
 
-    status = umr_mpi_region_acquire(rail, base, t, count, prot, region_p,
-                                    why_p);
-    if (status != UCS_OK) {
-        return status;
+ucs_status_t umr_mpi_local_acquire(umr_mpi_rail_t *rail, void *base,
+                                   const umr_mpi_dtype_t *t, size_t count,
+                                   int prot, umr_mpi_region_t **region_p,
+                                   umr_mpi_lkey_t **lkey_p,
+                                   const char **why_p)
+{
+    return umr_mpi_keys_acquire(rail, base, t, count, prot, 0, region_p,
+                                lkey_p, why_p);
+}
+
+void umr_mpi_local_release(umr_mpi_region_t *region, umr_mpi_lkey_t *lkey)
+{
+    if (lkey != NULL) {
+        umr_mpi_lkey_put(lkey);
     }
-    status = umr_mpi_lkey_get(*region_p, base, t, count, prot, lkey_p,
-                              why_p);
-    if (status != UCS_OK) {
-        umr_mpi_region_put(*region_p);
-        *region_p = NULL;
-    }
-    return status;
+    umr_mpi_region_put(region);
 }
 
 void umr_mpi_lkey_release(umr_mpi_region_t *region, umr_mpi_lkey_t *lkey)

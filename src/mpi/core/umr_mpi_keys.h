@@ -30,6 +30,7 @@
 #ifndef UMR_MPI_KEYS_H_
 #define UMR_MPI_KEYS_H_
 
+#include "umr_mpi_allocs.h"
 #include "umr_mpi_rail.h"
 #include "umr_mpi_type.h"
 
@@ -57,6 +58,9 @@ typedef struct umr_mpi_lkey {
     uct_mem_h        memh;          /* over the region's memh */
     int              refs;          /* users now (sends in flight) */
     uint8_t          rkey[UMR_MPI_MAX_RKEY];
+    unsigned         nmore;         /* blocks in other allocations: */
+    struct umr_mpi_region *more[UMR_MPI_MAX_ALLOCS - 1]; /* their regions,
+                                       held by the key (umr_mpi_allocs.h) */
 } umr_mpi_lkey_t;
 
 /* A registered region of the rail's cache. */
@@ -67,6 +71,10 @@ typedef struct umr_mpi_region {
     ucs_list_link_t       lkeys;
     int                   nlkeys;
     int                   uncached;   /* no cache: registered for one use */
+    ucs_list_link_t       deferred;   /* in rail->deferred_puts while */
+    unsigned              ndeferred;  /* puts wait (a key over several
+                                         allocations freed from inside the
+                                         cache, which holds its lock) */
 } umr_mpi_region_t;
 
 /* The rail's registration cache (none: every use registers), made at its
@@ -105,13 +113,29 @@ ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
 void         umr_mpi_lkey_put(umr_mpi_lkey_t *lkey);
 
 /* Both at once, held until umr_mpi_lkey_release (or _drop): what a
- * zero-copy send, or a target's window, registers. */
+ * zero-copy send, or a target's window, registers. Where the bytes do not
+ * register as one region (blocks in separate allocations), each allocation
+ * is registered and the key joins them (umr_mpi_allocs.h): *region_p is
+ * then the first one's. */
 ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
                                   const umr_mpi_dtype_t *t, size_t count,
                                   int prot, umr_mpi_region_t **region_p,
                                   umr_mpi_lkey_t **lkey_p, const char **why_p);
 void         umr_mpi_lkey_release(umr_mpi_region_t *region,
                                   umr_mpi_lkey_t *lkey);
+
+/* The local side of an operation on `count` elements of `t` at `base`: the
+ * region that covers them (*lkey_p NULL), or, where their bytes do not
+ * register as one region, the first allocation's region and a layout key
+ * joining every allocation, whose handle is the local one (*lkey_p). Held
+ * until umr_mpi_local_release. Refusals as umr_mpi_region_acquire. */
+ucs_status_t umr_mpi_local_acquire(umr_mpi_rail_t *rail, void *base,
+                                   const umr_mpi_dtype_t *t, size_t count,
+                                   int prot, umr_mpi_region_t **region_p,
+                                   umr_mpi_lkey_t **lkey_p,
+                                   const char **why_p);
+void         umr_mpi_local_release(umr_mpi_region_t *region,
+                                   umr_mpi_lkey_t *lkey);
 /* Released for good (its window is freed, its memory detached): its keys go
  * back to the pool now, unless another operation holds the same key. */
 void         umr_mpi_lkey_drop(umr_mpi_region_t *region, umr_mpi_lkey_t *lkey);

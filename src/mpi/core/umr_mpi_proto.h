@@ -164,7 +164,9 @@ typedef struct umr_mpi_xfer {
     int                   error;      /* DONE: 0 or the MPI's error code */
     size_t                moved;      /* DONE: the status's bytes */
     umr_mpi_region_t      *region;    /* held while the data moves */
-    umr_mpi_lkey_t        *lkey;      /* sender: its layout key */
+    umr_mpi_lkey_t        *lkey;      /* sender: its layout key; receiver:
+                                         the key joining its allocations
+                                         (umr_mpi_local_acquire) or NULL */
     uct_rkey_t            rkey;       /* receiver: the sender's key */
     int                   has_rkey;
     uct_completion_t      comp;

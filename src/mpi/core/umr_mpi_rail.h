@@ -46,6 +46,12 @@ typedef struct umr_mpi_rail {
     int           rcache_tried;     /* made at the first registration */
     ucs_list_link_t idle_lkeys;     /* layout keys no operation holds, the
                                        least recently used last */
+    ucs_list_link_t deferred_puts;  /* regions whose put waits until no
+                                       registration cache lock is held */
+    ucs_list_link_t alloc_cuts;     /* layouts over several allocations:
+                                       where they were cut (most recent
+                                       first, umr_mpi_allocs.h) */
+    unsigned      nalloc_cuts;
 } umr_mpi_rail_t;
 
 /* What a process publishes (binding publish/lookup). */

@@ -110,8 +110,9 @@ static void umr_mpi_recv_fault(umr_mpi_xfer_t *x, ucs_status_t status)
 static void umr_mpi_recv_unget(umr_mpi_xfer_t *x)
 {
     if (x->region != NULL) {
-        umr_mpi_region_put(x->region);
+        umr_mpi_local_release(x->region, x->lkey);
         x->region = NULL;
+        x->lkey   = NULL;
     }
     if (x->has_rkey) {
         uct_umr_ep_rkey_release(x->peer->ep, x->rkey);
@@ -178,15 +179,15 @@ static void umr_mpi_recv_get(umr_mpi_xfer_t *x)
         if (UMR_MPI_FAULT(UMR_MPI_FAULT_KEY)) {
             status = UCS_ERR_NO_RESOURCE;
         } else {
-            status = umr_mpi_region_acquire(x->peer->rail, x->buf, info,
-                                            x->count, PROT_READ | PROT_WRITE,
-                                            &x->region, &why);
+            status = umr_mpi_local_acquire(x->peer->rail, x->buf, info,
+                                           x->count, PROT_READ | PROT_WRITE,
+                                           &x->region, &x->lkey, &why);
             if ((status == UCS_ERR_EXCEEDS_LIMIT) ||
                 (status == UCS_ERR_UNSUPPORTED) ||
                 (status == UCS_ERR_NO_RESOURCE)) {
-                /* the receive's memory does not register (a type over
-                 * separate allocations, from MPI_BOTTOM): declined, not a
-                 * fault (the peer stays) */
+                /* the receive's memory does not register (nor do its
+                 * allocations, one by one): declined, not a fault (the
+                 * peer stays) */
                 x->region = NULL;
                 UMR_MPI_VERBOSE(20, "receive layout gets no key (%s)", why);
                 umr_mpi_recv_decline_get(x, "memory not registered");
@@ -208,7 +209,11 @@ static void umr_mpi_recv_get(umr_mpi_xfer_t *x)
     } else if (UMR_MPI_FAULT(UMR_MPI_FAULT_POST)) {
         status = UCS_ERR_IO_ERROR;
     } else {
-        status = uct_umr_ep_get_layout(x->peer->ep, x->region->memh, x->buf,
+        /* a key joining several allocations is the local side itself */
+        status = uct_umr_ep_get_layout(x->peer->ep,
+                                       (x->lkey != NULL) ? x->lkey->memh :
+                                                           x->region->memh,
+                                       x->buf,
                                        info->layout, x->count, 0, x->moved, 0,
                                        x->rkey, &x->comp);
     }
@@ -341,6 +346,7 @@ static void umr_mpi_recv_begin(umr_mpi_xfer_t *x, umr_mpi_xfer_state_t state)
     x->peer_held = 0;
     x->has_rkey  = 0;
     x->region    = NULL;
+    x->lkey      = NULL;
     umr_mpi_progress_ref(1);
 }
 

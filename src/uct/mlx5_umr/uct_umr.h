@@ -126,7 +126,10 @@ ucs_status_t uct_umr_md_reclaim_set(uct_md_h md, uct_umr_md_reclaim_func_t func,
  * Put/get between a local layout over registered contiguous memory and a
  * remote key (contiguous, or a layout key: remote_addr is then a byte offset).
  * The local side is `count` elements of `layout` at `base`, all inside `memh`
- * (from uct_md_mem_reg); the operation moves bytes [offset, offset + length)
+ * (from uct_md_mem_reg), or `memh` is a layout handle of those very elements
+ * (uct_umr_mem_reg/_over with the same base, count and layout: blocks in
+ * several allocations), whose key serves as the local one; the operation
+ * moves bytes [offset, offset + length)
  * of its packed stream. The endpoint configures a UMR key for
  * (memh, layout, base, count) once and caches it - on its own queue pair, or
  * on the md's with UCX_MLX5_UMR_EP_UMR=n -, so a
@@ -140,8 +143,8 @@ ucs_status_t uct_umr_md_reclaim_set(uct_md_h md, uct_umr_md_reclaim_func_t func,
  * pending_add), UCS_ERR_EXCEEDS_LIMIT (the local layout gets no key: beyond
  * the limits, or the key pool held by registrations in use; found before
  * anything moved, not logged as an error: move the data another way),
- * UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh, range outside
- * the layout, memh or remote key) or another error.
+ * UCS_ERR_INVALID_PARAM (not an mlx5_umr ep, a layout memh of other
+ * elements, range outside the layout, memh or remote key) or another error.
  */
 ucs_status_t uct_umr_ep_put_layout(uct_ep_h ep, uct_mem_h memh, void *base,
                                    const umr_layout_t *layout,

@@ -9,7 +9,9 @@
  * The local side is a layout applied to a contiguous memory handle: tiny
  * blocks are packed into a bounce buffer, anything else goes through a local
  * UMR key that the ep cache keeps per (memh, layout, base, count); a miss
- * lowers the layout and configures the keys on this QP before the RDMA.
+ * lowers the layout and configures the keys on this QP before the RDMA. Or
+ * it is the caller's layout handle of the same elements (blocks in several
+ * allocations, uct_umr_mem_reg_over), whose own key serves.
  */
 #include "umr_config.h"
 
@@ -93,6 +95,7 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
     umr_eng_sge_t sge;
     unsigned frags;
     size_t total;
+    int own_key;
     int pack;
 
     if (!uct_mlx5_umr_ep_is_ours(tl_ep)) {
@@ -107,11 +110,22 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
         return status;
     }
 
-    if ((memh == NULL) || (memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT) ||
-        (layout == NULL) || (count == 0) || (rkey == NULL)) {
+    if ((memh == NULL) || (layout == NULL) || (count == 0) ||
+        (rkey == NULL)) {
         ucs_error("mlx5_umr ep %p: layout op: invalid parameter: memh %p "
-                  "(must be contiguous) layout %p count %zu rkey %p", ep,
-                  memh, layout, count, rkey);
+                  "layout %p count %zu rkey %p", ep, memh, layout, count,
+                  rkey);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    own_key = !!(memh->flags & UCT_MLX5_UMR_MEMH_FLAG_LAYOUT);
+    if (own_key && ((memh->base != base) || (memh->count != count) ||
+                    !umr_layout_equal(memh->layout, layout))) {
+        ucs_error("mlx5_umr ep %p: layout op: the layout handle %p is of "
+                  "other elements (base %p, count %zu, layout %s): the "
+                  "local side must be the elements it was registered for",
+                  ep, memh, base, count,
+                  umr_layout_equal(memh->layout, layout) ? "the same" :
+                                                           "another");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -135,9 +149,10 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
                   "the layout's %zu bytes", ep, offset, length, total);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (((uintptr_t)base + span_lb < (uintptr_t)memh->base) ||
-        ((uintptr_t)base + span_ub >
-         (uintptr_t)memh->base + memh->length)) {
+    if (!own_key &&
+        (((uintptr_t)base + span_lb < (uintptr_t)memh->base) ||
+         ((uintptr_t)base + span_ub >
+          (uintptr_t)memh->base + memh->length))) {
         ucs_error("mlx5_umr ep %p: local layout span [%p, %p) is outside its "
                   "memory handle %p+%" PRIu64, ep,
                   UCS_PTR_BYTE_OFFSET(base, span_lb),
@@ -179,6 +194,13 @@ uct_mlx5_umr_ep_layout_op(uct_ep_h tl_ep, umr_eng_opcode_t opcode,
          * copy for the scatter */
         status = uct_mlx5_umr_ep_pack_layout(ep, op, opcode, layout, 1, count,
                                              base, offset, length, &sge);
+    } else if (own_key) {
+        /* its blocks were checked against their handles when it was made
+         * (uct_umr_mem_reg_over), which may be several allocations */
+        status     = UCS_OK;
+        sge.addr   = offset; /* zero-based */
+        sge.length = length;
+        sge.lkey   = uct_mlx5_umr_key_lkey(memh->plan, memh->mkeys);
     } else {
         status = uct_mlx5_umr_ep_layout_key(ep, op, memh, base, layout, count,
                                             frags);

@@ -194,6 +194,84 @@ uct_mlx5_umr_layout_bind(uct_mlx5_umr_memh_t *memh,
     return UCS_OK;
 }
 
+/* Blocks of a layout over several handles, each with the handle it lies
+ * in (umr_layout_lower_blocks never merges blocks of two memories). */
+typedef struct {
+    uintptr_t                  base;
+    uct_mlx5_umr_memh_t *const *memhs;
+    unsigned                   num_memhs;
+    umr_layout_block_t         *blocks;
+    size_t                     num, cap;
+    int                        outside;   /* a block in none of them */
+} uct_mlx5_umr_layout_blocks_t;
+
+static int uct_mlx5_umr_layout_block(void *arg, ptrdiff_t offset, size_t len)
+{
+    uct_mlx5_umr_layout_blocks_t *b = arg;
+    uintptr_t lo = b->base + offset;
+    umr_layout_block_t *grown;
+    unsigned m;
+
+    for (m = 0; m < b->num_memhs; ++m) {
+        if ((lo >= (uintptr_t)b->memhs[m]->base) &&
+            (lo + len <= (uintptr_t)b->memhs[m]->base +
+                         b->memhs[m]->length)) {
+            break;
+        }
+    }
+    if (m == b->num_memhs) {
+        b->outside = 1;
+        return 1;
+    }
+    if (b->num == b->cap) {
+        b->cap = ucs_max(2 * b->cap, 64);
+        grown  = ucs_realloc(b->blocks, b->cap * sizeof(*grown),
+                             "mlx5_umr layout blocks");
+        if (grown == NULL) {
+            return 1;
+        }
+        b->blocks = grown;
+    }
+    b->blocks[b->num].offset   = offset;
+    b->blocks[b->num].length   = len;
+    b->blocks[b->num++].mem    = m;
+    return 0;
+}
+
+/* The layout's plan has an entry whose repeats reach over two handles (its
+ * blocks in separate allocations, laid out alike): its blocks lowered one
+ * by one, each in its own handle, into list keys instead. */
+static ucs_status_t
+uct_mlx5_umr_layout_plan_by_blocks(uct_mlx5_umr_md_t *md,
+                                   uct_mlx5_umr_memh_t *memh,
+                                   uct_mlx5_umr_memh_t *const *memhs,
+                                   unsigned num_memhs, ucs_log_level_t level)
+{
+    uct_mlx5_umr_layout_blocks_t b = {(uintptr_t)memh->base, memhs,
+                                      num_memhs, NULL, 0, 0, 0};
+    umr_layout_plan_t *plan = NULL;
+    ucs_status_t status;
+
+    status = umr_layout_for_each_block(memh->layout, memh->count,
+                                       uct_mlx5_umr_layout_block, &b);
+    if (status == UCS_OK) {
+        status = b.outside ? UCS_ERR_INVALID_PARAM :
+                 (b.num < b.cap || b.num == 0) ?
+                 umr_layout_lower_blocks(b.blocks, b.num, &md->limits,
+                                         &plan) :
+                 UCS_ERR_NO_MEMORY;
+    }
+    ucs_free(b.blocks);
+    if (status != UCS_OK) {
+        ucs_log(level, "uct_umr_mem_reg_over: the layout's blocks over %u "
+                "memory handles: %s", num_memhs, ucs_status_string(status));
+        return status;
+    }
+    umr_layout_plan_free(memh->plan);
+    memh->plan = plan;
+    return UCS_OK;
+}
+
 ucs_status_t uct_umr_mem_reg_over(uct_md_h uct_md, void *base,
                                   const umr_layout_t *layout, size_t count,
                                   const uct_mem_h *memhs, unsigned num_memhs,
@@ -234,7 +312,17 @@ ucs_status_t uct_umr_mem_reg_over(uct_md_h uct_md, void *base,
         return status;
     }
 
-    status = uct_mlx5_umr_layout_bind(memh, mems, num_memhs, lkeys, level);
+    status = uct_mlx5_umr_layout_bind(memh, mems, num_memhs, lkeys,
+                                      (num_memhs > 1) ? UCS_LOG_LEVEL_DEBUG :
+                                                        level);
+    if ((status == UCS_ERR_INVALID_PARAM) && (num_memhs > 1)) {
+        status = uct_mlx5_umr_layout_plan_by_blocks(md, memh, mems,
+                                                    num_memhs, level);
+        if (status == UCS_OK) {
+            status = uct_mlx5_umr_layout_bind(memh, mems, num_memhs, lkeys,
+                                              level);
+        }
+    }
     if (status == UCS_OK) {
         status = uct_mlx5_umr_layout_memh_keys(md, memh, lkeys, level);
     }
