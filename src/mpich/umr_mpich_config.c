@@ -5,6 +5,7 @@
 #include "umr_config.h"
 
 #include "umr_mpich_config.h"
+#include "umr_mpi_rma.h"
 
 #include "umr_ucs_compat.h"
 
@@ -110,35 +111,11 @@ static ucs_config_field_t umr_mpich_config_table[] = {
 };
 
 #if UMR_TEST_HOOKS
-/* the core's points (umr_mpi.h), in its order */
-static const char *umr_mpich_fault_names[] = {
-    "connect", "key", "mdwait", "post", "completion", "ctlsend", "ackpost",
-    "norail",
-    /* then the one-sided key protocol's (umr_mpi_rma.h), in its order */
-    "kreq", "tkey", "oreg", "rmafail", NULL
+/* the core's points (umr_mpi.h), then the one-sided key protocol's
+ * (umr_mpi_rma.h), each by its names there, in its order */
+static const char *const umr_mpich_fault_names[] = {
+    UMR_MPI_FAULT_NAMES, UMR_MPI_RMA_FAULT_NAMES
 };
-
-/* UMR_MPICH_TEST_FAULT as the core's mask; -1: a name it does not know */
-static int umr_mpich_config_faults(const char *list, unsigned *mask)
-{
-    char *copy = strdup(list), *tok, *save = NULL;
-    int i, ret = 0;
-
-    *mask = 0;
-    for (tok = strtok_r(copy, ",", &save); (tok != NULL) && (ret == 0);
-         tok = strtok_r(NULL, ",", &save)) {
-        for (i = 0; (umr_mpich_fault_names[i] != NULL) &&
-                    strcmp(tok, umr_mpich_fault_names[i]); ++i) {
-        }
-        if (umr_mpich_fault_names[i] == NULL) {
-            ret = -1;
-        } else {
-            *mask |= 1u << i;
-        }
-    }
-    free(copy);
-    return ret;
-}
 #endif
 
 static int umr_mpich_config_known(const char *var, size_t len)
@@ -199,6 +176,9 @@ static void umr_mpich_config_refused(char *err, size_t err_len)
     const ucs_config_field_t *f;
     uint64_t scratch[8];   /* the largest field (a string: a pointer) */
     char var[64], syntax[128];
+#if UMR_TEST_HOOKS
+    char why[256];
+#endif
     const char *value;
 
     snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "* not valid");
@@ -240,10 +220,11 @@ int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
     }
 #if UMR_TEST_HOOKS
     if ((ret == 0) &&
-        (umr_mpich_config_faults(cfg->test_fault, &cfg->fault_mask) != 0)) {
+        (umr_mpi_faults_parse(cfg->test_fault, umr_mpich_fault_names,
+                              ucs_static_array_size(umr_mpich_fault_names),
+                              &cfg->fault_mask, why, sizeof(why)) != 0)) {
         snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "TEST_FAULT='%s' is not "
-                 "valid (expected a comma list of connect, key, mdwait, post, "
-                 "completion, ctlsend, ackpost, norail, kreq, tkey, oreg, rmafail)", cfg->test_fault);
+                 "valid (expected a comma list: %s)", cfg->test_fault, why);
         ret = -1;
     }
 #endif

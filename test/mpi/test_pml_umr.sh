@@ -13,7 +13,8 @@
 #    one memory registration per region of the registration cache (none
 #    per layout key);
 #  - vectors sent from a PROT_READ file mapping (private, shared) and an
-#    mprotect'ed buffer: the same results, every message zero-copy;
+#    mprotect'ed buffer: the same results, every message zero-copy, its
+#    decision taken once on each side (decided_send, decided_recv);
 #  - buffers unmapped and mapped again at the same address between
 #    messages are registered again (reg_misses), every byte right;
 #    control messages arrived in ob1's and ucx's own receive requests
@@ -111,7 +112,20 @@ one_case() {   # case, pml
 # zero-copy (the send buffers registered for remote reads alone).
 rdonly_zcopy() {   # pml
     one_case rdonly "$1" && each_message_zcopy "$out/umr-rdonly-2-$1" rdonly 2 12 &&
-        one_reg_per_region "$out/umr-rdonly-2-$1"
+        one_reg_per_region "$out/umr-rdonly-2-$1" &&
+        decided_once "$out/umr-rdonly-2-$1" 6
+}
+
+# The zero-copy decision was taken once per message on each side: on every
+# rank, decided_send and decided_recv (the choice's counters) are N, the
+# rank's zero-copy sends and receives (its cache, or a type's memo, answers
+# after the first, but counts alike).
+decided_once() {   # file, n
+    [ "$(counter "$1" decided_send | sort -u)" = "$2" ] &&
+        [ "$(counter "$1" decided_recv | sort -u)" = "$2" ] ||
+        { echo "decided_send $(echo $(counter "$1" decided_send))" \
+               "decided_recv $(echo $(counter "$1" decided_recv)), not $2 a rank"
+          return 1; }
 }
 
 # Issue 30 finding 6: buffers unmapped and other memory mapped at the same

@@ -107,3 +107,48 @@ void umr_mpi_set_faults(unsigned mask)
     (void)mask;
 #endif
 }
+
+#if UMR_TEST_HOOKS
+const char *const umr_mpi_fault_names[UMR_MPI_FAULT_NUM] = {
+    UMR_MPI_FAULT_NAMES
+};
+_Static_assert(sizeof((const char*[]){UMR_MPI_FAULT_NAMES}) ==
+               UMR_MPI_FAULT_NUM * sizeof(const char*),
+               "a name for each fault point");
+
+int umr_mpi_faults_parse(const char *spec, const char *const *names, int n,
+                         unsigned *mask, char *why, size_t len)
+{
+    char *copy, *tok, *save = NULL;
+    size_t used;
+    int i, rc = 0;
+
+    *mask = 0;
+    if ((spec == NULL) || (spec[0] == '\0')) {
+        return 0;
+    }
+    if ((copy = strdup(spec)) == NULL) {
+        snprintf(why, len, "out of memory");
+        return -1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        for (i = 0; (i < n) && strcmp(tok, names[i]); ++i) {
+        }
+        if (i < n) {
+            *mask |= 1u << i;
+            continue;
+        }
+        used = (size_t)snprintf(why, len, "'%s' is not one of", tok);
+        for (i = 0; (i < n) && (used < len); ++i) {
+            used += (size_t)snprintf(why + used, len - used, "%s %s",
+                                     (i > 0) ? "," : "", names[i]);
+        }
+        *mask = 0;
+        rc    = -1;
+        break;
+    }
+    free(copy);
+    return rc;
+}
+#endif

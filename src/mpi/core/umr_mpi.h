@@ -130,6 +130,15 @@ void umr_mpi_log(const char *fmt, ...) UCS_F_PRINTF(1, 2);
 #define UMR_MPI_VERBOSE(_lvl, ...) \
     UMR_MPI_VERBOSE_TO(umr_mpi_log, _lvl, __VA_ARGS__)
 
+/* A line of a condition that may repeat: at level 1 the first time this
+ * call site writes it in the process, at 20 after. */
+#define UMR_MPI_VERBOSE_FIRST(...) \
+    do { \
+        static int _said; \
+        UMR_MPI_VERBOSE(_said ? 20 : 1, __VA_ARGS__); \
+        _said = 1; \
+    } while (0)
+
 /* The same for one-sided choices, prefixed with the binding's rma_name. */
 void umr_mpi_log_rma(const char *fmt, ...) UCS_F_PRINTF(1, 2);
 #define UMR_MPI_RMA_VERBOSE(_lvl, ...) \
@@ -173,6 +182,20 @@ extern unsigned umr_mpi_faults;
 #endif
 /* The faults to inject (bit i: point i); nothing in other builds. */
 void umr_mpi_set_faults(unsigned mask);
+#if UMR_TEST_HOOKS
+/* The points' names, in their order: the one list a binding's test
+ * parameter takes (Open MPI: pml_umr_test_fault; MPICH:
+ * UMR_MPICH_TEST_FAULT). */
+extern const char *const umr_mpi_fault_names[UMR_MPI_FAULT_NUM];
+#define UMR_MPI_FAULT_NAMES "connect", "key", "mdwait", "post", \
+                            "completion", "ctlsend", "ackpost", "norail"
+/* A comma-separated list of fault names, among the `n` of `names` (the
+ * core's above, or a binding's own points): 0 and its mask (bit i:
+ * names[i]; "" or NULL: none), or -1 and `why` saying which is not one of
+ * them and what they are. */
+int umr_mpi_faults_parse(const char *spec, const char *const *names, int n,
+                         unsigned *mask, char *why, size_t len);
+#endif
 
 #ifdef __cplusplus
 }

@@ -246,7 +246,7 @@ static void umr_mpi_choice_bounds(size_t min_size)
 int umr_mpi_choice_init(int mode, size_t min_size, const char *path,
                         const char *pml_name, char *msg, size_t len)
 {
-    int ret;
+    int ret, i;
 
     umr_mpi_choice.mode = mode;
     if ((path == NULL) || (path[0] == '\0')) {
@@ -267,6 +267,9 @@ int umr_mpi_choice_init(int mode, size_t min_size, const char *path,
                  umr_mpi_choice.path);
     }
     memset(umr_mpi_choice.tab, 0, sizeof(umr_mpi_choice.tab));
+    for (i = 0; i < UMR_MPI_TYPE_SLOTS; ++i) {
+        umr_mpi_type_front[i].zcopy_engs = 0;   /* the cache's memo */
+    }
     umr_mpi_types_on_forget(umr_mpi_choice_forget);
     umr_mpi_choice_bounds(min_size);
     return ret;
@@ -347,6 +350,14 @@ static int umr_mpi_choice_eng(const umr_mpi_peer_t *peer)
     return peer->rail->is_sw ? UMR_MPI_COST_SW : UMR_MPI_COST_MLX5;
 }
 
+void umr_mpi_choice_send_said(size_t count, const umr_mpi_peer_t *peer,
+                              int verdict)
+{
+    UMR_MPI_VERBOSE(30, "send of %zu elements to rank %d: %s", count,
+                    peer->world_rank,
+                    (verdict == UMR_MPI_PASS) ? "pass through" : "zero-copy");
+}
+
 /* The sender's verdict for engine `eng`, from the cache or computed. */
 static int umr_mpi_choice_send_on(umr_mpi_type_slot_t *slot, size_t count,
                                   int eng)
@@ -384,8 +395,8 @@ static void umr_mpi_choice_pass_all(umr_mpi_type_slot_t *slot, size_t count)
     slot->pass_count = count;
 }
 
-int umr_mpi_choose_send(umr_mpi_type_slot_t *slot, size_t count,
-                        const umr_mpi_peer_t *peer)
+int umr_mpi_choose_send_slow(umr_mpi_type_slot_t *slot, size_t count,
+                             const umr_mpi_peer_t *peer)
 {
     int verdict;
 
@@ -402,18 +413,24 @@ int umr_mpi_choose_send(umr_mpi_type_slot_t *slot, size_t count,
     verdict = umr_mpi_choice_send_on(slot, count, umr_mpi_choice_eng(peer));
     if (verdict == UMR_MPI_PASS) {
         umr_mpi_choice_pass_all(slot, count);
-    } else if (ucs_unlikely(umr_mpi_peer_reconnects(peer)) &&
-               !umr_mpi_choice_prefer_send(slot->info, count,
-                                           umr_mpi_choice_eng(peer),
-                                           peer->rail->is_sw, 1,
-                                           umr_mpi_choice.mode)) {
-        /* not worth a connection at the budget (not kept: the peer's, not
-         * the type's) */
-        verdict = UMR_MPI_PASS;
+    } else {
+        /* the memo the inline path reads (one count a slot) */
+        if (slot->zcopy_count != count) {
+            slot->zcopy_count = count;
+            slot->zcopy_engs  = 0;
+        }
+        slot->zcopy_engs |= umr_mpi_choice_eng_bit(peer);
+        if (ucs_unlikely(umr_mpi_peer_reconnects(peer)) &&
+            !umr_mpi_choice_prefer_send(slot->info, count,
+                                        umr_mpi_choice_eng(peer),
+                                        peer->rail->is_sw, 1,
+                                        umr_mpi_choice.mode)) {
+            /* not worth a connection at the budget (not kept: the peer's,
+             * not the type's) */
+            verdict = UMR_MPI_PASS;
+        }
     }
-    UMR_MPI_VERBOSE(30, "send of %zu elements to rank %d: %s", count,
-                    peer->world_rank,
-                    (verdict == UMR_MPI_PASS) ? "pass through" : "zero-copy");
+    umr_mpi_choice_send_said(count, peer, verdict);
     return verdict;
 }
 
@@ -427,6 +444,9 @@ void umr_mpi_choice_pass(uintptr_t key, size_t count,
 
     umr_mpi_choice_set(e, key, count, 0, 0, UMR_MPI_OP_SEND, eng, 0,
                        UMR_MPI_PASS);
+    if ((slot->key == key) && (slot->zcopy_count == count)) {
+        slot->zcopy_engs &= ~umr_mpi_choice_eng_bit(peer);
+    }
     if ((slot->key == key) && (slot->info != NULL)) {
         umr_mpi_choice_pass_all(slot, count);
     }

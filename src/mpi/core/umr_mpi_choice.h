@@ -114,9 +114,39 @@ void umr_mpi_choice_path(char *buf, size_t len);
  * UMR_MPI_COST_MARGIN of the wrapped PML's time for the same datatype,
  * else UMR_MPI_PASS (and, when that holds for every engine of the rails,
  * or the type has no layout, the slot's verdict). A retired peer passes.
+ * Inline when the slot's memo says zero-copy for this count on the peer's
+ * engine and the peer is connected (or the budget has room): the same
+ * verdict as the cache's, counted alike.
  */
-int umr_mpi_choose_send(umr_mpi_type_slot_t *slot, size_t count,
-                        const umr_mpi_peer_t *peer);
+int umr_mpi_choose_send_slow(umr_mpi_type_slot_t *slot, size_t count,
+                             const umr_mpi_peer_t *peer);
+/* (the trace line of a send's decision, at verbosity 30) */
+void umr_mpi_choice_send_said(size_t count, const umr_mpi_peer_t *peer,
+                              int verdict);
+
+/* The bit of the peer's engine in umr_mpi_bounds.engines and a slot's
+ * zcopy_engs. */
+static inline uint8_t umr_mpi_choice_eng_bit(const umr_mpi_peer_t *peer)
+{
+    return peer->rail->is_sw ? 1 : 2;
+}
+
+static inline int umr_mpi_choose_send(umr_mpi_type_slot_t *slot,
+                                      size_t count,
+                                      const umr_mpi_peer_t *peer)
+{
+    if (ucs_likely((slot->zcopy_count == count) &&
+                   !umr_mpi_peer_retired(peer) &&
+                   (slot->zcopy_engs & umr_mpi_choice_eng_bit(peer)) &&
+                   !umr_mpi_peer_reconnects(peer))) {
+        ++umr_mpi.cnt.decided_send;
+        if (ucs_unlikely(umr_mpi.verbose >= 30)) {
+            umr_mpi_choice_send_said(count, peer, UMR_MPI_ZCOPY);
+        }
+        return UMR_MPI_ZCOPY;
+    }
+    return umr_mpi_choose_send_slow(slot, count, peer);
+}
 
 /* From now on `count` elements of `key` pass through on the engine of
  * `peer` (a decline by cost, a layout beyond the key budget). */

@@ -363,16 +363,31 @@ static int umr_mpi_lkey_stale(const umr_mpi_lkey_t *lkey)
     return 0;
 }
 
-/* The layout key of (base, layout, count) over regions[0..n) (held by the
- * caller; those after the first are the key's from now on) for `prot`,
- * made once; in use until umr_mpi_lkey_put. */
+/* Whether `lkey` is of the layout of `t`: the summary it matched last
+ * (ids are never reused), or the same contents (then it is `t`'s). */
+static int umr_mpi_lkey_is_of(umr_mpi_lkey_t *lkey, const umr_mpi_dtype_t *t)
+{
+    if ((t->id != 0) && (lkey->type_id == t->id)) {
+        return 1;
+    }
+    if (!umr_layout_equal(lkey->layout, t->layout)) {
+        return 0;
+    }
+    lkey->type_id = t->id;
+    return 1;
+}
+
+/* The layout key of (base, the layout of `t`, count) over regions[0..n)
+ * (held by the caller; those after the first are the key's from now on)
+ * for `prot`, made once; in use until umr_mpi_lkey_put. */
 static ucs_status_t umr_mpi_lkey_get_over(umr_mpi_region_t **regions,
                                           unsigned n, void *base,
-                                          const umr_layout_t *layout,
+                                          const umr_mpi_dtype_t *t,
                                           size_t count, int prot,
                                           umr_mpi_lkey_t **lkey_p,
                                           const char **why_p)
 {
+    const umr_layout_t *layout = t->layout;
     umr_mpi_region_t *region = regions[0];
     umr_mpi_rail_t *rail     = region->rail;
     uct_mem_h memhs[UMR_MPI_MAX_ALLOCS];
@@ -388,7 +403,7 @@ static ucs_status_t umr_mpi_lkey_get_over(umr_mpi_region_t **regions,
         if ((lkey->base == base) && (lkey->count == count) &&
             ((lkey->prot & prot) == prot) &&
             umr_mpi_lkey_over(lkey, regions + 1, n - 1) &&
-            umr_layout_equal(lkey->layout, layout)) {
+            umr_mpi_lkey_is_of(lkey, t)) {
             /* the key holds the other regions already */
             for (i = 1; i < n; ++i) {
                 umr_mpi_region_put(regions[i]);
@@ -456,8 +471,9 @@ static ucs_status_t umr_mpi_lkey_get_over(umr_mpi_region_t **regions,
     lkey->base   = base;
     lkey->count  = count;
     lkey->prot   = prot;
-    lkey->refs   = 1;
-    lkey->nmore  = n - 1;
+    lkey->refs    = 1;
+    lkey->type_id = t->id;
+    lkey->nmore   = n - 1;
     memcpy(lkey->more, regions + 1, (n - 1) * sizeof(*regions));
     ucs_list_add_head(&region->lkeys, &lkey->list);
     ++region->nlkeys;
@@ -474,12 +490,12 @@ err_free:
 }
 
 ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
-                              const umr_layout_t *layout, size_t count,
+                              const umr_mpi_dtype_t *t, size_t count,
                               int prot, umr_mpi_lkey_t **lkey_p,
                               const char **why_p)
 {
-    return umr_mpi_lkey_get_over(&region, 1, base, layout, count, prot,
-                                 lkey_p, why_p);
+    return umr_mpi_lkey_get_over(&region, 1, base, t, count, prot, lkey_p,
+                                 why_p);
 }
 
 void umr_mpi_lkey_put(umr_mpi_lkey_t *lkey)
@@ -564,8 +580,8 @@ static ucs_status_t umr_mpi_keys_acquire(umr_mpi_rail_t *rail, void *base,
         return status;
     }
     if (want_key || (n > 1)) {
-        status = umr_mpi_lkey_get_over(regions, n, base, t->layout, count,
-                                       prot, lkey_p, why_p);
+        status = umr_mpi_lkey_get_over(regions, n, base, t, count, prot,
+                                       lkey_p, why_p);
         if (status != UCS_OK) {
             umr_mpi_regions_put(regions, n);
             return status;

@@ -49,6 +49,8 @@ typedef struct umr_mpi_lkey {
     ucs_list_link_t  idle;          /* in rail->idle_lkeys while refs == 0 */
     struct umr_mpi_region *region;
     umr_layout_t     *layout;       /* own copy: the key is its contents */
+    uint64_t         type_id;       /* the summary it last matched (its id,
+                                       umr_mpi_type.h; 0: none) */
     void             *base;
     size_t           count;
     int              prot;          /* PROT_READ: peers only read through
@@ -97,13 +99,15 @@ ucs_status_t umr_mpi_region_acquire(umr_mpi_rail_t *rail, void *base,
                                     int prot, umr_mpi_region_t **region_p,
                                     const char **why_p);
 
-/* The layout key of (base, layout, count) over `region` (held by the
- * caller; the key addresses its registration, nothing is pinned again) for
- * `prot` (PROT_READ: peers read through it; | PROT_WRITE: and write), made
- * once; in use until umr_mpi_lkey_put. A refusal as above; an md UMR
- * timeout or a dead port also retires the rail (umr_mpi_rail_retire). */
+/* The layout key of (base, the layout of `t`, count) over `region` (held
+ * by the caller; the key addresses its registration, nothing is pinned
+ * again) for `prot` (PROT_READ: peers read through it; | PROT_WRITE: and
+ * write), made once (found again by the summary's id, else by the
+ * layout's contents); in use until umr_mpi_lkey_put. A refusal as above;
+ * an md UMR timeout or a dead port also retires the rail
+ * (umr_mpi_rail_retire). */
 ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
-                              const umr_layout_t *layout, size_t count,
+                              const umr_mpi_dtype_t *t, size_t count,
                               int prot, umr_mpi_lkey_t **lkey_p,
                               const char **why_p);
 void         umr_mpi_lkey_put(umr_mpi_lkey_t *lkey);

@@ -21,8 +21,8 @@ umr_mpi_peer_t **umr_mpi_peer_tab;
 
 /* The budget of connected peers (0: unlimited) and the peers with an
  * endpoint, least recently held first. */
-static uint64_t umr_mpi_max_conns;
-static UCS_LIST_HEAD(umr_mpi_conns);
+uint64_t umr_mpi_max_conns;
+UCS_LIST_HEAD(umr_mpi_conns);
 static int umr_mpi_peers_quiescing;
 
 /* A posted DISC receive: the generation of the endpoint the peer dropped. */
@@ -178,12 +178,6 @@ ucs_status_t umr_mpi_peers_open(int max_conns, const char *param)
                     max_conns, locals, umr_mpi_node_bytes() >> 20,
                     umr_mpi_peers_mem_str(budget, mem, sizeof(mem)));
     return UCS_OK;
-}
-
-int umr_mpi_peer_reconnects(const umr_mpi_peer_t *peer)
-{
-    return (peer->ep == NULL) && (umr_mpi_max_conns != 0) &&
-           (umr_mpi.cnt.conns_live >= umr_mpi_max_conns);
 }
 
 /* The rail that reaches `peer`, from the address it published: the same
@@ -363,15 +357,6 @@ static ucs_status_t umr_mpi_peer_ep(umr_mpi_peer_t *peer)
         umr_mpi.cnt.conns_max = umr_mpi.cnt.conns_live;
     }
     return UCS_OK;
-}
-
-void umr_mpi_peer_hold(umr_mpi_peer_t *peer)
-{
-    ++peer->busy;
-    if (peer->ep != NULL) {
-        ucs_list_del(&peer->lru);
-        ucs_list_add_tail(&umr_mpi_conns, &peer->lru);
-    }
 }
 
 void umr_mpi_peer_pin(umr_mpi_peer_t *peer)
@@ -613,8 +598,8 @@ static void umr_mpi_peer_drop(umr_mpi_peer_t *peer, int tell)
     peer->disc_pending = 0;
 }
 
-ucs_status_t umr_mpi_peer_prepare(umr_mpi_peer_t *peer, void *addr,
-                                  size_t *addr_len_p)
+ucs_status_t umr_mpi_peer_prepare_slow(umr_mpi_peer_t *peer, void *addr,
+                                       size_t *addr_len_p)
 {
     ucs_status_t status = umr_mpi_peer_ep(peer);
 

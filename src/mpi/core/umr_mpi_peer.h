@@ -120,10 +120,19 @@ ucs_status_t umr_mpi_peers_budget_parse(const char *value, const char *param,
 ucs_status_t umr_mpi_peers_open(int max_conns, const char *param);
 void         umr_mpi_peers_close(void);
 
+/* The budget of connected peers (0: unlimited), and those connected (an
+ * endpoint each), least recently held first. */
+extern uint64_t        umr_mpi_max_conns;
+extern ucs_list_link_t umr_mpi_conns;
+
 /* 1 when a message to `peer` must connect it first at a full budget (the
  * least recently used peer's endpoint would go): the choice charges the
  * connection (umr_mpi_cost_prefer_zcopy_connect). */
-int umr_mpi_peer_reconnects(const umr_mpi_peer_t *peer);
+static inline int umr_mpi_peer_reconnects(const umr_mpi_peer_t *peer)
+{
+    return (peer->ep == NULL) && (umr_mpi_max_conns != 0) &&
+           (umr_mpi.cnt.conns_live >= umr_mpi_max_conns);
+}
 
 /* `rank` not resolved yet (or resolved to NONE when its address was not
  * there: after the binding learns more, umr_mpi_peer_forget lets it be
@@ -183,7 +192,14 @@ static inline int umr_mpi_peer_passes(int rank)
 
 /* An operation on `peer` starts / ends: a held peer is not disconnected,
  * and the least recently held is the first disconnected. */
-void umr_mpi_peer_hold(umr_mpi_peer_t *peer);
+static inline void umr_mpi_peer_hold(umr_mpi_peer_t *peer)
+{
+    ++peer->busy;
+    if (peer->ep != NULL) {
+        ucs_list_del(&peer->lru);
+        ucs_list_add_tail(&umr_mpi_conns, &peer->lru);
+    }
+}
 void umr_mpi_peer_release(umr_mpi_peer_t *peer);
 /* Held until the end: a user that keeps state on the endpoint (a window's
  * keys, its RMA through it) pins the peer, which is then never
@@ -195,8 +211,21 @@ void umr_mpi_peer_pin(umr_mpi_peer_t *peer);
  * (UMR_MPI_PEER_ADDR_MAX bytes) receives our endpoint address while the
  * peer is not ready, after the receive of its answer is posted
  * (*addr_len_p 0: the peer is ready, nothing to carry). */
-ucs_status_t umr_mpi_peer_prepare(umr_mpi_peer_t *peer, void *addr,
-                                  size_t *addr_len_p);
+ucs_status_t umr_mpi_peer_prepare_slow(umr_mpi_peer_t *peer, void *addr,
+                                       size_t *addr_len_p);
+
+/* (inline: a peer connected both ways, its end not dropped) */
+static inline ucs_status_t umr_mpi_peer_prepare(umr_mpi_peer_t *peer,
+                                                void *addr,
+                                                size_t *addr_len_p)
+{
+    if (ucs_likely((peer->ep != NULL) && peer->ready &&
+                   !peer->disc_pending)) {
+        *addr_len_p = 0;
+        return UCS_OK;
+    }
+    return umr_mpi_peer_prepare_slow(peer, addr, addr_len_p);
+}
 
 /* A message from `peer` arrived carrying its endpoint address (`addr` NULL:
  * none): 1 when zero-copy work may start now, 0 when it must wait for the

@@ -359,7 +359,9 @@ static int umr_mpi_rails_publish(uint32_t flags)
     addr.nrails = umr_mpi_rails.nrails;
     for (i = 0; i < umr_mpi_rails.nrails; ++i) {
         rail = &umr_mpi_rails.rails[i];
-        memcpy(addr.rails[i].name, rail->name, sizeof(addr.rails[i].name));
+        /* the name only: the bytes after it in the rail are not set */
+        snprintf(addr.rails[i].name, sizeof(addr.rails[i].name), "%s",
+                 rail->name);
         addr.rails[i].dev_addr_len   = rail->dev_addr_len;
         addr.rails[i].iface_addr_len = rail->iface_addr_len;
         if ((uct_iface_get_device_address(rail->iface, (uct_device_addr_t*)

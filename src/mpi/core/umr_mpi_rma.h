@@ -258,6 +258,9 @@ extern unsigned umr_mpi_rma_faults;
 #  define UMR_MPI_RMA_FAULT(_f) 0
 #endif
 void umr_mpi_rma_set_faults(unsigned mask);
+/* Their names, bit by bit (a binding's test setting lists them after the
+ * core's, umr_mpi_fault_names). */
+#define UMR_MPI_RMA_FAULT_NAMES "kreq", "tkey", "oreg", "rmafail"
 
 #ifdef __cplusplus
 }

@@ -180,15 +180,12 @@ static void umr_mpi_ack_repost_run(umr_mpi_work_t *work)
  * others at 20); its receive is posted again. */
 static void umr_mpi_ack_drop(umr_mpi_ack_slot_t *slot)
 {
-    static int said;
-
     ++umr_mpi.cnt.acks_dropped;
-    UMR_MPI_VERBOSE(said ? 20 : 1, "rank %d: dropped an ack from rank %d "
-                    "that names no zero-copy send waiting for it (seq %llu, "
-                    "flags 0x%x; counted in acks_dropped)",
-                    umr_mpi.b->world_rank, slot->rank,
-                    (unsigned long long)slot->ack.seq, slot->ack.flags);
-    said = 1;
+    UMR_MPI_VERBOSE_FIRST("rank %d: dropped an ack from rank %d that names "
+                          "no zero-copy send waiting for it (seq %llu, flags "
+                          "0x%x; counted in acks_dropped)",
+                          umr_mpi.b->world_rank, slot->rank,
+                          (unsigned long long)slot->ack.seq, slot->ack.flags);
     if (umr_mpi_acks_closed) {
         umr_mpi_ack_slot_free(slot);   /* quiesced: not again */
         return;
@@ -298,6 +295,16 @@ void umr_mpi_proto_fini(void)
 
 /* ---- the send --------------------------------------------------------- */
 
+/* The send's layout key (and its region), if it holds one, goes back. */
+static void umr_mpi_send_unkey(umr_mpi_xfer_t *x)
+{
+    if (x->lkey != NULL) {
+        umr_mpi_lkey_release(x->region, x->lkey);
+        x->lkey   = NULL;
+        x->region = NULL;
+    }
+}
+
 /* One of the events of a zero-copy send (control message sent, ack
  * received, declined data sent): the last completes it. */
 static void umr_mpi_send_event(umr_mpi_xfer_t *x)
@@ -305,11 +312,7 @@ static void umr_mpi_send_event(umr_mpi_xfer_t *x)
     if (--x->events > 0) {
         return;
     }
-    if (x->lkey != NULL) {
-        umr_mpi_lkey_release(x->region, x->lkey);
-        x->lkey   = NULL;
-        x->region = NULL;
-    }
+    umr_mpi_send_unkey(x);
     if (x->peer_held) {
         x->peer_held = 0;
         umr_mpi_peer_release(x->peer);
@@ -404,11 +407,7 @@ static void umr_mpi_send_data_run(umr_mpi_work_t *work)
     int rc;
 
     umr_mpi_progress_ref(-1);
-    if (x->lkey != NULL) {
-        umr_mpi_lkey_release(x->region, x->lkey);
-        x->lkey   = NULL;
-        x->region = NULL;
-    }
+    umr_mpi_send_unkey(x);
     if (x->declined) {
         /* declined by cost: this datatype and count pass through from now
          * on, without a control message's round trip (not for a peer no
@@ -435,15 +434,12 @@ static void umr_mpi_send_data_run(umr_mpi_work_t *work)
  * process at verbosity 1 (the others at 20). */
 static int umr_mpi_send_escape_fail(umr_mpi_xfer_t *x)
 {
-    static int said;
-
     ++umr_mpi.cnt.errors;
-    UMR_MPI_VERBOSE(said ? 20 : 1, "rank %d: an escape to rank %d (%d bytes "
-                    "that start with the magic) cannot be sent: out of "
-                    "memory for its ack; the send fails (counted in errors)",
-                    umr_mpi.b->world_rank, x->peer->world_rank,
-                    UMR_MPI_CTL_SIZE);
-    said = 1;
+    UMR_MPI_VERBOSE_FIRST("rank %d: an escape to rank %d (%d bytes that "
+                          "start with the magic) cannot be sent: out of "
+                          "memory for its ack; the send fails (counted in "
+                          "errors)", umr_mpi.b->world_rank,
+                          x->peer->world_rank, UMR_MPI_CTL_SIZE);
     return UMR_MPI_SEND_FAIL;
 }
 
@@ -466,9 +462,7 @@ static ucs_status_t umr_mpi_send_key(umr_mpi_xfer_t *x, size_t *addr_len,
     status = umr_mpi_peer_prepare(peer, x->ctl.data + peer->rail->rkey_size,
                                   addr_len);
     if (status != UCS_OK) {
-        umr_mpi_lkey_release(x->region, x->lkey);
-        x->lkey   = NULL;
-        x->region = NULL;
+        umr_mpi_send_unkey(x);
         return status;
     }
     memset(&x->ctl, 0, offsetof(umr_mpi_ctl_t, data));
@@ -482,11 +476,7 @@ static ucs_status_t umr_mpi_send_key(umr_mpi_xfer_t *x, size_t *addr_len,
 static int umr_mpi_send_unsent(umr_mpi_xfer_t *x, ucs_status_t status,
                                const char *why)
 {
-    if (x->lkey != NULL) {
-        umr_mpi_lkey_release(x->region, x->lkey);
-        x->lkey   = NULL;
-        x->region = NULL;
-    }
+    umr_mpi_send_unkey(x);
     if (x->escape) {
         return umr_mpi_send_escape_fail(x);
     }

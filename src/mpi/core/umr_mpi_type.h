@@ -14,6 +14,7 @@
 #include <umr_layout.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,12 @@ typedef struct umr_mpi_dtype {
     ptrdiff_t    true_ub;      /* [true_lb, true_ub) (with a layout) */
     size_t       num_blocks;   /* contiguous blocks per element */
     int          is_contig;    /* size == extent && one block */
+    uint64_t     id;           /* nonzero: a number no other summary of
+                                  this process has, its layout unchanged
+                                  while it lives (the decoder's): a layout
+                                  key made for it matches it again by this
+                                  alone (umr_mpi_keys.h); 0: by the
+                                  layout's contents */
 } umr_mpi_dtype_t;
 
 /* The bytes `count` elements touch, [*lo, *hi) from the buffer's address
@@ -59,6 +66,7 @@ static inline void umr_mpi_dtype_of_layout(umr_mpi_dtype_t *t,
     t->true_ub    = umr_layout_true_ub(layout);
     t->num_blocks = umr_layout_num_blocks(layout);
     t->is_contig  = umr_layout_is_contig(layout);
+    t->id         = 0;
 }
 
 #ifdef __cplusplus

@@ -26,6 +26,19 @@ void umr_mpi_types_close(void)
     memset(umr_mpi_type_front, 0, sizeof(umr_mpi_type_front));
 }
 
+/* `slot` holds `key` from now on, with nothing known of it but `info`
+ * and the verdict that `pass_count` elements pass through. */
+static void umr_mpi_types_take(umr_mpi_type_slot_t *slot, uintptr_t key,
+                               const umr_mpi_dtype_t *info, size_t pass_count)
+{
+    slot->key         = key;
+    slot->info        = info;
+    slot->pass_count  = pass_count;
+    slot->zcopy_count = 0;
+    slot->zcopy_engs  = 0;
+    slot->big_blocks  = 0;
+}
+
 umr_mpi_type_slot_t *umr_mpi_types_lookup_slow(uintptr_t key)
 {
     umr_mpi_type_slot_t *slot = umr_mpi_types_slot(key);
@@ -39,9 +52,7 @@ umr_mpi_type_slot_t *umr_mpi_types_lookup_slow(uintptr_t key)
         return NULL;
     }
     /* (a held type: the binding's hold stays, harmless beside its entry) */
-    slot->key        = key;
-    slot->info       = info;
-    slot->pass_count = 0;
+    umr_mpi_types_take(slot, key, info, 0);
     return slot;
 }
 
@@ -57,9 +68,7 @@ void umr_mpi_types_hold(uintptr_t key, size_t count)
     if ((umr_mpi_types_ops == NULL) || (umr_mpi_types_ops->hold(key) != 0)) {
         return;
     }
-    slot->key        = key;
-    slot->info       = NULL;
-    slot->pass_count = count;
+    umr_mpi_types_take(slot, key, NULL, count);
 }
 
 void umr_mpi_types_on_forget(void (*fn)(uintptr_t key))

@@ -53,6 +53,14 @@ typedef struct umr_mpi_type_slot {
                                            for a verdict) */
     unsigned              seen_left;    /* such sends still to go before
                                            it is held */
+    /* the choice's memo of a zero-copy send (umr_mpi_choose_send, read
+     * inline): `zcopy_count` elements go zero-copy on the engines of
+     * `zcopy_engs` (bit 0 sw, bit 1 mlx5), as the choice's cache says */
+    size_t                zcopy_count;
+    uint8_t               zcopy_engs;
+    uint8_t               big_blocks;   /* the binding's own test of the
+                                           type's blocks passed (kept for
+                                           the binding's prefilter) */
 } __attribute__((aligned(64))) umr_mpi_type_slot_t;
                                         /* (a slot's address: one shift) */
 

@@ -332,6 +332,18 @@ static ucs_status_t umr_mpi_ints_to_sizes(const int *v, int n, size_t *out)
     return UCS_OK;
 }
 
+/* The arrays of `count` block lengths and displacements of a constructor
+ * (one more: `count` may be 0); UCS_ERR_NO_MEMORY: either may be NULL,
+ * free both. */
+static ucs_status_t umr_mpi_dtype_blocks_alloc(int count, size_t **blens,
+                                               ptrdiff_t **displs)
+{
+    *blens  = malloc((count + 1) * sizeof(**blens));
+    *displs = malloc((count + 1) * sizeof(**displs));
+    return ((*blens == NULL) || (*displs == NULL)) ? UCS_ERR_NO_MEMORY :
+                                                     UCS_OK;
+}
+
 /* block lengths and byte displacements of an indexed-family constructor */
 static ucs_status_t umr_mpi_dtype_indexed(const umr_mpi_contents_t *c,
                                           const umr_layout_t *inner,
@@ -339,19 +351,11 @@ static ucs_status_t umr_mpi_dtype_indexed(const umr_mpi_contents_t *c,
 {
     ptrdiff_t extent = umr_layout_extent(inner);
     int count        = c->ints[0];
-    ucs_status_t status;
     ptrdiff_t *displs;
     size_t *blens;
     int i;
+    ucs_status_t status = umr_mpi_dtype_blocks_alloc(count, &blens, &displs);
 
-    blens  = malloc((count + 1) * sizeof(*blens));
-    displs = malloc((count + 1) * sizeof(*displs));
-    if ((blens == NULL) || (displs == NULL)) {
-        status = UCS_ERR_NO_MEMORY;
-        goto out;
-    }
-
-    status = UCS_OK;
     for (i = 0; (i < count) && (status == UCS_OK); ++i) {
         switch (c->combiner) {
         case MPI_COMBINER_INDEXED:        /* count, blens[], displs[] */
@@ -384,7 +388,6 @@ static ucs_status_t umr_mpi_dtype_indexed(const umr_mpi_contents_t *c,
                 umr_mpi_dtype_combiner_name(c->combiner));
     }
 
-out:
     free(blens);
     free(displs);
     return status;
@@ -394,21 +397,18 @@ static ucs_status_t umr_mpi_dtype_struct(const umr_mpi_contents_t *c,
                                          umr_layout_t **layout_p)
 {
     int count = c->ints[0];
-    umr_layout_t **inners;
-    ucs_status_t status;
+    umr_layout_t **inners = calloc(count + 1, sizeof(*inners));
     ptrdiff_t *displs;
     size_t *blens;
     int i;
+    ucs_status_t status = umr_mpi_dtype_blocks_alloc(count, &blens, &displs);
 
-    blens  = malloc((count + 1) * sizeof(*blens));
-    displs = malloc((count + 1) * sizeof(*displs));
-    inners = calloc(count + 1, sizeof(*inners));
-    if ((blens == NULL) || (displs == NULL) || (inners == NULL)) {
+    if ((status == UCS_OK) && (inners == NULL)) {
         status = UCS_ERR_NO_MEMORY;
-        goto out;
     }
-
-    status = umr_mpi_ints_to_sizes(&c->ints[1], count, blens);
+    if (status == UCS_OK) {
+        status = umr_mpi_ints_to_sizes(&c->ints[1], count, blens);
+    }
     for (i = 0; (i < count) && (status == UCS_OK); ++i) {
         displs[i] = (ptrdiff_t)c->aints[i];
         if (blens[i] > 0) {
@@ -423,7 +423,6 @@ static ucs_status_t umr_mpi_dtype_struct(const umr_mpi_contents_t *c,
                                   layout_p), "struct");
     }
 
-out:
     for (i = 0; (inners != NULL) && (i < count); ++i) {
         umr_layout_free(inners[i]);
     }

@@ -157,6 +157,9 @@ void umr_mpi_dtype_cache_stats(umr_mpi_dtype_stats_t *stats)
                                          __ATOMIC_RELAXED);
 }
 
+/* The summaries' ids (umr_mpi_type.h): never reused. */
+static uint64_t umr_mpi_dtype_ids;
+
 /* `decode` 0: an opaque type (umr_mpi_dtype_get_opaque): no envelope, no
  * layout. */
 static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
@@ -199,6 +202,8 @@ static umr_mpi_dtype_entry_t *umr_mpi_dtype_entry_new(MPI_Datatype type,
         entry->super.is_contig  = umr_layout_is_contig(entry->super.layout);
         entry->super.true_lb    = umr_layout_true_lb(entry->super.layout);
         entry->super.true_ub    = umr_layout_true_ub(entry->super.layout);
+        entry->super.id         = __atomic_add_fetch(&umr_mpi_dtype_ids, 1,
+                                                     __ATOMIC_RELAXED);
         UMR_MPI_DTYPE_STAT(decoded);
     } else if (status == UCS_ERR_UNSUPPORTED) {
         entry->super.layout = NULL;

@@ -59,6 +59,13 @@ static inline void mca_common_umr_param(const mca_base_component_t *c,
                                           storage);
 }
 
+/* The same for an int parameter whose values are named by `values` (its
+ * enumerator "<type>_<component>_<name>"). */
+OMPI_DECLSPEC void
+mca_common_umr_param_enum(const mca_base_component_t *c, const char *name,
+                          const mca_base_var_enum_value_t *values,
+                          const char *help, int level, int *storage);
+
 END_C_DECLS
 
 #endif

@@ -7,49 +7,11 @@
  * the test variant's only).
  */
 #include "common_umr_fault.h"
+#include "umr_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A fault list ("a,b", names of `names`, `n` of them): 0 and its bit mask
- * (bit i: names[i]), or -1 and `why` naming what is not one of them. */
-static int mca_common_umr_fault_parse(const char *spec,
-                                      const char *const *names, int n,
-                                      unsigned *mask, char *why, size_t len)
-{
-    char *copy, *tok, *save = NULL;
-    size_t used;
-    int i, rc = 0;
-
-    *mask = 0;
-    if ((spec == NULL) || (spec[0] == '\0')) {
-        return 0;
-    }
-    if ((copy = strdup(spec)) == NULL) {
-        snprintf(why, len, "out of memory");
-        return -1;
-    }
-    for (tok = strtok_r(copy, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        for (i = 0; (i < n) && strcmp(tok, names[i]); ++i) {
-        }
-        if (i < n) {
-            *mask |= 1u << i;
-            continue;
-        }
-        used = (size_t)snprintf(why, len, "'%s' is not one of", tok);
-        for (i = 0; (i < n) && (used < len); ++i) {
-            used += (size_t)snprintf(why + used, len - used, "%s %s",
-                                     (i > 0) ? "," : "", names[i]);
-        }
-        *mask = 0;
-        rc    = -1;
-        break;
-    }
-    free(copy);
-    return rc;
-}
 
 void mca_common_umr_fault_register(const mca_base_component_t *c,
                                    mca_common_umr_fault_t *f,
@@ -80,8 +42,8 @@ void mca_common_umr_fault_init(mca_common_umr_fault_t *f)
 {
     char why[256];
 
-    if (mca_common_umr_fault_parse(f->spec, f->names, f->n, &f->mask, why,
-                                   sizeof(why)) < 0) {
+    if (umr_mpi_faults_parse(f->spec, f->names, f->n, &f->mask, why,
+                             sizeof(why)) < 0) {
         opal_output(0, "%s_%s: %s_%s_test_fault: %s", f->c->mca_type_name,
                     f->c->mca_component_name, f->c->mca_type_name,
                     f->c->mca_component_name, why);

@@ -44,7 +44,6 @@ static int mca_osc_umr_component_register(void)
         {MCA_OSC_UMR_PACKED_OFF,  "off"},
         {0, NULL}
     };
-    mca_base_var_enum_t *zcopy_enum, *packed_enum;
 
     mca_osc_umr.self   = c;
     mca_osc_umr.enable = 1;
@@ -60,14 +59,11 @@ static int mca_osc_umr_component_register(void)
             MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &mca_osc_umr.priority);
 
     mca_osc_umr.zcopy_mode = MCA_OSC_UMR_ZCOPY_AUTO;
-    mca_base_var_enum_create("osc_umr_zcopy", zcopy_values, &zcopy_enum);
-    (void)mca_base_component_var_register(c, "zcopy",
+    mca_common_umr_param_enum(c, "zcopy", zcopy_values,
             "Zero-copy choice for put and get: auto (MPI_Win_create windows, "
             "a noncontiguous origin or target), on (also contiguous ones: "
             "tests), off (never: windows are left to the wrapped module)",
-            MCA_BASE_VAR_TYPE_INT, zcopy_enum, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.zcopy_mode);
-    OBJ_RELEASE(zcopy_enum);
+            OPAL_INFO_LVL_4, &mca_osc_umr.zcopy_mode);
 
     mca_osc_umr.min_size = 1;
     mca_common_umr_param(c, "min_size",
@@ -92,15 +88,12 @@ static int mca_osc_umr_component_register(void)
     mca_common_umr_params_register(c);
 
     mca_osc_umr.packed_mode = MCA_OSC_UMR_PACKED_AUTO;
-    mca_base_var_enum_create("osc_umr_packed", packed_values, &packed_enum);
-    (void)mca_base_component_var_register(c, "packed",
+    mca_common_umr_param_enum(c, "packed", packed_values,
             "Packed path for put and get (osc_umr_packed.h: the origin packs, "
             "one message, the target unpacks from its progress): auto (where "
             "the choice from measured costs takes it), on (instead of every "
-            "zero-copy operation: tests), off (never)",
-            MCA_BASE_VAR_TYPE_INT, packed_enum, 0, 0, OPAL_INFO_LVL_4,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_osc_umr.packed_mode);
-    OBJ_RELEASE(packed_enum);
+            "zero-copy operation: tests), off (never)", OPAL_INFO_LVL_4,
+            &mca_osc_umr.packed_mode);
 
     /* bench_osc_umr on the sw engine: a cross-memory-attach write costs
      * about 0.3 us a remote block, packing and unpacking about 0.1-0.2 ns

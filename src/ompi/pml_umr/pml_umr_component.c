@@ -83,7 +83,6 @@ static int mca_pml_umr_component_register(void)
         {0, NULL}
     };
     const mca_base_component_t *c = &mca_pml_umr_component.pmlm_version;
-    mca_base_var_enum_t *zcopy_enum;
 
     mca_pml_umr.enable = 1;
     mca_common_umr_param(c, "enable",
@@ -102,14 +101,11 @@ static int mca_pml_umr_component_register(void)
             MCA_BASE_VAR_SCOPE_LOCAL, &mca_pml_umr.verbose);
 
     mca_pml_umr.zcopy_mode = UMR_MPI_ZCOPY_AUTO;
-    mca_base_var_enum_create("pml_umr_zcopy", zcopy_values, &zcopy_enum);
-    (void)mca_base_component_var_register(c, "zcopy",
+    mca_common_umr_param_enum(c, "zcopy", zcopy_values,
             "Zero-copy choice for eligible messages: auto (per message, from "
             "the layout and the peer's engine), on (always: tests), off "
-            "(never: everything passes through)", MCA_BASE_VAR_TYPE_INT,
-            zcopy_enum, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+            "(never: everything passes through)", OPAL_INFO_LVL_4,
             &mca_pml_umr.zcopy_mode);
-    OBJ_RELEASE(zcopy_enum);
 
     mca_pml_umr.min_size = UMR_MPI_CTL_SIZE;
     mca_common_umr_param(c, "min_size",

@@ -8,12 +8,8 @@
  */
 #include "pml_umr_fault.h"
 
-static const char *const mca_pml_umr_fault_names[MCA_PML_UMR_FAULT_NUM] = {
-    "connect", "key", "mdwait", "post", "completion", "ctlsend",
-    "ackpost", "norail"
-};
-
+/* the core's points, by their names there */
 mca_common_umr_fault_t mca_pml_umr_faults = {
-    .names = mca_pml_umr_fault_names,
+    .names = umr_mpi_fault_names,
     .n     = MCA_PML_UMR_FAULT_NUM,
 };

@@ -340,28 +340,23 @@ static void mca_pml_umr_hook_done(mca_pml_umr_request_t *req)
  * mca_pml_umr_irecv_init sets their req_start (MPI_Start(all) calls it),
  * and mca_pml_umr_start forwards them here (the collectives call
  * MCA_PML_CALL(start)). */
+static void mca_pml_umr_hook_started(ompi_request_t *request)
+{
+    mca_pml_base_request_t *base = (mca_pml_base_request_t*)request;
+
+    /* a component that set its own completion callback before the start
+     * (Open MPI 4.1's osc/pt2pt does) keeps it: not hooked */
+    if ((base->req_type == MCA_PML_REQUEST_RECV) &&
+        (request->req_complete_cb == NULL) &&
+        mca_pml_umr_recv_may_match(base->req_datatype, base->req_count)) {
+        mca_pml_umr_hook_inline(request, base->req_addr, base->req_count,
+                                base->req_datatype, 1);
+    }
+}
+
 int mca_pml_umr_hook_start(size_t count, ompi_request_t **requests)
 {
-    mca_pml_base_request_t *base;
-    size_t i;
-    int rc;
-
-    for (i = 0; i < count; ++i) {
-        rc = mca_pml_umr.real.pml_start(1, &requests[i]);
-        if (rc != OMPI_SUCCESS) {
-            return rc;
-        }
-        base = (mca_pml_base_request_t*)requests[i];
-        /* a component that set its own completion callback before the
-         * start (Open MPI 4.1's osc/pt2pt does) keeps it: not hooked */
-        if ((base->req_type == MCA_PML_REQUEST_RECV) &&
-            (requests[i]->req_complete_cb == NULL) &&
-            mca_pml_umr_recv_may_match(base->req_datatype, base->req_count)) {
-            mca_pml_umr_hook_inline(requests[i], base->req_addr,
-                                    base->req_count, base->req_datatype, 1);
-        }
-    }
-    return OMPI_SUCCESS;
+    return mca_pml_umr_start_each(count, requests, mca_pml_umr_hook_started);
 }
 
 void mca_pml_umr_hook_init(void)

@@ -138,22 +138,16 @@ mca_pml_umr_irecv_watch(void *buf, size_t count, ompi_datatype_t *dt, int src,
  * derived datatype, or a communicator whose errors are not fatal): the
  * wrapped PML's own start, then the completion callback of the watch
  * (the wrapped PML clears it at each completion). */
+static void mca_pml_umr_watch_started(ompi_request_t *request)
+{
+    if (request->req_complete_cb == NULL) {
+        ompi_request_set_callback(request, mca_pml_umr_recv_watch_cb, NULL);
+    }
+}
+
 static int mca_pml_umr_watch_start(size_t count, ompi_request_t **requests)
 {
-    size_t i;
-    int rc;
-
-    for (i = 0; i < count; ++i) {
-        rc = mca_pml_umr.real.pml_start(1, &requests[i]);
-        if (rc != OMPI_SUCCESS) {
-            return rc;
-        }
-        if (requests[i]->req_complete_cb == NULL) {
-            ompi_request_set_callback(requests[i], mca_pml_umr_recv_watch_cb,
-                                      NULL);
-        }
-    }
-    return OMPI_SUCCESS;
+    return mca_pml_umr_start_each(count, requests, mca_pml_umr_watch_started);
 }
 
 static int mca_pml_umr_recv_inner_cb(ompi_request_t *inner)

@@ -96,6 +96,22 @@ static int mca_pml_umr_request_start(size_t count, ompi_request_t **requests)
     return OMPI_SUCCESS;
 }
 
+int mca_pml_umr_start_each(size_t count, ompi_request_t **requests,
+                           void (*started)(ompi_request_t *request))
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; i < count; ++i) {
+        rc = mca_pml_umr.real.pml_start(1, &requests[i]);
+        if (rc != OMPI_SUCCESS) {
+            return rc;
+        }
+        started(requests[i]);
+    }
+    return OMPI_SUCCESS;
+}
+
 void mca_pml_umr_requests_init(void)
 {
     OBJ_CONSTRUCT(&mca_pml_umr.requests, opal_free_list_t);

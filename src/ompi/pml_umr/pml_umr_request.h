@@ -65,6 +65,12 @@ OBJ_CLASS_DECLARATION(mca_pml_umr_request_t);
 void mca_pml_umr_requests_init(void);
 void mca_pml_umr_requests_fini(void);
 
+/* The wrapped PML's start of each of `requests` (its own) in turn, then
+ * `started` on it: the first error is returned, the requests after it are
+ * not started. */
+int mca_pml_umr_start_each(size_t count, ompi_request_t **requests,
+                           void (*started)(ompi_request_t *request));
+
 /* A request for `count` elements of `dt` (retained; NULL: none) at `buf`
  * to or from `rank` of `comm` with `tag`; its transfer knows the data, the
  * type's key, the communicator's id and the other side's world rank. */

@@ -104,6 +104,30 @@ mca_pml_umr_send_prefiltered(const ompi_datatype_t *dt)
     return umr_mpi_types_prefiltered(mca_common_umr_type_key(dt));
 }
 
+/* The mean block of Open MPI's description of `dt` (density class `d`)
+ * is large enough for zero-copy (mca_common_umr_dtype_blocks): kept in the
+ * core's slot of a type it holds, so that a type that keeps going
+ * zero-copy is walked once. */
+static UCS_F_ALWAYS_INLINE int
+mca_pml_umr_send_big_blocks(const ompi_datatype_t *dt, int d)
+{
+    umr_mpi_type_slot_t *slot = umr_mpi_types_slot(mca_common_umr_type_key(dt));
+    size_t bytes, blocks;
+
+    if ((slot->key == mca_common_umr_type_key(dt)) && slot->big_blocks) {
+        return 1;
+    }
+    blocks = mca_common_umr_dtype_blocks(dt, &bytes);
+    if ((double)bytes < mca_pml_umr.bounds.dens_min_block[d] *
+                        (double)blocks) {
+        return 0;
+    }
+    if (slot->key == mca_common_umr_type_key(dt)) {
+        slot->big_blocks = 1;
+    }
+    return 1;
+}
+
 /* Too few bytes or blocks too small for zero-copy to win, by what Open
  * MPI knows of the type: its density class picks the bounds, against
  * which the message's size (first, mca_pml_umr_send_few_bytes) and the
@@ -119,7 +143,7 @@ static UCS_F_ALWAYS_INLINE int
 mca_pml_umr_send_small_blocks(ompi_datatype_t *dt, size_t count,
                               ompi_communicator_t *comm, int dst)
 {
-    size_t len = dt->super.size * count, bytes, blocks;
+    size_t len = dt->super.size * count;
     int d;
 
     if (len == UMR_MPI_CTL_SIZE) {
@@ -131,9 +155,7 @@ mca_pml_umr_send_small_blocks(ompi_datatype_t *dt, size_t count,
             ++mca_pml_umr.cnt.passthrough_sends;
             return 1;
         }
-        blocks = mca_common_umr_dtype_blocks(dt, &bytes);
-        if ((double)bytes >= mca_pml_umr.bounds.dens_min_block[d] *
-                             (double)blocks) {
+        if (mca_pml_umr_send_big_blocks(dt, d)) {
             return 0;
         }
     }
@@ -285,8 +307,11 @@ static int mca_pml_umr_send_zcopy(mca_pml_umr_request_t *req,
     int rc;
 
     /* a process whose first zero-copy message decodes no type (a buffered
-     * escape) still quiesces the core at MPI_Finalize */
-    (void)mca_common_umr_types_open();
+     * escape) still quiesces the core at MPI_Finalize (a summary: decoded,
+     * the decoder's cache is open) */
+    if (info == NULL) {
+        (void)mca_common_umr_types_open();
+    }
     req->x.peer   = peer;
     req->x.info   = info;
     req->x.escape = escape;
