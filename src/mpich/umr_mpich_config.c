@@ -176,9 +176,6 @@ static void umr_mpich_config_refused(char *err, size_t err_len)
     const ucs_config_field_t *f;
     uint64_t scratch[8];   /* the largest field (a string: a pointer) */
     char var[64], syntax[128];
-#if UMR_TEST_HOOKS
-    char why[256];
-#endif
     const char *value;
 
     snprintf(err, err_len, UMR_MPICH_ENV_PREFIX "* not valid");
@@ -202,6 +199,9 @@ static void umr_mpich_config_refused(char *err, size_t err_len)
 int umr_mpich_config_read(umr_mpich_config_t *cfg, char *err, size_t err_len,
                           char *warn, size_t warn_len)
 {
+#if UMR_TEST_HOOKS
+    char why[256];
+#endif
     ucs_status_t status;
     int ret = 0;
 
