@@ -65,7 +65,7 @@ static ucs_config_field_t umr_mpich_config_table[] = {
      "control message size (4160) are raised to it; inf: none",
      ucs_offsetof(umr_mpich_config_t, min_size), UCS_CONFIG_TYPE_MEMUNITS},
 
-    {"RMA_MIN_BLOCK", "256",
+    {"RMA_MIN_BLOCK", "1024",
      "one-sided put and get (ZCOPY=auto, no measured osc.mpich costs): "
      "operations whose mean contiguous block is at most this many bytes go "
      "to MPICH on the sw engine",
