@@ -22,7 +22,8 @@
 #            binding's default,
 #            ${XDG_CACHE_HOME:-~/.cache}/mlx5_umr/costs-<short hostname>.conf)
 #   --pml    the MPIs to measure: Open MPI's PMLs, and mpich for MPICH
-#            (default ob1,ucx, and mpich when mpiexec.mpich is installed);
+#            (default ob1,ucx, and mpich when mpiexec.mpich is installed
+#            and, with --no-build, its program built);
 #            the engine figures come with the first
 #   --device the mlx5_umr device (md) the engine figures are measured on,
 #            e.g. mlx5_0 (default: the first one of the engine; sw has "sw")
@@ -41,8 +42,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$top/build}
 
 out="${XDG_CACHE_HOME:-$HOME/.cache}/mlx5_umr/costs-$(hostname -s).conf"
-pmls=ob1,ucx
-command -v mpiexec.mpich >/dev/null && pmls=$pmls,mpich
+pmls=
 quick=()
 device=()
 hosts=()
@@ -61,14 +61,20 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+prog=$BUILD_DIR/test/bench/umr_calibrate
+mpich_prog=$BUILD_DIR/test/mpich/umr_calibrate_mpich
+if [ -z "$pmls" ]; then
+    # MPICH when it is installed and its program is built or will be
+    pmls=ob1,ucx
+    command -v mpiexec.mpich >/dev/null &&
+        { [ $build -eq 1 ] || [ -x "$mpich_prog" ]; } && pmls=$pmls,mpich
+fi
 if [ $build -eq 1 ]; then
     "$top/contrib/install-deps.sh" >/dev/null
     "$top/contrib/build.sh" >/dev/null
     [[ ,$pmls, != *,mpich,* ]] || make -C "$BUILD_DIR/test/mpich" umr_calibrate_mpich >/dev/null
     [[ ,$pmls, != ,mpich, ]] || make -C "$BUILD_DIR" bench >/dev/null
 fi
-prog=$BUILD_DIR/test/bench/umr_calibrate
-mpich_prog=$BUILD_DIR/test/mpich/umr_calibrate_mpich
 for p in ${pmls//,/ }; do
     [ "$p" = mpich ] && want=$mpich_prog || want=$prog
     if [ ! -x "$want" ]; then

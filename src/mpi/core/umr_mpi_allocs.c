@@ -6,7 +6,6 @@
  * mlx5_umr MPI core: layouts over several allocations (umr_mpi_allocs.h).
  */
 #include "umr_mpi_allocs.h"
-#include "umr_mpi_keys.h"
 
 #include <layout.h>     /* umr_layout_for_each_block */
 
@@ -40,11 +39,10 @@ typedef struct {
 } umr_mpi_blocks_t;
 
 typedef struct {
-    umr_mpi_rail_t         *rail;
     char                   *base;
-    int                    prot;
+    umr_mpi_allocs_reg_t   reg;
+    void                   *arg;
     const umr_mpi_span_t   *runs;          /* sorted, disjoint */
-    struct umr_mpi_region  **regions;
     umr_mpi_span_t         *spans;
     unsigned               n;
 } umr_mpi_cutter_t;
@@ -68,13 +66,6 @@ static int umr_mpi_allocs_cmp(const void *a, const void *b)
     return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-static void umr_mpi_allocs_put(struct umr_mpi_region **regions, unsigned n)
-{
-    while (n-- > 0) {
-        umr_mpi_region_put(regions[n]);
-    }
-}
-
 /* Runs [i, j) register as one region, or are cut at their widest gap and
  * each side tried again. 0, or -1 when a run alone does not register or
  * the cuts are too many. */
@@ -84,8 +75,7 @@ static int umr_mpi_allocs_cut(umr_mpi_cutter_t *c, size_t i, size_t j)
     size_t k, at = i;
 
     if ((c->n < UMR_MPI_MAX_ALLOCS) &&
-        (umr_mpi_region_get(c->rail, c->base + lo, hi - lo, c->prot,
-                            &c->regions[c->n], NULL) == UCS_OK)) {
+        (c->reg(c->arg, c->n, c->base + lo, hi - lo) == 0)) {
         c->spans[c->n].lo   = lo;
         c->spans[c->n++].hi = hi;
         return 0;
@@ -106,7 +96,9 @@ static int umr_mpi_allocs_cut(umr_mpi_cutter_t *c, size_t i, size_t j)
 /* Cut anew: the blocks sorted and merged into runs, then cut. */
 static ucs_status_t umr_mpi_allocs_find(umr_mpi_cutter_t *c,
                                         const umr_layout_t *layout,
-                                        size_t count, const char **why_p)
+                                        size_t count,
+                                        umr_mpi_allocs_unreg_t unreg,
+                                        const char **why_p)
 {
     umr_mpi_blocks_t b;
     size_t i, nruns;
@@ -140,7 +132,7 @@ static ucs_status_t umr_mpi_allocs_find(umr_mpi_cutter_t *c,
     rc      = (nruns > 0) ? umr_mpi_allocs_cut(c, 0, nruns) : -1;
     free(b.blocks);
     if ((rc != 0) || (c->n < 2)) {
-        umr_mpi_allocs_put(c->regions, c->n);
+        unreg(c->arg, c->n);
         *why_p = "the memory it spans does not register, in one region nor "
                  "in " UCS_PP_MAKE_STRING(UMR_MPI_MAX_ALLOCS) " allocations";
         return UCS_ERR_EXCEEDS_LIMIT;
@@ -204,7 +196,8 @@ static void umr_mpi_allocs_forget(umr_mpi_rail_t *rail, umr_mpi_cut_t *cut)
 
 ucs_status_t umr_mpi_allocs_acquire(umr_mpi_rail_t *rail, void *base,
                                     const umr_layout_t *layout, size_t count,
-                                    int prot, struct umr_mpi_region **regions,
+                                    umr_mpi_allocs_reg_t reg,
+                                    umr_mpi_allocs_unreg_t unreg, void *arg,
                                     unsigned *n_p, const char **why_p)
 {
     umr_mpi_span_t spans[UMR_MPI_MAX_ALLOCS];
@@ -217,9 +210,8 @@ ucs_status_t umr_mpi_allocs_acquire(umr_mpi_rail_t *rail, void *base,
     cut = umr_mpi_allocs_kept(rail, base, count, layout);
     if (cut != NULL) {
         for (i = 0; i < cut->n; ++i) {
-            if (umr_mpi_region_get(rail, (char*)base + cut->spans[i].lo,
-                                   cut->spans[i].hi - cut->spans[i].lo, prot,
-                                   &regions[i], NULL) != UCS_OK) {
+            if (reg(arg, i, (char*)base + cut->spans[i].lo,
+                    cut->spans[i].hi - cut->spans[i].lo) != 0) {
                 break;
             }
         }
@@ -228,16 +220,15 @@ ucs_status_t umr_mpi_allocs_acquire(umr_mpi_rail_t *rail, void *base,
             return UCS_OK;
         }
         /* the memory changed since (freed, mapped anew): cut again */
-        umr_mpi_allocs_put(regions, i);
+        unreg(arg, i);
         umr_mpi_allocs_forget(rail, cut);
     }
 
-    c.rail    = rail;
     c.base    = base;
-    c.prot    = prot;
-    c.regions = regions;
+    c.reg     = reg;
+    c.arg     = arg;
     c.spans   = spans;
-    status    = umr_mpi_allocs_find(&c, layout, count, &why);
+    status    = umr_mpi_allocs_find(&c, layout, count, unreg, &why);
     if (status != UCS_OK) {
         if (why_p != NULL) {
             *why_p = why;

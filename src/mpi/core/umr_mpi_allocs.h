@@ -29,17 +29,24 @@ extern "C" {
 
 #define UMR_MPI_MAX_ALLOCS    8      /* regions one layout key joins */
 
-struct umr_mpi_region;
+/* The caller's registration of [lo, lo + len) as allocation `i`: 0, or -1
+ * when it does not register as one region. */
+typedef int (*umr_mpi_allocs_reg_t)(void *arg, unsigned i, void *lo,
+                                    size_t len);
+/* The caller gives its first `n` registrations back. */
+typedef void (*umr_mpi_allocs_unreg_t)(void *arg, unsigned n);
 
-/* The regions, held until put, of the allocations the bytes of `count`
- * elements of `layout` at `base` lie in (two or more), in *n_p. Only called
- * when the span does not register as one region. UCS_ERR_EXCEEDS_LIMIT
- * (*why_p says why) when a block does not register on its own, there are
- * more than UMR_MPI_MAX_ALLOCS, or the layout has too many blocks to sort;
+/* The allocations the bytes of `count` elements of `layout` at `base` lie
+ * in (two or more), each registered through `reg` (given back through
+ * `unreg` on failure), in *n_p. Only called when the span does not
+ * register as one region. UCS_ERR_EXCEEDS_LIMIT (*why_p says why) when a
+ * block does not register on its own, there are more than
+ * UMR_MPI_MAX_ALLOCS, or the layout has too many blocks to sort;
  * UCS_ERR_NO_RESOURCE when out of memory. */
 ucs_status_t umr_mpi_allocs_acquire(umr_mpi_rail_t *rail, void *base,
                                     const umr_layout_t *layout, size_t count,
-                                    int prot, struct umr_mpi_region **regions,
+                                    umr_mpi_allocs_reg_t reg,
+                                    umr_mpi_allocs_unreg_t unreg, void *arg,
                                     unsigned *n_p, const char **why_p);
 
 /* Forget the rail's kept cuts (at its end). */

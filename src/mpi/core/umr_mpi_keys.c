@@ -525,6 +525,33 @@ ucs_status_t umr_mpi_region_acquire(umr_mpi_rail_t *rail, void *base,
            UCS_ERR_UNSUPPORTED : status;
 }
 
+/* Registrations of a layout's allocations (umr_mpi_allocs.h). */
+typedef struct {
+    umr_mpi_rail_t   *rail;
+    int              prot;
+    umr_mpi_region_t **regions;
+} umr_mpi_allocs_arg_t;
+
+static int umr_mpi_allocs_reg(void *arg, unsigned i, void *lo, size_t len)
+{
+    umr_mpi_allocs_arg_t *a = arg;
+
+    return (umr_mpi_region_get(a->rail, lo, len, a->prot, &a->regions[i],
+                               NULL) == UCS_OK) ? 0 : -1;
+}
+
+static void umr_mpi_regions_put(umr_mpi_region_t **regions, unsigned n)
+{
+    while (n-- > 0) {
+        umr_mpi_region_put(regions[n]);
+    }
+}
+
+static void umr_mpi_allocs_unreg(void *arg, unsigned n)
+{
+    umr_mpi_regions_put(((umr_mpi_allocs_arg_t*)arg)->regions, n);
+}
+
 /* The regions the bytes of (base, t, count) lie in, held: the one of its
  * span, or those of its allocations (umr_mpi_allocs.h). */
 static ucs_status_t umr_mpi_regions_acquire(umr_mpi_rail_t *rail, void *base,
@@ -533,10 +560,12 @@ static ucs_status_t umr_mpi_regions_acquire(umr_mpi_rail_t *rail, void *base,
                                             umr_mpi_region_t **regions,
                                             unsigned *n_p, const char **why_p)
 {
+    umr_mpi_allocs_arg_t a = {rail, prot, regions};
     ucs_status_t status;
 
     if (ucs_unlikely(!ucs_list_is_empty(&rail->alloc_cuts)) &&
-        (umr_mpi_allocs_acquire(rail, base, t->layout, count, prot, regions,
+        (umr_mpi_allocs_acquire(rail, base, t->layout, count,
+                                umr_mpi_allocs_reg, umr_mpi_allocs_unreg, &a,
                                 n_p, NULL) == UCS_OK)) {
         return UCS_OK;   /* cut before: the span is not tried again */
     }
@@ -545,18 +574,12 @@ static ucs_status_t umr_mpi_regions_acquire(umr_mpi_rail_t *rail, void *base,
                                     why_p);
     if (((status == UCS_ERR_EXCEEDS_LIMIT) ||
          (status == UCS_ERR_UNSUPPORTED)) && (t->layout != NULL) &&
-        (umr_mpi_allocs_acquire(rail, base, t->layout, count, prot, regions,
+        (umr_mpi_allocs_acquire(rail, base, t->layout, count,
+                                umr_mpi_allocs_reg, umr_mpi_allocs_unreg, &a,
                                 n_p, why_p) == UCS_OK)) {
         return UCS_OK;
     }
     return status;   /* the span's refusal, with the cut's reason */
-}
-
-static void umr_mpi_regions_put(umr_mpi_region_t **regions, unsigned n)
-{
-    while (n-- > 0) {
-        umr_mpi_region_put(regions[n]);
-    }
 }
 
 /* Regions and, where wanted or their allocations are several, the key
