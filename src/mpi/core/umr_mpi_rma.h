@@ -33,6 +33,7 @@
 
 #include "umr_mpi_keys.h"
 #include "umr_mpi_peer.h"
+#include "umr_mpi_rma_mem.h"
 #include "umr_mpi_rma_wire.h"
 
 #include <ucs/datastruct/khash.h>
@@ -95,52 +96,70 @@ typedef struct umr_mpi_rma_key {
     umr_mpi_rma_kans_t    ans;
 } umr_mpi_rma_key_t;
 
-/* A target key given to an origin. */
-typedef struct umr_mpi_rma_tkey {
-    umr_mpi_region_t *region;       /* NULL: dropped (detached) */
-    umr_mpi_lkey_t   *lkey;
-    char             *att;          /* dynamic: its attached region */
-} umr_mpi_rma_tkey_t;
-
-/* Dynamic windows: memory attached here. */
-typedef struct umr_mpi_rma_att {
-    char   *base;
-    size_t len;
-} umr_mpi_rma_att_t;
-
 KHASH_MAP_INIT_INT64(umr_mpi_rma_keys, umr_mpi_rma_key_t*)
+
+/* The keys an origin holds, by access (the hash of target, displacement,
+ * layout and count; another access with the same hash is never cached),
+ * and those dropped, kept until the cache goes (an operation in flight may
+ * use one). A binding may keep keys of its own in one: its key starts with
+ * umr_mpi_rma_key_t (`size` bytes, zeroed; key->ans its answer's buffer,
+ * key->w NULL). */
+typedef struct umr_mpi_rma_kcache {
+    khash_t(umr_mpi_rma_keys) keys;
+    ucs_list_link_t           stale;
+} umr_mpi_rma_kcache_t;
+
+void umr_mpi_rma_kcache_init(umr_mpi_rma_kcache_t *kc);
+/* Every key freed (none waits for its answer any more). */
+void umr_mpi_rma_kcache_close(umr_mpi_rma_kcache_t *kc);
+
+/* The key of this access, or NULL (another access has its hash, out of
+ * memory). *fresh: made now (PENDING, its layout copied: the caller asks
+ * for it; REFUSED: no memory for the copy). */
+umr_mpi_rma_key_t *umr_mpi_rma_kcache_get(umr_mpi_rma_kcache_t *kc,
+                                          size_t size, umr_mpi_peer_t *peer,
+                                          int target, int64_t disp,
+                                          const umr_layout_t *layout,
+                                          size_t count, int *fresh);
+
+/* The answer in key->ans arrived (`ok`: whole, for this key): READY with
+ * its rkey unpacked, or REFUSED; 1 ready, 0 refused. */
+int umr_mpi_rma_key_accept(umr_mpi_rma_key_t *key, int ok);
+
+/* Every key of `target` dropped (a detach there): those still asked for
+ * are refused when `refuse_pending` (their answers may name the detached
+ * memory), else left to their answers. The number dropped. */
+size_t umr_mpi_rma_kcache_drop(umr_mpi_rma_kcache_t *kc, int target,
+                               int refuse_pending);
+
+#define umr_mpi_rma_kcache_for_each(_key, _kc, _code) \
+    kh_foreach_value(&(_kc)->keys, _key, _code)
 
 typedef struct umr_mpi_rma_win {
     ucs_list_link_t          list;       /* in the core's windows */
     const umr_mpi_rma_ops_t  *ops;
     void                     *ctx;
-    char                     *base;      /* this rank's window */
-    size_t                   len;
-    ptrdiff_t                disp_unit;
+    umr_mpi_rma_mem_t        mem;        /* this rank's window, the keys
+                                            given over it */
     int                      rank, size;
     int                      *world;     /* window rank -> world rank */
     int                      osc;        /* the choice's id (umr_mpi_choice_osc) */
     int                      closing;
     /* dynamic windows (displacements are addresses) */
     int                      dynamic;
-    umr_mpi_rma_att_t        *att;
-    size_t                   natt, att_cap;
     uint8_t                  *given;     /* keys given each origin since
                                             the last detach */
     uint64_t                 inval_buf[2]; /* detached base, target */
     umr_mpi_rma_rx_t         inval_rx;
     int                      iacks_wanted;
     umr_mpi_comp_t           iack_comp;  /* one for every ack awaited */
-    ucs_list_link_t          stale;      /* dropped keys, freed at close */
     /* target */
     umr_mpi_rma_kreq_t       kreq;       /* the posted receive's buffer */
     umr_mpi_rma_rx_t         kreq_rx;
-    umr_mpi_rma_tkey_t       *tkeys;
-    size_t                   ntkeys, tkeys_cap;
     int                      *taken;     /* requests taken, per origin */
     int                      *answered;  /* answers sent, per origin */
     /* origin */
-    khash_t(umr_mpi_rma_keys) keys;
+    umr_mpi_rma_kcache_t     kc;
     int                      *sent;      /* requests sent, per target */
     int                      *ans_taken; /* answers taken, per target */
     int                      pending;    /* keys asked for, not answered */

@@ -18,37 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const umr_mpi_rma_att_t *umr_mpi_rma_att_find(const umr_mpi_rma_win_t *w,
-                                              uintptr_t lo, uintptr_t hi)
-{
-    size_t i;
-
-    for (i = 0; i < w->natt; ++i) {
-        if ((lo >= (uintptr_t)w->att[i].base) &&
-            (hi <= (uintptr_t)w->att[i].base + w->att[i].len)) {
-            return &w->att[i];
-        }
-    }
-    return NULL;
-}
-
 int umr_mpi_rma_attach(umr_mpi_rma_win_t *w, void *base, size_t len)
 {
-    umr_mpi_rma_att_t *att;
-
-    if (w->natt == w->att_cap) {
-        size_t cap = w->att_cap ? 2 * w->att_cap : 8;
-
-        att = realloc(w->att, cap * sizeof(*att));
-        if (att == NULL) {
-            return -1;
-        }
-        w->att     = att;
-        w->att_cap = cap;
-    }
-    w->att[w->natt].base  = base;
-    w->att[w->natt++].len = len;
-    return 0;
+    return umr_mpi_rma_mem_attach(&w->mem, base, len);
 }
 
 static void umr_mpi_rma_iack_arrived(umr_mpi_comp_t *comp,
@@ -63,22 +35,12 @@ static void umr_mpi_rma_iack_arrived(umr_mpi_comp_t *comp,
 void umr_mpi_rma_detach(umr_mpi_rma_win_t *w, void *base)
 {
     uint64_t inval[2] = { (uintptr_t)base, (uint64_t)w->rank };
-    size_t i;
     int o;
 
-    for (i = 0; (i < w->natt) && (w->att[i].base != base); ++i) {
-    }
-    if (i == w->natt) {
+    if (umr_mpi_rma_mem_attached(&w->mem, base) == NULL) {
         return;   /* never recorded: no key over it */
     }
-    w->att[i] = w->att[--w->natt];
-    /* no new key over it: the requests already taken were answered */
-    for (i = 0; i < w->ntkeys; ++i) {
-        if ((w->tkeys[i].region != NULL) && (w->tkeys[i].att == base)) {
-            umr_mpi_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
-            w->tkeys[i].region = NULL;
-        }
-    }
+    umr_mpi_rma_mem_detach(&w->mem, base);
     w->iack_comp.cb = umr_mpi_rma_iack_arrived;
     for (o = 0; o < w->size; ++o) {
         if (!w->given[o]) {
@@ -148,8 +110,5 @@ void umr_mpi_rma_dyn_close(umr_mpi_rma_win_t *w)
 {
     umr_mpi_rma_rx_cancel(w, &w->inval_rx, umr_mpi_rma_dyn_progress);
     free(w->given);
-    free(w->att);
     w->given = NULL;
-    w->att   = NULL;
-    w->natt  = 0;
 }

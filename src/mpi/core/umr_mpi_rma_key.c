@@ -76,46 +76,90 @@ static int umr_mpi_rma_key_ask(umr_mpi_rma_win_t *w, umr_mpi_rma_key_t *key)
     return 0;
 }
 
-umr_mpi_rma_key_t *umr_mpi_rma_key_get(umr_mpi_rma_win_t *w,
-                                       umr_mpi_peer_t *peer, int target,
-                                       int64_t disp, const umr_layout_t *layout,
-                                       size_t count)
+void umr_mpi_rma_kcache_init(umr_mpi_rma_kcache_t *kc)
+{
+    kh_init_inplace(umr_mpi_rma_keys, &kc->keys);
+    ucs_list_head_init(&kc->stale);
+}
+
+umr_mpi_rma_key_t *umr_mpi_rma_kcache_get(umr_mpi_rma_kcache_t *kc,
+                                          size_t size, umr_mpi_peer_t *peer,
+                                          int target, int64_t disp,
+                                          const umr_layout_t *layout,
+                                          size_t count, int *fresh)
 {
     uint64_t h = umr_mpi_rma_key_hash(target, disp, count, layout);
     umr_mpi_rma_key_t *key;
     khiter_t it;
     int ret;
 
-    it = kh_get(umr_mpi_rma_keys, &w->keys, h);
-    if (it != kh_end(&w->keys)) {
-        key = kh_val(&w->keys, it);
-        /* another access with the same hash: through the MPI */
-        return ((key->state == UMR_MPI_RMA_KEY_READY) &&
-                (key->target == target) && (key->disp == disp) &&
+    *fresh = 0;
+    it     = kh_get(umr_mpi_rma_keys, &kc->keys, h);
+    if (it != kh_end(&kc->keys)) {
+        key = kh_val(&kc->keys, it);
+        return ((key->target == target) && (key->disp == disp) &&
                 (key->count == count) &&
                 umr_layout_equal(key->layout, layout)) ? key : NULL;
     }
-    key = calloc(1, sizeof(*key));
+    key = calloc(1, size);
     if (key == NULL) {
         return NULL;
     }
-    it = kh_put(umr_mpi_rma_keys, &w->keys, h, &ret);
+    it = kh_put(umr_mpi_rma_keys, &kc->keys, h, &ret);
     if (ret < 0) {
         free(key);
         return NULL;
     }
-    kh_val(&w->keys, it) = key;
-    key->w      = w;
+    kh_val(&kc->keys, it) = key;
     key->peer   = peer;
     key->target = target;
     key->disp   = disp;
     key->count  = count;
-    if ((umr_layout_dup(layout, &key->layout) != UCS_OK) ||
+    if (umr_layout_dup(layout, &key->layout) != UCS_OK) {
+        key->state = UMR_MPI_RMA_KEY_REFUSED;
+    }
+    *fresh = 1;
+    return key;
+}
+
+umr_mpi_rma_key_t *umr_mpi_rma_key_get(umr_mpi_rma_win_t *w,
+                                       umr_mpi_peer_t *peer, int target,
+                                       int64_t disp, const umr_layout_t *layout,
+                                       size_t count)
+{
+    umr_mpi_rma_key_t *key;
+    int fresh;
+
+    key = umr_mpi_rma_kcache_get(&w->kc, sizeof(*key), peer, target, disp,
+                                 layout, count, &fresh);
+    if ((key == NULL) || !fresh) {
+        return ((key != NULL) && (key->state == UMR_MPI_RMA_KEY_READY)) ?
+               key : NULL;
+    }
+    key->w = w;
+    if ((key->state != UMR_MPI_RMA_KEY_PENDING) ||
         (umr_mpi_rma_key_ask(w, key) != 0)) {
         key->state = UMR_MPI_RMA_KEY_REFUSED;
         ++umr_mpi_rma_cnt.key_refused;
     }
     return NULL;
+}
+
+int umr_mpi_rma_key_accept(umr_mpi_rma_key_t *key, int ok)
+{
+    if (!ok || (key->ans.id != (uintptr_t)key) ||
+        (key->ans.status != UMR_MPI_RMA_KANS_OK) ||
+        (key->ans.rkey_len != key->peer->rail->rkey_size) ||
+        (uct_umr_ep_rkey_unpack(key->peer->ep, key->ans.rkey, &key->rkey) !=
+         UCS_OK)) {
+        UMR_MPI_RMA_VERBOSE(10, "target %d refused a key (status %d)",
+                            key->target, ok ? (int)key->ans.status : -1);
+        key->state = UMR_MPI_RMA_KEY_REFUSED;
+        return 0;
+    }
+    key->has_rkey = 1;
+    key->state    = UMR_MPI_RMA_KEY_READY;
+    return 1;
 }
 
 /* The answer of `key` arrived: ready, or refused. */
@@ -133,20 +177,11 @@ static void umr_mpi_rma_key_answered(umr_mpi_rma_win_t *w,
     if (key->state != UMR_MPI_RMA_KEY_PENDING) {
         return;   /* refused already (the request was not sent) */
     }
-    if (!ok || (key->ans.id != (uintptr_t)key) ||
-        (key->ans.status != UMR_MPI_RMA_KANS_OK) ||
-        (key->ans.rkey_len != key->peer->rail->rkey_size) ||
-        (uct_umr_ep_rkey_unpack(key->peer->ep, key->ans.rkey, &key->rkey) !=
-         UCS_OK)) {
-        UMR_MPI_RMA_VERBOSE(10, "target %d refused a key (status %d)",
-                            key->target, ok ? (int)key->ans.status : -1);
-        key->state = UMR_MPI_RMA_KEY_REFUSED;
+    if (umr_mpi_rma_key_accept(key, ok)) {
+        ++umr_mpi_rma_cnt.key_ready;
+    } else {
         ++umr_mpi_rma_cnt.key_refused;
-        return;
     }
-    key->has_rkey = 1;
-    key->state    = UMR_MPI_RMA_KEY_READY;
-    ++umr_mpi_rma_cnt.key_ready;
 }
 
 void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w)
@@ -156,38 +191,49 @@ void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w)
     if (w->pending == 0) {
         return;
     }
-    kh_foreach_value(&w->keys, key, {
+    umr_mpi_rma_kcache_for_each(key, &w->kc, {
         if (umr_mpi_rma_rx_take(&key->ans_rx)) {
             umr_mpi_rma_key_answered(w, key);
         }
     });
 }
 
-void umr_mpi_rma_keys_drop(umr_mpi_rma_win_t *w, int target)
+size_t umr_mpi_rma_kcache_drop(umr_mpi_rma_kcache_t *kc, int target,
+                               int refuse_pending)
 {
     umr_mpi_rma_key_t *key;
+    size_t n = 0;
     khiter_t it;
 
-    for (it = kh_begin(&w->keys); it != kh_end(&w->keys); ++it) {
-        if (!kh_exist(&w->keys, it) ||
-            ((key = kh_val(&w->keys, it))->target != target)) {
+    for (it = kh_begin(&kc->keys); it != kh_end(&kc->keys); ++it) {
+        if (!kh_exist(&kc->keys, it) ||
+            ((key = kh_val(&kc->keys, it))->target != target)) {
             continue;
         }
         if (key->state == UMR_MPI_RMA_KEY_PENDING) {
-            /* its answer may name the detached memory: refused when it
-             * comes, and that access goes to the MPI from now on */
-            key->state = UMR_MPI_RMA_KEY_REFUSED;
-            ++umr_mpi_rma_cnt.key_refused;
+            if (refuse_pending) {
+                /* that access goes to the MPI from now on */
+                key->state = UMR_MPI_RMA_KEY_REFUSED;
+                ++umr_mpi_rma_cnt.key_refused;
+            }
             continue;
         }
-        /* kept until the window goes: an operation in flight may use it */
-        kh_del(umr_mpi_rma_keys, &w->keys, it);
-        ucs_list_add_tail(&w->stale, &key->stale);
-        ++umr_mpi_rma_cnt.keys_dropped;
+        /* kept until the cache goes: an operation in flight may use it */
+        kh_del(umr_mpi_rma_keys, &kc->keys, it);
+        ucs_list_add_tail(&kc->stale, &key->stale);
+        ++n;
     }
+    return n;
 }
 
-void umr_mpi_rma_key_free(umr_mpi_rma_key_t *key)
+void umr_mpi_rma_keys_drop(umr_mpi_rma_win_t *w, int target)
+{
+    /* a pending key's answer may name the detached memory */
+    umr_mpi_rma_cnt.keys_dropped += umr_mpi_rma_kcache_drop(&w->kc, target,
+                                                            1);
+}
+
+static void umr_mpi_rma_key_free(umr_mpi_rma_key_t *key)
 {
     if (key->has_rkey) {
         uct_umr_ep_rkey_release(key->peer->ep, key->rkey);
@@ -198,13 +244,27 @@ void umr_mpi_rma_key_free(umr_mpi_rma_key_t *key)
     free(key);
 }
 
+void umr_mpi_rma_kcache_close(umr_mpi_rma_kcache_t *kc)
+{
+    umr_mpi_rma_key_t *key;
+
+    umr_mpi_rma_kcache_for_each(key, kc, {
+        umr_mpi_rma_key_free(key);
+    });
+    kh_destroy_inplace(umr_mpi_rma_keys, &kc->keys);
+    while (!ucs_list_is_empty(&kc->stale)) {
+        key = ucs_list_extract_head(&kc->stale, umr_mpi_rma_key_t, stale);
+        umr_mpi_rma_key_free(key);
+    }
+}
+
 void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w)
 {
     umr_mpi_rma_key_t *key;
 
     /* the answers never sent: their receives cancelled, their completions
      * awaited (they name the keys) */
-    kh_foreach_value(&w->keys, key, {
+    umr_mpi_rma_kcache_for_each(key, &w->kc, {
         if ((key->ans_rx.req != NULL) && !key->ans_rx.arrived) {
             w->ops->cancel(key->ans_rx.req);
         }
@@ -215,12 +275,5 @@ void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w)
             umr_mpi.b->progress();
         }
     }
-    kh_foreach_value(&w->keys, key, {
-        umr_mpi_rma_key_free(key);
-    });
-    kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
-    while (!ucs_list_is_empty(&w->stale)) {
-        key = ucs_list_extract_head(&w->stale, umr_mpi_rma_key_t, stale);
-        umr_mpi_rma_key_free(key);
-    }
+    umr_mpi_rma_kcache_close(&w->kc);
 }

@@ -38,11 +38,8 @@ umr_mpi_rma_key_t *umr_mpi_rma_key_get(umr_mpi_rma_win_t *w,
 void umr_mpi_rma_keys_progress(umr_mpi_rma_win_t *w);
 void umr_mpi_rma_keys_close(umr_mpi_rma_win_t *w);
 
-/* Dynamic windows: the attached region that holds [lo, hi), or NULL; the
- * receive of invalidations posted / taken from progress / cancelled;
- * origin: every key of `target` dropped. */
-const umr_mpi_rma_att_t *umr_mpi_rma_att_find(const umr_mpi_rma_win_t *w,
-                                              uintptr_t lo, uintptr_t hi);
+/* Dynamic windows: the receive of invalidations posted / taken from
+ * progress / cancelled; origin: every key of `target` dropped. */
 int  umr_mpi_rma_dyn_open(umr_mpi_rma_win_t *w);
 void umr_mpi_rma_dyn_progress(umr_mpi_rma_win_t *w);
 void umr_mpi_rma_dyn_close(umr_mpi_rma_win_t *w);

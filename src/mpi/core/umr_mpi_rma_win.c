@@ -52,17 +52,14 @@ umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
     w->inflight  = w->ans_taken + size;
     w->ops       = ops;
     w->ctx       = ctx;
-    w->base      = base;
-    w->len       = len;
-    w->disp_unit = disp_unit;
     w->rank      = rank;
     w->size      = size;
     w->osc       = osc;
     w->dynamic   = dynamic;
-    ucs_list_head_init(&w->stale);
-    kh_init_inplace(umr_mpi_rma_keys, &w->keys);
+    umr_mpi_rma_kcache_init(&w->kc);
+    (void)umr_mpi_rma_mem_open(&w->mem, base, len, disp_unit, dynamic, 0);
     if (w->dynamic && (umr_mpi_rma_dyn_open(w) != 0)) {
-        kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
+        umr_mpi_rma_kcache_close(&w->kc);
         free(w->world);
         free(w);
         return NULL;
@@ -71,7 +68,7 @@ umr_mpi_rma_win_t *umr_mpi_rma_win_open(const umr_mpi_rma_ops_t *ops,
         if (w->dynamic) {
             umr_mpi_rma_dyn_close(w);
         }
-        kh_destroy_inplace(umr_mpi_rma_keys, &w->keys);
+        umr_mpi_rma_kcache_close(&w->kc);
         free(w->world);
         free(w);
         return NULL;

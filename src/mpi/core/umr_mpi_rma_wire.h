@@ -44,11 +44,18 @@ enum {
     UMR_MPI_RMA_KANS_NO_KEY         /* registration or layout key failed */
 };
 
+/* No destination handle with this key. */
+#define UMR_MPI_RMA_KANS_NO_HANDLE UINT32_MAX
+
 typedef struct umr_mpi_rma_kans {
     uint64_t id;
     int32_t  status;
     uint16_t rkey_len;
     uint16_t pad;
+    uint32_t handle;      /* a binding's handle of the target's destination
+                             of this access (osc/umr's packed path), or
+                             UMR_MPI_RMA_KANS_NO_HANDLE */
+    uint32_t pad2;
     uint8_t  rkey[UMR_MPI_RMA_KANS_RKEY];
 } umr_mpi_rma_kans_t;
 

@@ -8,45 +8,16 @@
 #include "osc_umr_dyn.h"
 #include "osc_umr_key.h"
 #include "osc_umr_packed.h"
-#include "umr_mpi_keys.h"
-#include "umr_mpi_rail.h"
 
 #include <ompi/mca/pml/pml.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-mca_osc_umr_attached_t *mca_osc_umr_dyn_find(mca_osc_umr_win_t *w,
-                                             uintptr_t lo, uintptr_t hi)
-{
-    size_t i;
-
-    for (i = 0; i < w->natt; ++i) {
-        if ((lo >= (uintptr_t)w->att[i].base) &&
-            (hi <= (uintptr_t)w->att[i].base + w->att[i].len)) {
-            return &w->att[i];
-        }
-    }
-    return NULL;
-}
-
-static void mca_osc_umr_att_release(mca_osc_umr_attached_t *att)
-{
-    int i;
-
-    for (i = 0; i < UMR_MPI_MAX_RAILS; ++i) {
-        if (att->regions[i] != NULL) {
-            umr_mpi_region_put(att->regions[i]);
-            att->regions[i] = NULL;
-        }
-    }
-}
-
 int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len)
 {
     mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    mca_osc_umr_attached_t att = {.base = base, .len = len}, *p;
-    int rc, i;
+    int rc;
 
     rc = w->real.osc_win_attach(win, base, len);
     if ((rc != OMPI_SUCCESS) || (len < MCA_OSC_UMR_DYN_MIN_ATTACH)) {
@@ -54,41 +25,21 @@ int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len)
          * between the user's (see osc_umr_dyn.h) */
         return rc;
     }
-    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
-        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], base, len,
-                               PROT_READ | PROT_WRITE, &att.regions[i],
-                               NULL) != UCS_OK) {
-            att.regions[i] = NULL;
-            goto unregistered;
-        }
+    if (umr_mpi_rma_mem_attach(&w->mem, base, len) != 0) {
+        /* the wrapped module has it: keys for it are refused */
+        MCA_OSC_UMR_VERBOSE(5, "attached %zu bytes at %p not registered: "
+                            "through the wrapped module", len, base);
+        return OMPI_SUCCESS;
     }
-    if (w->natt == w->att_cap) {
-        size_t cap = w->att_cap ? 2 * w->att_cap : 8;
-
-        p = realloc(w->att, cap * sizeof(*p));
-        if (p == NULL) {
-            goto unregistered;
-        }
-        w->att     = p;
-        w->att_cap = cap;
-    }
-    w->att[w->natt++] = att;
     ++mca_osc_umr.cnt.attached;
     MCA_OSC_UMR_VERBOSE(10, "attached %zu bytes at %p", len, base);
-    return OMPI_SUCCESS;
-
-unregistered:
-    /* the wrapped module has it: keys for it are refused */
-    MCA_OSC_UMR_VERBOSE(5, "attached %zu bytes at %p not registered: "
-                        "through the wrapped module", len, base);
-    mca_osc_umr_att_release(&att);
     return OMPI_SUCCESS;
 }
 
 /* Tell every origin that got a key since the last detach to drop them, and
  * wait until each has matched it. */
 static void mca_osc_umr_dyn_invalidate(mca_osc_umr_win_t *w,
-                                       const mca_osc_umr_attached_t *att)
+                                       const umr_mpi_rma_att_t *att)
 {
     ompi_request_t **reqs = calloc(w->size, sizeof(*reqs));
     mca_osc_umr_inval_t *msg = calloc(1, sizeof(*msg));
@@ -124,43 +75,27 @@ out:
 int mca_osc_umr_detach(ompi_win_t *win, const void *base)
 {
     mca_osc_umr_win_t *w = mca_osc_umr_win_lookup(win);
-    size_t i, k;
+    const umr_mpi_rma_att_t *att = umr_mpi_rma_mem_attached(&w->mem, base);
 
-    for (i = w->natt; i-- > 0;) {
-        if (w->att[i].base != base) {
-            continue;
-        }
-        mca_osc_umr_dyn_invalidate(w, &w->att[i]);
+    if (att != NULL) {
+        mca_osc_umr_dyn_invalidate(w, att);
         mca_osc_umr_packed_dst_detach(w, base);
-        for (k = w->ntkeys; k-- > 0;) {
-            if (w->tkeys[k].att_base == base) {
-                umr_mpi_lkey_drop(w->tkeys[k].region, w->tkeys[k].lkey);
-                w->tkeys[k] = w->tkeys[--w->ntkeys];
-            }
-        }
-        mca_osc_umr_att_release(&w->att[i]);
-        w->att[i] = w->att[--w->natt];
+        umr_mpi_rma_mem_detach(&w->mem, base);
         MCA_OSC_UMR_VERBOSE(10, "detached %p: keys over it given back",
                             base);
-        break;
     }
     return w->real.osc_win_detach(win, base);
 }
 
 static int mca_osc_umr_inval_post(mca_osc_umr_win_t *w)
 {
-    return MCA_OSC_UMR_PML_CALL(irecv(&w->inval, sizeof(w->inval), MPI_BYTE,
-                                      MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_INVAL, w->comm,
-                                      &w->inval_req));
+    return mca_osc_umr_win_listen(w, &w->inval, sizeof(w->inval),
+                                  MCA_OSC_UMR_TAG_INVAL, &w->inval_req);
 }
 
 int mca_osc_umr_dyn_init(mca_osc_umr_win_t *w)
 {
-    if (mca_osc_umr_inval_post(w) != OMPI_SUCCESS) {
-        w->inval_req = NULL;
-        return OMPI_ERROR;
-    }
-    return OMPI_SUCCESS;
+    return mca_osc_umr_inval_post(w);
 }
 
 int mca_osc_umr_dyn_check(mca_osc_umr_win_t *w)
@@ -195,15 +130,9 @@ int mca_osc_umr_dyn_check(mca_osc_umr_win_t *w)
 
 void mca_osc_umr_dyn_fini(mca_osc_umr_win_t *w)
 {
-    size_t i;
-
     if (w->inval_req != NULL) {
         ompi_request_cancel(w->inval_req);
         ompi_request_wait_completion(w->inval_req);
         ompi_request_free(&w->inval_req);
     }
-    for (i = 0; i < w->natt; ++i) {
-        mca_osc_umr_att_release(&w->att[i]);
-    }
-    w->natt = 0;
 }

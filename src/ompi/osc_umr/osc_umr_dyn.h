@@ -45,10 +45,6 @@ BEGIN_C_DECLS
 int mca_osc_umr_attach(ompi_win_t *win, void *base, size_t len);
 int mca_osc_umr_detach(ompi_win_t *win, const void *base);
 
-/* The attached region holding [lo, hi) (absolute addresses), or NULL. */
-mca_osc_umr_attached_t *mca_osc_umr_dyn_find(mca_osc_umr_win_t *w,
-                                             uintptr_t lo, uintptr_t hi);
-
 /* Origin: post the invalidation receive (init), take an invalidation that
  * arrived (check: cheap when none; the rank that detached, whose keys must
  * go, or -1: mca_osc_umr_keys_check_detach), cancel it (fini; the keys

@@ -21,15 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a key is cached by (with its layout, compared on a hit). */
-typedef struct mca_osc_umr_key_id {
-    int32_t  target;
-    int32_t  pad;
-    int64_t  disp;
-    uint64_t count;
-    uint64_t lhash;
-} mca_osc_umr_key_id_t;
-
 /* ------------------------------------------------------------------ origin */
 
 /* A description too long for the request goes first, on its own tag
@@ -48,7 +39,7 @@ static int mca_osc_umr_key_send_desc(mca_osc_umr_win_t *w,
     kd->magic = MCA_OSC_UMR_KDESC_MAGIC;
     kd->id    = (uintptr_t)key;
     memcpy(kd + 1, desc, dlen);
-    rc = MCA_OSC_UMR_PML_CALL(isend(kd, sizeof(*kd) + dlen, MPI_BYTE, key->target,
+    rc = MCA_OSC_UMR_PML_CALL(isend(kd, sizeof(*kd) + dlen, MPI_BYTE, key->k.target,
                                     MCA_OSC_UMR_TAG_KDESC, MCA_PML_BASE_SEND_STANDARD,
                                     w->comm, &sreq));
     if (rc != OMPI_SUCCESS) {
@@ -78,7 +69,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     }
     /* the address first (on the stack), then only what is sent on the
      * heap: no 4 KiB allocation per request between the user's */
-    if (umr_mpi_peer_prepare(key->peer, addr, &alen) != UCS_OK) {
+    if (umr_mpi_peer_prepare(key->k.peer, addr, &alen) != UCS_OK) {
         return OMPI_ERROR;
     }
     apart      = (alen + dlen > sizeof(kreq->data));
@@ -89,18 +80,18 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     }
     memcpy(kreq->data, addr, alen);
     /* RMA and keys on its endpoint: never disconnected (pml_umr_max_conns) */
-    umr_mpi_peer_pin(key->peer);
+    umr_mpi_peer_pin(key->k.peer);
     kreq->magic    = MCA_OSC_UMR_KREQ_MAGIC;
     kreq->id       = (uintptr_t)key;
-    kreq->disp     = key->disp;
-    kreq->count    = key->count;
+    kreq->disp     = key->k.disp;
+    kreq->count    = key->k.count;
     kreq->desc_len = (uint32_t)dlen;
     kreq->addr_len = (uint16_t)alen;
     kreq->flags    = apart ? MCA_OSC_UMR_KREQ_DESC_APART : 0;
     memcpy(kreq->data + alen, desc, inline_len);
 
     /* answers from one target come in the order of the requests */
-    rc = MCA_OSC_UMR_PML_CALL(irecv(&key->ans, sizeof(key->ans), MPI_BYTE, key->target,
+    rc = MCA_OSC_UMR_PML_CALL(irecv(&key->k.ans, sizeof(key->k.ans), MPI_BYTE, key->k.target,
                                     MCA_OSC_UMR_TAG_KANS, w->comm, &key->ans_req));
     if (rc != OMPI_SUCCESS) {
         free(kreq);
@@ -115,7 +106,7 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
     }
     if (rc == OMPI_SUCCESS) {
         rc = MCA_OSC_UMR_PML_CALL(isend(kreq, MCA_OSC_UMR_KREQ_HDR + alen + inline_len,
-                                        MPI_BYTE, key->target, MCA_OSC_UMR_TAG_KREQ,
+                                        MPI_BYTE, key->k.target, MCA_OSC_UMR_TAG_KREQ,
                                         MCA_PML_BASE_SEND_STANDARD, w->comm, &sreq));
     }
     if (rc != OMPI_SUCCESS) {
@@ -128,12 +119,12 @@ static int mca_osc_umr_key_ask(mca_osc_umr_win_t *w, mca_osc_umr_key_t *key,
         return rc;
     }
     mca_common_umr_reap_add_buf(sreq, kreq);
-    ++w->kreq_sent[key->target];
-    opal_list_append(&w->pending, &key->super);
+    ++w->kreq_sent[key->k.target];
+    ++w->kpending;
     ++mca_osc_umr.cnt.key_requests;
     MCA_OSC_UMR_VERBOSE(10, "asked target %d for a key (disp %ld, count %zu, "
-                        "description of %zu bytes%s)", key->target,
-                        (long)key->disp, key->count, dlen,
+                        "description of %zu bytes%s)", key->k.target,
+                        (long)key->k.disp, key->k.count, dlen,
                         apart ? ", sent apart" : "");
     return OMPI_SUCCESS;
 }
@@ -145,86 +136,60 @@ mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
                                        const umr_layout_t *layout,
                                        size_t count)
 {
-    mca_osc_umr_key_id_t id = {
-        .target = target, .disp = disp, .count = count,
-        .lhash  = umr_layout_hash(layout)
-    };
     mca_osc_umr_key_t *key;
+    int fresh;
 
-    if (OPAL_SUCCESS == opal_hash_table_get_value_ptr(&w->keys, &id,
-                                                      sizeof(id),
-                                                      (void**)&key)) {
-        return ((key->state == MCA_OSC_UMR_KEY_READY) &&
-                umr_layout_equal(key->layout, layout)) ? key : NULL;
+    key = (mca_osc_umr_key_t*)umr_mpi_rma_kcache_get(&w->kc, sizeof(*key),
+                                                     peer, target, disp,
+                                                     layout, count, &fresh);
+    if ((key == NULL) || !fresh) {
+        return ((key != NULL) && (key->k.state == UMR_MPI_RMA_KEY_READY)) ?
+               key : NULL;
     }
-    key = calloc(1, sizeof(*key));
-    if (key == NULL) {
-        return NULL;
-    }
-    OBJ_CONSTRUCT(&key->super, opal_list_item_t);
-    key->w      = w;
-    key->peer   = peer;
-    key->target = target;
-    key->disp   = disp;
-    key->count  = count;
-    key->state  = MCA_OSC_UMR_KEY_PENDING;
-    key->handle = MCA_OSC_UMR_KANS_NO_HANDLE;
-    if ((umr_layout_dup(layout, &key->layout) != UCS_OK) ||
+    if ((key->k.state != UMR_MPI_RMA_KEY_PENDING) ||
         (mca_osc_umr_key_ask(w, key, dt) != OMPI_SUCCESS)) {
-        key->state = MCA_OSC_UMR_KEY_REFUSED;
+        key->k.state = UMR_MPI_RMA_KEY_REFUSED;
     }
-    opal_hash_table_set_value_ptr(&w->keys, &id, sizeof(id), key);
     return NULL;
 }
 
 void mca_osc_umr_key_refuse(mca_osc_umr_key_t *key)
 {
-    key->state = MCA_OSC_UMR_KEY_REFUSED;
+    key->k.state = UMR_MPI_RMA_KEY_REFUSED;
 }
 
 /* The target's answer arrived. */
-static void mca_osc_umr_key_answered(mca_osc_umr_key_t *key)
+static void mca_osc_umr_key_answered(mca_osc_umr_win_t *w,
+                                     mca_osc_umr_key_t *key)
 {
     ompi_request_t *req = key->ans_req;
     int ok = !req->req_status._cancelled &&
              (req->req_status.MPI_ERROR == OMPI_SUCCESS);
 
     if (!req->req_status._cancelled) {
-        ++key->w->kans_taken[key->target];
+        ++w->kans_taken[key->k.target];
     }
     ompi_request_free(&key->ans_req);
     key->ans_req = NULL;   /* free leaves MPI_REQUEST_NULL: "no request" */
-    opal_list_remove_item(&key->w->pending, &key->super);
-    if (!ok || (key->ans.id != (uintptr_t)key) ||
-        (key->ans.status != MCA_OSC_UMR_KANS_OK) ||
-        (key->ans.rkey_len != key->peer->rail->rkey_size) ||
-        (uct_umr_ep_rkey_unpack(key->peer->ep, key->ans.rkey, &key->rkey) !=
-         UCS_OK)) {
-        MCA_OSC_UMR_VERBOSE(10, "target %d refused a key (status %d)",
-                            key->target, ok ? (int)key->ans.status : -1);
-        key->state = MCA_OSC_UMR_KEY_REFUSED;
+    --w->kpending;
+    if (umr_mpi_rma_key_accept(&key->k, ok)) {
+        ++mca_osc_umr.cnt.key_ready;
+    } else {
         ++mca_osc_umr.cnt.key_refused;
-        return;
     }
-    key->has_rkey = 1;
-    key->handle   = key->ans.handle;
-    key->state    = MCA_OSC_UMR_KEY_READY;
-    ++mca_osc_umr.cnt.key_ready;
 }
 
 /* ------------------------------------------------------------------ target */
 
 static int mca_osc_umr_kreq_post(mca_osc_umr_win_t *w)
 {
-    return MCA_OSC_UMR_PML_CALL(irecv(&w->kreq, sizeof(w->kreq), MPI_BYTE,
-                                      MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_KREQ, w->comm,
-                                      &w->kreq_req));
+    return mca_osc_umr_win_listen(w, &w->kreq, sizeof(w->kreq),
+                                  MCA_OSC_UMR_TAG_KREQ, &w->kreq_req);
 }
 
 int mca_osc_umr_keys_init(mca_osc_umr_win_t *w)
 {
     if (mca_osc_umr_kreq_post(w) != OMPI_SUCCESS) {
-        w->kreq_req = NULL;
         return OMPI_ERROR;
     }
     if (w->dynamic && (mca_osc_umr_dyn_init(w) != OMPI_SUCCESS)) {
@@ -282,65 +247,24 @@ void mca_osc_umr_keys_check_detach(mca_osc_umr_win_t *w)
 
 void mca_osc_umr_keys_answers(mca_osc_umr_win_t *w)
 {
-    mca_osc_umr_key_t *key, *next;
+    umr_mpi_rma_key_t *k;
+    mca_osc_umr_key_t *key;
 
-    OPAL_LIST_FOREACH_SAFE(key, next, &w->pending, mca_osc_umr_key_t) {
-        if (REQUEST_COMPLETE(key->ans_req)) {
-            mca_osc_umr_key_answered(key);
-        }
+    if (w->kpending == 0) {
+        return;
     }
+    umr_mpi_rma_kcache_for_each(k, &w->kc, {
+        key = ucs_container_of(k, mca_osc_umr_key_t, k);
+        if ((key->ans_req != NULL) && REQUEST_COMPLETE(key->ans_req)) {
+            mca_osc_umr_key_answered(w, key);
+        }
+    });
 }
 
 void mca_osc_umr_keys_drop(mca_osc_umr_win_t *w, int target)
 {
-    mca_osc_umr_key_id_t *id;
-    mca_osc_umr_key_t *key;
-    void *k, *node = NULL;
-    size_t ksize, n = 0, cap = 0, i;
-    mca_osc_umr_key_id_t *ids = NULL, *tmp;
-    int rc;
-
-    rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,
-                                           &node);
-    while (rc == OPAL_SUCCESS) {
-        id = k;
-        if ((key->target == target) &&
-            (key->state != MCA_OSC_UMR_KEY_PENDING)) {
-            if (n == cap) {
-                cap = cap ? 2 * cap : 16;
-                tmp = realloc(ids, cap * sizeof(*ids));
-                if (tmp == NULL) {
-                    /* cannot drop them: never use any key of this window */
-                    w->dynamic_broken = 1;
-                    break;
-                }
-                ids = tmp;
-            }
-            ids[n++] = *id;
-            /* kept until the window goes: operations in flight elsewhere
-             * may still refer to it */
-            opal_list_append(&w->stale, &key->super);
-        }
-        rc = opal_hash_table_get_next_key_ptr(&w->keys, &k, &ksize,
-                                              (void**)&key, node, &node);
-    }
-    for (i = 0; i < n; ++i) {
-        opal_hash_table_remove_value_ptr(&w->keys, &ids[i], sizeof(ids[i]));
-    }
-    mca_osc_umr.cnt.keys_dropped += n;
-    free(ids);
-}
-
-void mca_osc_umr_key_free(mca_osc_umr_key_t *key)
-{
-    if (key->has_rkey) {
-        uct_umr_ep_rkey_release(key->peer->ep, key->rkey);
-    }
-    if (key->layout != NULL) {
-        umr_layout_free(key->layout);
-    }
-    OBJ_DESTRUCT(&key->super);
-    free(key);
+    mca_osc_umr.cnt.keys_dropped += umr_mpi_rma_kcache_drop(&w->kc, target,
+                                                            0);
 }
 
 /* Collective over the window's communicator. As a target: every request
@@ -401,10 +325,8 @@ static void mca_osc_umr_keys_settle(mca_osc_umr_win_t *w)
 
 void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
 {
-    mca_osc_umr_key_t *key, *next;
-    void *k, *node = NULL;
-    size_t ksize, i;
-    int rc;
+    umr_mpi_rma_key_t *k;
+    mca_osc_umr_key_t *key;
 
     if (collective) {
         mca_osc_umr_keys_settle(w);
@@ -418,38 +340,25 @@ void mca_osc_umr_keys_fini(mca_osc_umr_win_t *w, int collective)
         ompi_request_free(&w->kreq_req);
     }
     mca_osc_umr_kreq_fini(w);
-    /* the window is gone: its layout keys give their keys back now */
-    for (i = 0; i < w->ntkeys; ++i) {
-        umr_mpi_lkey_drop(w->tkeys[i].region, w->tkeys[i].lkey);
-    }
-    w->ntkeys = 0;
-    rc = opal_hash_table_get_first_key_ptr(&w->keys, &k, &ksize, (void**)&key,
-                                           &node);
-    while (rc == OPAL_SUCCESS) {
+    umr_mpi_rma_kcache_for_each(k, &w->kc, {
+        key = ucs_container_of(k, mca_osc_umr_key_t, k);
         if (key->ans_req != NULL) {   /* never answered: cancel */
             if (collective) {
                 /* its target could not send the answer (settled above) */
                 MCA_OSC_UMR_VERBOSE(1, "target %d never answered a key "
                                     "request: refused at the window's "
-                                    "free", key->target);
+                                    "free", k->target);
                 ++mca_osc_umr.cnt.key_unanswered;
                 ++mca_osc_umr.cnt.key_refused;
             }
             ompi_request_cancel(key->ans_req);
             ompi_request_wait_completion(key->ans_req);
             ompi_request_free(&key->ans_req);
-            opal_list_remove_item(&w->pending, &key->super);
+            key->ans_req = NULL;
+            --w->kpending;
         }
-        mca_osc_umr_key_free(key);
-        rc = opal_hash_table_get_next_key_ptr(&w->keys, &k, &ksize,
-                                              (void**)&key, node, &node);
-    }
-    opal_hash_table_remove_all(&w->keys);
+    });
     if (w->dynamic) {
         mca_osc_umr_dyn_fini(w);
-        OPAL_LIST_FOREACH_SAFE(key, next, &w->stale, mca_osc_umr_key_t) {
-            opal_list_remove_item(&w->stale, &key->super);
-            mca_osc_umr_key_free(key);
-        }
     }
 }

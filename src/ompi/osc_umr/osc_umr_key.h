@@ -22,6 +22,7 @@
 
 #include "osc_umr_win.h"
 #include "umr_mpi_peer.h"
+#include "umr_mpi_rma.h"
 
 #include <ompi/datatype/ompi_datatype.h>
 
@@ -29,27 +30,12 @@
 
 BEGIN_C_DECLS
 
-enum {
-    MCA_OSC_UMR_KEY_PENDING = 0,
-    MCA_OSC_UMR_KEY_READY,
-    MCA_OSC_UMR_KEY_REFUSED
-};
-
+/* An origin's key: the core's entry (umr_mpi_rma.h: the window's cache,
+ * its answer in k.ans, k.ans.handle the target's packed destination) and
+ * the receive of its answer. */
 typedef struct mca_osc_umr_key {
-    opal_list_item_t       super;      /* in w->pending while asked for */
-    mca_osc_umr_win_t      *w;
-    umr_mpi_peer_t  *peer;
-    int                    target;
-    int                    state;
-    int64_t                disp;
-    size_t                 count;
-    umr_layout_t           *layout;    /* own copy: part of the key */
-    uct_rkey_t             rkey;
-    int                    has_rkey;
-    uint32_t               handle;     /* the target's packed destination
-                                          (osc_umr_packed.h) */
-    ompi_request_t         *ans_req;
-    mca_osc_umr_kans_t     ans;
+    umr_mpi_rma_key_t k;
+    ompi_request_t    *ans_req;    /* while asked for */
 } mca_osc_umr_key_t;
 
 /* The ready key for this target access, or NULL (asked for now if never
@@ -65,14 +51,13 @@ mca_osc_umr_key_t *mca_osc_umr_key_get(mca_osc_umr_win_t *w,
 void mca_osc_umr_key_refuse(mca_osc_umr_key_t *key);
 
 /* Origin: take the answers that arrived; drop every key held for `target`
- * (dynamic windows, at its detach: osc_umr_dyn.h), pending ones excepted;
- * free a key no longer in the cache. */
+ * (dynamic windows, at its detach: osc_umr_dyn.h), pending ones excepted
+ * (answered after the detach). */
 void mca_osc_umr_keys_answers(mca_osc_umr_win_t *w);
 void mca_osc_umr_keys_drop(mca_osc_umr_win_t *w, int target);
 /* Dynamic windows: a detach a target told us about drops its keys, after
  * the answers that came before it (progress and every put/get call it). */
 void mca_osc_umr_keys_check_detach(mca_osc_umr_win_t *w);
-void mca_osc_umr_key_free(mca_osc_umr_key_t *key);
 
 /* Target and origin sides of one window: start (post the request receive),
  * progress (answer requests, take answers), finish (`collective`: every

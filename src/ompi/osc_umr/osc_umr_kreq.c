@@ -48,41 +48,6 @@ static const char *mca_osc_umr_kans_str(int status)
     }
 }
 
-/* The bytes `count` elements of `layout` touch at displacement `disp` lie in
- * the window (dynamic: in one attached region, the displacement being an
- * address); *addr_p: where the first element starts. */
-static int mca_osc_umr_in_window(mca_osc_umr_win_t *w, int64_t disp,
-                                 const umr_layout_t *layout, size_t count,
-                                 char **addr_p, char **att_base_p)
-{
-    ptrdiff_t off    = (ptrdiff_t)disp * w->disp_unit;
-    ptrdiff_t last   = (ptrdiff_t)(count - 1) * umr_layout_extent(layout);
-    ptrdiff_t lo     = umr_layout_true_lb(layout) + ((last < 0) ? last : 0);
-    ptrdiff_t hi     = umr_layout_true_ub(layout) + ((last > 0) ? last : 0);
-    mca_osc_umr_attached_t *att;
-
-    if ((count == 0) || (count >= ((size_t)1 << 40)) || (hi <= lo)) {
-        return 0;
-    }
-    if (w->dynamic) {
-        /* wrap-around of the address arithmetic is out of any region */
-        if ((lo < 0) && ((uintptr_t)off < (uintptr_t)-lo)) {
-            return 0;
-        }
-        att = mca_osc_umr_dyn_find(w, (uintptr_t)off + (uintptr_t)lo,
-                                   (uintptr_t)off + (uintptr_t)hi);
-        if ((att == NULL) || ((uintptr_t)off + (uintptr_t)hi < (uintptr_t)off)) {
-            return 0;
-        }
-        *addr_p     = (char*)(uintptr_t)off;
-        *att_base_p = att->base;
-        return 1;
-    }
-    *addr_p     = w->base + off;
-    *att_base_p = NULL;
-    return (off + lo >= 0) && (off + hi <= (ptrdiff_t)w->len);
-}
-
 /* `apart`: the description received apart (aligned), or NULL: it is in
  * the request, after the address. */
 static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
@@ -92,14 +57,11 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
                                  mca_osc_umr_kans_t *ans)
 {
     uint64_t desc[MCA_OSC_UMR_KREQ_SIZE / sizeof(uint64_t)];
-    mca_osc_umr_tkey_t *tkey;
     umr_layout_t *layout = NULL;
-    umr_mpi_dtype_t t;
-    const char *why      = NULL;
     ompi_datatype_t *dt;
-    char *addr, *att_base;
+    char *addr, *att;
     void *p = desc;
-    int status = MCA_OSC_UMR_KANS_OK;
+    int status;
 
     if (apart != NULL) {
         p = (void*)apart;
@@ -116,44 +78,21 @@ static int mca_osc_umr_tkey_make(mca_osc_umr_win_t *w, int src,
         return MCA_OSC_UMR_KANS_UNSUPPORTED;
     }
     OMPI_DATATYPE_RELEASE(dt);
-    if (!mca_osc_umr_in_window(w, kreq->disp, layout, kreq->count, &addr,
-                               &att_base)) {
-        status = MCA_OSC_UMR_KANS_OUT_OF_WINDOW;
-        goto out;
+    status = umr_mpi_rma_mem_key(&w->mem, peer, kreq->disp, layout,
+                                 kreq->count,
+                                 mca_osc_umr_fault(MCA_OSC_UMR_FAULT_TKEY),
+                                 ans->rkey, &addr, &att);
+    if (status != MCA_OSC_UMR_KANS_OK) {
+        umr_layout_free(layout);
+        return status;
     }
-    if (w->ntkeys == w->tkeys_cap) {
-        size_t cap = w->tkeys_cap ? 2 * w->tkeys_cap : 16;
-        tkey = realloc(w->tkeys, cap * sizeof(*tkey));
-        if (tkey == NULL) {
-            status = MCA_OSC_UMR_KANS_NO_KEY;
-            goto out;
-        }
-        w->tkeys     = tkey;
-        w->tkeys_cap = cap;
-    }
-    tkey = &w->tkeys[w->ntkeys];
-    umr_mpi_dtype_of_layout(&t, layout);
-    if (mca_osc_umr_fault(MCA_OSC_UMR_FAULT_TKEY) ||
-        (umr_mpi_lkey_acquire(peer->rail, addr, &t, kreq->count,
-                              PROT_READ | PROT_WRITE, &tkey->region,
-                              &tkey->lkey, &why) != UCS_OK)) {
-        MCA_OSC_UMR_VERBOSE(10, "no layout key over the window: %s",
-                            (why != NULL) ? why : "test fault");
-        status = MCA_OSC_UMR_KANS_NO_KEY;
-        goto out;
-    }
-    tkey->att_base = att_base;
-    ++w->ntkeys;
     ans->rkey_len = (uint16_t)peer->rail->rkey_size;
-    memcpy(ans->rkey, tkey->lkey->rkey, peer->rail->rkey_size);
     /* the packed path's destination: the same checked bytes */
-    ans->handle = mca_osc_umr_packed_dst_add(w, src, addr, att_base, layout,
+    ans->handle = mca_osc_umr_packed_dst_add(w, src, addr, att, layout,
                                              kreq->count);
-    if (ans->handle != MCA_OSC_UMR_KANS_NO_HANDLE) {
-        return status;   /* the layout is the destination's now */
+    if (ans->handle == MCA_OSC_UMR_KANS_NO_HANDLE) {
+        umr_layout_free(layout);   /* else the destination's now */
     }
-out:
-    umr_layout_free(layout);
     return status;
 }
 
@@ -238,15 +177,11 @@ static void mca_osc_umr_kreq_answer(mca_osc_umr_win_t *w, int src,
                ((kreq->flags & MCA_OSC_UMR_KREQ_DESC_APART) &&
                 (apart == NULL))) {
         ans.status = MCA_OSC_UMR_KANS_BAD_REQUEST;
-    } else if ((NULL == (peer = umr_mpi_peer_get(
-                             mca_common_umr_world_rank(w->comm, src)))) ||
-               ((kreq->addr_len > 0) &&
-                (umr_mpi_peer_handshake(peer, kreq->data,
-                                        kreq->addr_len) < 0))) {
+    } else if (NULL == (peer = umr_mpi_rma_mem_origin(
+                             mca_common_umr_world_rank(w->comm, src),
+                             kreq->data, kreq->addr_len))) {
         ans.status = MCA_OSC_UMR_KANS_NO_PEER;
     } else {
-        /* the origin's RMA comes through this endpoint: never disconnected */
-        umr_mpi_peer_pin(peer);
         ans.status = mca_osc_umr_tkey_make(w, src, peer, kreq, apart,
                                            ompi_comm_peer_lookup(w->comm, src),
                                            &ans);

@@ -118,10 +118,10 @@ int mca_osc_umr_module_wrap(ompi_win_t *win, void *base, size_t size,
     mca_osc_umr_win_t *w = NULL;
 
     if (ok) {
-        w  = mca_osc_umr_win_new(win, base, size, disp_unit, comm);
+        w  = mca_osc_umr_win_new(win, base, size, disp_unit,
+                                 flavor == MPI_WIN_FLAVOR_DYNAMIC, comm);
         ok = (w != NULL);
         if (ok) {
-            w->dynamic   = (flavor == MPI_WIN_FLAVOR_DYNAMIC);
             w->osc_costs = umr_mpi_choice_osc(osc_name,
                                               mca_osc_umr.sw_max_block,
                                               mca_osc_umr.packed_mode !=

@@ -41,6 +41,13 @@ typedef struct mca_osc_umr_pop {
 
 /* ------------------------------------------------------------ the window */
 
+/* The standing receive of acknowledgements (osc_umr_wire.h). */
+static int mca_osc_umr_packed_listen(mca_osc_umr_win_t *w)
+{
+    return mca_osc_umr_win_listen(w, &w->pk->ack, sizeof(w->pk->ack),
+                                  MCA_OSC_UMR_TAG_PACK, &w->pk->ack_req);
+}
+
 int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
 {
     mca_osc_umr_packed_t *pk = calloc(1, sizeof(*pk));
@@ -69,10 +76,7 @@ int mca_osc_umr_packed_init(mca_osc_umr_win_t *w)
         (mca_osc_umr_packed_tgt_post(w) != OMPI_SUCCESS)) {
         goto fail;
     }
-    if (MCA_OSC_UMR_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
-                           MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PACK, w->comm,
-                           &pk->ack_req)) != OMPI_SUCCESS) {
-        pk->ack_req = NULL;
+    if (mca_osc_umr_packed_listen(w) != OMPI_SUCCESS) {
         goto fail;
     }
     return OMPI_SUCCESS;
@@ -231,7 +235,7 @@ struct mca_osc_umr_pop *mca_osc_umr_packed_start(mca_osc_umr_win_t *w,
                                                              c->origin_count);
     mca_osc_umr_pop_t *op;
 
-    if ((pk == NULL) || (key->handle == MCA_OSC_UMR_KANS_NO_HANDLE) ||
+    if ((pk == NULL) || (key->k.ans.handle == MCA_OSC_UMR_KANS_NO_HANDLE) ||
         (length > MCA_OSC_UMR_PACKED_MAX)) {
         return NULL;
     }
@@ -263,7 +267,7 @@ struct mca_osc_umr_pop *mca_osc_umr_packed_start(mca_osc_umr_win_t *w,
             goto fail;
         }
     }
-    if (mca_osc_umr_pop_send(op, key->handle, oinfo, in_place)
+    if (mca_osc_umr_pop_send(op, key->k.ans.handle, oinfo, in_place)
         != OMPI_SUCCESS) {
         /* nothing went: the target never hears of it (its sequence is
          * given to the next one) */
@@ -389,19 +393,11 @@ static void mca_osc_umr_packed_origin_progress(mca_osc_umr_win_t *w)
             mca_osc_umr_packed_ack(w, src, &pk->ack);
         }
         ompi_request_free(&pk->ack_req);
-        if (MCA_OSC_UMR_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
-                               MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PACK, w->comm,
-                               &pk->ack_req)) != OMPI_SUCCESS) {
-            /* posted again at the next progress */
-            pk->ack_req = NULL;
-        }
+        /* failed: posted again at the next progress */
+        (void)mca_osc_umr_packed_listen(w);
     }
     if (pk->ack_req == NULL) {
-        if (MCA_OSC_UMR_PML_CALL(irecv(&pk->ack, sizeof(pk->ack), MPI_BYTE,
-                               MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PACK, w->comm,
-                               &pk->ack_req)) != OMPI_SUCCESS) {
-            pk->ack_req = NULL;
-        }
+        (void)mca_osc_umr_packed_listen(w);
     }
     OPAL_LIST_FOREACH_SAFE(op, next, &pk->ops, mca_osc_umr_pop_t) {
         if (mca_osc_umr_pop_test(op)) {

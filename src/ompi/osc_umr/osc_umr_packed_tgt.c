@@ -368,13 +368,8 @@ int mca_osc_umr_packed_tgt_post(mca_osc_umr_win_t *w)
 {
     mca_osc_umr_packed_t *pk = w->pk;
 
-    if (MCA_OSC_UMR_PML_CALL(irecv(pk->pkt_buf, MCA_OSC_UMR_PKT_SIZE, MPI_BYTE,
-                           MPI_ANY_SOURCE, MCA_OSC_UMR_TAG_PKT, w->comm,
-                           &pk->pkt_req)) != OMPI_SUCCESS) {
-        pk->pkt_req = NULL;
-        return OMPI_ERROR;
-    }
-    return OMPI_SUCCESS;
+    return mca_osc_umr_win_listen(w, pk->pkt_buf, MCA_OSC_UMR_PKT_SIZE,
+                                  MCA_OSC_UMR_TAG_PKT, &pk->pkt_req);
 }
 
 void mca_osc_umr_packed_tgt_progress(mca_osc_umr_win_t *w)

@@ -60,12 +60,12 @@ static ucs_status_t mca_osc_umr_op_post(mca_osc_umr_op_t *op)
         return uct_umr_ep_put_layout(op->peer->ep, op->region->memh,
                                      op->call.origin_addr, op->layout,
                                      op->call.origin_count, 0, op->length, 0,
-                                     op->key->rkey, &op->comp);
+                                     op->key->k.rkey, &op->comp);
     }
     return uct_umr_ep_get_layout(op->peer->ep, op->region->memh,
                                  op->call.origin_addr, op->layout,
                                  op->call.origin_count, 0, op->length, 0,
-                                 op->key->rkey, &op->comp);
+                                 op->key->k.rkey, &op->comp);
 }
 
 /* An operation whose queue was full, posted again from progress: it stays

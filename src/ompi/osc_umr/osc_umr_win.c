@@ -9,6 +9,8 @@
 #include "umr_mpi_keys.h"
 #include "umr_mpi_rail.h"
 
+#include <ompi/mca/pml/pml.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,27 +36,9 @@ mca_osc_umr_win_t *mca_osc_umr_win_lookup(ompi_win_t *win)
     return w;
 }
 
-/* Register the window memory on every rail (held until the window goes). */
-static int mca_osc_umr_win_register(mca_osc_umr_win_t *w)
-{
-    int i;
-
-    if (w->len == 0) {
-        return OMPI_SUCCESS;
-    }
-    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
-        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], w->base, w->len,
-                               PROT_READ | PROT_WRITE, &w->regions[i],
-                               NULL) != UCS_OK) {
-            w->regions[i] = NULL;
-            return OMPI_ERROR;
-        }
-    }
-    return OMPI_SUCCESS;
-}
-
 mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
                                        size_t size, ptrdiff_t disp_unit,
+                                       int dynamic,
                                        ompi_communicator_t *comm)
 {
     mca_osc_umr_win_t *w = calloc(1, sizeof(*w));
@@ -63,16 +47,11 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     if (w == NULL) {
         return NULL;
     }
-    OBJ_CONSTRUCT(&w->keys, opal_hash_table_t);
-    OBJ_CONSTRUCT(&w->pending, opal_list_t);
+    umr_mpi_rma_kcache_init(&w->kc);
     OBJ_CONSTRUCT(&w->failed, opal_list_t);
-    OBJ_CONSTRUCT(&w->stale, opal_list_t);
     OBJ_CONSTRUCT(&w->treqs, opal_list_t);
-    opal_hash_table_init(&w->keys, 256);
     w->win           = win;
-    w->base          = base;
-    w->len           = size;
-    w->disp_unit     = disp_unit;
+    w->dynamic       = dynamic;
     w->rank          = ompi_comm_rank(comm);
     w->size          = n;
     w->kreq_sent     = calloc(n, sizeof(int));
@@ -93,7 +72,8 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
         (w->inflight == NULL) || (w->tkey_given == NULL) ||
         (w->extents == NULL) || (w->tq_taken == NULL) ||
         (w->tq_answered == NULL) || (w->kdesc_broken == NULL) ||
-        (mca_osc_umr_win_register(w) != OMPI_SUCCESS)) {
+        (umr_mpi_rma_mem_open(&w->mem, base, size, disp_unit, dynamic,
+                              1) != 0)) {
         mca_osc_umr_win_destroy(w);
         return NULL;
     }
@@ -120,8 +100,8 @@ int mca_osc_umr_win_extents(mca_osc_umr_win_t *w, ompi_communicator_t *comm)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     memset(&mine, 0, sizeof(mine));
-    mine.extent.size      = w->len;
-    mine.extent.disp_unit = (int64_t)w->disp_unit;
+    mine.extent.size      = w->mem.len;
+    mine.extent.disp_unit = (int64_t)w->mem.disp_unit;
     mine.addr             = *mca_common_umr_addr_own();
     rc = comm->c_coll->coll_allgather(&mine, sizeof(mine), MPI_BYTE, all,
                                       sizeof(mine), MPI_BYTE, comm,
@@ -150,19 +130,13 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
             ompi_request_free(&w->kans_spare_req[i]);
         }
     }
-    for (i = 0; i < UMR_MPI_MAX_RAILS; ++i) {
-        if (w->regions[i] != NULL) {
-            umr_mpi_region_put(w->regions[i]);
-        }
-    }
+    umr_mpi_rma_mem_close(&w->mem);
     if ((w->comm != NULL) && !w->comm_kept) {
         ompi_comm_free(&w->comm);
     }
-    OBJ_DESTRUCT(&w->pending);
+    umr_mpi_rma_kcache_close(&w->kc);
     OBJ_DESTRUCT(&w->failed);
-    OBJ_DESTRUCT(&w->stale);
     OBJ_DESTRUCT(&w->treqs);
-    OBJ_DESTRUCT(&w->keys);
     free(w->kreq_sent);
     free(w->kreq_answered);
     free(w->kreq_taken);
@@ -170,14 +144,24 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     free(w->kans_spare);
     free(w->kans_spare_req);
     free(w->inflight);
-    free(w->tkeys);
     free(w->tkey_given);
     free(w->extents);
     free(w->tq_taken);
     free(w->tq_answered);
     free(w->kdesc_broken);
-    free(w->att);
     free(w);
+}
+
+int mca_osc_umr_win_listen(mca_osc_umr_win_t *w, void *buf, size_t len,
+                           int tag, ompi_request_t **req_p)
+{
+    int rc = MCA_OSC_UMR_PML_CALL(irecv(buf, len, MPI_BYTE, MPI_ANY_SOURCE,
+                                        tag, w->comm, req_p));
+
+    if (rc != OMPI_SUCCESS) {
+        *req_p = NULL;
+    }
+    return rc;
 }
 
 void mca_osc_umr_win_add(mca_osc_umr_win_t *w)

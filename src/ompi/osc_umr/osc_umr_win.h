@@ -16,6 +16,7 @@
 #include "osc_umr.h"
 #include "umr_mpi_keys.h"
 #include "umr_mpi_rail.h"
+#include "umr_mpi_rma.h"
 #include "osc_umr_wire.h"
 
 #include <ompi_config.h>
@@ -27,22 +28,6 @@
 #include <opal/class/opal_list.h>
 
 BEGIN_C_DECLS
-
-/* A layout key the target made for an origin; kept until the window is
- * freed (the origin caches its rkey). */
-typedef struct mca_osc_umr_tkey {
-    umr_mpi_region_t *region;
-    umr_mpi_lkey_t   *lkey;
-    char                    *att_base;  /* dynamic: the attached region */
-} mca_osc_umr_tkey_t;
-
-/* Dynamic windows: memory attached to the window, registered on every
- * rail until it is detached (osc_umr_dyn.h). */
-typedef struct mca_osc_umr_attached {
-    char                    *base;
-    size_t                  len;
-    umr_mpi_region_t *regions[UMR_MPI_MAX_RAILS];
-} mca_osc_umr_attached_t;
 
 /* A created window's extent at one target (its MPI_Win_create size and
  * displacement unit): what an origin checks its target range against. */
@@ -57,27 +42,22 @@ typedef struct mca_osc_umr_win {
     ompi_osc_base_module_t  real;       /* the wrapped module's table */
     ompi_communicator_t     *comm;      /* private duplicate: key protocol */
     int                     rank, size;
-    char                    *base;
-    size_t                  len;
-    ptrdiff_t               disp_unit;
     int                     dynamic;    /* MPI_Win_create_dynamic */
     int                     dynamic_broken; /* no invalidation receive:
                                                keys never used */
     int                     closing;    /* being freed: progress skips it */
 
     /* target side */
-    umr_mpi_region_t *regions[UMR_MPI_MAX_RAILS];
+    umr_mpi_rma_mem_t       mem;        /* the window's memory, registered
+                                           while it is the window's, and
+                                           the keys given over it */
     ompi_request_t          *kreq_req;  /* receive of the next key request */
     mca_osc_umr_kreq_t      kreq;
-    mca_osc_umr_tkey_t      *tkeys;
-    size_t                  ntkeys, tkeys_cap;
     int                     *kreq_taken;     /* per origin: requests taken */
     int                     *kreq_answered;  /* per origin: answers sent */
     mca_osc_umr_kans_t      *kans_spare;     /* per origin: an answer sent
                                                 when none can be allocated */
     ompi_request_t          **kans_spare_req; /* its send, or NULL */
-    mca_osc_umr_attached_t  *att;       /* dynamic: attached memory */
-    size_t                  natt, att_cap;
     uint8_t                 *tkey_given;     /* per origin, since the
                                                 last detach */
     opal_list_t             treqs;      /* requests waiting (osc_umr_kreq.h) */
@@ -95,10 +75,9 @@ typedef struct mca_osc_umr_win {
     /* origin side */
     mca_osc_umr_extent_t    *extents;   /* created windows: per target
                                            (osc_umr_rma.h's range check) */
-    opal_hash_table_t       keys;       /* osc_umr_key.h */
-    opal_list_t             pending;    /* keys whose answer is awaited */
+    umr_mpi_rma_kcache_t    kc;         /* keys (osc_umr_key.h) */
+    int                     kpending;   /* ... whose answer is awaited */
     opal_list_t             failed;     /* operations to redo (osc_umr_rma.h) */
-    opal_list_t             stale;      /* keys dropped (dynamic) */
     ompi_request_t          *inval_req; /* dynamic: next invalidation */
     mca_osc_umr_inval_t     inval;
     int                     *kreq_sent;      /* per target */
@@ -112,10 +91,12 @@ typedef struct mca_osc_umr_win {
     struct mca_osc_umr_packed *pk;
 } mca_osc_umr_win_t;
 
-/* A window's state: the window memory registered on every rail, the
- * per-rank arrays; NULL on failure (nothing kept). */
+/* A window's state: the window memory registered on every rail (a
+ * created window's; a dynamic one's at each attach), the per-rank arrays;
+ * NULL on failure (nothing kept). */
 mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
                                        size_t size, ptrdiff_t disp_unit,
+                                       int dynamic,
                                        ompi_communicator_t *comm);
 /* Learn every rank's address (the core's peers) and, for created windows,
  * its window size and displacement unit into w->extents (collective over
@@ -123,6 +104,11 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
 int mca_osc_umr_win_extents(mca_osc_umr_win_t *w, ompi_communicator_t *comm);
 /* Release what mca_osc_umr_win_new made, and the private communicator. */
 void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w);
+
+/* Post the window's standing receive of `tag` from any rank into `buf`
+ * (`len` bytes): OMPI_SUCCESS, or the PML's error with *req_p NULL. */
+int mca_osc_umr_win_listen(mca_osc_umr_win_t *w, void *buf, size_t len,
+                           int tag, ompi_request_t **req_p);
 
 /* The wrapped windows, found by their ompi_win_t (add/remove), and in a
  * list (progress walks it). */

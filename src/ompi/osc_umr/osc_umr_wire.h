@@ -24,6 +24,8 @@
 #ifndef MCA_OSC_UMR_WIRE_H_
 #define MCA_OSC_UMR_WIRE_H_
 
+#include "umr_mpi_rma_wire.h"
+
 #include <stdint.h>
 
 #define MCA_OSC_UMR_TAG_KREQ    (-0x700011)
@@ -46,7 +48,6 @@
 /* kreq flags */
 #define MCA_OSC_UMR_KREQ_DESC_APART 0x1   /* the description came before,
                                              on MCA_OSC_UMR_TAG_KDESC */
-#define MCA_OSC_UMR_KANS_RKEY   256                     /* = MAX_RKEY */
 
 typedef struct mca_osc_umr_kreq {
     uint64_t magic;
@@ -66,30 +67,21 @@ typedef struct mca_osc_umr_kdesc {
     uint64_t id;          /* the request's id */
 } mca_osc_umr_kdesc_t;
 
-/* Answer status */
+/* The answer: the core's (umr_mpi_rma_wire.h), its `handle` the target's
+ * packed destination of the access (osc_umr_packed.h). Status: the
+ * core's, and one of ours. */
+typedef umr_mpi_rma_kans_t mca_osc_umr_kans_t;
+
 enum {
-    MCA_OSC_UMR_KANS_OK = 0,
-    MCA_OSC_UMR_KANS_BAD_REQUEST,   /* malformed request */
-    MCA_OSC_UMR_KANS_NO_PEER,       /* no rail to the origin, handshake */
-    MCA_OSC_UMR_KANS_UNSUPPORTED,   /* datatype not expressible */
-    MCA_OSC_UMR_KANS_OUT_OF_WINDOW, /* the bytes are not all in the window */
-    MCA_OSC_UMR_KANS_NO_KEY         /* registration or layout key failed */
+    MCA_OSC_UMR_KANS_OK            = UMR_MPI_RMA_KANS_OK,
+    MCA_OSC_UMR_KANS_BAD_REQUEST   = UMR_MPI_RMA_KANS_BAD_REQUEST,
+    MCA_OSC_UMR_KANS_NO_PEER       = UMR_MPI_RMA_KANS_NO_PEER,
+    MCA_OSC_UMR_KANS_OUT_OF_WINDOW = UMR_MPI_RMA_KANS_OUT_OF_WINDOW,
+    MCA_OSC_UMR_KANS_NO_KEY        = UMR_MPI_RMA_KANS_NO_KEY,
+    MCA_OSC_UMR_KANS_UNSUPPORTED        /* datatype not expressible */
 };
 
-/* No packed destination (osc_umr_packed.h) with this key. */
-#define MCA_OSC_UMR_KANS_NO_HANDLE UINT32_MAX
-
-typedef struct mca_osc_umr_kans {
-    uint64_t id;
-    int32_t  status;
-    uint16_t rkey_len;
-    uint16_t pad;
-    uint32_t handle;      /* the target's packed destination of this
-                             (displacement, layout, count), or
-                             MCA_OSC_UMR_KANS_NO_HANDLE */
-    uint32_t pad2;
-    uint8_t  rkey[MCA_OSC_UMR_KANS_RKEY];
-} mca_osc_umr_kans_t;
+#define MCA_OSC_UMR_KANS_NO_HANDLE UMR_MPI_RMA_KANS_NO_HANDLE
 
 /* Dynamic windows: a target that detaches memory tells every origin it
  * gave a key since its last detach to drop the keys it holds for that
