@@ -12,6 +12,8 @@
 #include "osc_umr_packed.h"
 #include "osc_umr_wire.h"
 
+#include <ucs/datastruct/array.inl>
+
 BEGIN_C_DECLS
 
 /* The largest packed operation (bytes): one message through the PML. */
@@ -34,6 +36,8 @@ void *mca_osc_umr_pbuf_take(mca_osc_umr_pbuf_t *b, size_t len);
 /* Done with `p` (from take, or NULL). */
 void mca_osc_umr_pbuf_give(mca_osc_umr_pbuf_t *b, void *p);
 
+UCS_ARRAY_DEFINE_INLINE(mca_osc_umr_pdsts, size_t, mca_osc_umr_pdst_t)
+
 typedef struct mca_osc_umr_packed {
     /* origin */
     opal_list_t         ops;          /* in flight, in the order started */
@@ -46,8 +50,8 @@ typedef struct mca_osc_umr_packed {
     mca_osc_umr_pbuf_t  obuf;         /* packed origin bytes */
 
     /* target */
-    mca_osc_umr_pdst_t  *dst;         /* packed destinations, by handle */
-    size_t              ndst, dst_cap;
+    ucs_array_t(mca_osc_umr_pdsts) dst;  /* packed destinations, by
+                                             handle */
     ompi_request_t      *pkt_req;     /* receive of headers (NULL: to post
                                          again at the next progress) */
     void                *pkt_buf;     /* MCA_OSC_UMR_PKT_SIZE */

@@ -20,6 +20,8 @@
 
 #include <ompi/mca/pml/pml.h>
 #include <opal/runtime/opal_progress.h>
+#include <ucs/debug/assert.h>
+#include <ucs/debug/memtrack_int.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,40 +46,34 @@ uint32_t mca_osc_umr_packed_dst_add(mca_osc_umr_win_t *w, int src,
     mca_osc_umr_pdst_t *d;
     size_t len;
 
-    if ((pk == NULL) || (pk->ndst >= MCA_OSC_UMR_KANS_NO_HANDLE) ||
-        __builtin_mul_overflow(umr_layout_size(layout), count, &len)) {
+    if ((pk == NULL) ||
+        (ucs_array_length(&pk->dst) >= MCA_OSC_UMR_KANS_NO_HANDLE) ||
+        __builtin_mul_overflow(umr_layout_size(layout), count, &len) ||
+        (ucs_array_append(mca_osc_umr_pdsts, &pk->dst) != UCS_OK)) {
         return MCA_OSC_UMR_KANS_NO_HANDLE;
     }
-    if (pk->ndst == pk->dst_cap) {
-        size_t cap = pk->dst_cap ? 2 * pk->dst_cap : 16;
-
-        d = realloc(pk->dst, cap * sizeof(*d));
-        if (d == NULL) {
-            return MCA_OSC_UMR_KANS_NO_HANDLE;
-        }
-        pk->dst     = d;
-        pk->dst_cap = cap;
-    }
-    d           = &pk->dst[pk->ndst];
+    d           = ucs_array_last(&pk->dst);
     d->addr     = addr;
     d->layout   = layout;
     d->count    = count;
     d->len      = len;
     d->att_base = att_base;
     d->src      = src;
-    return (uint32_t)pk->ndst++;
+    return (uint32_t)(ucs_array_length(&pk->dst) - 1);
 }
 
 void mca_osc_umr_packed_dst_detach(mca_osc_umr_win_t *w, const char *base)
 {
-    mca_osc_umr_packed_t *pk = w->pk;
-    size_t i;
+    mca_osc_umr_pdst_t *d;
 
+    if (w->pk == NULL) {
+        return;
+    }
     /* handles stay (an origin holding one was told to drop it) */
-    for (i = 0; (pk != NULL) && (i < pk->ndst); ++i) {
-        if ((pk->dst[i].layout != NULL) && (pk->dst[i].att_base == base)) {
-            umr_layout_free(pk->dst[i].layout);
-            pk->dst[i].layout = NULL;
+    ucs_array_for_each(d, &w->pk->dst) {
+        if ((d->layout != NULL) && (d->att_base == base)) {
+            umr_layout_free(d->layout);
+            d->layout = NULL;
         }
     }
 }
@@ -89,10 +85,10 @@ static mca_osc_umr_pdst_t *mca_osc_umr_tpk_dst(mca_osc_umr_win_t *w, int src,
     mca_osc_umr_packed_t *pk = w->pk;
     mca_osc_umr_pdst_t *d;
 
-    if (pkt->handle >= pk->ndst) {
+    if (pkt->handle >= ucs_array_length(&pk->dst)) {
         return NULL;
     }
-    d = &pk->dst[pkt->handle];
+    d = &ucs_array_elem(&pk->dst, pkt->handle);
     return ((d->layout != NULL) && (d->src == src) && (d->len == pkt->len)) ?
            d : NULL;
 }
@@ -403,7 +399,7 @@ void mca_osc_umr_packed_tgt_fini(mca_osc_umr_win_t *w)
 {
     mca_osc_umr_packed_t *pk = w->pk;
     mca_osc_umr_tpk_t *t, *next;
-    size_t i;
+    mca_osc_umr_pdst_t *d;
 
     if (pk->pkt_req != NULL) {
         ompi_request_cancel(pk->pkt_req);
@@ -425,10 +421,10 @@ void mca_osc_umr_packed_tgt_fini(mca_osc_umr_win_t *w)
         ompi_request_wait_completion(pk->reply_sreq);
         ompi_request_free(&pk->reply_sreq);
     }
-    for (i = 0; i < pk->ndst; ++i) {
-        if (pk->dst[i].layout != NULL) {
-            umr_layout_free(pk->dst[i].layout);
+    ucs_array_for_each(d, &pk->dst) {
+        if (d->layout != NULL) {
+            umr_layout_free(d->layout);
         }
     }
-    free(pk->dst);
+    ucs_array_cleanup_dynamic(&pk->dst);
 }

@@ -36,6 +36,42 @@ mca_osc_umr_win_t *mca_osc_umr_win_lookup(ompi_win_t *win)
     return w;
 }
 
+/* The per-rank arrays, in one zeroed allocation: the widest first, its
+ * start w->kans_spare (freed with it). */
+static int mca_osc_umr_win_ranks(mca_osc_umr_win_t *w, size_t n)
+{
+    size_t per = sizeof(*w->kans_spare) + sizeof(*w->kans_spare_req) +
+                 sizeof(*w->inflight) + sizeof(*w->extents) +
+                 sizeof(*w->kreq_sent) + sizeof(*w->kreq_answered) +
+                 sizeof(*w->kreq_taken) + sizeof(*w->kans_taken) +
+                 sizeof(*w->tq_taken) + sizeof(*w->tq_answered) +
+                 sizeof(*w->tkey_given) + sizeof(*w->kdesc_broken);
+    char *p    = calloc(n, per);
+
+    if (p == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+#define MCA_OSC_UMR_WIN_CARVE(_field) \
+    do { \
+        w->_field = (void*)p; \
+        p        += n * sizeof(*w->_field); \
+    } while (0)
+    MCA_OSC_UMR_WIN_CARVE(kans_spare);
+    MCA_OSC_UMR_WIN_CARVE(kans_spare_req);
+    MCA_OSC_UMR_WIN_CARVE(inflight);
+    MCA_OSC_UMR_WIN_CARVE(extents);
+    MCA_OSC_UMR_WIN_CARVE(kreq_sent);
+    MCA_OSC_UMR_WIN_CARVE(kreq_answered);
+    MCA_OSC_UMR_WIN_CARVE(kreq_taken);
+    MCA_OSC_UMR_WIN_CARVE(kans_taken);
+    MCA_OSC_UMR_WIN_CARVE(tq_taken);
+    MCA_OSC_UMR_WIN_CARVE(tq_answered);
+    MCA_OSC_UMR_WIN_CARVE(tkey_given);
+    MCA_OSC_UMR_WIN_CARVE(kdesc_broken);
+#undef MCA_OSC_UMR_WIN_CARVE
+    return OMPI_SUCCESS;
+}
+
 mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
                                        size_t size, ptrdiff_t disp_unit,
                                        int dynamic,
@@ -54,24 +90,7 @@ mca_osc_umr_win_t *mca_osc_umr_win_new(ompi_win_t *win, void *base,
     w->dynamic       = dynamic;
     w->rank          = ompi_comm_rank(comm);
     w->size          = n;
-    w->kreq_sent     = calloc(n, sizeof(int));
-    w->kreq_answered = calloc(n, sizeof(int));
-    w->kreq_taken    = calloc(n, sizeof(int));
-    w->kans_taken    = calloc(n, sizeof(int));
-    w->kans_spare    = calloc(n, sizeof(*w->kans_spare));
-    w->kans_spare_req = calloc(n, sizeof(*w->kans_spare_req));
-    w->inflight      = calloc(n, sizeof(uint64_t));
-    w->tkey_given    = calloc(n, sizeof(uint8_t));
-    w->extents       = calloc(n, sizeof(*w->extents));
-    w->tq_taken      = calloc(n, sizeof(uint32_t));
-    w->tq_answered   = calloc(n, sizeof(uint32_t));
-    w->kdesc_broken  = calloc(n, sizeof(uint8_t));
-    if ((w->kreq_sent == NULL) || (w->kreq_answered == NULL) ||
-        (w->kreq_taken == NULL) || (w->kans_taken == NULL) ||
-        (w->kans_spare == NULL) || (w->kans_spare_req == NULL) ||
-        (w->inflight == NULL) || (w->tkey_given == NULL) ||
-        (w->extents == NULL) || (w->tq_taken == NULL) ||
-        (w->tq_answered == NULL) || (w->kdesc_broken == NULL) ||
+    if ((mca_osc_umr_win_ranks(w, n) != OMPI_SUCCESS) ||
         (umr_mpi_rma_mem_open(&w->mem, base, size, disp_unit, dynamic,
                               1) != 0)) {
         mca_osc_umr_win_destroy(w);
@@ -137,18 +156,7 @@ void mca_osc_umr_win_destroy(mca_osc_umr_win_t *w)
     umr_mpi_rma_kcache_close(&w->kc);
     OBJ_DESTRUCT(&w->failed);
     OBJ_DESTRUCT(&w->treqs);
-    free(w->kreq_sent);
-    free(w->kreq_answered);
-    free(w->kreq_taken);
-    free(w->kans_taken);
-    free(w->kans_spare);
-    free(w->kans_spare_req);
-    free(w->inflight);
-    free(w->tkey_given);
-    free(w->extents);
-    free(w->tq_taken);
-    free(w->tq_answered);
-    free(w->kdesc_broken);
+    free(w->kans_spare);   /* every per-rank array */
     free(w);
 }
 
