@@ -15,31 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* [base, base + len) registered on every rail into `regions`: 0 or -1
- * (none kept). */
-static int umr_mpi_rma_mem_hold(void *base, size_t len,
-                                umr_mpi_region_t **regions)
-{
-    int i;
-
-    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
-        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], base, len,
-                               PROT_READ | PROT_WRITE, &regions[i],
-                               NULL) != UCS_OK) {
-            regions[i] = NULL;
-            goto err;
-        }
-    }
-    return 0;
-
-err:
-    while (i-- > 0) {
-        umr_mpi_region_put(regions[i]);
-        regions[i] = NULL;
-    }
-    return -1;
-}
-
 static void umr_mpi_rma_mem_release(umr_mpi_region_t **regions)
 {
     int i;
@@ -50,6 +25,25 @@ static void umr_mpi_rma_mem_release(umr_mpi_region_t **regions)
             regions[i] = NULL;
         }
     }
+}
+
+/* [base, base + len) registered on every rail into `regions` (all NULL):
+ * 0, or -1 with none kept. */
+static int umr_mpi_rma_mem_hold(void *base, size_t len,
+                                umr_mpi_region_t **regions)
+{
+    int i;
+
+    for (i = 0; i < umr_mpi_rails.nrails; ++i) {
+        if (umr_mpi_region_get(&umr_mpi_rails.rails[i], base, len,
+                               PROT_READ | PROT_WRITE, &regions[i],
+                               NULL) != UCS_OK) {
+            regions[i] = NULL;
+            umr_mpi_rma_mem_release(regions);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int umr_mpi_rma_mem_open(umr_mpi_rma_mem_t *m, void *base, size_t len,

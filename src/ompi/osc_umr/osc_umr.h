@@ -12,11 +12,13 @@
  *   osc_umr_module.h osc/umr in front of a window's module: wrap, free,
  *                    progress
  *   osc_umr_win.h    the window's state: the wrapped table, the private
- *                    communicator, the window memory's registrations, the
- *                    zero-copy operations in flight per target
- *   osc_umr_wire.h   the key request and its answer (plain C)
+ *                    communicator, the window memory (the core's,
+ *                    umr_mpi_rma_mem.h), the zero-copy operations in
+ *                    flight per target
+ *   osc_umr_wire.h   the key request (plain C); the answer is the core's
  *   osc_umr_key.h    target layout keys: asked for on first use, built by
  *                    the target from its progress, cached by the origin
+ *                    (the core's key cache, umr_mpi_rma.h)
  *   osc_umr_kreq.h   the target's side: requests answered in each origin's
  *                    order, long descriptions received apart
  *   osc_umr_rma.h    put/get through a key, or through the wrapped module;

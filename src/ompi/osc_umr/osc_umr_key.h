@@ -6,7 +6,7 @@
  * osc/umr: target layout keys.
  *
  * Origin: the key of (target, displacement, target layout, count) is looked
- * up in the window's cache; on a miss it is asked for (one small message,
+ * up in the window's cache (the core's, umr_mpi_rma_kcache_*); on a miss it is asked for (one small message,
  * osc_umr_wire.h) and the operation goes through the wrapped module: the
  * first use never waits. The answer is taken from progress; a refused key
  * stays in the cache as refused (those operations always pass through).
@@ -14,7 +14,7 @@
  *
  * Target: one receive of key requests is posted per window; from progress,
  * each request is answered with the packed rkey of a layout key over the
- * window memory (umr_mpi_keys.h), or with an error status
+ * window memory (the core's, umr_mpi_rma_mem.h), or with an error status
  * (osc_umr_kreq.h).
  */
 #ifndef MCA_OSC_UMR_KEY_H_
