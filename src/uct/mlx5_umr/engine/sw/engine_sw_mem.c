@@ -152,22 +152,30 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
     return UCS_OK;
 }
 
-ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *edev,
-                                        umr_eng_mr_t *emr)
+/* The object behind `lkey` (a memory region, an mkey: `kind`) leaves the
+ * key table of edev and is freed; `func` names the caller in the log. */
+static ucs_status_t umr_eng_sw_key_obj_free(umr_eng_dev_t *edev, void *obj,
+                                            uint32_t lkey, const char *func,
+                                            const char *kind)
 {
     umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
-    umr_eng_sw_mr_t *mr   = (umr_eng_sw_mr_t*)emr;
 
-    if ((mr == NULL) || !umr_eng_sw_owns(dev, mr->super.lkey, mr)) {
-        ucs_error("sw engine: mr_dereg: %p is not a memory region of %p",
-                  mr, dev);
+    if (!umr_eng_sw_owns(dev, lkey, obj)) {
+        ucs_error("sw engine: %s: %p is not %s of %p", func, obj, kind, dev);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    umr_eng_sw_index_free(dev, UMR_ENG_SW_KEY_INDEX(mr->super.lkey));
+    umr_eng_sw_index_free(dev, UMR_ENG_SW_KEY_INDEX(lkey));
     dev->num_objs--;
-    ucs_free(mr);
+    ucs_free(obj);
     return UCS_OK;
+}
+
+ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *edev,
+                                        umr_eng_mr_t *emr)
+{
+    return umr_eng_sw_key_obj_free(edev, emr, (emr == NULL) ? 0 : emr->lkey,
+                                   "mr_dereg", "a memory region");
 }
 
 ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
@@ -177,7 +185,6 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
     umr_eng_sw_kentry_t *entry;
     umr_eng_sw_mkey_t *mkey;
-    ucs_status_t status;
 
     if ((dev == NULL) || (mkey_p == NULL) || (max_entries == 0)) {
         ucs_error("sw engine: mkey_create: invalid max_entries %u",
@@ -191,24 +198,18 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    mkey = ucs_calloc(1, sizeof(*mkey), "umr_eng_sw mkey");
+    mkey = ucs_calloc(1, sizeof(*mkey) + max_entries * sizeof(*mkey->descs),
+                      "umr_eng_sw mkey");
     if (mkey == NULL) {
         return UCS_ERR_NO_MEMORY;
-    }
-
-    mkey->descs = ucs_calloc(max_entries, sizeof(*mkey->descs),
-                             "umr_eng_sw mkey descs");
-    if (mkey->descs == NULL) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err_free;
     }
 
     /* Created free, like an mlx5 UMR mkey: unusable until a UMR. */
     entry = umr_eng_sw_entry_new(dev, mkey, UMR_ENG_SW_KIND_INDIRECT,
                                  &mkey->index);
     if (entry == NULL) {
-        status = UCS_ERR_NO_RESOURCE;
-        goto err_free_descs;
+        ucs_free(mkey);
+        return UCS_ERR_NO_RESOURCE;
     }
 
     entry->access      = 0;
@@ -224,29 +225,12 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     dev->num_objs++;
     *mkey_p = &mkey->super;
     return UCS_OK;
-
-err_free_descs:
-    ucs_free(mkey->descs);
-err_free:
-    ucs_free(mkey);
-    return status;
 }
 
 ucs_status_t umr_eng_sw_mkey_destroy(umr_eng_dev_t *edev,
                                             umr_eng_mkey_t *emkey)
 {
-    umr_eng_sw_dev_t *dev   = (umr_eng_sw_dev_t*)edev;
-    umr_eng_sw_mkey_t *mkey = (umr_eng_sw_mkey_t*)emkey;
-
-    if ((mkey == NULL) || !umr_eng_sw_owns(dev, mkey->super.lkey, mkey)) {
-        ucs_error("sw engine: mkey_destroy: %p is not an mkey of %p", mkey,
-                  dev);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    umr_eng_sw_index_free(dev, mkey->index);
-    dev->num_objs--;
-    ucs_free(mkey->descs);
-    ucs_free(mkey);
-    return UCS_OK;
+    return umr_eng_sw_key_obj_free(edev, emkey,
+                                   (emkey == NULL) ? 0 : emkey->lkey,
+                                   "mkey_destroy", "an mkey");
 }
