@@ -86,6 +86,33 @@ static ucs_status_t umr_eng_sw_mr_probe_write(void *addr, size_t length,
     return UCS_ERR_INVALID_ADDR;
 }
 
+/* A zeroed object of `size` bytes (a memory region, an mkey: `kind`) in
+ * the key table of dev at *index_p, until umr_eng_sw_key_obj_free; its
+ * entry is begun (*entry_p: the caller fills and ends it). NULL: no memory
+ * or no free index (*status_p). */
+static void *umr_eng_sw_key_obj_new(umr_eng_sw_dev_t *dev, size_t size,
+                                    umr_eng_sw_kind_t kind, uint32_t *index_p,
+                                    umr_eng_sw_kentry_t **entry_p,
+                                    ucs_status_t *status_p)
+{
+    void *obj = ucs_calloc(1, size, "umr_eng_sw key object");
+
+    if (obj == NULL) {
+        *status_p = UCS_ERR_NO_MEMORY;
+        return NULL;
+    }
+
+    *entry_p = umr_eng_sw_entry_new(dev, obj, kind, index_p);
+    if (*entry_p == NULL) {
+        ucs_free(obj);
+        *status_p = UCS_ERR_NO_RESOURCE;
+        return NULL;
+    }
+
+    dev->num_objs++;
+    return obj;
+}
+
 ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
                                       size_t length, unsigned access,
                                       umr_eng_mr_t **mr_p)
@@ -125,15 +152,10 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
         return status;
     }
 
-    mr = ucs_calloc(1, sizeof(*mr), "umr_eng_sw mr");
+    mr = umr_eng_sw_key_obj_new(dev, sizeof(*mr), UMR_ENG_SW_KIND_MR, &index,
+                                &entry, &status);
     if (mr == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    entry = umr_eng_sw_entry_new(dev, mr, UMR_ENG_SW_KIND_MR, &index);
-    if (entry == NULL) {
-        ucs_free(mr);
-        return UCS_ERR_NO_RESOURCE;
+        return status;
     }
 
     entry->valid   = 1;
@@ -147,7 +169,6 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
     mr->super.length = length;
     mr->super.lkey   = UMR_ENG_SW_KEY(index, entry->tag);
     mr->super.rkey   = mr->super.lkey;
-    dev->num_objs++;
     *mr_p = &mr->super;
     return UCS_OK;
 }
@@ -185,6 +206,8 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
     umr_eng_sw_kentry_t *entry;
     umr_eng_sw_mkey_t *mkey;
+    ucs_status_t status;
+    uint32_t index;
 
     if ((dev == NULL) || (mkey_p == NULL) || (max_entries == 0)) {
         ucs_error("sw engine: mkey_create: invalid max_entries %u",
@@ -198,20 +221,15 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    mkey = ucs_calloc(1, sizeof(*mkey) + max_entries * sizeof(*mkey->descs),
-                      "umr_eng_sw mkey");
+    mkey = umr_eng_sw_key_obj_new(dev, sizeof(*mkey) + max_entries *
+                                  sizeof(*mkey->descs),
+                                  UMR_ENG_SW_KIND_INDIRECT, &index, &entry,
+                                  &status);
     if (mkey == NULL) {
-        return UCS_ERR_NO_MEMORY;
+        return status;
     }
 
     /* Created free, like an mlx5 UMR mkey: unusable until a UMR. */
-    entry = umr_eng_sw_entry_new(dev, mkey, UMR_ENG_SW_KIND_INDIRECT,
-                                 &mkey->index);
-    if (entry == NULL) {
-        ucs_free(mkey);
-        return UCS_ERR_NO_RESOURCE;
-    }
-
     entry->access      = 0;
     entry->num_entries = 0;
     entry->addr        = (uintptr_t)mkey->descs;
@@ -219,10 +237,10 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     umr_eng_sw_entry_end(dev, entry);
 
     mkey->dev               = dev;
-    mkey->super.lkey        = UMR_ENG_SW_KEY(mkey->index, entry->tag);
+    mkey->index             = index;
+    mkey->super.lkey        = UMR_ENG_SW_KEY(index, entry->tag);
     mkey->super.rkey        = mkey->super.lkey;
     mkey->super.max_entries = max_entries;
-    dev->num_objs++;
     *mkey_p = &mkey->super;
     return UCS_OK;
 }
