@@ -45,6 +45,9 @@
 /* What the binding counts itself (the core counts the zero-copy path). */
 typedef struct umr_mpich_counters {
     uint64_t passthrough_sends;   /* sends handed to the MPI untouched */
+    uint64_t rma_requests;        /* MPI_Rput/MPI_Rget taken zero-copy */
+    uint64_t rma_requests_later;  /* of them, complete after their call
+                                     returned (from progress) */
 } umr_mpich_counters_t;
 
 typedef struct umr_mpich {

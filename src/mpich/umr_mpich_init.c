@@ -111,11 +111,14 @@ static void umr_mpich_counters(uint64_t mem_regs)
     umr_mpich_line("zcopy_puts %lu zcopy_gets %lu rma_bytes %lu "
                    "rma_passthrough %lu rma_redone %lu key_requests %lu "
                    "key_ready %lu key_refused %lu key_answers %lu "
-                   "key_errors %lu keys_dropped %lu decided_rma %lu",
+                   "key_errors %lu keys_dropped %lu decided_rma %lu "
+                   "rma_requests %lu rma_requests_later %lu",
                    r->zcopy_puts, r->zcopy_gets, r->rma_bytes,
                    r->rma_passthrough, r->rma_redone, r->key_requests,
                    r->key_ready, r->key_refused, r->key_answers,
-                   r->key_errors, r->keys_dropped, c->decided_rma);
+                   r->key_errors, r->keys_dropped, c->decided_rma,
+                   umr_mpich.cnt.rma_requests,
+                   umr_mpich.cnt.rma_requests_later);
 }
 
 static void umr_mpich_stop(void)

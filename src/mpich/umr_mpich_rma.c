@@ -12,9 +12,15 @@
  * use of a target access, whose key is asked for then; accumulate
  * operations, which are MPICH's always). Its datatypes are held until it
  * ends (umr_mpich_types.h): one that fails in flight is done again through
- * MPICH, with the same arguments, before the epoch ends. MPI_Rput and
- * MPI_Rget wait for their zero-copy operation before they return a
- * completed request.
+ * MPICH, with the same arguments, before the epoch ends.
+ *
+ * MPI_Rput and MPI_Rget taken zero-copy return a generalized request
+ * (MPIX_Grequest_start) that completes when the operation does, from
+ * progress: the origin buffer is free again (Rput) or holds the data
+ * (Rget). Its poll function runs the binding's progress; one that failed
+ * is done again as MPICH's Put/Get followed by MPI_Win_flush_local to its
+ * target (not MPICH's Rget: over UCX it completes a noncontiguous one's
+ * request before the data is there, pmodels/mpich#7896).
  */
 #include "umr_config.h"
 
@@ -28,9 +34,16 @@
 
 #include <stdlib.h>
 
+/* where an operation is (an Rput/Rget's request completes at DONE) */
+enum {
+    UMR_MPICH_RMA_FLIGHT,          /* zero-copy, in flight */
+    UMR_MPICH_RMA_FAILED,          /* in its window's redo */
+    UMR_MPICH_RMA_DONE
+};
+
 typedef struct umr_mpich_rma_op {
     umr_mpi_rma_op_t core;
-    ucs_list_link_t  list;         /* in its window's redo while failed */
+    ucs_list_link_t  list;         /* in its window's redo while FAILED */
     umr_mpich_win_t  *uw;
     int              is_put;
     void             *origin_addr;
@@ -40,15 +53,45 @@ typedef struct umr_mpich_rma_op {
     MPI_Aint         target_disp;
     int              target_count;
     MPI_Datatype     target_type;
-    int              kept;         /* an Rput/Rget's: its call takes it */
-    int              failed;
+    int              state;        /* UMR_MPICH_RMA_* */
+    int              error;        /* of the redo */
+    /* an Rput/Rget's */
+    int              is_req;
+    int              returned;     /* its call returned */
+    int              released;     /* MPICH is done with greq */
+    MPI_Request      greq;         /* the user's */
 } umr_mpich_rma_op_t;
+
+static void umr_mpich_rma_release_types(umr_mpich_rma_op_t *op)
+{
+    if (op->origin_type != MPI_DATATYPE_NULL) {
+        umr_mpich_type_release(op->origin_type);
+        umr_mpich_type_release(op->target_type);
+        op->origin_type = op->target_type = MPI_DATATYPE_NULL;
+    }
+}
 
 static void umr_mpich_rma_op_free(umr_mpich_rma_op_t *op)
 {
-    umr_mpich_type_release(op->origin_type);
-    umr_mpich_type_release(op->target_type);
+    umr_mpich_rma_release_types(op);
     free(op);
+}
+
+/* An Rput/Rget's request is complete; the operation freed once MPICH is
+ * done with the request too. */
+static void umr_mpich_rma_finish(umr_mpich_rma_op_t *op)
+{
+    op->state = UMR_MPICH_RMA_DONE;
+    umr_mpich_rma_release_types(op);
+    if (op->returned) {
+        ++umr_mpich.cnt.rma_requests_later;
+    }
+    if (op->greq != MPI_REQUEST_NULL) {
+        PMPI_Grequest_complete(op->greq);
+    }
+    if (op->released) {
+        umr_mpich_rma_op_free(op);
+    }
 }
 
 static void umr_mpich_rma_done(umr_mpi_rma_op_t *core, int ok)
@@ -56,74 +99,105 @@ static void umr_mpich_rma_done(umr_mpi_rma_op_t *core, int ok)
     umr_mpich_rma_op_t *op = ucs_container_of(core, umr_mpich_rma_op_t,
                                               core);
 
-    op->failed = !ok;
-    if (op->kept) {
-        return;
-    } else if (ok) {
-        umr_mpich_rma_op_free(op);
-    } else {
+    if (!ok) {
+        op->state = UMR_MPICH_RMA_FAILED;
         umr_mpich_win_redo_add(op->uw, &op->list);
+    } else if (op->is_req) {
+        umr_mpich_rma_finish(op);
+    } else {
+        umr_mpich_rma_op_free(op);
     }
 }
 
-int umr_mpich_rma_redo(ucs_list_link_t *link, MPI_Request *req_p)
+void umr_mpich_rma_redo(ucs_list_link_t *link)
 {
     umr_mpich_rma_op_t *op = ucs_container_of(link, umr_mpich_rma_op_t, list);
     const umr_mpich_next_t *n = umr_mpich_next();
-    MPI_Win win = op->uw->win;
-    int rc;
 
-    if (req_p != NULL) {
-        rc = op->is_put ?
-             n->Rput(op->origin_addr, op->origin_count, op->origin_type,
-                     op->target, op->target_disp, op->target_count,
-                     op->target_type, win, req_p) :
-             n->Rget(op->origin_addr, op->origin_count, op->origin_type,
-                     op->target, op->target_disp, op->target_count,
-                     op->target_type, win, req_p);
-    } else {
-        rc = op->is_put ?
-             n->Put(op->origin_addr, op->origin_count, op->origin_type,
-                    op->target, op->target_disp, op->target_count,
-                    op->target_type, win) :
-             n->Get(op->origin_addr, op->origin_count, op->origin_type,
-                    op->target, op->target_disp, op->target_count,
-                    op->target_type, win);
+    ucs_list_del(link);
+    op->error = op->is_put ?
+                n->Put(op->origin_addr, op->origin_count, op->origin_type,
+                       op->target, op->target_disp, op->target_count,
+                       op->target_type, op->uw->win) :
+                n->Get(op->origin_addr, op->origin_count, op->origin_type,
+                       op->target, op->target_disp, op->target_count,
+                       op->target_type, op->uw->win);
+    if (!op->is_req) {
+        umr_mpich_rma_op_free(op);
+        return;
     }
-    umr_mpich_rma_op_free(op);
-    return rc;
+    /* the request's meaning (a passive epoch: Rput/Rget are only there) */
+    if (op->error == MPI_SUCCESS) {
+        op->error = n->Win_flush_local(op->target, op->uw->win);
+    }
+    umr_mpich_rma_finish(op);
 }
 
-/* ---- a completed request for MPI_Rput / MPI_Rget ---------------------- */
+/* ---- an Rput/Rget's generalized request ------------------------------- */
 
 static int umr_mpich_rma_query(void *extra, MPI_Status *status)
 {
+    umr_mpich_rma_op_t *op = extra;
+
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG    = MPI_UNDEFINED;
-    return MPI_SUCCESS;
+    status->MPI_ERROR  = op->error;
+    return op->error;
 }
 
+/* (MPICH frees a generalized request once it is complete) */
 static int umr_mpich_rma_gfree(void *extra)
 {
+    umr_mpich_rma_op_t *op = extra;
+
+    op->released = 1;
+    op->greq     = MPI_REQUEST_NULL;
+    if (op->state == UMR_MPICH_RMA_DONE) {
+        umr_mpich_rma_op_free(op);
+    }
     return MPI_SUCCESS;
 }
 
 static int umr_mpich_rma_gcancel(void *extra, int complete)
 {
+    return MPI_SUCCESS;   /* one-sided requests cannot be cancelled */
+}
+
+static int umr_mpich_rma_poll(void *extra, MPI_Status *status)
+{
+    umr_mpich_rma_op_t *op = extra;
+
+    if (op->state == UMR_MPICH_RMA_FLIGHT) {
+        umr_mpich_progress();
+    }
+    if (op->state == UMR_MPICH_RMA_FAILED) {
+        umr_mpich_rma_redo(&op->list);
+    }
+    return MPI_SUCCESS;
+}
+
+static int umr_mpich_rma_gwait(int count, void **extras, double timeout,
+                               MPI_Status *status)
+{
+    int i;
+
+    for (i = 0; i < count; ++i) {
+        umr_mpich_rma_poll(extras[i], status);
+    }
     return MPI_SUCCESS;
 }
 
 /* ---- put and get ------------------------------------------------------ */
 
-/* 1: taken (zero-copy; *req_p, when asked, a request of the binding's or,
- * after a failure, MPICH's), 0: the caller hands it to MPICH. */
+/* 1: taken zero-copy (`req_p`, when asked: the binding's request), 0: the
+ * caller hands it to MPICH. */
 static int umr_mpich_rma_try(int is_put, void *origin_addr, int origin_count,
                              MPI_Datatype origin_type, int target,
                              MPI_Aint target_disp, int target_count,
                              MPI_Datatype target_type, MPI_Win win,
-                             MPI_Request *req_p, int *rc_p)
+                             MPI_Request *req_p)
 {
     umr_mpich_win_t *uw = umr_mpich_win_find(win);
     umr_mpi_rma_call_t c;
@@ -147,7 +221,7 @@ static int umr_mpich_rma_try(int is_put, void *origin_addr, int origin_count,
     c.tcount      = (size_t)target_count;
     c.mode        = umr_mpich.cfg.zcopy;
     key = umr_mpi_rma_ready(uw->core, &c);
-    if ((key == NULL) || (NULL == (op = calloc(1, sizeof(*op))))) {
+    if ((key == NULL) || (NULL == (op = malloc(sizeof(*op))))) {
         return 0;
     }
     op->core.done    = umr_mpich_rma_done;
@@ -160,65 +234,89 @@ static int umr_mpich_rma_try(int is_put, void *origin_addr, int origin_count,
     op->target_disp  = target_disp;
     op->target_count = target_count;
     op->target_type  = target_type;
-    op->kept         = (req_p != NULL);
+    op->state        = UMR_MPICH_RMA_FLIGHT;
+    op->error        = MPI_SUCCESS;
+    op->is_req       = (req_p != NULL);
+    op->returned     = 0;
+    op->released     = 0;
+    op->greq         = MPI_REQUEST_NULL;
+    /* the request before the start (nothing to undo if MPICH has none) */
+    if (op->is_req &&
+        (PMPIX_Grequest_start(umr_mpich_rma_query, umr_mpich_rma_gfree,
+                              umr_mpich_rma_gcancel, umr_mpich_rma_poll,
+                              umr_mpich_rma_gwait, op, &op->greq) !=
+         MPI_SUCCESS)) {
+        free(op);
+        return 0;
+    }
     /* held before the start: its completion may run inside it */
     umr_mpich_type_hold(origin_type);
     umr_mpich_type_hold(target_type);
     if (!umr_mpi_rma_post(uw->core, &op->core, &c, key)) {
-        umr_mpich_rma_op_free(op);
+        if (op->is_req) {
+            /* MPICH's request the user gets; ours completed and freed */
+            op->state = UMR_MPICH_RMA_DONE;
+            PMPI_Grequest_complete(op->greq);
+            PMPI_Request_free(&op->greq);
+        } else {
+            umr_mpich_rma_op_free(op);
+        }
         return 0;
     }
-    *rc_p = MPI_SUCCESS;
-    if (req_p == NULL) {
-        return 1;
-    }
-    /* the request completes with the operation: waited for here (its
-     * failure, if any, done again as MPICH's Rput/Rget, whose request the
-     * user gets) */
-    umr_mpi_rma_wait(uw->core, target);
-    if (op->failed) {
-        *rc_p = umr_mpich_rma_redo(&op->list, req_p);
-        return 1;
-    }
-    umr_mpich_rma_op_free(op);
-    *rc_p = PMPI_Grequest_start(umr_mpich_rma_query, umr_mpich_rma_gfree,
-                                umr_mpich_rma_gcancel, NULL, req_p);
-    if (*rc_p == MPI_SUCCESS) {
-        PMPI_Grequest_complete(*req_p);
+    if (op->is_req) {
+        ++umr_mpich.cnt.rma_requests;
+        *req_p       = op->greq;
+        op->returned = 1;
     }
     return 1;
+}
+
+/* The binding's (zero-copy), or MPICH's: its Rput/Rget when `req_p` is
+ * not NULL, its Put/Get otherwise. */
+static int umr_mpich_rma_call(int is_put, void *origin_addr, int origin_count,
+                              MPI_Datatype origin_type, int target,
+                              MPI_Aint target_disp, int target_count,
+                              MPI_Datatype target_type, MPI_Win win,
+                              MPI_Request *req_p)
+{
+    const umr_mpich_next_t *n;
+
+    if (umr_mpich_rma_try(is_put, origin_addr, origin_count, origin_type,
+                          target, target_disp, target_count, target_type,
+                          win, req_p)) {
+        return MPI_SUCCESS;
+    }
+    n = umr_mpich_next();
+    if (req_p != NULL) {
+        return is_put ?
+               n->Rput(origin_addr, origin_count, origin_type, target,
+                       target_disp, target_count, target_type, win, req_p) :
+               n->Rget(origin_addr, origin_count, origin_type, target,
+                       target_disp, target_count, target_type, win, req_p);
+    }
+    return is_put ?
+           n->Put(origin_addr, origin_count, origin_type, target, target_disp,
+                  target_count, target_type, win) :
+           n->Get(origin_addr, origin_count, origin_type, target, target_disp,
+                  target_count, target_type, win);
 }
 
 int MPI_Put(const void *origin_addr, int origin_count,
             MPI_Datatype origin_type, int target, MPI_Aint target_disp,
             int target_count, MPI_Datatype target_type, MPI_Win win)
 {
-    int rc;
-
-    if (umr_mpich_rma_try(1, (void*)origin_addr, origin_count, origin_type,
-                          target, target_disp, target_count, target_type,
-                          win, NULL, &rc)) {
-        return rc;
-    }
-    return umr_mpich_next()->Put(origin_addr, origin_count, origin_type,
-                                 target, target_disp, target_count,
-                                 target_type, win);
+    return umr_mpich_rma_call(1, (void*)origin_addr, origin_count,
+                              origin_type, target, target_disp, target_count,
+                              target_type, win, NULL);
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_type,
             int target, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_type, MPI_Win win)
 {
-    int rc;
-
-    if (umr_mpich_rma_try(0, origin_addr, origin_count, origin_type, target,
-                          target_disp, target_count, target_type, win, NULL,
-                          &rc)) {
-        return rc;
-    }
-    return umr_mpich_next()->Get(origin_addr, origin_count, origin_type,
-                                 target, target_disp, target_count,
-                                 target_type, win);
+    return umr_mpich_rma_call(0, origin_addr, origin_count, origin_type,
+                              target, target_disp, target_count, target_type,
+                              win, NULL);
 }
 
 int MPI_Rput(const void *origin_addr, int origin_count,
@@ -226,32 +324,18 @@ int MPI_Rput(const void *origin_addr, int origin_count,
              int target_count, MPI_Datatype target_type, MPI_Win win,
              MPI_Request *request)
 {
-    int rc;
-
-    if (umr_mpich_rma_try(1, (void*)origin_addr, origin_count, origin_type,
-                          target, target_disp, target_count, target_type,
-                          win, request, &rc)) {
-        return rc;
-    }
-    return umr_mpich_next()->Rput(origin_addr, origin_count, origin_type,
-                                  target, target_disp, target_count,
-                                  target_type, win, request);
+    return umr_mpich_rma_call(1, (void*)origin_addr, origin_count,
+                              origin_type, target, target_disp, target_count,
+                              target_type, win, request);
 }
 
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_type,
              int target, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_type, MPI_Win win, MPI_Request *request)
 {
-    int rc;
-
-    if (umr_mpich_rma_try(0, origin_addr, origin_count, origin_type, target,
-                          target_disp, target_count, target_type, win,
-                          request, &rc)) {
-        return rc;
-    }
-    return umr_mpich_next()->Rget(origin_addr, origin_count, origin_type,
-                                  target, target_disp, target_count,
-                                  target_type, win, request);
+    return umr_mpich_rma_call(0, origin_addr, origin_count, origin_type,
+                              target, target_disp, target_count, target_type,
+                              win, request);
 }
 
 /* ---- the calls that end an epoch or flush ------------------------------ */
@@ -265,50 +349,20 @@ static void umr_mpich_rma_complete(MPI_Win win, int target)
     }
 }
 
-int MPI_Win_fence(int assert, MPI_Win win)
-{
-    umr_mpich_rma_complete(win, -1);
-    return umr_mpich_next()->Win_fence(assert, win);
-}
+/* MPI_Win_<name>: the binding's operations to `_target` (-1: every target)
+ * complete, then MPICH's call */
+#define UMR_MPICH_RMA_SYNC(_name, _target, _params, ...) \
+    int MPI_Win_##_name _params \
+    { \
+        umr_mpich_rma_complete(win, _target); \
+        return umr_mpich_next()->Win_##_name(__VA_ARGS__); \
+    }
 
-int MPI_Win_unlock(int rank, MPI_Win win)
-{
-    umr_mpich_rma_complete(win, rank);
-    return umr_mpich_next()->Win_unlock(rank, win);
-}
-
-int MPI_Win_unlock_all(MPI_Win win)
-{
-    umr_mpich_rma_complete(win, -1);
-    return umr_mpich_next()->Win_unlock_all(win);
-}
-
-int MPI_Win_flush(int rank, MPI_Win win)
-{
-    umr_mpich_rma_complete(win, rank);
-    return umr_mpich_next()->Win_flush(rank, win);
-}
-
-int MPI_Win_flush_all(MPI_Win win)
-{
-    umr_mpich_rma_complete(win, -1);
-    return umr_mpich_next()->Win_flush_all(win);
-}
-
-int MPI_Win_flush_local(int rank, MPI_Win win)
-{
-    umr_mpich_rma_complete(win, rank);
-    return umr_mpich_next()->Win_flush_local(rank, win);
-}
-
-int MPI_Win_flush_local_all(MPI_Win win)
-{
-    umr_mpich_rma_complete(win, -1);
-    return umr_mpich_next()->Win_flush_local_all(win);
-}
-
-int MPI_Win_complete(MPI_Win win)
-{
-    umr_mpich_rma_complete(win, -1);
-    return umr_mpich_next()->Win_complete(win);
-}
+UMR_MPICH_RMA_SYNC(fence, -1, (int assert, MPI_Win win), assert, win)
+UMR_MPICH_RMA_SYNC(unlock, rank, (int rank, MPI_Win win), rank, win)
+UMR_MPICH_RMA_SYNC(unlock_all, -1, (MPI_Win win), win)
+UMR_MPICH_RMA_SYNC(flush, rank, (int rank, MPI_Win win), rank, win)
+UMR_MPICH_RMA_SYNC(flush_all, -1, (MPI_Win win), win)
+UMR_MPICH_RMA_SYNC(flush_local, rank, (int rank, MPI_Win win), rank, win)
+UMR_MPICH_RMA_SYNC(flush_local_all, -1, (MPI_Win win), win)
+UMR_MPICH_RMA_SYNC(complete, -1, (MPI_Win win), win)

@@ -212,13 +212,9 @@ void umr_mpich_win_redo_add(umr_mpich_win_t *uw, ucs_list_link_t *op)
 
 void umr_mpich_win_complete(umr_mpich_win_t *uw, int target)
 {
-    ucs_list_link_t *op;
-
     umr_mpi_rma_wait(uw->core, target);
     while (!ucs_list_is_empty(&uw->redo)) {
-        op = uw->redo.next;
-        ucs_list_del(op);
-        (void)umr_mpich_rma_redo(op, NULL);
+        umr_mpich_rma_redo(uw->redo.next);
     }
 }
 

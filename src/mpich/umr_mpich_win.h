@@ -30,9 +30,9 @@ typedef struct umr_mpich_win {
 /* The binding's window `win`, or NULL (MPICH's alone). */
 umr_mpich_win_t *umr_mpich_win_find(MPI_Win win);
 
-/* The zero-copy operations of `uw` to `target` (-1: all) are complete:
- * those that failed done again through MPICH. Before every call that ends
- * an epoch or a flush. */
+/* The zero-copy operations of `uw` to `target` (-1: all) are complete
+ * (their requests too): those that failed done again through MPICH. Before
+ * every call that ends an epoch or a flush. */
 void umr_mpich_win_complete(umr_mpich_win_t *uw, int target);
 
 /* MPI_Finalize: the windows still open are closed, each rank's alone. */
@@ -40,7 +40,8 @@ void umr_mpich_wins_stop(void);
 
 /* A failed operation waits there for umr_mpich_win_complete. */
 void umr_mpich_win_redo_add(umr_mpich_win_t *uw, ucs_list_link_t *op);
-/* Do one again (umr_mpich_rma.c); `req_p`: an Rput/Rget's request. */
-int  umr_mpich_rma_redo(ucs_list_link_t *op, MPI_Request *req_p);
+/* Do one again through MPICH, off the redo list (umr_mpich_rma.c); an
+ * Rput/Rget's request complete after it. */
+void umr_mpich_rma_redo(ucs_list_link_t *op);
 
 #endif

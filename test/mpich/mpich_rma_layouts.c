@@ -28,6 +28,8 @@
  * Prints "FAIL ..." per wrong check and, per rank, "mpich_rma_layouts:
  * rank R: checks C puts P gets G failures F"; exit status 0 only when F is 0.
  */
+#include "mpich_bytes.h"
+
 #include <mpi.h>
 
 #include <stdint.h>
@@ -55,17 +57,6 @@ static uint64_t rnd(void)
 static int rnd_in(int lo, int hi)   /* [lo, hi] */
 {
     return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
-}
-
-static void fill(void *buf, size_t len, uint64_t salt)
-{
-    uint8_t *p = buf;
-    size_t i;
-
-    for (i = 0; i < len; ++i) {
-        uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull ^ salt * 0x632be59bd9b4e019ull;
-        p[i] = (uint8_t)((x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull >> 56);
-    }
 }
 
 /* A target type of ints; *kind_p: its name. */
@@ -128,35 +119,11 @@ static MPI_Datatype draw_origin(int ints, const char **kind_p)
     return t;
 }
 
-/* Unpack `src_type`'s bytes of `src` into `dst` by `dst_type`. */
-static void copy_by_types(const void *src, MPI_Datatype src_type, void *dst,
-                          MPI_Datatype dst_type)
-{
-    int bytes, pos = 0;
-    void *packed;
-
-    MPI_Pack_size(1, src_type, MPI_COMM_SELF, &bytes);
-    packed = malloc(bytes);
-    MPI_Pack(src, 1, src_type, packed, bytes, &pos, MPI_COMM_SELF);
-    pos = 0;
-    MPI_Unpack(packed, bytes, &pos, dst, 1, dst_type, MPI_COMM_SELF);
-    free(packed);
-}
-
 static void compare(const char *what, const uint8_t *got, const uint8_t *exp,
                     size_t len)
 {
-    size_t i;
-
     ++checks;
-    for (i = 0; i < len; ++i) {
-        if (got[i] != exp[i]) {
-            printf("FAIL %s rank %d: byte %zu is 0x%02x, expected 0x%02x\n",
-                   what, rank, i, got[i], exp[i]);
-            ++failures;
-            return;
-        }
-    }
+    failures += compare_bytes(what, rank, got, exp, len);
 }
 
 int main(int argc, char **argv)
@@ -183,15 +150,8 @@ int main(int argc, char **argv)
         }
     }
     target       = (rank + 1) % size;
-    mirror = calloc(size, sizeof(*mirror));
-    for (i = 0; i < size; ++i) {
-        mirror[i] = malloc(WIN_INTS * sizeof(int));
-        fill(mirror[i], WIN_INTS * sizeof(int), 1000 + i);
-    }
-    win_mem = malloc(WIN_INTS * sizeof(int));
-    memcpy(win_mem, mirror[rank], WIN_INTS * sizeof(int));
-    MPI_Win_create(win_mem, WIN_INTS * sizeof(int), sizeof(int),
-                   MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    mirror = mirror_window(rank, size, WIN_INTS * sizeof(int), &win_mem,
+                           &win);
 
     for (round = 0; round < rounds; ++round) {
         rng_state = (uint64_t)seed * 1000003u + (uint64_t)round;
@@ -280,11 +240,7 @@ int main(int argc, char **argv)
     MPI_Win_free(&win);
     printf("mpich_rma_layouts: rank %d: checks %d puts %d gets %d failures "
            "%d\n", rank, checks, puts, gets, failures);
-    free(win_mem);
-    for (i = 0; i < size; ++i) {
-        free(mirror[i]);
-    }
-    free(mirror);
+    mirror_free(mirror, size, win_mem);
     MPI_Finalize();
     return failures ? 1 : 0;
 }

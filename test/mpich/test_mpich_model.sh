@@ -14,7 +14,10 @@
 # say, every message above 4160 B zero-copy; one-sided (armci_test:
 # strided get/put in lock_all/flush) prints the same check lines on every
 # rank as without the library, every rank moved puts or gets zero-copy
-# through target keys.
+# through target keys; Rput/Rget requests (mpich_rma_req, IB, np 2): every
+# byte right on every rank, each Rget's data there when its request
+# completed, and every request taken zero-copy completed from progress
+# after its call returned.
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -103,4 +106,20 @@ for link in ib roce; do
     done
 done
 check rma_ib_np2 rma ib 2
+
+requests() {   # link np
+    local got=$out/req-$1-$2 r n
+    prog=$PWD/mpich_rma_req
+    launcher=("$top_srcdir/contrib/mpirun-model.sh" --mpich --no-build --link "$1" --)
+    run "$got" "$2" || { echo "job failed ($got)"; tail -20 "$got"; return 1; }
+    for r in $(seq 0 $(($2 - 1))); do
+        n=$(rank_lines "$got" $r | grep -a "^umr_mpich: rank $r: .*zcopy_puts" |
+            awk '{ for (i = 1; i < NF; ++i) if ($i == "rma_requests") print $(i + 1) }')
+        rank_lines "$got" $r | grep -aq "^mpich_rma_req: rank $r: .* early 0 failures 0$" &&
+            [ "${n:-0}" -gt 0 ] &&
+            rank_lines "$got" $r | grep -aq "rma_requests $n rma_requests_later $n\$" ||
+            { echo "rank $r:"; rank_lines "$got" $r | grep -a "FAIL\|mpich_rma_req\|umr_mpich: rank"; return 1; }
+    done
+}
+check req_ib_np2 requests ib 2
 finish

@@ -32,6 +32,20 @@
 #    times), np 2 and 4 forced and np 2 at the defaults: every rank's window
 #    and get buffers, gaps and guards included, as MPI_Pack/MPI_Unpack say;
 #    forced, zero-copy on every rank.
+#  - mpich_rma_req (four Rput and four Rget requests outstanding at once,
+#    4 KiB target blocks, contiguous and vector origins; puts completed by
+#    MPI_Waitall, their buffers overwritten at once;
+#    gets by MPI_Testany, each buffer compared as its request completes,
+#    before any flush), np 2 and 4 forced, np 2 at the defaults, faults
+#    rmafail and oreg: every rank's bytes as MPI_Pack/MPI_Unpack say;
+#    forced, every request taken zero-copy completed from progress after
+#    its call returned (rma_requests_later = rma_requests > 0), every
+#    zero-copy Rget's buffer still untouched when its MPI_Rget returned
+#    (pending >= zcopy_gets) and holding its data when its request
+#    completed (early 0: MPICH's own Rget over UCX does not,
+#    pmodels/mpich#7896); rmafail: requests of the binding's, each
+#    operation done again through MPICH; oreg: MPICH's requests, none of
+#    the binding's.
 # Results in GoogleTest's format.
 #
 set -u
@@ -144,5 +158,47 @@ for np in 2 4; do
 done
 check layouts_np2_default layouts 2 any "${umr_env[@]}"
 check rma_np2_forced rma_self 2 zcopy "${umr_env[@]}" -genv UMR_MPICH_ZCOPY on
+
+# mpich_rma_req checks itself; its requests as `want` says
+req_field() {   # file rank name: on the program's line
+    rank_lines "$1" "$2" | grep -a "^mpich_rma_req: rank $2: " |
+        tr ' ' '\n' | grep -A1 -x "$3" | tail -1
+}
+requests() {   # np want [mpiexec args]
+    local np=$1 want=$2 got=$out/umr-req-$1-$2 r n later pending gets
+    shift 2
+    job mpich_rma_req "$got" "$np" "$@" || return 1
+    for r in $(seq 0 $((np - 1))); do
+        rank_lines "$got" $r | grep -aq "^mpich_rma_req: rank $r: .* failures 0$" ||
+            { echo "rank $r:"; rank_lines "$got" $r | grep -a "FAIL\|mpich_rma_req"; return 1; }
+        n=$(rma_counter "$got" $r rma_requests)
+        later=$(rma_counter "$got" $r rma_requests_later)
+        gets=$(rma_counter "$got" $r zcopy_gets)
+        pending=$(req_field "$got" $r pending)
+        case $want in
+            zcopy)  [ "$n" -gt 0 ] && [ "$later" = "$n" ] && [ "$gets" -gt 0 ] &&
+                    [ "$pending" -ge "$gets" ] && [ "$(req_field "$got" $r early)" = 0 ] ;;
+            redone) [ "$n" -gt 0 ] && [ "$(rma_counter "$got" $r rma_redone)" -gt 0 ] ;;
+            passed) [ "$n" = 0 ] && [ "$(rma_counter "$got" $r rma_passthrough)" -gt 0 ] ;;
+            any)    true ;;
+        esac || { echo "rank $r: requests not $want (pending $pending):"
+                  rank_lines "$got" $r | grep "umr_mpich: rank"; return 1; }
+    done
+    [ "$want" = any ] || [ "$want" = passed ] || rma_each_rank "$got" "$want"
+}
+for np in 2 4; do
+    check "req_np${np}_forced" requests $np zcopy "${umr_env[@]}" -genv UMR_MPICH_ZCOPY on
+done
+check req_np2_default requests 2 any "${umr_env[@]}"
+declare -A req_fault_want=([rmafail]=redone [oreg]=passed)
+for fault in rmafail oreg; do
+    if hooks_built; then
+        check "req_np2_fault_$fault" requests 2 "${req_fault_want[$fault]}" \
+            "${umr_hooks_env[@]}" -genv UMR_MPICH_ZCOPY on \
+            -genv UMR_MPICH_TEST_FAULT $fault
+    else
+        skip "req_np2_fault_$fault" "the test variant is not built"
+    fi
+done
 
 finish

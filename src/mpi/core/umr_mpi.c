@@ -58,29 +58,32 @@ void umr_mpi_log_rma(const char *fmt, ...)
     umr_mpi.b->log(line);
 }
 
-/* An internal message sent from a copy, freed when sent. */
-typedef struct umr_mpi_copy {
-    umr_mpi_comp_t comp;
-    uint8_t        data[];
-} umr_mpi_copy_t;
-
 static void umr_mpi_copy_sent(umr_mpi_comp_t *comp,
                               const umr_mpi_status_t *status)
 {
-    free(comp);   /* the first member */
+    free(ucs_container_of(comp, umr_mpi_copy_t, comp));
+}
+
+umr_mpi_copy_t *umr_mpi_copy_new(const void *data, size_t len)
+{
+    umr_mpi_copy_t *copy = malloc(sizeof(*copy) + len);
+
+    if (copy != NULL) {
+        copy->comp.cb = umr_mpi_copy_sent;
+        memcpy(copy->data, data, len);
+    }
+    return copy;
 }
 
 int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,
                       size_t len)
 {
-    umr_mpi_copy_t *copy = malloc(sizeof(*copy) + len);
+    umr_mpi_copy_t *copy = umr_mpi_copy_new(data, len);
     int rc;
 
     if (copy == NULL) {
         return umr_mpi.b->err_other;
     }
-    copy->comp.cb = umr_mpi_copy_sent;
-    memcpy(copy->data, data, len);
     rc = umr_mpi.b->isend(copy->data, len, peer, kind, &copy->comp);
     if (rc != 0) {
         free(copy);

@@ -151,6 +151,16 @@ void umr_mpi_log_rma(const char *fmt, ...) UCS_F_PRINTF(1, 2);
         } \
     } while (0)
 
+/* A message's bytes copied, so that it may outlive the caller's buffer:
+ * sent with `comp`, which frees the copy; free() it if the send fails. */
+typedef struct umr_mpi_copy {
+    umr_mpi_comp_t comp;
+    uint64_t       data[];
+} umr_mpi_copy_t;
+
+/* A copy of `len` bytes of `data`; NULL: no memory. */
+umr_mpi_copy_t *umr_mpi_copy_new(const void *data, size_t len);
+
 /* An internal message of `len` bytes of `data` to `peer`, sent from a copy
  * (freed once sent): 0 or the binding's error. */
 int umr_mpi_send_copy(int peer, umr_mpi_msg_kind_t kind, const void *data,

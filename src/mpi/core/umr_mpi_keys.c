@@ -489,16 +489,7 @@ err_free:
     return status;
 }
 
-ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
-                              const umr_mpi_dtype_t *t, size_t count,
-                              int prot, umr_mpi_lkey_t **lkey_p,
-                              const char **why_p)
-{
-    return umr_mpi_lkey_get_over(&region, 1, base, t, count, prot, lkey_p,
-                                 why_p);
-}
-
-void umr_mpi_lkey_put(umr_mpi_lkey_t *lkey)
+static void umr_mpi_lkey_put(umr_mpi_lkey_t *lkey)
 {
     if (--lkey->refs == 0) {
         /* most recently used first: the pool takes the tail */

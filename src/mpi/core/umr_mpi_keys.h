@@ -99,24 +99,17 @@ ucs_status_t umr_mpi_region_acquire(umr_mpi_rail_t *rail, void *base,
                                     int prot, umr_mpi_region_t **region_p,
                                     const char **why_p);
 
-/* The layout key of (base, the layout of `t`, count) over `region` (held
- * by the caller; the key addresses its registration, nothing is pinned
- * again) for `prot` (PROT_READ: peers read through it; | PROT_WRITE: and
- * write), made once (found again by the summary's id, else by the
- * layout's contents); in use until umr_mpi_lkey_put. A refusal as above;
- * an md UMR timeout or a dead port also retires the rail
+/* The region (as umr_mpi_region_acquire) and the layout key of (base, the
+ * layout of `t`, count) over it for `prot` (PROT_READ: peers read through
+ * it; | PROT_WRITE: and write), held until umr_mpi_lkey_release (or _drop):
+ * what a zero-copy send, or a target's window, registers. The key
+ * addresses the region's registration (nothing is pinned again) and is
+ * made once (found again by the summary's id, else by the layout's
+ * contents). Where the bytes do not register as one region (blocks in
+ * separate allocations), each allocation is registered and the key joins
+ * them (umr_mpi_allocs.h): *region_p is then the first one's. A refusal as
+ * above; an md UMR timeout or a dead port also retires the rail
  * (umr_mpi_rail_retire). */
-ucs_status_t umr_mpi_lkey_get(umr_mpi_region_t *region, void *base,
-                              const umr_mpi_dtype_t *t, size_t count,
-                              int prot, umr_mpi_lkey_t **lkey_p,
-                              const char **why_p);
-void         umr_mpi_lkey_put(umr_mpi_lkey_t *lkey);
-
-/* Both at once, held until umr_mpi_lkey_release (or _drop): what a
- * zero-copy send, or a target's window, registers. Where the bytes do not
- * register as one region (blocks in separate allocations), each allocation
- * is registered and the key joins them (umr_mpi_allocs.h): *region_p is
- * then the first one's. */
 ucs_status_t umr_mpi_lkey_acquire(umr_mpi_rail_t *rail, void *base,
                                   const umr_mpi_dtype_t *t, size_t count,
                                   int prot, umr_mpi_region_t **region_p,

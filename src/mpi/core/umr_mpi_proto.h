@@ -110,6 +110,9 @@
 
 #include <uct/api/uct.h>
 
+#include <stddef.h>
+#include <string.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -157,6 +160,8 @@ typedef struct umr_mpi_xfer {
     /* the protocol's */
     umr_mpi_peer_t        *peer;
     uint64_t              seq;        /* sender: its sequence number */
+    /* from events to has_rkey: zero when a transfer starts
+       (umr_mpi_xfer_begin) */
     int                   events;     /* sender: left before DONE */
     int                   declined;   /* sender: declined by cost (memo) */
     int                   busy;       /* receiver: declined, no connection */
@@ -167,11 +172,20 @@ typedef struct umr_mpi_xfer {
     umr_mpi_lkey_t        *lkey;      /* sender: its layout key; receiver:
                                          the key joining its allocations
                                          (umr_mpi_local_acquire) or NULL */
+    int                   has_rkey;   /* receiver: rkey is unpacked */
     uct_rkey_t            rkey;       /* receiver: the sender's key */
-    int                   has_rkey;
     uct_completion_t      comp;
     umr_mpi_ctl_t         ctl;        /* the CTL sent or received */
 } umr_mpi_xfer_t;
+
+/* A transfer starts at `state`, holding nothing, nothing moved. */
+static inline void umr_mpi_xfer_begin(umr_mpi_xfer_t *x,
+                                      umr_mpi_xfer_state_t state)
+{
+    x->state = state;
+    memset(&x->events, 0, offsetof(umr_mpi_xfer_t, rkey) -
+                          offsetof(umr_mpi_xfer_t, events));
+}
 
 /* The user-message side of the binding (umr_mpi_binding.h): each returns 0
  * or the MPI's error code, and calls `comp` once it ends (when it returned

@@ -338,15 +338,8 @@ static void umr_mpi_recv_run(umr_mpi_work_t *work)
  * until it completes. */
 static void umr_mpi_recv_begin(umr_mpi_xfer_t *x, umr_mpi_xfer_state_t state)
 {
-    x->state     = state;
-    x->work.run  = umr_mpi_recv_run;
-    x->error     = 0;
-    x->moved     = 0;
-    x->busy      = 0;
-    x->peer_held = 0;
-    x->has_rkey  = 0;
-    x->region    = NULL;
-    x->lkey      = NULL;
+    umr_mpi_xfer_begin(x, state);
+    x->work.run = umr_mpi_recv_run;
     umr_mpi_progress_ref(1);
 }
 

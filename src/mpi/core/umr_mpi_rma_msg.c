@@ -24,29 +24,13 @@ void umr_mpi_rma_set_faults(unsigned mask)
 #endif
 }
 
-/* A message on its way, from a copy freed once sent. */
-typedef struct umr_mpi_rma_copy {
-    umr_mpi_comp_t comp;
-    uint64_t       data[];
-} umr_mpi_rma_copy_t;
-
-static void umr_mpi_rma_copy_sent(umr_mpi_comp_t *comp,
-                                  const umr_mpi_status_t *status)
-{
-    free(ucs_container_of(comp, umr_mpi_rma_copy_t, comp));
-}
-
 int umr_mpi_rma_send_copy(umr_mpi_rma_win_t *w, int rank, int kind,
                           const void *data, size_t len)
 {
-    umr_mpi_rma_copy_t *c = malloc(sizeof(*c) + len);
+    umr_mpi_copy_t *c = umr_mpi_copy_new(data, len);
 
-    if (c == NULL) {
-        return -1;
-    }
-    c->comp.cb = umr_mpi_rma_copy_sent;
-    memcpy(c->data, data, len);
-    if (w->ops->isend(w->ctx, rank, kind, c->data, len, &c->comp) != 0) {
+    if ((c == NULL) ||
+        (w->ops->isend(w->ctx, rank, kind, c->data, len, &c->comp) != 0)) {
         free(c);
         return -1;
     }

@@ -494,13 +494,7 @@ int umr_mpi_send_start(umr_mpi_xfer_t *x)
     ucs_status_t status;
     int rc;
 
-    x->state        = UMR_MPI_X_IDLE;
-    x->events       = 0;
-    x->declined     = 0;
-    x->peer_held    = 0;
-    x->error        = 0;
-    x->lkey         = NULL;
-    x->region       = NULL;
+    umr_mpi_xfer_begin(x, UMR_MPI_X_IDLE);
     x->ctl_comp.cb  = umr_mpi_send_ctl_cb;
     x->data_comp.cb = umr_mpi_send_data_cb;
     if (!keyless) {

@@ -581,10 +581,7 @@ static uct_iface_internal_ops_t uct_mlx5_umr_iface_internal_ops = {
 
 static ucs_mpool_ops_t uct_mlx5_umr_op_mpool_ops = {
     .chunk_alloc   = ucs_mpool_chunk_malloc,
-    .chunk_release = ucs_mpool_chunk_free,
-    .obj_init      = NULL,
-    .obj_cleanup   = NULL,
-    .obj_str       = NULL
+    .chunk_release = ucs_mpool_chunk_free
 };
 
 /* Bounce buffer chunks: allocated and registered with the engine; the
@@ -641,9 +638,7 @@ static void uct_mlx5_umr_buf_init(ucs_mpool_t *mp, void *obj, void *chunk)
 static ucs_mpool_ops_t uct_mlx5_umr_buf_mpool_ops = {
     .chunk_alloc   = uct_mlx5_umr_buf_chunk_alloc,
     .chunk_release = uct_mlx5_umr_buf_chunk_release,
-    .obj_init      = uct_mlx5_umr_buf_init,
-    .obj_cleanup   = NULL,
-    .obj_str       = NULL
+    .obj_init      = uct_mlx5_umr_buf_init
 };
 
 /* NUM_BUFS buffers in one registered chunk, created now: a registration

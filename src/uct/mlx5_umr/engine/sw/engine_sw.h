@@ -202,7 +202,7 @@ typedef struct umr_eng_sw_mkey {
     umr_eng_mkey_t    super;
     umr_eng_sw_dev_t  *dev;
     uint32_t          index;
-    umr_eng_sw_desc_t *descs;           /* max_entries, read by peers */
+    umr_eng_sw_desc_t descs[];          /* max_entries, read by peers */
 } umr_eng_sw_mkey_t;
 
 typedef struct umr_eng_sw_wr {
@@ -228,10 +228,10 @@ typedef struct umr_eng_sw_wc {
 struct umr_eng_cq {
     umr_eng_sw_dev_t *dev;
     unsigned         size;
-    umr_eng_sw_wc_t  *ring;
     unsigned         head;              /* next to poll */
     unsigned         count;
     ucs_list_link_t  qps;
+    umr_eng_sw_wc_t  ring[];            /* size */
 };
 
 struct umr_eng_qp {

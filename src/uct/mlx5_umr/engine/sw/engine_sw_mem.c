@@ -86,6 +86,33 @@ static ucs_status_t umr_eng_sw_mr_probe_write(void *addr, size_t length,
     return UCS_ERR_INVALID_ADDR;
 }
 
+/* A zeroed object of `size` bytes (a memory region, an mkey: `kind`) in
+ * the key table of dev at *index_p, until umr_eng_sw_key_obj_free; its
+ * entry is begun (*entry_p: the caller fills and ends it). NULL: no memory
+ * or no free index (*status_p). */
+static void *umr_eng_sw_key_obj_new(umr_eng_sw_dev_t *dev, size_t size,
+                                    umr_eng_sw_kind_t kind, uint32_t *index_p,
+                                    umr_eng_sw_kentry_t **entry_p,
+                                    ucs_status_t *status_p)
+{
+    void *obj = ucs_calloc(1, size, "umr_eng_sw key object");
+
+    if (obj == NULL) {
+        *status_p = UCS_ERR_NO_MEMORY;
+        return NULL;
+    }
+
+    *entry_p = umr_eng_sw_entry_new(dev, obj, kind, index_p);
+    if (*entry_p == NULL) {
+        ucs_free(obj);
+        *status_p = UCS_ERR_NO_RESOURCE;
+        return NULL;
+    }
+
+    dev->num_objs++;
+    return obj;
+}
+
 ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
                                       size_t length, unsigned access,
                                       umr_eng_mr_t **mr_p)
@@ -125,15 +152,10 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
         return status;
     }
 
-    mr = ucs_calloc(1, sizeof(*mr), "umr_eng_sw mr");
+    mr = umr_eng_sw_key_obj_new(dev, sizeof(*mr), UMR_ENG_SW_KIND_MR, &index,
+                                &entry, &status);
     if (mr == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    entry = umr_eng_sw_entry_new(dev, mr, UMR_ENG_SW_KIND_MR, &index);
-    if (entry == NULL) {
-        ucs_free(mr);
-        return UCS_ERR_NO_RESOURCE;
+        return status;
     }
 
     entry->valid   = 1;
@@ -147,27 +169,34 @@ ucs_status_t umr_eng_sw_mr_reg(umr_eng_dev_t *edev, void *addr,
     mr->super.length = length;
     mr->super.lkey   = UMR_ENG_SW_KEY(index, entry->tag);
     mr->super.rkey   = mr->super.lkey;
-    dev->num_objs++;
     *mr_p = &mr->super;
+    return UCS_OK;
+}
+
+/* The object behind `lkey` (a memory region, an mkey: `kind`) leaves the
+ * key table of edev and is freed; `func` names the caller in the log. */
+static ucs_status_t umr_eng_sw_key_obj_free(umr_eng_dev_t *edev, void *obj,
+                                            uint32_t lkey, const char *func,
+                                            const char *kind)
+{
+    umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
+
+    if (!umr_eng_sw_owns(dev, lkey, obj)) {
+        ucs_error("sw engine: %s: %p is not %s of %p", func, obj, kind, dev);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    umr_eng_sw_index_free(dev, UMR_ENG_SW_KEY_INDEX(lkey));
+    dev->num_objs--;
+    ucs_free(obj);
     return UCS_OK;
 }
 
 ucs_status_t umr_eng_sw_mr_dereg(umr_eng_dev_t *edev,
                                         umr_eng_mr_t *emr)
 {
-    umr_eng_sw_dev_t *dev = (umr_eng_sw_dev_t*)edev;
-    umr_eng_sw_mr_t *mr   = (umr_eng_sw_mr_t*)emr;
-
-    if ((mr == NULL) || !umr_eng_sw_owns(dev, mr->super.lkey, mr)) {
-        ucs_error("sw engine: mr_dereg: %p is not a memory region of %p",
-                  mr, dev);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    umr_eng_sw_index_free(dev, UMR_ENG_SW_KEY_INDEX(mr->super.lkey));
-    dev->num_objs--;
-    ucs_free(mr);
-    return UCS_OK;
+    return umr_eng_sw_key_obj_free(edev, emr, (emr == NULL) ? 0 : emr->lkey,
+                                   "mr_dereg", "a memory region");
 }
 
 ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
@@ -178,6 +207,7 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     umr_eng_sw_kentry_t *entry;
     umr_eng_sw_mkey_t *mkey;
     ucs_status_t status;
+    uint32_t index;
 
     if ((dev == NULL) || (mkey_p == NULL) || (max_entries == 0)) {
         ucs_error("sw engine: mkey_create: invalid max_entries %u",
@@ -191,26 +221,15 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    mkey = ucs_calloc(1, sizeof(*mkey), "umr_eng_sw mkey");
+    mkey = umr_eng_sw_key_obj_new(dev, sizeof(*mkey) + max_entries *
+                                  sizeof(*mkey->descs),
+                                  UMR_ENG_SW_KIND_INDIRECT, &index, &entry,
+                                  &status);
     if (mkey == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    mkey->descs = ucs_calloc(max_entries, sizeof(*mkey->descs),
-                             "umr_eng_sw mkey descs");
-    if (mkey->descs == NULL) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err_free;
+        return status;
     }
 
     /* Created free, like an mlx5 UMR mkey: unusable until a UMR. */
-    entry = umr_eng_sw_entry_new(dev, mkey, UMR_ENG_SW_KIND_INDIRECT,
-                                 &mkey->index);
-    if (entry == NULL) {
-        status = UCS_ERR_NO_RESOURCE;
-        goto err_free_descs;
-    }
-
     entry->access      = 0;
     entry->num_entries = 0;
     entry->addr        = (uintptr_t)mkey->descs;
@@ -218,35 +237,18 @@ ucs_status_t umr_eng_sw_mkey_create(umr_eng_dev_t *edev,
     umr_eng_sw_entry_end(dev, entry);
 
     mkey->dev               = dev;
-    mkey->super.lkey        = UMR_ENG_SW_KEY(mkey->index, entry->tag);
+    mkey->index             = index;
+    mkey->super.lkey        = UMR_ENG_SW_KEY(index, entry->tag);
     mkey->super.rkey        = mkey->super.lkey;
     mkey->super.max_entries = max_entries;
-    dev->num_objs++;
     *mkey_p = &mkey->super;
     return UCS_OK;
-
-err_free_descs:
-    ucs_free(mkey->descs);
-err_free:
-    ucs_free(mkey);
-    return status;
 }
 
 ucs_status_t umr_eng_sw_mkey_destroy(umr_eng_dev_t *edev,
                                             umr_eng_mkey_t *emkey)
 {
-    umr_eng_sw_dev_t *dev   = (umr_eng_sw_dev_t*)edev;
-    umr_eng_sw_mkey_t *mkey = (umr_eng_sw_mkey_t*)emkey;
-
-    if ((mkey == NULL) || !umr_eng_sw_owns(dev, mkey->super.lkey, mkey)) {
-        ucs_error("sw engine: mkey_destroy: %p is not an mkey of %p", mkey,
-                  dev);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    umr_eng_sw_index_free(dev, mkey->index);
-    dev->num_objs--;
-    ucs_free(mkey->descs);
-    ucs_free(mkey);
-    return UCS_OK;
+    return umr_eng_sw_key_obj_free(edev, emkey,
+                                   (emkey == NULL) ? 0 : emkey->lkey,
+                                   "mkey_destroy", "an mkey");
 }

@@ -32,14 +32,9 @@ ucs_status_t umr_eng_sw_cq_create(umr_eng_dev_t *edev, unsigned size,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    cq = ucs_calloc(1, sizeof(*cq), "umr_eng_sw cq");
+    cq = ucs_calloc(1, sizeof(*cq) + size * sizeof(*cq->ring),
+                    "umr_eng_sw cq");
     if (cq == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    cq->ring = ucs_calloc(size, sizeof(*cq->ring), "umr_eng_sw cq ring");
-    if (cq->ring == NULL) {
-        ucs_free(cq);
         return UCS_ERR_NO_MEMORY;
     }
 
@@ -67,7 +62,6 @@ void umr_eng_sw_cq_destroy(umr_eng_cq_t *cq)
     }
 
     cq->dev->num_objs--;
-    ucs_free(cq->ring);
     ucs_free(cq);
 }
 
