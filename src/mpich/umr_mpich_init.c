@@ -21,6 +21,7 @@
 
 #include "umr_mpi.h"
 #include "umr_mpi_dtype.h"
+#include "umr_mpi_env.h"
 #include "umr_mpi_rail.h"
 #include "umr_mpi_rma.h"
 #include "umr_mpi_wire.h"
@@ -138,9 +139,22 @@ static void umr_mpich_stop(void)
     }
 }
 
+/* Before the MPI starts: the transport's UCX_MLX5_UMR_* variables read, so
+ * that MPICH's UCP worker, created inside MPI_Init, does not call them
+ * unused (umr_mpi_env.h). */
+static void umr_mpich_claim_env(void)
+{
+    if (umr_mpi_ucx_tls_allows()) {
+        umr_mpi_env_claim();
+    }
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = umr_mpich_next()->Init(argc, argv), provided;
+    int rc, provided;
+
+    umr_mpich_claim_env();
+    rc = umr_mpich_next()->Init(argc, argv);
 
     if (rc == MPI_SUCCESS) {
         PMPI_Query_thread(&provided);
@@ -151,7 +165,10 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = umr_mpich_next()->Init_thread(argc, argv, required, provided);
+    int rc;
+
+    umr_mpich_claim_env();
+    rc = umr_mpich_next()->Init_thread(argc, argv, required, provided);
 
     if (rc == MPI_SUCCESS) {
         umr_mpich_start(*provided);

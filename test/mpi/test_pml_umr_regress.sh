@@ -144,7 +144,7 @@ pool_of_one() {   # pml
 
 # A misspelt variable: one warning a process that names the right one
 # (pml/umr claims the UCX_MLX5_UMR_* variables from UCP's warning of unused
-# ones, common_umr_env.h: the transport's is the only line), and the job
+# ones, umr_mpi_env.h: the transport's is the only line), and the job
 # runs as before.
 typo_warned() {   # pml
     local got

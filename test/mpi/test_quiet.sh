@@ -22,7 +22,7 @@
 #    (the defaults otherwise), against `--mca pml ucx`: the same lines, so
 #    no "UCX WARN unused env variable: UCX_MLX5_UMR_ENGINE" (pml/umr
 #    claims its variables before pml ucx's worker looks for unused ones,
-#    common_umr_env.h).
+#    umr_mpi_env.h).
 # A case whose plain job fails by itself is skipped with its error
 # (plain_ok). Results in GoogleTest's format.
 #

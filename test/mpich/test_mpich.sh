@@ -22,7 +22,9 @@
 #    as without the library, one line a rank naming the variable, nothing
 #    else of the library; UMR_MPICH_ENABLE=0: nothing of it at all; an
 #    unknown UMR_MPICH_* variable: one line a rank naming it and the known
-#    ones; MPI_THREAD_MULTIPLE: one line a rank, the job as without it.
+#    ones; MPI_THREAD_MULTIPLE: one line a rank, the job as without it;
+#  - UCX's warning of unused UCX_* variables on: no rank warns of the
+#    transport's UCX_MLX5_UMR_ENGINE (MPICH alone does).
 # Results in GoogleTest's format (contrib/test-summary.sh counts them).
 #
 set -u
@@ -255,4 +257,24 @@ thread_multiple() {
         only_line "$got" "MPI_THREAD_MULTIPLE: everything passes through"
 }
 check thread_multiple thread_multiple
+
+# UCX's warning of unused variables on (its default): MPICH alone calls the
+# transport's UCX_MLX5_UMR_ENGINE unused (nothing of its reads it); with the
+# library no rank prints that line, the library having read its variables
+# before MPICH's UCP worker looked
+quiet_variables() {
+    local ref=$out/plain-quiet got=$out/umr-quiet r warn='UCX  WARN  unused env variable'
+    prog=$PWD/p2p_test
+    run "$ref" 2 -genv UCX_WARN_UNUSED_ENV_VARS y -- halo || { tail "$ref"; return 1; }
+    grep -q "$warn.*UCX_MLX5_UMR_ENGINE" "$ref" ||
+        { echo "MPICH alone printed no unused-variable warning: nothing to compare"; return 1; }
+    run "$got" 2 -genv UCX_WARN_UNUSED_ENV_VARS y "${umr_env[@]}" -- halo ||
+        { tail -20 "$got"; return 1; }
+    same_checks "$ref" "$got" || return 1
+    for r in 0 1; do
+        ! rank_lines "$got" $r | grep "$warn" ||
+            { echo "rank $r: the warning above"; return 1; }
+    done
+}
+check quiet_variables quiet_variables
 finish

@@ -26,7 +26,7 @@
 #include "pml_umr_test.h"
 #include "common_umr.h"
 #include "common_umr_binding.h"
-#include "common_umr_env.h"
+#include "umr_mpi_env.h"
 #include "common_umr_help.h"
 #include "umr_mpi_choice.h"
 #include "umr_mpi_dtype.h"
@@ -128,9 +128,9 @@ static int mca_pml_umr_component_register(void)
     mca_pml_umr_test_register(c);
 
     /* the transport's variables count as used before pml ucx's UCP
-     * worker looks for unused ones (common_umr_env.h) */
+     * worker looks for unused ones (umr_mpi_env.h) */
     if (mca_pml_umr.enable && umr_mpi_ucx_tls_allows()) {
-        mca_common_umr_env_claim();
+        umr_mpi_env_claim();
     }
 
     /* listed by ompi_info; registered again once interposed, because the

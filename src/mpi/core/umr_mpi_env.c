@@ -3,10 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 /**
- * libmca_common_umr: the transport's variables claimed at registration
- * (see common_umr_env.h).
+ * The transport's variables claimed before the MPI's UCP worker exists
+ * (umr_mpi_env.h).
  */
-#include "common_umr_env.h"
+#include "umr_mpi_env.h"
 
 #include "uct_umr.h"          /* UCT_UMR_CONFIG_PREFIX */
 #include "umr_ucs_compat.h"
@@ -16,19 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MCA_COMMON_UMR_ENV_PREFIX "UCX_"
+#define UMR_MPI_ENV_PREFIX "UCX_"
 
 extern char **environ;
 
 /* The UCX_MLX5_UMR_* variables set: how many, and (fields != NULL) a
  * string field of `fields` for each, named as its table sees it (after
  * the prefixes), the value stored in the n-th pointer of the options. */
-static size_t mca_common_umr_env_fields(ucs_config_field_t *fields)
+static size_t umr_mpi_env_fields(ucs_config_field_t *fields)
 {
     static const ucs_config_field_t field = {
         "", "", "", 0, UCS_CONFIG_TYPE_STRING
     };
-    const char *prefix = MCA_COMMON_UMR_ENV_PREFIX UCT_UMR_CONFIG_PREFIX;
+    const char *prefix = UMR_MPI_ENV_PREFIX UCT_UMR_CONFIG_PREFIX;
     size_t plen = strlen(prefix), n = 0, len;
     char **env;
 
@@ -50,10 +50,10 @@ static size_t mca_common_umr_env_fields(ucs_config_field_t *fields)
     return n;
 }
 
-void mca_common_umr_env_claim(void)
+void umr_mpi_env_claim(void)
 {
     ucs_config_field_t *fields;
-    size_t n = mca_common_umr_env_fields(NULL), i;
+    size_t n = umr_mpi_env_fields(NULL), i;
     char **values;
 
     if (n == 0) {
@@ -62,8 +62,8 @@ void mca_common_umr_env_claim(void)
     fields = calloc(n + 1, sizeof(*fields));   /* ends with a NULL name */
     values = calloc(n, sizeof(*values));
     if ((fields != NULL) && (values != NULL) &&
-        (mca_common_umr_env_fields(fields) == n) &&
-        (umr_ucs_config_fill_opts(values, fields, MCA_COMMON_UMR_ENV_PREFIX,
+        (umr_mpi_env_fields(fields) == n) &&
+        (umr_ucs_config_fill_opts(values, fields, UMR_MPI_ENV_PREFIX,
                                   UCT_UMR_CONFIG_PREFIX, 1) == UCS_OK)) {
         ucs_config_parser_release_opts(values, fields);
     }
