@@ -64,7 +64,8 @@ one_stream_breaks_lines() {
     local f=$out/one-stream w
     timeout "$(test_seconds 300)" "$mpirun" --allow-run-as-root --oversubscribe -np 2 \
         "$prog" $lines $length >"$f" 2>&1 || { tail -c 2000 "$f"; return 1; }
-    [ "$(grep -c '^rank_lines: rank [01] done$' "$f")" -eq 2 ] || { tail -c 2000 "$f"; return 1; }
+    # (mpirun's status says the job ran; a rank's "done" line may itself be
+    # cut, joined or lost in the one stream on a busy machine)
     w=$(whole_lines "$f")
     if [ "$w" -eq $((2 * lines)) ] &&
        diff -q <(grep '^check ' "$f" | sort) <(expected 2 | sed 's/^[0-9]*: //' | sort) >/dev/null; then
